@@ -1,0 +1,47 @@
+import { expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Core, CoreError, compile } from "./core";
+
+const wasmPath = process.env.ASYNCAGENTS_WASM ?? join(import.meta.dir, "..", "dist", "asyncagents.wasm");
+const module = await compile(readFileSync(wasmPath));
+
+test("init lists the tools and the events the core wants", async () => {
+  const core = await Core.instantiate(module);
+  const res = core.init({ pollIntervalMs: 700 });
+  expect(res.abi).toBe(1);
+  expect(res.config?.pollIntervalMs).toBe(700);
+  expect(res.tools?.map((t) => t.name)).toEqual(["asyncagents_task", "asyncagents_output"]);
+  expect(res.subscribe).toContain("session.idle");
+});
+
+test("a panic in the core is an error, and the instance keeps working", async () => {
+  const core = await Core.instantiate(module);
+  core.init();
+  expect(() => core.call({ op: "panic" })).toThrow(CoreError);
+  expect(() => core.call({ op: "panic" })).toThrow(/core panic/);
+  expect(core.tasks()).toEqual([]);
+});
+
+test("a malformed envelope is an error naming the problem", async () => {
+  const core = await Core.instantiate(module);
+  const res = JSON.parse(core.callRaw("{not json"));
+  expect(res.ok).toBe(false);
+  expect(res.error).toContain("bad request envelope");
+});
+
+test("large requests and responses cross the boundary intact", async () => {
+  const core = await Core.instantiate(module);
+  core.init();
+  const big = "x".repeat(2_000_000);
+  const effects = core.step(1, {
+    type: "tool.call",
+    callID: "c",
+    tool: "asyncagents_output",
+    sessionID: "s",
+    args: { task_id: big },
+  });
+  expect(effects).toHaveLength(1);
+  expect(effects[0].error).toContain(big.slice(0, 1000));
+  expect(effects[0].error!.length).toBeGreaterThan(2_000_000);
+});

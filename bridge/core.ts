@@ -1,0 +1,81 @@
+// Loads the core .wasm (built from ../wasm) in Bun or Node and offers typed calls over its JSON
+// envelope. The plugin and the bun tests use this; ../host is the Go twin.
+
+import { makeWasi } from "./wasi";
+import { ABI_VERSION, type CoreConfig, type CoreEvent, type CoreResponse, type Effect } from "./types";
+
+export * from "./types";
+
+interface Exports {
+  memory: WebAssembly.Memory;
+  _initialize: () => void;
+  aa_abi_version: () => number;
+  aa_alloc: (size: number) => number;
+  aa_free: (ptr: number) => void;
+  aa_call: (ptr: number, len: number) => bigint;
+}
+
+export class CoreError extends Error {}
+
+/** One instance of the core. Calls are synchronous: the guest never waits on anything. */
+export class Core {
+  private readonly encoder = new TextEncoder();
+  private readonly decoder = new TextDecoder();
+
+  private constructor(private readonly ex: Exports) {}
+
+  /** Instantiates a compiled module, runs _initialize and checks the ABI version. */
+  static async instantiate(module: WebAssembly.Module, write?: (fd: number, text: string) => void): Promise<Core> {
+    let memory: WebAssembly.Memory | undefined;
+    const wasi = makeWasi(() => memory!, { write });
+    const instance = await WebAssembly.instantiate(module, { wasi_snapshot_preview1: wasi });
+    const ex = instance.exports as unknown as Exports;
+    memory = ex.memory;
+    ex._initialize();
+    const abi = ex.aa_abi_version();
+    if (abi !== ABI_VERSION) {
+      throw new CoreError(`asyncagents: the core module speaks ABI ${abi}, this bridge speaks ABI ${ABI_VERSION}; rebuild both from one checkout`);
+    }
+    return new Core(ex);
+  }
+
+  /** Sends one raw envelope and returns the raw response. */
+  callRaw(request: string): string {
+    const ex = this.ex;
+    const req = this.encoder.encode(request);
+    const inPtr = ex.aa_alloc(req.length);
+    new Uint8Array(ex.memory.buffer, inPtr, req.length).set(req);
+    const packed = ex.aa_call(inPtr, req.length);
+    const outPtr = Number(packed >> 32n);
+    const outLen = Number(packed & 0xffffffffn);
+    // Read before freeing; the memory buffer may have grown during the call, so view it anew.
+    const text = this.decoder.decode(new Uint8Array(ex.memory.buffer, outPtr, outLen));
+    ex.aa_free(inPtr);
+    ex.aa_free(outPtr);
+    return text;
+  }
+
+  /** Sends one envelope; throws CoreError with the core's own words when it answers ok: false. */
+  call(request: Record<string, unknown>): CoreResponse {
+    const res = JSON.parse(this.callRaw(JSON.stringify(request))) as CoreResponse;
+    if (!res.ok) throw new CoreError(res.error ?? "core error");
+    return res;
+  }
+
+  init(config: CoreConfig = {}): CoreResponse {
+    return this.call({ op: "init", config });
+  }
+
+  step(now: number, event: CoreEvent): Effect[] {
+    return this.call({ op: "step", now, event }).effects ?? [];
+  }
+
+  tasks(): Record<string, unknown>[] {
+    return this.call({ op: "tasks" }).tasks ?? [];
+  }
+}
+
+/** Compiles module bytes. Kept apart from instantiation so a plugin can start it without waiting. */
+export function compile(bytes: BufferSource): Promise<WebAssembly.Module> {
+  return WebAssembly.compile(bytes);
+}

@@ -1,0 +1,73 @@
+// The shapes of the core's JSON envelope (ABI v1, see ../ABI.md). These mirror core/*.go; the
+// conformance cases keep the two honest.
+
+export const ABI_VERSION = 1;
+
+export interface CoreConfig {
+  maxResultChars?: number;
+  pollIntervalMs?: number;
+  defaultBlockTimeoutMs?: number;
+  maxBlockTimeoutMs?: number;
+  development?: boolean;
+}
+
+export interface ArgSpec {
+  name: string;
+  type: "string" | "boolean" | "number";
+  required?: boolean;
+  description: string;
+}
+
+export interface ToolSpec {
+  name: string;
+  description: string;
+  args: ArgSpec[];
+}
+
+export interface TextPart {
+  type: "text";
+  text: string;
+  synthetic?: boolean;
+}
+
+export interface Effect {
+  id: number;
+  kind: string;
+  reply?: boolean;
+  sessionID?: string;
+  parentID?: string;
+  title?: string;
+  permission?: { permission: string; pattern: string; action: string }[];
+  agent?: string;
+  parts?: TextPart[];
+  tools?: Record<string, boolean>;
+  noReply?: boolean;
+  callID?: string;
+  output?: string;
+  error?: string;
+  metadata?: Record<string, unknown>;
+  timerID?: string;
+  delayMs?: number;
+  level?: string;
+  message?: string;
+}
+
+export type CoreEvent =
+  | { type: "tool.call"; callID: string; tool: string; sessionID: string; messageID?: string; agent?: string; args: unknown }
+  | { type: "tool.aborted"; callID: string }
+  | { type: "effect.done"; effectID: number; ok: boolean; result?: unknown; error?: string }
+  | { type: "opencode"; event: { type: string; properties: unknown } }
+  | { type: "timer.fired"; timerID: string };
+
+export interface CoreResponse {
+  ok: boolean;
+  error?: string;
+  effects?: Effect[];
+  abi?: number;
+  version?: string;
+  tools?: ToolSpec[];
+  subscribe?: string[];
+  config?: CoreConfig;
+  tasks?: Record<string, unknown>[];
+  task?: Record<string, unknown>;
+}

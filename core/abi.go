@@ -1,0 +1,105 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// ABIVersion is the version of the JSON envelope every host speaks to the core. A host refuses
+// a module whose version differs from its own, naming both (see ../ABI.md).
+const ABIVersion = 1
+
+// Version is the core's own version, reported to hosts.
+const Version = "0.1.0"
+
+// Request is the envelope a host sends: one operation, the time, and the operation's input.
+type Request struct {
+	Op     string  `json:"op"`
+	Now    int64   `json:"now,omitempty"`
+	Config *Config `json:"config,omitempty"`
+	Event  *Event  `json:"event,omitempty"`
+	TaskID string  `json:"taskID,omitempty"`
+}
+
+// Response is the envelope the core answers with. OK false means Error says what went wrong and
+// nothing changed.
+type Response struct {
+	OK      bool     `json:"ok"`
+	Error   string   `json:"error,omitempty"`
+	Effects []Effect `json:"effects,omitempty"`
+
+	// version and init
+	ABI       int        `json:"abi,omitempty"`
+	Version   string     `json:"version,omitempty"`
+	Tools     []ToolSpec `json:"tools,omitempty"`
+	Subscribe []string   `json:"subscribe,omitempty"`
+	Config    *Config    `json:"config,omitempty"`
+
+	// tasks and task
+	Tasks []Task `json:"tasks,omitempty"`
+	Task  *Task  `json:"task,omitempty"`
+}
+
+// Runtime owns one Machine behind the JSON envelope. It is what the wasm module exports and
+// what the native twin tests call, so both run the very same dispatch code.
+type Runtime struct {
+	m *Machine
+}
+
+// NewRuntime returns a runtime with a machine on default configuration.
+func NewRuntime() *Runtime { return &Runtime{m: NewMachine(Config{})} }
+
+// Call decodes one request, runs it and encodes the response. It never panics: a panic in the
+// core becomes an error response, so a bug costs one call, not the instance.
+func (r *Runtime) Call(req []byte) (out []byte) {
+	defer func() {
+		if p := recover(); p != nil {
+			out = encode(Response{Error: fmt.Sprintf("core panic: %v", p)})
+		}
+	}()
+	var q Request
+	if err := json.Unmarshal(req, &q); err != nil {
+		return encode(Response{Error: "bad request envelope: " + err.Error()})
+	}
+	return encode(r.handle(q))
+}
+
+func (r *Runtime) handle(q Request) Response {
+	switch q.Op {
+	case "version":
+		return Response{OK: true, ABI: ABIVersion, Version: Version}
+	case "init":
+		cfg := Config{}
+		if q.Config != nil {
+			cfg = *q.Config
+		}
+		r.m = NewMachine(cfg)
+		c := r.m.Config()
+		return Response{OK: true, ABI: ABIVersion, Version: Version, Tools: Tools(), Subscribe: SubscribedEvents(), Config: &c}
+	case "step":
+		if q.Event == nil {
+			return Response{Error: "step: missing event"}
+		}
+		return Response{OK: true, Effects: r.m.Step(q.Now, *q.Event)}
+	case "tasks":
+		return Response{OK: true, Tasks: r.m.Tasks()}
+	case "task":
+		t, ok := r.m.Task(q.TaskID)
+		if !ok {
+			return Response{Error: "no task " + quote(q.TaskID)}
+		}
+		return Response{OK: true, Task: &t}
+	case "panic":
+		// Exists so every host can prove that a panic comes back as an error envelope.
+		panic("requested by the panic op")
+	}
+	return Response{Error: "unknown op " + quote(q.Op)}
+}
+
+func encode(r Response) []byte {
+	b, err := json.Marshal(r)
+	if err != nil {
+		b, _ = json.Marshal(Response{Error: "encoding the response failed: " + err.Error()})
+	}
+	return b
+}

@@ -1,0 +1,24 @@
+package conformance_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/conformance"
+)
+
+// TestNative plays every case against the core compiled natively. host/ plays the same cases
+// through the .wasm under wazero, and bridge/ through the .wasm under Bun.
+func TestNative(t *testing.T) {
+	cases, err := conformance.Cases()
+	require.NoError(t, err)
+	require.NotEmpty(t, cases)
+	for _, c := range cases {
+		t.Run(c.File, func(t *testing.T) {
+			rt := core.NewRuntime()
+			require.NoError(t, conformance.Run(c, func(req []byte) ([]byte, error) { return rt.Call(req), nil }))
+		})
+	}
+}

@@ -1,0 +1,67 @@
+package core
+
+// Effect kinds the hosts carry out.
+const (
+	EffectAgentsList    = "agents.list"    // list OpenCode's agents; replies []AgentInfo
+	EffectSessionCreate = "session.create" // create a session; replies {"id": "..."}
+	EffectPromptAsync   = "session.promptAsync"
+	EffectMessages      = "session.messages" // replies OpenCode's [{info, parts}]
+	EffectStatus        = "session.status"   // replies {sessionID: {type}} for non-idle sessions
+	EffectAbort         = "session.abort"
+	EffectToolReply     = "tool.reply" // answer a pending tool call
+	EffectTimerSet      = "timer.set"
+	EffectTimerClear    = "timer.clear"
+	EffectLog           = "log"
+)
+
+// Effect is one thing the core asks a host to do. When Reply is set, the host must feed back an
+// effect.done event with the same ID, whether the effect worked or not.
+type Effect struct {
+	ID    int64  `json:"id"`
+	Kind  string `json:"kind"`
+	Reply bool   `json:"reply,omitempty"`
+
+	SessionID  string           `json:"sessionID,omitempty"`
+	ParentID   string           `json:"parentID,omitempty"`
+	Title      string           `json:"title,omitempty"`
+	Permission []PermissionRule `json:"permission,omitempty"`
+	Agent      string           `json:"agent,omitempty"`
+	Parts      []TextPart       `json:"parts,omitempty"`
+	Tools      map[string]bool  `json:"tools,omitempty"`
+	NoReply    bool             `json:"noReply,omitempty"`
+
+	// tool.reply: Output is the tool's answer; Error, when set, fails the call with that text.
+	CallID   string         `json:"callID,omitempty"`
+	Output   string         `json:"output,omitempty"`
+	Error    string         `json:"error,omitempty"`
+	Metadata map[string]any `json:"metadata,omitempty"`
+
+	// timer.set and timer.clear
+	TimerID string `json:"timerID,omitempty"`
+	DelayMs int64  `json:"delayMs,omitempty"`
+
+	// log
+	Level   string `json:"level,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// TextPart is a text part of a prompt. Synthetic parts reach the model but are hidden in the TUI.
+type TextPart struct {
+	Type      string `json:"type"`
+	Text      string `json:"text"`
+	Synthetic bool   `json:"synthetic,omitempty"`
+}
+
+// PermissionRule is one rule of an OpenCode permission ruleset.
+type PermissionRule struct {
+	Permission string `json:"permission"`
+	Pattern    string `json:"pattern"`
+	Action     string `json:"action"`
+}
+
+// AgentInfo is the part of OpenCode's agent list the core needs.
+type AgentInfo struct {
+	Name        string `json:"name"`
+	Mode        string `json:"mode"`
+	Description string `json:"description,omitempty"`
+}

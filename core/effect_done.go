@@ -1,0 +1,31 @@
+package core
+
+import "fmt"
+
+// onEffectDone hands an effect's result to whatever was waiting for it.
+func (m *Machine) onEffectDone(ev Event) {
+	p, ok := m.pending[ev.EffectID]
+	if !ok {
+		m.log("warn", fmt.Sprintf("result for unknown effect %d ignored", ev.EffectID))
+		return
+	}
+	delete(m.pending, ev.EffectID)
+	switch p.kind {
+	case EffectAgentsList:
+		m.onAgentsListed(p, ev)
+	case EffectSessionCreate:
+		m.onSessionCreated(p, ev)
+	case EffectPromptAsync:
+		if p.notice {
+			if !ev.OK {
+				m.log("error", "could not deliver the notice of task "+p.taskID+" to its parent: "+ev.Error)
+			}
+			return
+		}
+		m.onPromptSent(p, ev)
+	case EffectMessages:
+		m.onMessages(p, ev)
+	case EffectStatus:
+		m.onStatus(ev)
+	}
+}

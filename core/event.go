@@ -1,0 +1,49 @@
+package core
+
+import "encoding/json"
+
+// Event kinds a host feeds to Machine.Step.
+const (
+	// EventToolCall: the model called one of our tools. The host answers the call with the
+	// output of the tool.reply effect that carries the same CallID.
+	EventToolCall = "tool.call"
+	// EventToolAborted: the tool call's abort signal fired (the user stopped the parent).
+	EventToolAborted = "tool.aborted"
+	// EventEffectDone: the result of an effect whose Reply flag was set.
+	EventEffectDone = "effect.done"
+	// EventOpenCode: an event from OpenCode's event hook, as OpenCode sent it.
+	EventOpenCode = "opencode"
+	// EventTimer: a timer set by a timer.set effect fired.
+	EventTimer = "timer.fired"
+)
+
+// Event is one input to the state machine. Only the fields of its Type are read.
+type Event struct {
+	Type string `json:"type"`
+
+	// tool.call and tool.aborted
+	CallID    string          `json:"callID,omitempty"`
+	Tool      string          `json:"tool,omitempty"`
+	SessionID string          `json:"sessionID,omitempty"`
+	MessageID string          `json:"messageID,omitempty"`
+	Agent     string          `json:"agent,omitempty"`
+	Args      json.RawMessage `json:"args,omitempty"`
+
+	// effect.done
+	EffectID int64           `json:"effectID,omitempty"`
+	OK       bool            `json:"ok,omitempty"`
+	Result   json.RawMessage `json:"result,omitempty"`
+	Error    string          `json:"error,omitempty"`
+
+	// opencode
+	Event *OpenCodeEvent `json:"event,omitempty"`
+
+	// timer.fired
+	TimerID string `json:"timerID,omitempty"`
+}
+
+// OpenCodeEvent is an event of OpenCode's bus, as the plugin's event hook receives it.
+type OpenCodeEvent struct {
+	Type       string          `json:"type"`
+	Properties json.RawMessage `json:"properties"`
+}

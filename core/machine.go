@@ -1,0 +1,182 @@
+package core
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Machine is the task store and the state machine over it. It is not safe for concurrent use:
+// hosts serialise calls (the wasm instance is single-threaded anyway).
+type Machine struct {
+	cfg Config
+	now int64
+
+	tasks map[string]*Task
+	order []string // task IDs in launch order, for listings
+
+	agents      []AgentInfo
+	agentsKnown bool
+
+	nextEffect int64
+	pending    map[int64]pending  // effects awaiting effect.done
+	waiters    map[string]*waiter // asyncagents_output(block) calls, by call ID
+	pollArmed  bool
+
+	out []Effect
+}
+
+// pending is what the machine must do when an effect it asked for comes back.
+type pending struct {
+	kind   string
+	taskID string
+	launch *launch
+	// idle is set when the check was started by an idle signal, which means the child's turn
+	// is over whatever its messages say.
+	idle bool
+	// notice marks the delivery of a notice to the parent.
+	notice bool
+}
+
+// waiter is an asyncagents_output(block: true) call waiting for its task to finish.
+type waiter struct {
+	callID string
+	taskID string
+}
+
+// pollTimer is the one timer that drives the polling fallback.
+const pollTimer = "poll"
+
+// NewMachine returns an empty machine with cfg (zero fields take defaults).
+func NewMachine(cfg Config) *Machine {
+	return &Machine{
+		cfg:     cfg.withDefaults(),
+		tasks:   map[string]*Task{},
+		pending: map[int64]pending{},
+		waiters: map[string]*waiter{},
+	}
+}
+
+// Config returns the configuration in force, defaults filled in.
+func (m *Machine) Config() Config { return m.cfg }
+
+// Step feeds one event at time now (Unix milliseconds) and returns the effects to carry out.
+func (m *Machine) Step(now int64, ev Event) []Effect {
+	if now > m.now {
+		m.now = now
+	}
+	m.out = nil
+	switch ev.Type {
+	case EventToolCall:
+		m.onToolCall(ev)
+	case EventToolAborted:
+		m.onToolAborted(ev.CallID)
+	case EventEffectDone:
+		m.onEffectDone(ev)
+	case EventOpenCode:
+		if ev.Event != nil {
+			m.onOpenCode(*ev.Event)
+		}
+	case EventTimer:
+		m.onTimer(ev.TimerID)
+	default:
+		m.log("warn", fmt.Sprintf("unknown event type %q ignored", ev.Type))
+	}
+	out := m.out
+	m.out = nil
+	return out
+}
+
+// Task returns a copy of the task with id, if the machine has it.
+func (m *Machine) Task(id string) (Task, bool) {
+	t, ok := m.tasks[id]
+	if !ok {
+		return Task{}, false
+	}
+	return t.public(), true
+}
+
+// Tasks returns copies of every task, in launch order.
+func (m *Machine) Tasks() []Task {
+	out := make([]Task, 0, len(m.order))
+	for _, id := range m.order {
+		if t, ok := m.tasks[id]; ok {
+			out = append(out, t.public())
+		}
+	}
+	return out
+}
+
+// public is the copy of a task that leaves the machine: no shared slices.
+func (t *Task) public() Task {
+	c := *t
+	c.Progress.LastTools = append([]string{}, t.Progress.LastTools...)
+	if t.Error != nil {
+		e := *t.Error
+		c.Error = &e
+	}
+	c.seenCalls = nil
+	c.sessionError = nil
+	return c
+}
+
+// emit queues an effect and returns its ID.
+func (m *Machine) emit(e Effect) int64 {
+	m.nextEffect++
+	e.ID = m.nextEffect
+	m.out = append(m.out, e)
+	return e.ID
+}
+
+// request queues an effect whose result the machine needs, remembering what to do with it.
+func (m *Machine) request(e Effect, p pending) {
+	e.Reply = true
+	p.kind = e.Kind
+	id := m.emit(e)
+	m.pending[id] = p
+}
+
+func (m *Machine) log(level, msg string) {
+	m.emit(Effect{Kind: EffectLog, Level: level, Message: msg})
+}
+
+func (m *Machine) replyTool(callID, output string, metadata map[string]any) {
+	m.emit(Effect{Kind: EffectToolReply, CallID: callID, Output: output, Metadata: metadata})
+}
+
+func (m *Machine) failTool(callID, msg string) {
+	m.emit(Effect{Kind: EffectToolReply, CallID: callID, Error: msg})
+}
+
+// batch returns the tasks of a batch, in launch order.
+func (m *Machine) batch(batchID string) []*Task {
+	var out []*Task
+	for _, id := range m.order {
+		if t := m.tasks[id]; t != nil && t.BatchID == batchID {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// running returns the IDs of tasks still at work, sorted for deterministic effect order.
+func (m *Machine) running() []string {
+	var ids []string
+	for id, t := range m.tasks {
+		if !t.Status.Terminal() {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// armPoll makes sure the polling fallback runs while any task is at work.
+func (m *Machine) armPoll() {
+	if m.pollArmed || len(m.running()) == 0 {
+		return
+	}
+	m.pollArmed = true
+	m.emit(Effect{Kind: EffectTimerSet, TimerID: pollTimer, DelayMs: m.cfg.PollIntervalMs})
+}
+
+func sortStrings(s []string) { sort.Strings(s) }

@@ -1,0 +1,104 @@
+package core
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// message is the part of an OpenCode message (GET /session/:id/message) the core reads.
+type message struct {
+	Info struct {
+		ID    string `json:"id"`
+		Role  string `json:"role"`
+		Error *struct {
+			Name string `json:"name"`
+			Data struct {
+				Message string `json:"message"`
+			} `json:"data"`
+		} `json:"error"`
+		Time struct {
+			Created   int64 `json:"created"`
+			Completed int64 `json:"completed"`
+		} `json:"time"`
+		Finish string `json:"finish"`
+	} `json:"info"`
+	Parts []struct {
+		Type      string `json:"type"`
+		Text      string `json:"text"`
+		Synthetic bool   `json:"synthetic"`
+		Ignored   bool   `json:"ignored"`
+	} `json:"parts"`
+}
+
+// outcome is what a child's messages say about its run.
+type outcome struct {
+	done   bool
+	result string
+	err    *TaskError
+}
+
+// readOutcome decides whether the child's last turn has ended, and how. The turn has ended when
+// the last message is an assistant message that is completed (or carries an error) and is not a
+// step that called tools and waits for their results.
+func readOutcome(raw json.RawMessage) (outcome, error) {
+	var msgs []message
+	if err := json.Unmarshal(raw, &msgs); err != nil {
+		return outcome{}, err
+	}
+	if len(msgs) == 0 {
+		return outcome{}, nil
+	}
+	last := msgs[len(msgs)-1]
+	if last.Info.Role != "assistant" {
+		return outcome{}, nil
+	}
+	if e := last.Info.Error; e != nil {
+		msg := e.Data.Message
+		if msg == "" {
+			msg = e.Name
+		}
+		return outcome{done: true, err: &TaskError{Name: e.Name, Message: msg}}, nil
+	}
+	if last.Info.Time.Completed == 0 || last.Info.Finish == "tool-calls" {
+		return outcome{}, nil
+	}
+	var texts []string
+	for _, p := range last.Parts {
+		if p.Type == "text" && !p.Synthetic && !p.Ignored && strings.TrimSpace(p.Text) != "" {
+			texts = append(texts, p.Text)
+		}
+	}
+	return outcome{done: true, result: strings.Join(texts, "\n\n")}, nil
+}
+
+// checkTask asks for the child's messages to see whether it has finished.
+func (m *Machine) checkTask(t *Task, fromIdle bool) {
+	m.request(Effect{Kind: EffectMessages, SessionID: t.ID}, pending{taskID: t.ID, idle: fromIdle})
+}
+
+func (m *Machine) onMessages(p pending, ev Event) {
+	t := m.tasks[p.taskID]
+	if t == nil || t.Status.Terminal() {
+		return
+	}
+	if !ev.OK {
+		m.log("warn", "could not read messages of task "+t.ID+": "+ev.Error)
+		return
+	}
+	o, err := readOutcome(ev.Result)
+	if err != nil {
+		m.log("warn", "unreadable messages for task "+t.ID+": "+err.Error())
+		return
+	}
+	switch {
+	case o.done && o.err != nil:
+		m.finish(t, StatusError, "", o.err)
+	case o.done:
+		m.finish(t, StatusCompleted, o.result, nil)
+	case t.sessionError != nil && (p.idle || t.promptSent):
+		// The prompt failed before any assistant message was written.
+		m.finish(t, StatusError, "", t.sessionError)
+	case p.idle && t.promptSent:
+		m.finish(t, StatusError, "", &TaskError{Name: "NoAnswer", Message: "the subagent stopped without answering"})
+	}
+}

@@ -1,0 +1,39 @@
+package core
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// onTimer dispatches a fired timer.
+func (m *Machine) onTimer(id string) {
+	switch {
+	case id == pollTimer:
+		m.pollArmed = false
+		if len(m.running()) == 0 {
+			return
+		}
+		m.request(Effect{Kind: EffectStatus}, pending{})
+	case strings.HasPrefix(id, waitTimerPrefix):
+		m.onWaitTimeout(strings.TrimPrefix(id, waitTimerPrefix))
+	}
+}
+
+// onStatus is the polling fallback: a running task whose child OpenCode no longer lists as busy
+// may have finished while its session.idle event was lost, so its messages are checked.
+func (m *Machine) onStatus(ev Event) {
+	if ev.OK {
+		busy := map[string]json.RawMessage{}
+		if json.Unmarshal(ev.Result, &busy) == nil {
+			for _, id := range m.running() {
+				t := m.tasks[id]
+				if _, isBusy := busy[id]; !isBusy && t.promptSent {
+					m.checkTask(t, false)
+				}
+			}
+		}
+	} else {
+		m.log("warn", "session.status failed: "+ev.Error)
+	}
+	m.armPoll()
+}

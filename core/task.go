@@ -1,0 +1,76 @@
+package core
+
+// Status is a task's place in its lifecycle. The five values are the spec's.
+type Status string
+
+const (
+	StatusRunning   Status = "running"
+	StatusCompleted Status = "completed"
+	StatusError     Status = "error"
+	StatusCancelled Status = "cancelled"
+	StatusResumed   Status = "resumed"
+)
+
+// Terminal reports whether no more work happens on a task in this status.
+func (s Status) Terminal() bool {
+	return s == StatusCompleted || s == StatusError || s == StatusCancelled
+}
+
+// Task is one background subagent run. Its ID is the child session's ID, so the same string finds
+// the task here, the session in OpenCode and the conversation in the TUI.
+type Task struct {
+	ID              string     `json:"sessionID"`
+	ParentSessionID string     `json:"parentSessionID"`
+	ParentMessageID string     `json:"parentMessageID"`
+	ParentAgent     string     `json:"parentAgent,omitempty"`
+	BatchID         string     `json:"batchId"`
+	Description     string     `json:"description"`
+	Prompt          string     `json:"prompt"`
+	Agent           string     `json:"agent"`
+	Status          Status     `json:"status"`
+	StartedAt       int64      `json:"startedAt"`
+	CompletedAt     int64      `json:"completedAt,omitempty"`
+	Result          string     `json:"result,omitempty"`
+	Error           *TaskError `json:"error,omitempty"`
+	Progress        Progress   `json:"progress"`
+	ResumeCount     int        `json:"resumeCount"`
+	IsForked        bool       `json:"isForked"`
+	RetrievedAt     int64      `json:"retrievedAt,omitempty"`
+
+	// promptSent is set once OpenCode accepted the child's prompt. Before that, a child that
+	// looks idle has simply not started, so polling must not read it as finished.
+	promptSent bool
+	// sessionError keeps the last session.error seen for the child, for a child that goes idle
+	// without writing an assistant message.
+	sessionError *TaskError
+	// seenCalls dedupes tool parts: OpenCode sends a part again on every state change.
+	seenCalls map[string]bool
+}
+
+// TaskError is a failure as OpenCode reports it: the error's name and its message.
+type TaskError struct {
+	Name    string `json:"name"`
+	Message string `json:"message"`
+}
+
+// Progress is what a running task has been doing, from its child's tool parts.
+type Progress struct {
+	ToolCalls  int      `json:"toolCalls"`
+	LastTools  []string `json:"lastTools"`
+	LastUpdate int64    `json:"lastUpdate"`
+}
+
+// maxLastTools is how many recent tool names Progress keeps.
+const maxLastTools = 5
+
+// Duration is how long the task has run, or ran: until now while it runs.
+func (t *Task) Duration(now int64) int64 {
+	end := t.CompletedAt
+	if end == 0 || !t.Status.Terminal() {
+		end = now
+	}
+	if end < t.StartedAt {
+		return 0
+	}
+	return end - t.StartedAt
+}

@@ -1,0 +1,122 @@
+package core
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// outputArgs are asyncagents_output's arguments. Timeout is in seconds.
+type outputArgs struct {
+	TaskID  string   `json:"task_id"`
+	Block   bool     `json:"block"`
+	Timeout *float64 `json:"timeout"`
+}
+
+const waitTimerPrefix = "wait:"
+
+func waitTimer(callID string) string { return waitTimerPrefix + callID }
+
+func (m *Machine) onOutputCall(ev Event) {
+	var a outputArgs
+	if err := parseArgs(ev.Args, &a); err != nil {
+		m.failTool(ev.CallID, "asyncagents_output: "+err.Error())
+		return
+	}
+	a.TaskID = strings.TrimSpace(a.TaskID)
+	if a.TaskID == "" {
+		m.failTool(ev.CallID, "asyncagents_output: argument task_id is missing or empty")
+		return
+	}
+	timeoutMs := m.cfg.DefaultBlockTimeoutMs
+	if a.Timeout != nil {
+		s := *a.Timeout
+		maxS := float64(m.cfg.MaxBlockTimeoutMs) / 1000
+		if math.IsNaN(s) || s <= 0 || s > maxS {
+			m.failTool(ev.CallID, fmt.Sprintf("asyncagents_output: argument timeout must be a number of seconds above 0 and at most %g, not %g", maxS, s))
+			return
+		}
+		timeoutMs = int64(s * 1000)
+	}
+	t := m.tasks[a.TaskID]
+	if t == nil {
+		m.failTool(ev.CallID, fmt.Sprintf("asyncagents_output: no background task has task_id %s; task IDs are the full IDs returned by asyncagents_task", quote(a.TaskID)))
+		return
+	}
+	if t.Status.Terminal() || !a.Block {
+		m.replyOutput(ev.CallID, t)
+		return
+	}
+	m.waiters[ev.CallID] = &waiter{callID: ev.CallID, taskID: t.ID}
+	m.emit(Effect{Kind: EffectTimerSet, TimerID: waitTimer(ev.CallID), DelayMs: timeoutMs})
+}
+
+// replyOutput answers an output call with the task as it stands, marking a result as retrieved.
+func (m *Machine) replyOutput(callID string, t *Task) {
+	if t.Status.Terminal() {
+		t.RetrievedAt = m.now
+	}
+	m.replyTool(callID, m.outputText(t), map[string]any{"sessionId": t.ID, "title": t.Description, "status": string(t.Status)})
+}
+
+func (m *Machine) outputText(t *Task) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "task_id: %s\nagent: %s\ndescription: %s\nstatus: %s\n", t.ID, t.Agent, t.Description, t.Status)
+	d := FormatDuration(t.Duration(m.now))
+	switch t.Status {
+	case StatusCompleted:
+		fmt.Fprintf(&b, "duration: %s\n\n<task_result>\n%s\n</task_result>", d, t.Result)
+	case StatusError:
+		fmt.Fprintf(&b, "duration: %s\n", d)
+		if t.Error != nil {
+			fmt.Fprintf(&b, "error_type: %s\n\n%s", t.Error.Name, t.Error.Message)
+		}
+	case StatusCancelled:
+		fmt.Fprintf(&b, "duration: %s", d)
+	default:
+		fmt.Fprintf(&b, "running for: %s\n%s\n\n", d, progressText(t, m.now))
+		fmt.Fprintf(&b, "The task is still running. A notice arrives in this conversation when it finishes; call asyncagents_output(task_id=%q, block=true) to wait for it.", t.ID)
+	}
+	return b.String()
+}
+
+func progressText(t *Task, now int64) string {
+	p := t.Progress
+	tools := "none yet"
+	if len(p.LastTools) > 0 {
+		tools = strings.Join(p.LastTools, ", ")
+	}
+	return fmt.Sprintf("progress: %d tool calls; last tools: %s; last activity %s ago", p.ToolCalls, tools, FormatDuration(now-p.LastUpdate))
+}
+
+// releaseWaiters answers every blocked output call on a task that just finished.
+func (m *Machine) releaseWaiters(t *Task) {
+	for _, callID := range m.waiterCalls(t.ID) {
+		delete(m.waiters, callID)
+		m.emit(Effect{Kind: EffectTimerClear, TimerID: waitTimer(callID)})
+		m.replyOutput(callID, t)
+	}
+}
+
+// waiterCalls lists the blocked calls on a task, sorted for deterministic effect order.
+func (m *Machine) waiterCalls(taskID string) []string {
+	var ids []string
+	for id, w := range m.waiters {
+		if w.taskID == taskID {
+			ids = append(ids, id)
+		}
+	}
+	sortStrings(ids)
+	return ids
+}
+
+func (m *Machine) onWaitTimeout(callID string) {
+	w, ok := m.waiters[callID]
+	if !ok {
+		return
+	}
+	delete(m.waiters, callID)
+	if t := m.tasks[w.taskID]; t != nil {
+		m.replyOutput(callID, t)
+	}
+}

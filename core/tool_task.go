@@ -1,0 +1,224 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// taskArgs are asyncagents_task's arguments.
+type taskArgs struct {
+	Description string `json:"description"`
+	Prompt      string `json:"prompt"`
+	Agent       string `json:"agent"`
+}
+
+// launch is a task launch between its tool call and the creation of its child session.
+type launch struct {
+	callID      string
+	sessionID   string
+	messageID   string
+	parentAgent string
+	args        taskArgs
+}
+
+// parseArgs decodes tool arguments into v, naming the argument whose type is wrong.
+func parseArgs(raw json.RawMessage, v any) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		if te, ok := err.(*json.UnmarshalTypeError); ok && te.Field != "" {
+			return fmt.Errorf("argument %s must be a %s, not a %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+		}
+		return fmt.Errorf("arguments are not a JSON object: %v", err)
+	}
+	return nil
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	case "int", "int64", "float64", "float32", "int32":
+		return "number"
+	}
+	return goKind
+}
+
+// validate checks the arguments of a fresh launch, naming every missing one.
+func (a *taskArgs) validate() error {
+	a.Description = strings.TrimSpace(a.Description)
+	a.Agent = strings.TrimSpace(a.Agent)
+	var missing []string
+	if a.Description == "" {
+		missing = append(missing, "description")
+	}
+	if strings.TrimSpace(a.Prompt) == "" {
+		missing = append(missing, "prompt")
+	}
+	if a.Agent == "" {
+		missing = append(missing, "agent")
+	}
+	switch len(missing) {
+	case 0:
+		return nil
+	case 1:
+		return fmt.Errorf("asyncagents_task: argument %s is missing or empty; no task was created", missing[0])
+	default:
+		return fmt.Errorf("asyncagents_task: arguments %s are missing or empty; no task was created", strings.Join(missing, ", "))
+	}
+}
+
+func (m *Machine) onTaskCall(ev Event) {
+	var a taskArgs
+	if err := parseArgs(ev.Args, &a); err != nil {
+		m.failTool(ev.CallID, "asyncagents_task: "+err.Error()+"; no task was created")
+		return
+	}
+	if err := a.validate(); err != nil {
+		m.failTool(ev.CallID, err.Error())
+		return
+	}
+	l := &launch{callID: ev.CallID, sessionID: ev.SessionID, messageID: ev.MessageID, parentAgent: ev.Agent, args: a}
+	// The agent list is cached: asking OpenCode on every launch would add a round trip to the
+	// launch latency. An agent missing from the cache refreshes it once before failing.
+	if m.agentsKnown {
+		if _, ok := m.findAgent(a.Agent); ok {
+			m.checkAgentAndCreate(l)
+			return
+		}
+	}
+	m.request(Effect{Kind: EffectAgentsList}, pending{launch: l})
+}
+
+func (m *Machine) findAgent(name string) (AgentInfo, bool) {
+	for _, a := range m.agents {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return AgentInfo{}, false
+}
+
+// subagentNames lists the agents a task may run, sorted.
+func (m *Machine) subagentNames() []string {
+	var names []string
+	for _, a := range m.agents {
+		if a.Mode != "primary" {
+			names = append(names, a.Name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (m *Machine) onAgentsListed(p pending, ev Event) {
+	if !ev.OK {
+		m.failTool(p.launch.callID, "asyncagents_task: could not list OpenCode's agents: "+ev.Error+"; no task was created")
+		return
+	}
+	var agents []AgentInfo
+	if err := json.Unmarshal(ev.Result, &agents); err != nil {
+		m.failTool(p.launch.callID, "asyncagents_task: OpenCode's agent list was unreadable; no task was created")
+		return
+	}
+	m.agents, m.agentsKnown = agents, true
+	m.checkAgentAndCreate(p.launch)
+}
+
+func (m *Machine) checkAgentAndCreate(l *launch) {
+	agent, ok := m.findAgent(l.args.Agent)
+	available := strings.Join(m.subagentNames(), ", ")
+	if !ok {
+		m.failTool(l.callID, fmt.Sprintf("asyncagents_task: unknown agent %s; available agents: %s. No task was created.", quote(l.args.Agent), available))
+		return
+	}
+	if agent.Mode == "primary" {
+		m.failTool(l.callID, fmt.Sprintf("asyncagents_task: agent %s is a primary agent and cannot run as a background subagent; available agents: %s. No task was created.", quote(l.args.Agent), available))
+		return
+	}
+	m.request(Effect{
+		Kind:       EffectSessionCreate,
+		ParentID:   l.sessionID,
+		Title:      fmt.Sprintf("%s (@%s subagent)", l.args.Description, l.args.Agent),
+		Permission: childPermission(),
+	}, pending{launch: l})
+}
+
+func (m *Machine) onSessionCreated(p pending, ev Event) {
+	l := p.launch
+	var created struct {
+		ID string `json:"id"`
+	}
+	if ev.OK {
+		_ = json.Unmarshal(ev.Result, &created)
+	}
+	if !ev.OK || created.ID == "" {
+		reason := ev.Error
+		if reason == "" {
+			reason = "no session ID in the answer"
+		}
+		m.failTool(l.callID, "asyncagents_task: could not create the child session: "+reason+"; no task was created")
+		return
+	}
+	t := &Task{
+		ID:              created.ID,
+		ParentSessionID: l.sessionID,
+		ParentMessageID: l.messageID,
+		ParentAgent:     l.parentAgent,
+		BatchID:         batchID(l.sessionID, l.messageID),
+		Description:     l.args.Description,
+		Prompt:          l.args.Prompt,
+		Agent:           l.args.Agent,
+		Status:          StatusRunning,
+		StartedAt:       m.now,
+		Progress:        Progress{LastTools: []string{}, LastUpdate: m.now},
+		seenCalls:       map[string]bool{},
+	}
+	m.tasks[t.ID] = t
+	m.order = append(m.order, t.ID)
+	m.request(Effect{
+		Kind:      EffectPromptAsync,
+		SessionID: t.ID,
+		Agent:     t.Agent,
+		Parts:     []TextPart{{Type: "text", Text: t.Prompt}},
+		Tools:     childTools(),
+	}, pending{taskID: t.ID})
+	m.replyTool(l.callID, launchText(t), map[string]any{"sessionId": t.ID, "title": t.Description})
+	m.armPoll()
+}
+
+// batchID groups the tasks launched from one parent message: one model turn's fan-out.
+func batchID(sessionID, messageID string) string {
+	if messageID == "" {
+		return sessionID
+	}
+	return messageID
+}
+
+func (m *Machine) onPromptSent(p pending, ev Event) {
+	t := m.tasks[p.taskID]
+	if t == nil || t.Status.Terminal() {
+		return
+	}
+	if !ev.OK {
+		m.finish(t, StatusError, "", &TaskError{Name: "PromptError", Message: "OpenCode refused the prompt: " + ev.Error})
+		return
+	}
+	t.promptSent = true
+}
+
+func launchText(t *Task) string {
+	return fmt.Sprintf(`task_id: %s
+agent: %s
+description: %s
+status: running
+
+The task runs in the background. Its result arrives in this conversation as a notice when it finishes; to check before then, call asyncagents_output(task_id="%s").`, t.ID, t.Agent, t.Description, t.ID)
+}
+
+func quote(s string) string { return fmt.Sprintf("%q", s) }

@@ -1,0 +1,52 @@
+package host
+
+import (
+	"context"
+	"errors"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/asyncagents/asyncagents/core"
+)
+
+// ABIVersion is the envelope version this host speaks.
+const ABIVersion = core.ABIVersion
+
+// Typed calls over the envelope. Each returns the core's own error text when it says ok: false.
+
+// Do sends a typed request and decodes the typed response.
+func (c *Core) Do(ctx context.Context, q core.Request) (core.Response, error) {
+	req, err := json.Marshal(q)
+	if err != nil {
+		return core.Response{}, err
+	}
+	raw, err := c.Call(ctx, req)
+	if err != nil {
+		return core.Response{}, err
+	}
+	var r core.Response
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return core.Response{}, err
+	}
+	if !r.OK {
+		return r, errors.New(r.Error)
+	}
+	return r, nil
+}
+
+// Init (re)starts the machine with cfg and returns the tools and event types it wants.
+func (c *Core) Init(ctx context.Context, cfg core.Config) (core.Response, error) {
+	return c.Do(ctx, core.Request{Op: "init", Config: &cfg})
+}
+
+// Step feeds one event at time now (Unix ms) and returns the effects to carry out.
+func (c *Core) Step(ctx context.Context, now int64, ev core.Event) ([]core.Effect, error) {
+	r, err := c.Do(ctx, core.Request{Op: "step", Now: now, Event: &ev})
+	return r.Effects, err
+}
+
+// Tasks returns every task the machine holds.
+func (c *Core) Tasks(ctx context.Context) ([]core.Task, error) {
+	r, err := c.Do(ctx, core.Request{Op: "tasks"})
+	return r.Tasks, err
+}

@@ -1,0 +1,92 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+)
+
+// Core is one instance of the core module. Calls are serialised: the guest is single-threaded.
+type Core struct {
+	mu                      sync.Mutex
+	mod                     api.Module
+	alloc, free, call, vers api.Function
+}
+
+var instanceSeq atomic.Int64
+
+// ErrABIMismatch is wrapped by New when the module speaks another ABI version than this host.
+var ErrABIMismatch = errors.New("ABI version mismatch")
+
+// New instantiates the module (running _initialize) and checks its ABI version.
+func (m *Module) New(ctx context.Context) (*Core, error) {
+	cfg := wazero.NewModuleConfig().
+		WithName(fmt.Sprintf("asyncagents-%d", instanceSeq.Add(1))).
+		WithStartFunctions("_initialize").
+		WithSysWalltime().WithSysNanotime()
+	mod, err := m.rt.InstantiateModule(ctx, m.compiled, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("asyncagents host: instantiate: %w", err)
+	}
+	c := &Core{
+		mod:   mod,
+		alloc: mod.ExportedFunction("aa_alloc"),
+		free:  mod.ExportedFunction("aa_free"),
+		call:  mod.ExportedFunction("aa_call"),
+		vers:  mod.ExportedFunction("aa_abi_version"),
+	}
+	if c.alloc == nil || c.free == nil || c.call == nil || c.vers == nil {
+		mod.Close(ctx)
+		return nil, errors.New("asyncagents host: the module lacks the aa_* exports; is it the asyncagents core?")
+	}
+	res, err := c.vers.Call(ctx)
+	if err != nil {
+		mod.Close(ctx)
+		return nil, fmt.Errorf("asyncagents host: aa_abi_version: %w", err)
+	}
+	if got := uint32(res[0]); got != ABIVersion {
+		mod.Close(ctx)
+		return nil, fmt.Errorf("asyncagents host: module ABI %d, host ABI %d: %w", got, ABIVersion, ErrABIMismatch)
+	}
+	return c, nil
+}
+
+// Call sends one raw JSON request envelope and returns the raw response envelope. An error means
+// the instance trapped or its memory was unreadable; the instance is then unusable.
+func (c *Core) Call(ctx context.Context, req []byte) ([]byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	res, err := c.alloc.Call(ctx, uint64(len(req)))
+	if err != nil {
+		return nil, fmt.Errorf("aa_alloc: %w", err)
+	}
+	in := uint32(res[0])
+	if !c.mod.Memory().Write(in, req) {
+		return nil, errors.New("aa_alloc returned a buffer outside memory")
+	}
+	res, err = c.call.Call(ctx, uint64(in), uint64(len(req)))
+	if err != nil {
+		return nil, fmt.Errorf("aa_call: %w", err)
+	}
+	out, size := uint32(res[0]>>32), uint32(res[0])
+	view, ok := c.mod.Memory().Read(out, size)
+	if !ok {
+		return nil, errors.New("aa_call returned a response outside memory")
+	}
+	resp := append([]byte(nil), view...)
+	if _, err := c.free.Call(ctx, uint64(in)); err != nil {
+		return nil, fmt.Errorf("aa_free: %w", err)
+	}
+	if _, err := c.free.Call(ctx, uint64(out)); err != nil {
+		return nil, fmt.Errorf("aa_free: %w", err)
+	}
+	return resp, nil
+}
+
+// Close releases the instance.
+func (c *Core) Close(ctx context.Context) error { return c.mod.Close(ctx) }
