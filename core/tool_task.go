@@ -186,7 +186,6 @@ func (m *Machine) onSessionCreated(p pending, ev Event) {
 		SessionID: t.ID,
 		Agent:     t.Agent,
 		Parts:     []TextPart{{Type: "text", Text: t.Prompt}},
-		Tools:     childTools(),
 	}, pending{taskID: t.ID})
 	m.replyTool(l.callID, launchText(t), map[string]any{"sessionId": t.ID, "title": t.Description})
 	m.armPoll()

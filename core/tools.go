@@ -56,7 +56,9 @@ It answers at once by default. Set block to true to wait until the task finishes
 }
 
 // childDeniedTools are the tools a background child may not use: it cannot manage the parent's
-// todo list, cannot ask the user anything (nobody is waiting on it), and cannot delegate.
+// todo list, cannot ask the user anything (nobody is waiting on it), and cannot delegate. They are
+// denied as session permissions at creation only: a prompt's `tools` field would replace the
+// session's whole permission list in OpenCode 1.18, so the child's prompt carries none.
 var childDeniedTools = []string{"todowrite", "todoread", "task", "question", ToolTask, ToolOutput}
 
 func childPermission() []PermissionRule {
@@ -67,13 +69,6 @@ func childPermission() []PermissionRule {
 	return rules
 }
 
-func childTools() map[string]bool {
-	tools := make(map[string]bool, len(childDeniedTools))
-	for _, t := range childDeniedTools {
-		tools[t] = false
-	}
-	return tools
-}
 
 // onToolCall routes a tool call to its tool.
 func (m *Machine) onToolCall(ev Event) {

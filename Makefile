@@ -1,0 +1,54 @@
+# asyncagents: `make demo` runs the main job, `make test` runs every test. Both install what they
+# need (npm packages, Go modules) first.
+
+SHELL := /bin/bash
+BUN := node_modules/.bin/bun
+GO_WASM := GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags="-s -w"
+
+.PHONY: all deps build test test-go test-bun demo bench pack clean
+
+all: build
+
+# `npm install` with the committed lock file, not `npm ci`: the registry reachable here lacks some
+# other platforms' optional packages of opencode-ai, which makes `npm ci` refuse the lock file.
+# The versions installed are still the lock file's.
+node_modules/.installed: package.json package-lock.json
+	npm install --no-audit --no-fund
+	@touch $@
+
+deps: node_modules/.installed
+	go mod download
+
+dist/asyncagents.wasm: $(shell find core wasm -name '*.go') go.mod
+	@mkdir -p dist
+	$(GO_WASM) -o $@ ./wasm
+
+dist/manifest.json: $(shell find core internal/cmd/manifest -name '*.go')
+	@mkdir -p dist
+	go run ./internal/cmd/manifest > $@
+
+dist/asyncagents.js: dist/manifest.json $(shell find plugin-js bridge -name '*.ts' -not -name '*.test.ts') node_modules/.installed
+	$(BUN) build plugin-js/index.ts --outfile $@ --target bun --minify
+
+build: deps dist/asyncagents.wasm dist/manifest.json dist/asyncagents.js
+
+test: build test-bun test-go
+
+test-bun: build
+	$(BUN) test bridge/
+	BUN_BE_BUN=1 node_modules/.bin/opencode test bridge/
+
+test-go: build
+	go test -count=1 -timeout 20m ./...
+
+demo: build
+	go run ./testharness/cmd/demo
+
+bench: build
+	go run ./testharness/cmd/bench
+
+pack: build
+	npm pack
+
+clean:
+	rm -rf dist *.tgz

@@ -1,0 +1,62 @@
+// Carries out the core's effects that talk to OpenCode, through the plugin's v1 SDK client. Each
+// function returns what the core expects back in effect.done, or throws with OpenCode's words.
+// No decisions here: the core chose what to call and with what.
+
+import type { Effect } from "../bridge/core";
+
+// The slice of the v1 SDK client this file uses. Typed loosely on purpose: the server accepts
+// fields (session permission) that the v1 types lack.
+export interface Client {
+  app: { agents(opts: any): Promise<Result> };
+  session: {
+    create(opts: any): Promise<Result>;
+    promptAsync(opts: any): Promise<Result>;
+    messages(opts: any): Promise<Result>;
+    status(opts: any): Promise<Result>;
+    abort(opts: any): Promise<Result>;
+  };
+}
+interface Result {
+  data?: any;
+  error?: any;
+  response?: Response;
+}
+
+function unwrap(what: string, r: Result): any {
+  if (r.error !== undefined && r.error !== null) {
+    const e = r.error;
+    const msg = e?.data?.message ?? e?.message ?? e?.name ?? JSON.stringify(e);
+    throw new Error(`${what}: ${msg}`);
+  }
+  return r.data;
+}
+
+export function makeExecutor(client: Client, directory: string) {
+  const query = { directory };
+  return async function perform(e: Effect): Promise<unknown> {
+    switch (e.kind) {
+      case "agents.list": {
+        const agents = unwrap("listing agents", await client.app.agents({ query })) as any[];
+        return agents.map((a) => ({ name: a.name, mode: a.mode, description: a.description }));
+      }
+      case "session.create": {
+        const body = { parentID: e.parentID, title: e.title, permission: e.permission };
+        const s = unwrap("creating the session", await client.session.create({ body, query }));
+        return { id: s.id };
+      }
+      case "session.promptAsync": {
+        const body = { agent: e.agent || undefined, parts: e.parts, tools: e.tools, noReply: e.noReply || undefined };
+        unwrap("prompting the session", await client.session.promptAsync({ path: { id: e.sessionID }, body, query }));
+        return null;
+      }
+      case "session.messages":
+        return unwrap("reading the messages", await client.session.messages({ path: { id: e.sessionID }, query }));
+      case "session.status":
+        return unwrap("reading session status", await client.session.status({ query })) ?? {};
+      case "session.abort":
+        unwrap("aborting the session", await client.session.abort({ path: { id: e.sessionID }, query }));
+        return null;
+    }
+    throw new Error(`this plugin cannot carry out effect ${e.kind}`);
+  };
+}

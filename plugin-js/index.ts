@@ -1,0 +1,35 @@
+// asyncagents: background subagents for OpenCode. The decisions are made by the Go core (a
+// WebAssembly module next to this file); this plugin feeds it OpenCode's tool calls and events
+// and carries out what it asks.
+//
+// OpenCode calls every export of a plugin module as a plugin, so this module exports the plugin
+// function and nothing else.
+
+import type { Plugin } from "@opencode-ai/plugin";
+import manifest from "../dist/manifest.json";
+import type { ToolSpec } from "../bridge/core";
+import { makeExecutor, type Client } from "./effects";
+import { Runtime } from "./runtime";
+import { makeTools } from "./tools";
+
+export const AsyncAgents: Plugin = async ({ client, directory }) => {
+  const wasmURL = new URL("./asyncagents.wasm", import.meta.url);
+  const log = (level: string, message: string) => {
+    const app = (client as any).app;
+    // Logging must never fail a task: errors from the log endpoint are dropped.
+    app?.log?.({ body: { service: "asyncagents", level: level === "warn" ? "warn" : level === "error" ? "error" : "info", message } })?.catch?.(() => {});
+  };
+  const runtime = new Runtime(
+    Bun.file(wasmURL).arrayBuffer(),
+    { development: process.env.NODE_ENV === "development" },
+    makeExecutor(client as unknown as Client, directory),
+    log,
+  );
+  const subscribed = new Set<string>(manifest.subscribe);
+  return {
+    tool: makeTools(manifest.tools as ToolSpec[], runtime),
+    event: async ({ event }) => {
+      if (subscribed.has(event.type)) runtime.feed({ type: "opencode", event: event as any });
+    },
+  };
+};

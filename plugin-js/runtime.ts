@@ -1,0 +1,144 @@
+// The plugin's side of the sans-IO loop: feed the core an event, carry out the effects it returns,
+// feed back their results. Timers and pending tool calls live here because they are handles the
+// core cannot hold; what they mean is the core's business.
+
+import { Core, compile, type CoreConfig, type CoreEvent, type Effect } from "../bridge/core";
+
+export interface ToolCallContext {
+  sessionID: string;
+  messageID: string;
+  agent: string;
+  callID?: string;
+  abort?: AbortSignal;
+}
+
+export interface ToolAnswer {
+  title?: string;
+  output: string;
+  metadata?: Record<string, unknown>;
+}
+
+interface PendingCall {
+  resolve(answer: ToolAnswer): void;
+  reject(err: Error): void;
+  ctx: ToolCallContext;
+}
+
+type Perform = (e: Effect) => Promise<unknown>;
+type Log = (level: string, message: string) => void;
+
+export class Runtime {
+  private core?: Core;
+  private readonly ready: Promise<void>;
+  private readonly backlog: CoreEvent[] = [];
+  private readonly calls = new Map<string, PendingCall>();
+  private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
+  private callSeq = 0;
+  private failure?: Error;
+
+  constructor(
+    wasm: Promise<ArrayBuffer>,
+    config: CoreConfig,
+    private readonly perform: Perform,
+    private readonly log: Log,
+  ) {
+    // Compiling the module takes about 100 ms: it happens in the background, and OpenCode does
+    // not wait for it. Events that arrive meanwhile are kept and fed in order.
+    this.ready = wasm
+      .then(compile)
+      .then((m) => Core.instantiate(m, (fd, text) => this.log(fd === 2 ? "error" : "info", text)))
+      .then((core) => {
+        core.init(config);
+        this.core = core;
+        for (const ev of this.backlog.splice(0)) this.feed(ev);
+      })
+      .catch((err) => {
+        this.failure = err instanceof Error ? err : new Error(String(err));
+        this.log("error", `asyncagents: the core failed to load: ${this.failure.message}`);
+      });
+  }
+
+  /** Resolves once the core is loaded (or failed to load). */
+  whenReady(): Promise<void> {
+    return this.ready;
+  }
+
+  /** Feeds one event and carries out what the core answers. Never throws. */
+  feed(ev: CoreEvent): void {
+    if (!this.core) {
+      if (!this.failure) this.backlog.push(ev);
+      return;
+    }
+    let effects: Effect[];
+    try {
+      effects = this.core.step(Date.now(), ev);
+    } catch (err) {
+      this.log("error", `asyncagents: core step failed: ${(err as Error).message}`);
+      return;
+    }
+    for (const e of effects) this.carryOut(e);
+  }
+
+  /** Runs one tool call through the core and resolves with its answer. */
+  async callTool(tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolAnswer> {
+    await this.ready;
+    if (this.failure) throw new Error(`asyncagents is unavailable: its core failed to load (${this.failure.message})`);
+    const callID = ctx.callID ?? `aa_call_${++this.callSeq}`;
+    return new Promise<ToolAnswer>((resolve, reject) => {
+      this.calls.set(callID, { resolve, reject, ctx });
+      ctx.abort?.addEventListener("abort", () => this.feed({ type: "tool.aborted", callID }), { once: true });
+      this.feed({ type: "tool.call", callID, tool, sessionID: ctx.sessionID, messageID: ctx.messageID, agent: ctx.agent, args });
+    });
+  }
+
+  private carryOut(e: Effect): void {
+    switch (e.kind) {
+      case "tool.reply":
+        return this.answer(e);
+      case "timer.set": {
+        this.clearTimer(e.timerID!);
+        const t = setTimeout(() => {
+          this.timers.delete(e.timerID!);
+          this.feed({ type: "timer.fired", timerID: e.timerID! });
+        }, e.delayMs ?? 0);
+        // A pending timer must never keep OpenCode from exiting.
+        (t as any).unref?.();
+        this.timers.set(e.timerID!, t);
+        return;
+      }
+      case "timer.clear":
+        return this.clearTimer(e.timerID!);
+      case "log":
+        return this.log(e.level ?? "info", `asyncagents: ${e.message}`);
+    }
+    const done = (ok: boolean, result?: unknown, error?: string) => {
+      if (e.reply) this.feed({ type: "effect.done", effectID: e.id, ok, result, error });
+    };
+    this.perform(e).then(
+      (result) => done(true, result),
+      (err) => done(false, undefined, err instanceof Error ? err.message : String(err)),
+    );
+  }
+
+  private answer(e: Effect): void {
+    const call = this.calls.get(e.callID!);
+    if (!call) return;
+    this.calls.delete(e.callID!);
+    if (e.error) return call.reject(new Error(e.error));
+    // The title goes in the returned value: OpenCode 1.18 ignores ctx.metadata() for plugin tools.
+    const title = typeof e.metadata?.title === "string" ? (e.metadata.title as string) : undefined;
+    call.resolve({ title, output: e.output ?? "", metadata: e.metadata });
+  }
+
+  private clearTimer(id: string): void {
+    const t = this.timers.get(id);
+    if (t !== undefined) clearTimeout(t);
+    this.timers.delete(id);
+  }
+
+  /** Stops every timer; called when OpenCode disposes the plugin. */
+  dispose(): void {
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+  }
+}
