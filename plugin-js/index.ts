@@ -12,6 +12,12 @@ import { makeExecutor, type Client } from "./effects";
 import { Runtime } from "./runtime";
 import { makeTools } from "./tools";
 
+// Read at run time through a computed key: `bun build` replaces a literal process.env.NODE_ENV
+// with "development" when it bundles, which would mark every user's notices.
+function readEnv(name: string): string | undefined {
+  return process.env[name];
+}
+
 export const AsyncAgents: Plugin = async ({ client, directory }) => {
   const wasmURL = new URL("./asyncagents.wasm", import.meta.url);
   const log = (level: string, message: string) => {
@@ -21,7 +27,7 @@ export const AsyncAgents: Plugin = async ({ client, directory }) => {
   };
   const runtime = new Runtime(
     Bun.file(wasmURL).arrayBuffer(),
-    { development: process.env.NODE_ENV === "development" },
+    { development: readEnv("NODE_ENV") === "development" },
     makeExecutor(client as unknown as Client, directory),
     log,
   );
