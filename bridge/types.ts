@@ -57,7 +57,8 @@ export type CoreEvent =
   | { type: "tool.aborted"; callID: string }
   | { type: "effect.done"; effectID: number; ok: boolean; result?: unknown; error?: string }
   | { type: "opencode"; event: { type: string; properties: unknown } }
-  | { type: "timer.fired"; timerID: string };
+  | { type: "timer.fired"; timerID: string }
+  | { type: "start" };
 
 export interface CoreResponse {
   ok: boolean;

@@ -12,7 +12,7 @@ func (m *Machine) onEffectDone(ev Event) {
 	delete(m.pending, ev.EffectID)
 	switch p.kind {
 	case EffectAgentsList:
-		m.onAgentsListed(p, ev)
+		m.onAgentsListed(ev)
 	case EffectSessionCreate:
 		m.onSessionCreated(p, ev)
 	case EffectPromptAsync:

@@ -15,6 +15,8 @@ const (
 	EventOpenCode = "opencode"
 	// EventTimer: a timer set by a timer.set effect fired.
 	EventTimer = "timer.fired"
+	// EventStart: the host is up and carries out effects; the core warms its caches.
+	EventStart = "start"
 )
 
 // Event is one input to the state machine. Only the fields of its Type are read.

@@ -14,8 +14,10 @@ type Machine struct {
 	tasks map[string]*Task
 	order []string // task IDs in launch order, for listings
 
-	agents      []AgentInfo
-	agentsKnown bool
+	agents         []AgentInfo
+	agentsKnown    bool
+	agentsFetching bool
+	agentWaiters   []*launch // launches waiting for the agent list
 
 	nextEffect int64
 	pending    map[int64]pending  // effects awaiting effect.done
@@ -78,6 +80,8 @@ func (m *Machine) Step(now int64, ev Event) []Effect {
 		}
 	case EventTimer:
 		m.onTimer(ev.TimerID)
+	case EventStart:
+		m.fetchAgents()
 	default:
 		m.log("warn", fmt.Sprintf("unknown event type %q ignored", ev.Type))
 	}
@@ -116,6 +120,7 @@ func (t *Task) public() Task {
 	}
 	c.seenCalls = nil
 	c.sessionError = nil
+	c.msg = nil
 	return c
 }
 

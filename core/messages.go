@@ -71,6 +71,15 @@ func readOutcome(raw json.RawMessage) (outcome, error) {
 	return outcome{done: true, result: strings.Join(texts, "\n\n")}, nil
 }
 
+// finishWith ends a task as its child's last answer says.
+func (m *Machine) finishWith(t *Task, o outcome) {
+	if o.err != nil {
+		m.finish(t, StatusError, "", o.err)
+		return
+	}
+	m.finish(t, StatusCompleted, o.result, nil)
+}
+
 // checkTask asks for the child's messages to see whether it has finished.
 func (m *Machine) checkTask(t *Task, fromIdle bool) {
 	m.request(Effect{Kind: EffectMessages, SessionID: t.ID}, pending{taskID: t.ID, idle: fromIdle})
@@ -91,10 +100,8 @@ func (m *Machine) onMessages(p pending, ev Event) {
 		return
 	}
 	switch {
-	case o.done && o.err != nil:
-		m.finish(t, StatusError, "", o.err)
 	case o.done:
-		m.finish(t, StatusCompleted, o.result, nil)
+		m.finishWith(t, o)
 	case t.sessionError != nil && (p.idle || t.promptSent):
 		// The prompt failed before any assistant message was written.
 		m.finish(t, StatusError, "", t.sessionError)

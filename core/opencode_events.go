@@ -5,7 +5,7 @@ import "encoding/json"
 // SubscribedEvents are the OpenCode event types the core reads. Hosts forward only these, so the
 // busy stream of text deltas never crosses into the core.
 func SubscribedEvents() []string {
-	return []string{"session.idle", "session.status", "session.error", "message.part.updated"}
+	return []string{"session.idle", "session.status", "session.error", "message.updated", "message.part.updated"}
 }
 
 func (m *Machine) onOpenCode(e OpenCodeEvent) {
@@ -29,33 +29,31 @@ func (m *Machine) onOpenCode(e OpenCodeEvent) {
 		}
 	case "session.error":
 		var p struct {
-			SessionID string `json:"sessionID"`
-			Error     *struct {
-				Name string `json:"name"`
-				Data struct {
-					Message string `json:"message"`
-				} `json:"data"`
-			} `json:"error"`
+			SessionID string      `json:"sessionID"`
+			Error     *eventError `json:"error"`
 		}
 		if json.Unmarshal(e.Properties, &p) != nil || p.Error == nil {
 			return
 		}
 		if t := m.tasks[p.SessionID]; t != nil && !t.Status.Terminal() {
-			msg := p.Error.Data.Message
-			if msg == "" {
-				msg = p.Error.Name
-			}
-			t.sessionError = &TaskError{Name: p.Error.Name, Message: msg}
+			t.sessionError = p.Error.taskError()
 		}
+	case "message.updated":
+		m.onMessageUpdated(e.Properties)
 	case "message.part.updated":
 		m.onPartUpdated(e.Properties)
 	}
 }
 
-// onChildIdle starts the completion check of a task whose child says it is idle.
+// onChildIdle finishes a task whose child says it is idle: at once when the events described its
+// last answer completely, else after reading its messages.
 func (m *Machine) onChildIdle(sessionID string) {
 	t := m.tasks[sessionID]
 	if t == nil || t.Status.Terminal() {
+		return
+	}
+	if o, known := t.msg.outcome(); known {
+		m.finishWith(t, o)
 		return
 	}
 	m.checkTask(t, true)
@@ -65,10 +63,18 @@ func (m *Machine) onChildIdle(sessionID string) {
 func (m *Machine) onPartUpdated(props json.RawMessage) {
 	var p struct {
 		Part struct {
+			ID        string `json:"id"`
 			SessionID string `json:"sessionID"`
+			MessageID string `json:"messageID"`
 			Type      string `json:"type"`
 			CallID    string `json:"callID"`
 			Tool      string `json:"tool"`
+			Text      string `json:"text"`
+			Synthetic bool   `json:"synthetic"`
+			Ignored   bool   `json:"ignored"`
+			Time      struct {
+				End int64 `json:"end"`
+			} `json:"time"`
 		} `json:"part"`
 	}
 	if json.Unmarshal(props, &p) != nil {
@@ -79,6 +85,10 @@ func (m *Machine) onPartUpdated(props json.RawMessage) {
 		return
 	}
 	t.Progress.LastUpdate = m.now
+	if p.Part.Type == "text" {
+		m.onTextPart(t, p.Part.ID, p.Part.MessageID, p.Part.Text, p.Part.Time.End != 0, p.Part.Synthetic || p.Part.Ignored)
+		return
+	}
 	if p.Part.Type != "tool" || p.Part.CallID == "" || t.seenCalls[p.Part.CallID] {
 		return
 	}

@@ -43,6 +43,8 @@ type Task struct {
 	// sessionError keeps the last session.error seen for the child, for a child that goes idle
 	// without writing an assistant message.
 	sessionError *TaskError
+	// msg is the child's newest assistant message as seen in events (see track.go).
+	msg *trackedMessage
 	// seenCalls dedupes tool parts: OpenCode sends a part again on every state change.
 	seenCalls map[string]bool
 }

@@ -84,15 +84,26 @@ func (m *Machine) onTaskCall(ev Event) {
 		return
 	}
 	l := &launch{callID: ev.CallID, sessionID: ev.SessionID, messageID: ev.MessageID, parentAgent: ev.Agent, args: a}
-	// The agent list is cached: asking OpenCode on every launch would add a round trip to the
-	// launch latency. An agent missing from the cache refreshes it once before failing.
+	// The agent list is cached (and fetched when the host starts): asking OpenCode on every launch
+	// would add a slow round trip to the launch. An agent missing from the cache refreshes it once
+	// before failing; launches that arrive while a refresh is in flight wait for that one.
 	if m.agentsKnown {
 		if _, ok := m.findAgent(a.Agent); ok {
 			m.checkAgentAndCreate(l)
 			return
 		}
 	}
-	m.request(Effect{Kind: EffectAgentsList}, pending{launch: l})
+	m.agentWaiters = append(m.agentWaiters, l)
+	m.fetchAgents()
+}
+
+// fetchAgents asks for the agent list unless a request is already in flight.
+func (m *Machine) fetchAgents() {
+	if m.agentsFetching {
+		return
+	}
+	m.agentsFetching = true
+	m.request(Effect{Kind: EffectAgentsList}, pending{})
 }
 
 func (m *Machine) findAgent(name string) (AgentInfo, bool) {
@@ -116,18 +127,27 @@ func (m *Machine) subagentNames() []string {
 	return names
 }
 
-func (m *Machine) onAgentsListed(p pending, ev Event) {
+func (m *Machine) onAgentsListed(ev Event) {
+	m.agentsFetching = false
+	waiting := m.agentWaiters
+	m.agentWaiters = nil
+	var agents []AgentInfo
 	if !ev.OK {
-		m.failTool(p.launch.callID, "asyncagents_task: could not list OpenCode's agents: "+ev.Error+"; no task was created")
+		for _, l := range waiting {
+			m.failTool(l.callID, "asyncagents_task: could not list OpenCode's agents: "+ev.Error+"; no task was created")
+		}
 		return
 	}
-	var agents []AgentInfo
 	if err := json.Unmarshal(ev.Result, &agents); err != nil {
-		m.failTool(p.launch.callID, "asyncagents_task: OpenCode's agent list was unreadable; no task was created")
+		for _, l := range waiting {
+			m.failTool(l.callID, "asyncagents_task: OpenCode's agent list was unreadable; no task was created")
+		}
 		return
 	}
 	m.agents, m.agentsKnown = agents, true
-	m.checkAgentAndCreate(p.launch)
+	for _, l := range waiting {
+		m.checkAgentAndCreate(l)
+	}
 }
 
 func (m *Machine) checkAgentAndCreate(l *launch) {

@@ -69,7 +69,6 @@ func childPermission() []PermissionRule {
 	return rules
 }
 
-
 // onToolCall routes a tool call to its tool.
 func (m *Machine) onToolCall(ev Event) {
 	switch ev.Tool {

@@ -50,6 +50,7 @@ export class Runtime {
       .then((core) => {
         core.init(config);
         this.core = core;
+        this.feed({ type: "start" });
         for (const ev of this.backlog.splice(0)) this.feed(ev);
       })
       .catch((err) => {

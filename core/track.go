@@ -1,0 +1,138 @@
+package core
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// trackedMessage is the child's newest assistant message as OpenCode's events describe it. When
+// the child goes idle and this picture is complete, the task finishes at once, without a round
+// trip to read the messages: over OpenCode's HTTP API that read costs tens of milliseconds, which
+// is most of the delay between a child finishing and its notice.
+type trackedMessage struct {
+	id        string
+	created   int64
+	completed int64
+	finish    string
+	err       *TaskError
+	parts     map[string]*trackedText
+	order     []string
+}
+
+type trackedText struct {
+	text  string
+	ended bool
+	skip  bool // synthetic or ignored: not part of the answer
+}
+
+// outcome reads the tracked message. known is false when the events did not tell enough (a text
+// part not yet ended, no completion time), and the messages must be read instead.
+func (t *trackedMessage) outcome() (o outcome, known bool) {
+	if t == nil {
+		return outcome{}, false
+	}
+	if t.err != nil {
+		return outcome{done: true, err: t.err}, true
+	}
+	if t.completed == 0 || t.finish == "" || t.finish == "tool-calls" {
+		return outcome{}, false
+	}
+	var texts []string
+	for _, id := range t.order {
+		p := t.parts[id]
+		if !p.ended {
+			return outcome{}, false
+		}
+		if !p.skip && strings.TrimSpace(p.text) != "" {
+			texts = append(texts, p.text)
+		}
+	}
+	return outcome{done: true, result: strings.Join(texts, "\n\n")}, true
+}
+
+type eventError struct {
+	Name string `json:"name"`
+	Data struct {
+		Message string `json:"message"`
+	} `json:"data"`
+}
+
+func (e *eventError) taskError() *TaskError {
+	if e == nil {
+		return nil
+	}
+	msg := e.Data.Message
+	if msg == "" {
+		msg = e.Name
+	}
+	return &TaskError{Name: e.Name, Message: msg}
+}
+
+// onMessageUpdated follows the child's messages: a newer assistant message replaces the tracked
+// one, a newer user message (a follow-up prompt) clears it.
+func (m *Machine) onMessageUpdated(props json.RawMessage) {
+	var p struct {
+		Info struct {
+			ID        string      `json:"id"`
+			SessionID string      `json:"sessionID"`
+			Role      string      `json:"role"`
+			Finish    string      `json:"finish"`
+			Error     *eventError `json:"error"`
+			Time      struct {
+				Created   int64 `json:"created"`
+				Completed int64 `json:"completed"`
+			} `json:"time"`
+		} `json:"info"`
+	}
+	if json.Unmarshal(props, &p) != nil {
+		return
+	}
+	t := m.tasks[p.Info.SessionID]
+	if t == nil || t.Status.Terminal() {
+		return
+	}
+	info := p.Info
+	if info.Role != "assistant" {
+		if t.msg != nil && info.Time.Created > t.msg.created {
+			t.msg = nil
+		}
+		return
+	}
+	tm := t.trackMessage(info.ID)
+	if tm == nil {
+		return
+	}
+	tm.created = info.Time.Created
+	tm.completed = info.Time.Completed
+	tm.finish = info.Finish
+	tm.err = info.Error.taskError()
+}
+
+// trackMessage returns the tracked message with id, starting to track it if it is new.
+func (t *Task) trackMessage(id string) *trackedMessage {
+	if id == "" {
+		return nil
+	}
+	if t.msg == nil || t.msg.id != id {
+		t.msg = &trackedMessage{id: id, parts: map[string]*trackedText{}}
+	}
+	return t.msg
+}
+
+// onTextPart records a text part of the child's answer.
+func (m *Machine) onTextPart(t *Task, id, messageID, text string, ended, skip bool) {
+	tm := t.msg
+	if tm == nil || tm.id != messageID {
+		tm = t.trackMessage(messageID)
+		if tm == nil {
+			return
+		}
+	}
+	p, ok := tm.parts[id]
+	if !ok {
+		p = &trackedText{}
+		tm.parts[id] = p
+		tm.order = append(tm.order, id)
+	}
+	p.text, p.ended, p.skip = text, ended, skip
+}
