@@ -34,9 +34,12 @@ build: deps dist/asyncagents.wasm dist/manifest.json dist/asyncagents.js
 
 test: build test-bun test-go
 
+# The bun tests run twice: on the pinned bun, and on the Bun embedded in OpenCode, which is the
+# one that runs the plugin for users.
 test-bun: build
-	$(BUN) test bridge/
-	BUN_BE_BUN=1 node_modules/.bin/opencode test bridge/
+	node_modules/.bin/tsc -p .
+	$(BUN) test bridge/ plugin-js/
+	BUN_BE_BUN=1 node_modules/.bin/opencode test bridge/ plugin-js/
 
 test-go: build
 	go test -count=1 -timeout 20m ./...

@@ -1,0 +1,67 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/asyncagents/asyncagents/testharness/mockmodel"
+	"github.com/asyncagents/asyncagents/testharness/ocserve"
+)
+
+// The npm tarball holds the plugin and the .wasm, and works once installed somewhere else: a
+// task launched through the installed copy completes in real OpenCode.
+func TestPackedTarballWorksInstalled(t *testing.T) {
+	root := ocserve.RepoRoot(t)
+	pluginSpec(t) // dist/ must be built: npm pack's prepack would otherwise run make
+	tmp := t.TempDir()
+
+	pack := exec.Command("npm", "pack", "--ignore-scripts", "--json", "--pack-destination", tmp)
+	pack.Dir = root
+	out, err := pack.Output()
+	require.NoError(t, err, "npm pack")
+	var files []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if s := strings.TrimSpace(line); strings.HasPrefix(s, `"path": "`) {
+			files = append(files, strings.TrimSuffix(strings.TrimPrefix(s, `"path": "`), `",`))
+		}
+	}
+	sort.Strings(files)
+	require.Equal(t, []string{"ABI.md", "README.md", "dist/asyncagents.js", "dist/asyncagents.wasm", "package.json"}, files)
+	tarballs, _ := filepath.Glob(filepath.Join(tmp, "asyncagents-*.tgz"))
+	require.Len(t, tarballs, 1)
+
+	// Install it into a fresh directory, as a user's project or OpenCode's cache would.
+	install := filepath.Join(tmp, "elsewhere")
+	require.NoError(t, os.MkdirAll(install, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(install, "package.json"), []byte(`{"name":"elsewhere","private":true}`), 0o644))
+	npm := exec.Command("npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", tarballs[0])
+	npm.Dir = install
+	msg, err := npm.CombinedOutput()
+	require.NoError(t, err, "npm install: %s", msg)
+	installed := filepath.Join(install, "node_modules", "asyncagents", "dist", "asyncagents.js")
+	require.FileExists(t, installed)
+
+	model := mockmodel.Start(t, func(req mockmodel.Request) mockmodel.Reply {
+		switch {
+		case req.LastUser == "CHILD packed":
+			return mockmodel.Reply{Text: "packed result"}
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+			return mockmodel.Reply{Text: "ok"}
+		case req.LastUser == "GO":
+			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Packed job", "CHILD packed", "general")}}
+		}
+		return mockmodel.Reply{Text: "?"}
+	})
+	oc := ocserve.Start(t, ocserve.Options{ModelURL: model.URL(), Plugins: []string{"file://" + installed}})
+	e := &env{t: t, model: model, oc: oc}
+	parent := e.prompt("GO")
+	e.eventually("the notice from the installed plugin", 60*time.Second, func() bool { return len(e.notices(parent)) == 1 })
+	require.Contains(t, e.notices(parent)[0].hidden, "<task_result>\npacked result\n</task_result>")
+}
