@@ -45,10 +45,10 @@ test-go: build
 	go test -count=1 -timeout 20m ./...
 
 demo: build
-	go run ./testharness/cmd/demo
+	@set -o pipefail; go test -count=1 -v -tags demo -run TestDemo ./testharness/demo | grep -v -E '^(ok |PASS$$|=== RUN|--- PASS)'
 
 bench: build
-	go run ./testharness/cmd/bench
+	go test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 30m ./testharness/bench
 
 pack: build
 	npm pack
