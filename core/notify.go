@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // finish moves a task to a terminal status exactly once, then tells the parent and answers every
@@ -95,22 +96,24 @@ func (m *Machine) hiddenNotice(t *Task, total, running int) string {
 	return b.String()
 }
 
-// cutResult bounds the result carried in a notice.
+// cutResult bounds the result carried in a notice, counting characters (runes), not bytes.
 func (m *Machine) cutResult(t *Task) string {
 	r := t.Result
 	if r == "" {
 		return "(the subagent returned no text)"
 	}
 	limit := m.cfg.MaxResultChars
-	if len(r) <= limit {
+	total := utf8.RuneCountInString(r)
+	if total <= limit {
 		return r
 	}
-	cut := r[:limit]
-	// Do not split a UTF-8 sequence.
-	for len(cut) > 0 && !utf8Start(r[len(cut)]) {
-		cut = cut[:len(cut)-1]
+	cut, n := 0, 0
+	for i := range r {
+		if n == limit {
+			cut = i
+			break
+		}
+		n++
 	}
-	return fmt.Sprintf("%s\n\n[result cut at %d of %d characters; call asyncagents_output(task_id=%q) for the whole result]", cut, len(cut), len(r), t.ID)
+	return fmt.Sprintf("%s\n\n[result cut at %d of %d characters; call asyncagents_output(task_id=%q) for the whole result]", r[:cut], limit, total, t.ID)
 }
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }

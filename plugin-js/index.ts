@@ -18,7 +18,9 @@ function readEnv(name: string): string | undefined {
   return process.env[name];
 }
 
-export const AsyncAgents: Plugin = async ({ client, directory }) => {
+// Options come from opencode.json: "plugin": [["asyncagents", { "maxResultChars": 20000 }]]. The
+// core reads them (see core/config.go) and refuses a wrongly typed one by name.
+export const AsyncAgents: Plugin = async ({ client, directory }, options) => {
   const wasmURL = new URL("./asyncagents.wasm", import.meta.url);
   const log = (level: string, message: string) => {
     const app = (client as any).app;
@@ -27,7 +29,7 @@ export const AsyncAgents: Plugin = async ({ client, directory }) => {
   };
   const runtime = new Runtime(
     Bun.file(wasmURL).arrayBuffer(),
-    { development: readEnv("NODE_ENV") === "development" },
+    { ...(options ?? {}), development: readEnv("NODE_ENV") === "development" },
     makeExecutor(client as unknown as Client, directory),
     log,
   );

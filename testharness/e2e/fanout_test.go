@@ -84,6 +84,21 @@ func TestFanOutThree(t *testing.T) {
 	last := e.notices(parent)[2]
 	require.Contains(t, last.hidden, "All 3 tasks finished.")
 
+	// The children could not delegate, touch the todo list, ask the user, or call our tools:
+	// those tools were not even offered to their model.
+	childRequests := 0
+	for _, r := range e.model.Requests() {
+		if !strings.HasPrefix(r.LastUser, "CHILD ") {
+			continue
+		}
+		childRequests++
+		require.NotEmpty(t, r.Tools)
+		for _, denied := range []string{"task", "todowrite", "question", "asyncagents_task", "asyncagents_output"} {
+			require.NotContains(t, r.Tools, denied, "tool offered to a child")
+		}
+	}
+	require.Equal(t, 3, childRequests)
+
 	// asyncagents_output returns each child's result.
 	e.model.SetScript(func(req mockmodel.Request) mockmodel.Reply {
 		if lastRole(req) == "tool" {

@@ -1,0 +1,125 @@
+package ocserve
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Options describe one OpenCode server.
+type Options struct {
+	ModelURL string            // the mock model's URL(), ending in /v1
+	Plugins  []string          // opencode.json "plugin" entries, e.g. "file:///abs/dist/asyncagents.js"
+	Config   map[string]any    // merged over the generated opencode.json (top-level keys)
+	Env      []string          // extra environment, KEY=VALUE
+	Files    map[string]string // extra files in the project dir (relative paths)
+	LogLevel string            // --log-level; "INFO" when empty
+
+	noSeed bool // leave config dirs bare (to measure what seeding saves)
+}
+
+// Limits: start-up is bounded so a hung server fails the test instead of the
+// suite, and SIGTERM gets a bounded grace period before SIGKILL.
+const (
+	StartTimeout   = 60 * time.Second
+	StopGrace      = 10 * time.Second
+	RequestTimeout = 15 * time.Second
+	probeEvery     = time.Second // faster probing kept 1.18 from binding its port
+	probeTimeout   = 900 * time.Millisecond
+)
+
+// Server is one running `opencode serve`.
+type Server struct {
+	URL     string        // http://127.0.0.1:<port>
+	Dir     string        // the project directory (a git repository)
+	Home    string        // HOME; XDG dirs live under it
+	Started time.Duration // spawn -> first healthy answer
+	// StopTook is SIGTERM -> exit, set by Stop.
+	StopTook time.Duration
+
+	t       testing.TB
+	cmd     *exec.Cmd
+	logs    *logBuffer
+	http    *http.Client
+	exited  chan struct{}
+	waitErr error
+	probes  []string // start-up probe outcomes, for the log
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Start prepares an isolated home and project, starts `opencode serve` and
+// waits (StartTimeout at most) until /global/health answers. t.Cleanup stops
+// it and prints its logs if the test failed.
+func Start(t testing.TB, opt Options) *Server {
+	t.Helper()
+	bin := Binary(t)
+	root := RepoRoot(t)
+	base := t.TempDir()
+	s := &Server{
+		t:      t,
+		Dir:    filepath.Join(base, "project"),
+		Home:   filepath.Join(base, "home"),
+		logs:   newLogBuffer(),
+		http:   &http.Client{Transport: &http.Transport{Proxy: nil, DisableCompression: true}},
+		exited: make(chan struct{}),
+	}
+	if err := s.prepare(root, opt); err != nil {
+		t.Fatalf("ocserve: prepare: %v", err)
+	}
+	port, err := freePort()
+	if err != nil {
+		t.Fatalf("ocserve: free port: %v", err)
+	}
+	s.URL = "http://127.0.0.1:" + strconv.Itoa(port)
+	level := opt.LogLevel
+	if level == "" {
+		level = "INFO"
+	}
+	s.cmd = exec.Command(bin, "serve", "--port", strconv.Itoa(port), "--hostname", "127.0.0.1",
+		"--print-logs", "--log-level", level)
+	s.cmd.Dir = s.Dir
+	s.cmd.Env = append(s.env(), opt.Env...)
+	// Our own pipe, not an io.Writer: with a Writer, Wait would also wait
+	// for every grandchild still holding stdout, and Stop would mistime the
+	// exit of opencode itself.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatalf("ocserve: pipe: %v", err)
+	}
+	s.cmd.Stdout, s.cmd.Stderr = pw, pw
+	// Own process group: a SIGKILL fallback then reaches bun helpers, LSPs
+	// and MCP servers too. SIGTERM itself goes to opencode alone, as a
+	// terminal or service manager would send it.
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	spawned := time.Now()
+	err = s.cmd.Start()
+	pw.Close()
+	if err != nil {
+		pr.Close()
+		t.Fatalf("ocserve: start %s: %v", bin, err)
+	}
+	go func() { _, _ = io.Copy(s.logs, pr); pr.Close() }()
+	go func() { s.waitErr = s.cmd.Wait(); close(s.exited) }()
+	t.Cleanup(func() {
+		if err := s.Stop(); err != nil {
+			t.Errorf("ocserve: stop: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("ocserve: start-up probes %v; opencode logs (%s):\n%s", s.probes, s.Dir, s.Logs())
+		}
+	})
+	if err := s.waitHealthy(spawned); err != nil {
+		t.Fatalf("ocserve: %v\nlogs:\n%s", err, s.Logs())
+	}
+	s.Started = time.Since(spawned)
+	return s
+}
