@@ -64,20 +64,24 @@ export class Runtime {
     return this.ready;
   }
 
-  /** Feeds one event and carries out what the core answers. Never throws. */
-  feed(ev: CoreEvent): void {
+  /**
+   * Feeds one event and carries out what the core answers. Never throws: returns the core's error
+   * when the step failed (a panic in the core), so a caller waiting on the step can stop waiting.
+   */
+  feed(ev: CoreEvent): Error | undefined {
     if (!this.core) {
       if (!this.failure) this.backlog.push(ev);
-      return;
+      return this.failure;
     }
     let effects: Effect[];
     try {
       effects = this.core.step(Date.now(), ev);
     } catch (err) {
       this.log("error", `asyncagents: core step failed: ${(err as Error).message}`);
-      return;
+      return err as Error;
     }
     for (const e of effects) this.carryOut(e);
+    return undefined;
   }
 
   /** Runs one tool call through the core and resolves with its answer. */
@@ -88,7 +92,8 @@ export class Runtime {
     return new Promise<ToolAnswer>((resolve, reject) => {
       this.calls.set(callID, { resolve, reject, ctx });
       ctx.abort?.addEventListener("abort", () => this.feed({ type: "tool.aborted", callID }), { once: true });
-      this.feed({ type: "tool.call", callID, tool, sessionID: ctx.sessionID, messageID: ctx.messageID, agent: ctx.agent, args });
+      const failed = this.feed({ type: "tool.call", callID, tool, sessionID: ctx.sessionID, messageID: ctx.messageID, agent: ctx.agent, args });
+      if (failed && this.calls.delete(callID)) reject(new Error(`asyncagents: internal error: ${failed.message}`));
     });
   }
 

@@ -1,0 +1,78 @@
+// The plugin's effect loop with the real core and a fake OpenCode client: tool calls resolve from
+// tool.reply, effect results flow back, a notice reaches the parent, errors reject.
+import { expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Effect } from "../bridge/core";
+import { Runtime } from "./runtime";
+
+const wasm = readFileSync(join(import.meta.dir, "..", "dist", "asyncagents.wasm"));
+
+function fakeOpenCode() {
+  const performed: Effect[] = [];
+  const perform = async (e: Effect): Promise<unknown> => {
+    performed.push(e);
+    switch (e.kind) {
+      case "agents.list":
+        return [{ name: "build", mode: "primary" }, { name: "general", mode: "subagent" }];
+      case "session.create":
+        return { id: "ses_child" };
+      case "session.messages":
+        return [
+          { info: { id: "u", role: "user" }, parts: [{ type: "text", text: "p" }] },
+          { info: { id: "a", role: "assistant", finish: "stop", time: { created: 1, completed: 2 } }, parts: [{ type: "text", text: "the answer" }] },
+        ];
+      case "session.create.fail":
+        throw new Error("nope");
+    }
+    return null;
+  };
+  return { performed, perform };
+}
+
+const ctx = { sessionID: "ses_parent", messageID: "msg_1", agent: "build" };
+const until = async (cond: () => boolean) => {
+  for (let i = 0; i < 100 && !cond(); i++) await Bun.sleep(10);
+  expect(cond()).toBe(true);
+};
+
+test("a launch resolves with the task, and idle brings the notice to the parent", async () => {
+  const oc = fakeOpenCode();
+  const rt = new Runtime(Promise.resolve(wasm.buffer.slice(0) as ArrayBuffer), {}, oc.perform, () => {});
+  const answer = await rt.callTool("asyncagents_task", { description: "Job", prompt: "do it", agent: "general" }, { ...ctx, callID: "c1" });
+  expect(answer.output.split("\n")[0]).toBe("task_id: ses_child");
+  expect(answer.title).toBe("Job");
+  expect(oc.performed.map((e) => e.kind)).toEqual(["agents.list", "session.create", "session.promptAsync"]);
+
+  rt.feed({ type: "opencode", event: { type: "session.idle", properties: { sessionID: "ses_child" } } });
+  await until(() => oc.performed.some((e) => e.kind === "session.promptAsync" && e.sessionID === "ses_parent"));
+  const notice = oc.performed.find((e) => e.sessionID === "ses_parent")!;
+  expect(notice.parts![0].text).toStartWith('✓ **Agent "Job" finished in ');
+  expect(notice.parts![1].synthetic).toBe(true);
+  expect(notice.parts![1].text).toContain("<task_result>\nthe answer\n</task_result>");
+  rt.dispose();
+});
+
+test("bad arguments reject with the core's words and perform nothing", async () => {
+  const oc = fakeOpenCode();
+  const rt = new Runtime(Promise.resolve(wasm.buffer.slice(0) as ArrayBuffer), {}, oc.perform, () => {});
+  await rt.whenReady();
+  const before = oc.performed.length; // the start-up agent prefetch
+  await expect(rt.callTool("asyncagents_output", { task_id: "" }, { ...ctx, callID: "c2" })).rejects.toThrow(
+    "asyncagents_output: argument task_id is missing or empty",
+  );
+  expect(oc.performed.length).toBe(before);
+  rt.dispose();
+});
+
+test("a core that fails to load makes every tool call say so", async () => {
+  const oc = fakeOpenCode();
+  const rt = new Runtime(Promise.resolve(new ArrayBuffer(8)), {}, oc.perform, () => {});
+  await expect(rt.callTool("asyncagents_task", {}, { ...ctx, callID: "c3" })).rejects.toThrow(/core failed to load/);
+});
+
+test("a wrongly typed option is named when the core loads", async () => {
+  const oc = fakeOpenCode();
+  const rt = new Runtime(Promise.resolve(wasm.buffer.slice(0) as ArrayBuffer), { maxResultChars: "many" as any }, oc.perform, () => {});
+  await expect(rt.callTool("asyncagents_task", {}, { ...ctx, callID: "c4" })).rejects.toThrow(/maxResultChars/);
+});
