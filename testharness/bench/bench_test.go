@@ -3,8 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -31,14 +29,6 @@ func same(n int, d time.Duration) []time.Duration {
 	return out
 }
 
-func pluginSpec(b testing.TB) string {
-	js := filepath.Join(ocserve.RepoRoot(b), "dist", "asyncagents.js")
-	if _, err := os.Stat(js); err != nil {
-		b.Fatalf("%s is missing: run `make build` first", js)
-	}
-	return "file://" + js
-}
-
 // BenchmarkFanOut prints, for asyncagents and for native background subagents measured in the
 // same run: the launching tool call's duration, the delay from a child's completion to its notice
 // in the parent, and the parent model turns spent after the launch.
@@ -48,7 +38,7 @@ func BenchmarkFanOut(b *testing.B) {
 		model := mockmodel.Start(b, mockmodel.Text("idle"))
 		opt := ocserve.Options{ModelURL: model.URL(), LogLevel: "WARN"}
 		if m.name == "asyncagents" {
-			opt.Plugins = []string{pluginSpec(b)}
+			opt.Plugins = []string{ocserve.PluginSpec(b)}
 		} else {
 			opt.Env = []string{"OPENCODE_EXPERIMENTAL_BACKGROUND_SUBAGENTS=true"}
 		}
@@ -111,7 +101,7 @@ func BenchmarkStartup(b *testing.B) {
 		var without, with []float64
 		for r := 0; r < runs; r++ {
 			without = append(without, once(nil))
-			with = append(with, once([]string{pluginSpec(b)}))
+			with = append(with, once([]string{ocserve.PluginSpec(b)}))
 		}
 		added := median(with) - median(without)
 		b.ReportMetric(median(without), "first-request-without-ms")

@@ -8,8 +8,6 @@ package demo
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -30,10 +28,6 @@ var children = []struct {
 
 func TestDemo(t *testing.T) {
 	say := func(format string, args ...any) { fmt.Printf(format+"\n", args...) }
-	js := filepath.Join(ocserve.RepoRoot(t), "dist", "asyncagents.js")
-	if _, err := os.Stat(js); err != nil {
-		t.Fatalf("%s is missing: run make build", js)
-	}
 	model := mockmodel.Start(t, func(req mockmodel.Request) mockmodel.Reply {
 		for _, c := range children {
 			if req.LastUser == c.prompt {
@@ -62,7 +56,7 @@ func TestDemo(t *testing.T) {
 	})
 
 	say("starting opencode serve (opencode-ai %s) with the asyncagents plugin and the mock model…", "1.18.33")
-	oc := ocserve.Start(t, ocserve.Options{ModelURL: model.URL(), Plugins: []string{"file://" + js}, LogLevel: "WARN"})
+	oc := ocserve.Start(t, ocserve.Options{ModelURL: model.URL(), Plugins: []string{ocserve.PluginSpec(t)}, LogLevel: "WARN"})
 	say("  up in %s at %s\n", oc.Started.Round(time.Millisecond), oc.URL)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

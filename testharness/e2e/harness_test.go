@@ -5,8 +5,6 @@ package e2e
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -25,19 +23,10 @@ type env struct {
 	oc    *ocserve.Server
 }
 
-// pluginSpec is the opencode.json entry that loads the built plugin, as a user would write it.
-func pluginSpec(t testing.TB) string {
-	js := filepath.Join(ocserve.RepoRoot(t), "dist", "asyncagents.js")
-	if _, err := os.Stat(js); err != nil {
-		t.Fatalf("%s is missing: run `make build` first (make test does)", js)
-	}
-	return "file://" + js
-}
-
 func start(t *testing.T, script mockmodel.Script, extra ...string) *env {
 	t.Helper()
 	model := mockmodel.Start(t, script)
-	oc := ocserve.Start(t, ocserve.Options{ModelURL: model.URL(), Plugins: []string{pluginSpec(t)}, Env: extra})
+	oc := ocserve.Start(t, ocserve.Options{ModelURL: model.URL(), Plugins: []string{ocserve.PluginSpec(t)}, Env: extra})
 	return &env{t: t, model: model, oc: oc}
 }
 

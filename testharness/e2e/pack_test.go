@@ -19,7 +19,7 @@ import (
 // task launched through the installed copy completes in real OpenCode.
 func TestPackedTarballWorksInstalled(t *testing.T) {
 	root := ocserve.RepoRoot(t)
-	pluginSpec(t) // dist/ must be built: npm pack's prepack would otherwise run make
+	ocserve.PluginSpec(t) // dist/ must be built: npm pack's prepack would otherwise run make
 	tmp := t.TempDir()
 
 	pack := exec.Command("npm", "pack", "--ignore-scripts", "--json", "--pack-destination", tmp)

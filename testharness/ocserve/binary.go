@@ -92,3 +92,14 @@ func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
 }
+
+// PluginSpec is the opencode.json "plugin" entry that loads the built asyncagents plugin from
+// dist/, as a user of a checkout would write it. It fails t when `make build` has not run.
+func PluginSpec(t testing.TB) string {
+	t.Helper()
+	js := filepath.Join(RepoRoot(t), "dist", "asyncagents.js")
+	if _, err := os.Stat(js); err != nil {
+		t.Fatalf("%s is missing: run `make build` first (make test does)", js)
+	}
+	return "file://" + js
+}
