@@ -20,7 +20,9 @@ func (m *Machine) finish(t *Task, status Status, result string, taskErr *TaskErr
 	m.releaseWaiters(t)
 }
 
-// batchProgress counts the finished and all tasks of t's batch, and those still running.
+// batchProgress counts the finished and all tasks of t's batch, and those still running. Launches
+// of the batch whose session is still being created count as running: a child can finish before
+// its siblings exist.
 func (m *Machine) batchProgress(t *Task) (done, total, running int) {
 	for _, b := range m.batch(t.BatchID) {
 		total++
@@ -30,7 +32,24 @@ func (m *Machine) batchProgress(t *Task) (done, total, running int) {
 			running++
 		}
 	}
-	return
+	n := m.launchesInFlight(t.BatchID)
+	return done, total + n, running + n
+}
+
+// launchesInFlight counts the batch's launches that have no task yet.
+func (m *Machine) launchesInFlight(batch string) int {
+	n := 0
+	for _, l := range m.agentWaiters {
+		if batchID(l.sessionID, l.messageID) == batch {
+			n++
+		}
+	}
+	for _, p := range m.pending {
+		if p.kind == EffectSessionCreate && p.launch != nil && batchID(p.launch.sessionID, p.launch.messageID) == batch {
+			n++
+		}
+	}
+	return n
 }
 
 // notifyParent sends the spec's two-part notice: a visible line for the user and a synthetic

@@ -37,6 +37,11 @@ func (t *trackedMessage) outcome() (o outcome, known bool) {
 	if t.completed == 0 || t.finish == "" || t.finish == "tool-calls" {
 		return outcome{}, false
 	}
+	// Events say which parts exist, not how many there will be: with no text part seen, the
+	// answer may have been lost, so only the messages can tell (an answer without text is rare).
+	if len(t.order) == 0 {
+		return outcome{}, false
+	}
 	var texts []string
 	for _, id := range t.order {
 		p := t.parts[id]

@@ -1,0 +1,184 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"regexp"
+	"sort"
+	"testing"
+)
+
+// world plays OpenCode around a Machine with a random scheduler: effect results, timer firings
+// and the children's events arrive in random order, some idle events lost, some duplicated.
+type world struct {
+	t       *testing.T
+	rng     *rand.Rand
+	m       *Machine
+	now     int64
+	queue   []Event // deliveries waiting, picked at random
+	timers  map[string]bool
+	created int
+	done    map[string]bool // children that finished their turn
+	tasks   int
+	notices map[string][]string // task ID -> visible notice texts
+}
+
+var (
+	progressLine = regexp.MustCompile(`Task Progress: (\d+)/(\d+)$`)
+	taskIDIn     = regexp.MustCompile(`(?m)^task_id: (\S+)$`)
+)
+
+func (w *world) carryOut(effects []Effect) {
+	for _, e := range effects {
+		if e.SessionID != "" && e.SessionID != "ses_parent" && w.m.tasks[e.SessionID] == nil {
+			w.t.Fatalf("effect %s refers to unknown session %q", e.Kind, e.SessionID)
+		}
+		switch e.Kind {
+		case EffectAgentsList:
+			w.queue = append(w.queue, Event{Type: EventEffectDone, EffectID: e.ID, OK: true,
+				Result: json.RawMessage(`[{"name":"build","mode":"primary"},{"name":"general","mode":"subagent"}]`)})
+		case EffectSessionCreate:
+			w.created++
+			w.queue = append(w.queue, Event{Type: EventEffectDone, EffectID: e.ID, OK: true, Result: json.RawMessage(fmt.Sprintf(`{"id":"ses_%d"}`, w.created))})
+		case EffectPromptAsync:
+			if e.SessionID == "ses_parent" {
+				id := taskIDIn.FindStringSubmatch(e.Parts[1].Text)[1]
+				w.notices[id] = append(w.notices[id], e.Parts[0].Text)
+			} else {
+				w.scheduleChild(e.SessionID)
+			}
+			w.queue = append(w.queue, Event{Type: EventEffectDone, EffectID: e.ID, OK: true})
+		case EffectMessages:
+			w.queue = append(w.queue, Event{Type: EventEffectDone, EffectID: e.ID, OK: true, Result: w.messages(e.SessionID)})
+		case EffectStatus:
+			busy := map[string]any{}
+			for id := range w.m.tasks {
+				if !w.done[id] {
+					busy[id] = map[string]string{"type": "busy"}
+				}
+			}
+			b, _ := json.Marshal(busy)
+			w.queue = append(w.queue, Event{Type: EventEffectDone, EffectID: e.ID, OK: true, Result: b})
+		case EffectTimerSet:
+			w.timers[e.TimerID] = true
+		case EffectTimerClear:
+			delete(w.timers, e.TimerID)
+		case EffectToolReply:
+			if e.Error != "" {
+				w.t.Fatalf("launch failed: %s", e.Error)
+			}
+		}
+	}
+}
+
+// scheduleChild queues the child's end of turn: its events, each possibly lost or repeated.
+func (w *world) scheduleChild(id string) {
+	w.queue = append(w.queue, Event{Type: "child.finish", SessionID: id})
+}
+
+func (w *world) finishChild(id string) {
+	w.done[id] = true
+	maybe := func(n int, ev Event) {
+		for i := 0; i < n; i++ {
+			w.queue = append(w.queue, ev)
+		}
+	}
+	oc := func(typ, props string) Event {
+		return Event{Type: EventOpenCode, Event: &OpenCodeEvent{Type: typ, Properties: json.RawMessage(props)}}
+	}
+	maybe(w.rng.Intn(3), oc("message.part.updated", fmt.Sprintf(`{"part":{"id":"p_%s","sessionID":%q,"messageID":"a_%s","type":"tool","callID":"c_%s","tool":"read"}}`, id, id, id, id)))
+	maybe(w.rng.Intn(2), oc("message.updated", fmt.Sprintf(`{"info":{"id":"a_%s","sessionID":%q,"role":"assistant","finish":"stop","time":{"created":1,"completed":2}}}`, id, id)))
+	maybe(w.rng.Intn(2), oc("message.part.updated", fmt.Sprintf(`{"part":{"id":"t_%s","sessionID":%q,"messageID":"a_%s","type":"text","text":"result of %s","time":{"start":1,"end":2}}}`, id, id, id, id)))
+	maybe(w.rng.Intn(3), oc("session.idle", fmt.Sprintf(`{"sessionID":%q}`, id)))                            // lost, once or twice
+	maybe(w.rng.Intn(2), oc("session.status", fmt.Sprintf(`{"sessionID":%q,"status":{"type":"idle"}}`, id))) // maybe
+}
+
+func (w *world) messages(id string) json.RawMessage {
+	if !w.done[id] {
+		return json.RawMessage(`[{"info":{"id":"u","role":"user"},"parts":[]}]`)
+	}
+	return json.RawMessage(fmt.Sprintf(`[{"info":{"id":"u","role":"user"},"parts":[]},{"info":{"id":"a_%s","role":"assistant","finish":"stop","time":{"created":1,"completed":2}},"parts":[{"type":"text","text":"result of %s"}]}]`, id, id))
+}
+
+func (w *world) run() {
+	for step := 0; step < 5000; step++ {
+		w.now += int64(w.rng.Intn(400))
+		if len(w.queue) == 0 {
+			// Nothing else happens: time passes and the armed timers fire.
+			if len(w.timers) == 0 {
+				return
+			}
+			ids := make([]string, 0, len(w.timers))
+			for id := range w.timers {
+				ids = append(ids, id)
+			}
+			sort.Strings(ids)
+			for _, id := range ids {
+				delete(w.timers, id)
+				w.carryOut(w.m.Step(w.now, Event{Type: EventTimer, TimerID: id}))
+			}
+			continue
+		}
+		i := w.rng.Intn(len(w.queue))
+		ev := w.queue[i]
+		w.queue = append(w.queue[:i], w.queue[i+1:]...)
+		if ev.Type == "child.finish" {
+			w.finishChild(ev.SessionID)
+			continue
+		}
+		w.carryOut(w.m.Step(w.now, ev))
+	}
+	w.t.Fatal("the world did not settle in 5000 steps")
+}
+
+// TestReducerUnderRandomEventOrders checks the invariants that must hold whatever order events
+// come in: every task ends once its child is idle, each gets exactly one notice, the batch's
+// Task Progress counts add up, and no effect names an unknown task.
+func TestReducerUnderRandomEventOrders(t *testing.T) {
+	for seed := int64(1); seed <= 300; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewSource(seed))
+			w := &world{t: t, rng: rng, m: NewMachine(Config{}), timers: map[string]bool{}, done: map[string]bool{}, notices: map[string][]string{}}
+			if rng.Intn(2) == 0 {
+				w.carryOut(w.m.Step(0, Event{Type: EventStart}))
+			}
+			w.tasks = 1 + rng.Intn(6)
+			for i := 0; i < w.tasks; i++ {
+				args := fmt.Sprintf(`{"description":"job %d","prompt":"p","agent":"general"}`, i)
+				w.carryOut(w.m.Step(w.now, Event{Type: EventToolCall, CallID: fmt.Sprint("call", i), Tool: ToolTask, SessionID: "ses_parent", MessageID: "msg_1", Args: json.RawMessage(args)}))
+			}
+			w.run()
+
+			if len(w.m.tasks) != w.tasks {
+				t.Fatalf("%d tasks, want %d", len(w.m.tasks), w.tasks)
+			}
+			var progress []string
+			for id, task := range w.m.tasks {
+				if task.Status != StatusCompleted {
+					t.Fatalf("task %s ended %s, want completed", id, task.Status)
+				}
+				if task.Result != "result of "+id {
+					t.Fatalf("task %s result %q", id, task.Result)
+				}
+				if n := len(w.notices[id]); n != 1 {
+					t.Fatalf("task %s got %d notices, want 1: %q", id, n, w.notices[id])
+				}
+				m := progressLine.FindStringSubmatch(w.notices[id][0])
+				if m == nil || m[2] != fmt.Sprint(w.tasks) {
+					t.Fatalf("notice %q: want Task Progress k/%d", w.notices[id][0], w.tasks)
+				}
+				progress = append(progress, m[1])
+			}
+			sort.Slice(progress, func(i, j int) bool { return len(progress[i]) < len(progress[j]) || progress[i] < progress[j] })
+			for i, p := range progress {
+				if p != fmt.Sprint(i+1) {
+					t.Fatalf("progress counts %v, want 1..%d each once", progress, w.tasks)
+				}
+			}
+			if len(w.m.pending) != 0 {
+				t.Fatalf("%d effects still pending after the world settled", len(w.m.pending))
+			}
+		})
+	}
+}
