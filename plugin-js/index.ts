@@ -7,7 +7,7 @@
 
 import type { Plugin } from "@opencode-ai/plugin";
 import manifest from "../dist/manifest.json";
-import type { ToolSpec } from "../bridge/core";
+import { compile, type ToolSpec } from "../bridge/core";
 import { makeExecutor, type Client } from "./effects";
 import { Runtime } from "./runtime";
 import { makeTools } from "./tools";
@@ -18,17 +18,21 @@ function readEnv(name: string): string | undefined {
   return process.env[name];
 }
 
+// One compile per process: OpenCode loads the plugin once per project directory, and every
+// instance of the core can share the compiled module.
+let compiled: Promise<WebAssembly.Module> | undefined;
+
 // Options come from opencode.json: "plugin": [["asyncagents", { "maxResultChars": 20000 }]]. The
 // core reads them (see core/config.go) and refuses a wrongly typed one by name.
 export const AsyncAgents: Plugin = async ({ client, directory }, options) => {
-  const wasmURL = new URL("./asyncagents.wasm", import.meta.url);
+  compiled ??= Bun.file(new URL("./asyncagents.wasm", import.meta.url)).arrayBuffer().then(compile);
   const log = (level: string, message: string) => {
     const app = (client as any).app;
     // Logging must never fail a task: errors from the log endpoint are dropped.
     app?.log?.({ body: { service: "asyncagents", level: level === "warn" ? "warn" : level === "error" ? "error" : "info", message } })?.catch?.(() => {});
   };
   const runtime = new Runtime(
-    Bun.file(wasmURL).arrayBuffer(),
+    compiled,
     { ...(options ?? {}), development: readEnv("NODE_ENV") === "development" },
     makeExecutor(client as unknown as Client, directory),
     log,

@@ -5,8 +5,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Effect } from "../bridge/core";
 import { Runtime } from "./runtime";
+import { compile } from "../bridge/core";
 
-const wasm = readFileSync(join(import.meta.dir, "..", "dist", "asyncagents.wasm"));
+const module = compile(readFileSync(join(import.meta.dir, "..", "dist", "asyncagents.wasm")));
 
 function fakeOpenCode() {
   const performed: Effect[] = [];
@@ -38,7 +39,7 @@ const until = async (cond: () => boolean) => {
 
 test("a launch resolves with the task, and idle brings the notice to the parent", async () => {
   const oc = fakeOpenCode();
-  const rt = new Runtime(Promise.resolve(wasm.buffer.slice(0) as ArrayBuffer), {}, oc.perform, () => {});
+  const rt = new Runtime(module, {}, oc.perform, () => {});
   const answer = await rt.callTool("asyncagents_task", { description: "Job", prompt: "do it", agent: "general" }, { ...ctx, callID: "c1" });
   expect(answer.output.split("\n")[0]).toBe("task_id: ses_child");
   expect(answer.title).toBe("Job");
@@ -55,7 +56,7 @@ test("a launch resolves with the task, and idle brings the notice to the parent"
 
 test("bad arguments reject with the core's words and perform nothing", async () => {
   const oc = fakeOpenCode();
-  const rt = new Runtime(Promise.resolve(wasm.buffer.slice(0) as ArrayBuffer), {}, oc.perform, () => {});
+  const rt = new Runtime(module, {}, oc.perform, () => {});
   await rt.whenReady();
   const before = oc.performed.length; // the start-up agent prefetch
   await expect(rt.callTool("asyncagents_output", { task_id: "" }, { ...ctx, callID: "c2" })).rejects.toThrow(
@@ -67,12 +68,12 @@ test("bad arguments reject with the core's words and perform nothing", async () 
 
 test("a core that fails to load makes every tool call say so", async () => {
   const oc = fakeOpenCode();
-  const rt = new Runtime(Promise.resolve(new ArrayBuffer(8)), {}, oc.perform, () => {});
+  const rt = new Runtime(compile(new ArrayBuffer(8)), {}, oc.perform, () => {});
   await expect(rt.callTool("asyncagents_task", {}, { ...ctx, callID: "c3" })).rejects.toThrow(/core failed to load/);
 });
 
 test("a wrongly typed option is named when the core loads", async () => {
   const oc = fakeOpenCode();
-  const rt = new Runtime(Promise.resolve(wasm.buffer.slice(0) as ArrayBuffer), { maxResultChars: "many" as any }, oc.perform, () => {});
+  const rt = new Runtime(module, { maxResultChars: "many" as any }, oc.perform, () => {});
   await expect(rt.callTool("asyncagents_task", {}, { ...ctx, callID: "c4" })).rejects.toThrow(/maxResultChars/);
 });

@@ -2,7 +2,7 @@
 // feed back their results. Timers and pending tool calls live here because they are handles the
 // core cannot hold; what they mean is the core's business.
 
-import { Core, compile, type CoreConfig, type CoreEvent, type Effect } from "../bridge/core";
+import { Core, type CoreConfig, type CoreEvent, type Effect } from "../bridge/core";
 
 export interface ToolCallContext {
   sessionID: string;
@@ -37,15 +37,14 @@ export class Runtime {
   private failure?: Error;
 
   constructor(
-    wasm: Promise<ArrayBuffer>,
+    module: Promise<WebAssembly.Module>,
     config: CoreConfig,
     private readonly perform: Perform,
     private readonly log: Log,
   ) {
     // Compiling the module takes about 100 ms: it happens in the background, and OpenCode does
     // not wait for it. Events that arrive meanwhile are kept and fed in order.
-    this.ready = wasm
-      .then(compile)
+    this.ready = module
       .then((m) => Core.instantiate(m, (fd, text) => this.log(fd === 2 ? "error" : "info", text)))
       .then((core) => {
         core.init(config);
