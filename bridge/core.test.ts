@@ -11,7 +11,13 @@ test("init lists the tools and the events the core wants", async () => {
   const res = core.init({ pollIntervalMs: 700 });
   expect(res.abi).toBe(1);
   expect(res.config?.pollIntervalMs).toBe(700);
-  expect(res.tools?.map((t) => t.name)).toEqual(["asyncagents_task", "asyncagents_output"]);
+  expect(res.tools?.map((t) => t.name)).toEqual([
+    "asyncagents_task",
+    "asyncagents_output",
+    "asyncagents_cancel",
+    "asyncagents_list",
+    "asyncagents_clear",
+  ]);
   expect(res.subscribe).toContain("session.idle");
 });
 

@@ -14,15 +14,38 @@ type Config struct {
 	MaxBlockTimeoutMs     int64 `json:"maxBlockTimeoutMs,omitempty"`
 	// Development adds "[hint attached]" to visible notices (NODE_ENV=development).
 	Development bool `json:"development,omitempty"`
+	// MaxConcurrentStarts is how many children run at once. Further tasks get their session at
+	// once but wait, queued, until a running one ends.
+	MaxConcurrentStarts int `json:"maxConcurrentStarts,omitempty"`
+	// MaxDepth bounds nesting: a task's child may launch tasks of its own (when its agent may
+	// delegate) only while the chain from the user's session is shorter than this.
+	MaxDepth int `json:"maxDepth,omitempty"`
+	// Notify chooses when notices wake the parent.
+	Notify NotifyConfig `json:"notify,omitempty"`
 }
+
+// NotifyConfig is the notices' wake policy.
+type NotifyConfig struct {
+	// Wake is "batch" (the default: a notice wakes the parent when its batch is done or a task
+	// failed; other notices are stored without a model turn) or "each" (every notice wakes it).
+	Wake string `json:"wake,omitempty"`
+}
+
+// Wake policies.
+const (
+	WakeBatch = "batch"
+	WakeEach  = "each"
+)
 
 // Defaults.
 const (
-	defaultMaxResultChars    = 12000
-	defaultPollIntervalMs    = 3000
-	defaultBlockTimeoutMs    = 120_000
-	defaultMaxBlockTimeoutMs = 600_000
-	minPollIntervalMs        = 100
+	defaultMaxResultChars      = 12000
+	defaultPollIntervalMs      = 3000
+	defaultBlockTimeoutMs      = 120_000
+	defaultMaxBlockTimeoutMs   = 600_000
+	defaultMaxConcurrentStarts = 10
+	defaultMaxDepth            = 2
+	minPollIntervalMs          = 100
 )
 
 func (c Config) withDefaults() Config {
@@ -40,6 +63,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxBlockTimeoutMs <= 0 {
 		c.MaxBlockTimeoutMs = defaultMaxBlockTimeoutMs
+	}
+	if c.MaxConcurrentStarts <= 0 {
+		c.MaxConcurrentStarts = defaultMaxConcurrentStarts
+	}
+	if c.MaxDepth <= 0 {
+		c.MaxDepth = defaultMaxDepth
+	}
+	if c.Notify.Wake != WakeEach {
+		c.Notify.Wake = WakeBatch
 	}
 	if c.DefaultBlockTimeoutMs > c.MaxBlockTimeoutMs {
 		c.DefaultBlockTimeoutMs = c.MaxBlockTimeoutMs

@@ -8,7 +8,8 @@ const (
 	EffectMessages      = "session.messages" // replies OpenCode's [{info, parts}]
 	EffectStatus        = "session.status"   // replies {sessionID: {type}} for non-idle sessions
 	EffectAbort         = "session.abort"
-	EffectToolReply     = "tool.reply" // answer a pending tool call
+	EffectSessionGet    = "session.get" // replies the session, or fails when it is gone
+	EffectToolReply     = "tool.reply"  // answer a pending tool call
 	EffectTimerSet      = "timer.set"
 	EffectTimerClear    = "timer.clear"
 	EffectLog           = "log"
@@ -61,7 +62,21 @@ type PermissionRule struct {
 
 // AgentInfo is the part of OpenCode's agent list the core needs.
 type AgentInfo struct {
-	Name        string `json:"name"`
-	Mode        string `json:"mode"`
-	Description string `json:"description,omitempty"`
+	Name        string           `json:"name"`
+	Mode        string           `json:"mode"`
+	Description string           `json:"description,omitempty"`
+	Permission  []PermissionRule `json:"permission,omitempty"`
+}
+
+// CanDelegate reports whether the agent was given delegation rights explicitly: its own rules
+// allow "task" or asyncagents_task by name (a blanket "*" does not count). As in OpenCode's own
+// task tool, a subagent without them gets the delegation tools removed.
+func (a AgentInfo) CanDelegate() bool {
+	allowed := false
+	for _, r := range a.Permission { // the last matching rule wins, as in OpenCode
+		if r.Permission == "task" || r.Permission == ToolTask {
+			allowed = r.Action == "allow"
+		}
+	}
+	return allowed
 }

@@ -27,5 +27,11 @@ func (m *Machine) onEffectDone(ev Event) {
 		m.onMessages(p, ev)
 	case EffectStatus:
 		m.onStatus(ev)
+	case EffectSessionGet:
+		m.onResumeChecked(p, ev)
+	case EffectAbort:
+		if !ev.OK {
+			m.log("warn", "could not abort the child session of task "+p.taskID+": "+ev.Error)
+		}
 	}
 }

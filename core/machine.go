@@ -24,6 +24,9 @@ type Machine struct {
 	waiters    map[string]*waiter // asyncagents_output(block) calls, by call ID
 	pollArmed  bool
 
+	busy map[string]bool         // sessions known to be busy (a parent gets noReply notices only when idle)
+	held map[string][]heldNotice // notices waiting for their parent to go idle
+
 	out []Effect
 }
 
@@ -37,6 +40,7 @@ type pending struct {
 	idle bool
 	// notice marks the delivery of a notice to the parent.
 	notice bool
+	resume *resumeReq
 }
 
 // waiter is an asyncagents_output(block: true) call waiting for its task to finish.
@@ -55,6 +59,8 @@ func NewMachine(cfg Config) *Machine {
 		tasks:   map[string]*Task{},
 		pending: map[int64]pending{},
 		waiters: map[string]*waiter{},
+		busy:    map[string]bool{},
+		held:    map[string][]heldNotice{},
 	}
 }
 

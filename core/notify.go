@@ -16,8 +16,10 @@ func (m *Machine) finish(t *Task, status Status, result string, taskErr *TaskErr
 	t.CompletedAt = m.now
 	t.Result = result
 	t.Error = taskErr
+	t.Queued = false
 	m.notifyParent(t)
 	m.releaseWaiters(t)
+	m.startQueued()
 }
 
 // batchProgress counts the finished and all tasks of t's batch, and those still running. Launches
@@ -54,35 +56,103 @@ func (m *Machine) launchesInFlight(batch string) int {
 
 // notifyParent sends the spec's two-part notice: a visible line for the user and a synthetic
 // part for the model, which carries the result so the parent needs no tool call to read it.
+//
+// Every parent model turn re-reads the whole conversation, so by default a notice wakes the
+// parent only when its batch is done or a task failed; the others are stored with noReply. A
+// noReply message sent to a busy session still costs a turn in OpenCode 1.18, so those wait
+// until the parent is idle.
 func (m *Machine) notifyParent(t *Task) {
 	if t.ParentSessionID == "" {
 		return
 	}
 	done, total, running := m.batchProgress(t)
-	visible := m.visibleNotice(t, done, total)
-	hidden := m.hiddenNotice(t, total, running)
-	m.request(Effect{
+	wake := m.shouldWake(t, running)
+	n := heldNotice{taskID: t.ID, effect: Effect{
 		Kind:      EffectPromptAsync,
 		SessionID: t.ParentSessionID,
 		Agent:     t.ParentAgent,
+		NoReply:   !wake,
 		Parts: []TextPart{
-			{Type: "text", Text: visible},
-			{Type: "text", Text: hidden, Synthetic: true},
+			{Type: "text", Text: m.visibleNotice(t, done, total)},
+			{Type: "text", Text: m.hiddenNotice(t, total, running), Synthetic: true},
 		},
-	}, pending{taskID: t.ID, notice: true})
+	}}
+	parent := t.ParentSessionID
+	if !wake && m.busy[parent] {
+		m.held[parent] = append(m.held[parent], n)
+		return
+	}
+	m.flushHeld(parent) // earlier notices first
+	m.sendNotice(n)
+}
+
+// heldNotice is a notice waiting for its parent to go idle.
+type heldNotice struct {
+	taskID string
+	effect Effect
+}
+
+func (m *Machine) sendNotice(n heldNotice) {
+	m.request(n.effect, pending{taskID: n.taskID, notice: true})
+}
+
+// flushHeld delivers the notices held for a parent, in order.
+func (m *Machine) flushHeld(parent string) {
+	held := m.held[parent]
+	delete(m.held, parent)
+	for _, n := range held {
+		m.sendNotice(n)
+	}
+}
+
+// shouldWake decides whether a notice costs the parent a model turn.
+func (m *Machine) shouldWake(t *Task, running int) bool {
+	switch {
+	case m.cfg.Notify.Wake == WakeEach:
+		return true
+	case t.Status == StatusError:
+		return true // a failure may change the plan: tell the parent at once
+	case t.Status == StatusCancelled:
+		return false // the parent cancelled it, and its cancel call already answered
+	default:
+		return running == 0
+	}
+}
+
+// onParentStatus follows whether a session that may receive notices is busy. A session running a
+// tool call is busy by definition; an idle one gets the notices held for it.
+func (m *Machine) onParentStatus(sessionID string, busy bool) {
+	if busy {
+		m.busy[sessionID] = true
+		return
+	}
+	delete(m.busy, sessionID)
+	m.flushHeld(sessionID)
 }
 
 // VisibleNotice texts, exactly as the spec words them.
 func (m *Machine) visibleNotice(t *Task, done, total int) string {
-	d := FormatDuration(t.Duration(m.now))
 	var head string
-	switch t.Status {
-	case StatusCompleted:
-		head = fmt.Sprintf("✓ **Agent %q finished in %s.**", t.Description, d)
-	case StatusError:
-		head = fmt.Sprintf("✗ **Agent %q failed in %s.**", t.Description, d)
-	case StatusCancelled:
-		head = fmt.Sprintf("⊘ **Agent %q cancelled after %s.**", t.Description, d)
+	if t.ResumeCount > 0 {
+		d := FormatDuration(m.now - t.ResumedAt)
+		switch t.Status {
+		case StatusCompleted:
+			head = fmt.Sprintf("✓ **Resume #%d completed in %s.**", t.ResumeCount, d)
+		case StatusError:
+			head = fmt.Sprintf("✗ **Resume #%d failed in %s.**", t.ResumeCount, d)
+		case StatusCancelled:
+			head = fmt.Sprintf("⊘ **Resume #%d cancelled after %s.**", t.ResumeCount, d)
+		}
+	} else {
+		d := FormatDuration(t.Duration(m.now))
+		switch t.Status {
+		case StatusCompleted:
+			head = fmt.Sprintf("✓ **Agent %q finished in %s.**", t.Description, d)
+		case StatusError:
+			head = fmt.Sprintf("✗ **Agent %q failed in %s.**", t.Description, d)
+		case StatusCancelled:
+			head = fmt.Sprintf("⊘ **Agent %q cancelled after %s.**", t.Description, d)
+		}
 	}
 	text := fmt.Sprintf("%s\nTask Progress: %d/%d", head, done, total)
 	if m.cfg.Development {
@@ -102,6 +172,10 @@ func (m *Machine) hiddenNotice(t *Task, total, running int) string {
 	case StatusError:
 		if t.Error != nil {
 			fmt.Fprintf(&b, "error_type: %s\nerror: %s\n\n", t.Error.Name, t.Error.Message)
+		}
+	case StatusCancelled:
+		if t.CancelReason != "" {
+			fmt.Fprintf(&b, "reason: %s\n\n", t.CancelReason)
 		}
 	}
 	if running > 0 {

@@ -5,7 +5,7 @@ import "encoding/json"
 // SubscribedEvents are the OpenCode event types the core reads. Hosts forward only these, so the
 // busy stream of text deltas never crosses into the core.
 func SubscribedEvents() []string {
-	return []string{"session.idle", "session.status", "session.error", "message.updated", "message.part.updated"}
+	return []string{"session.idle", "session.status", "session.error", "session.deleted", "message.updated", "message.part.updated"}
 }
 
 func (m *Machine) onOpenCode(e OpenCodeEvent) {
@@ -15,6 +15,7 @@ func (m *Machine) onOpenCode(e OpenCodeEvent) {
 			SessionID string `json:"sessionID"`
 		}
 		if json.Unmarshal(e.Properties, &p) == nil {
+			m.onParentStatus(p.SessionID, false)
 			m.onChildIdle(p.SessionID)
 		}
 	case "session.status":
@@ -24,8 +25,14 @@ func (m *Machine) onOpenCode(e OpenCodeEvent) {
 				Type string `json:"type"`
 			} `json:"status"`
 		}
-		if json.Unmarshal(e.Properties, &p) == nil && p.Status.Type == "idle" {
+		if json.Unmarshal(e.Properties, &p) != nil || p.SessionID == "" {
+			return
+		}
+		if p.Status.Type == "idle" {
+			m.onParentStatus(p.SessionID, false)
 			m.onChildIdle(p.SessionID)
+		} else {
+			m.onParentStatus(p.SessionID, true)
 		}
 	case "session.error":
 		var p struct {
@@ -37,6 +44,15 @@ func (m *Machine) onOpenCode(e OpenCodeEvent) {
 		}
 		if t := m.tasks[p.SessionID]; t != nil && !t.Status.Terminal() {
 			t.sessionError = p.Error.taskError()
+		}
+	case "session.deleted":
+		var p struct {
+			Info struct {
+				ID string `json:"id"`
+			} `json:"info"`
+		}
+		if json.Unmarshal(e.Properties, &p) == nil && p.Info.ID != "" {
+			m.onSessionDeleted(p.Info.ID)
 		}
 	case "message.updated":
 		m.onMessageUpdated(e.Properties)

@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"regexp"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -22,6 +23,8 @@ type world struct {
 	done    map[string]bool // children that finished their turn
 	tasks   int
 	notices map[string][]string // task ID -> visible notice texts
+	cancels bool                // the parent cancels tasks at random
+	settled bool                // the parent's final idle was sent
 }
 
 var (
@@ -65,9 +68,11 @@ func (w *world) carryOut(effects []Effect) {
 		case EffectTimerClear:
 			delete(w.timers, e.TimerID)
 		case EffectToolReply:
-			if e.Error != "" {
+			if e.Error != "" && !strings.HasPrefix(e.CallID, "cancel") {
 				w.t.Fatalf("launch failed: %s", e.Error)
 			}
+		case EffectAbort:
+			w.queue = append(w.queue, Event{Type: EventEffectDone, EffectID: e.ID, OK: true})
 		}
 	}
 }
@@ -107,7 +112,13 @@ func (w *world) run() {
 		if len(w.queue) == 0 {
 			// Nothing else happens: time passes and the armed timers fire.
 			if len(w.timers) == 0 {
-				return
+				if w.settled {
+					return
+				}
+				// The parent's last turn ends: whatever notice was held goes out.
+				w.settled = true
+				w.carryOut(w.m.Step(w.now, Event{Type: EventOpenCode, Event: &OpenCodeEvent{Type: "session.idle", Properties: json.RawMessage(`{"sessionID":"ses_parent"}`)}}))
+				continue
 			}
 			ids := make([]string, 0, len(w.timers))
 			for id := range w.timers {
@@ -119,6 +130,18 @@ func (w *world) run() {
 				w.carryOut(w.m.Step(w.now, Event{Type: EventTimer, TimerID: id}))
 			}
 			continue
+		}
+		// The parent's own life goes on: it gets busy and idle, and sometimes cancels a task.
+		switch w.rng.Intn(12) {
+		case 0:
+			w.carryOut(w.m.Step(w.now, Event{Type: EventOpenCode, Event: &OpenCodeEvent{Type: "session.idle", Properties: json.RawMessage(`{"sessionID":"ses_parent"}`)}}))
+		case 1:
+			w.carryOut(w.m.Step(w.now, Event{Type: EventOpenCode, Event: &OpenCodeEvent{Type: "session.status", Properties: json.RawMessage(`{"sessionID":"ses_parent","status":{"type":"busy"}}`)}}))
+		case 2:
+			if w.cancels && w.created > 0 {
+				id := fmt.Sprintf("ses_%d", 1+w.rng.Intn(w.created))
+				w.carryOut(w.m.Step(w.now, Event{Type: EventToolCall, CallID: "cancel" + id, Tool: ToolCancel, SessionID: "ses_parent", Args: json.RawMessage(fmt.Sprintf(`{"task_id":%q}`, id))}))
+			}
 		}
 		i := w.rng.Intn(len(w.queue))
 		ev := w.queue[i]
@@ -133,13 +156,15 @@ func (w *world) run() {
 }
 
 // TestReducerUnderRandomEventOrders checks the invariants that must hold whatever order events
-// come in: every task ends once its child is idle, each gets exactly one notice, the batch's
-// Task Progress counts add up, and no effect names an unknown task.
+// come in: every task ends once its child is idle (or is cancelled, racing its completion), each
+// gets exactly one notice, the batch's Task Progress counts add up, no task is left queued, and
+// no effect names an unknown task. The start queue's size and the parent's busy spells vary too.
 func TestReducerUnderRandomEventOrders(t *testing.T) {
 	for seed := int64(1); seed <= 300; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewSource(seed))
-			w := &world{t: t, rng: rng, m: NewMachine(Config{}), timers: map[string]bool{}, done: map[string]bool{}, notices: map[string][]string{}}
+			cfg := Config{MaxConcurrentStarts: 1 + rng.Intn(6)}
+			w := &world{t: t, rng: rng, m: NewMachine(cfg), timers: map[string]bool{}, done: map[string]bool{}, notices: map[string][]string{}, cancels: seed%3 == 0}
 			if rng.Intn(2) == 0 {
 				w.carryOut(w.m.Step(0, Event{Type: EventStart}))
 			}
@@ -155,11 +180,15 @@ func TestReducerUnderRandomEventOrders(t *testing.T) {
 			}
 			var progress []string
 			for id, task := range w.m.tasks {
-				if task.Status != StatusCompleted {
+				switch {
+				case task.Status == StatusCancelled && w.cancels:
+				case task.Status != StatusCompleted:
 					t.Fatalf("task %s ended %s, want completed", id, task.Status)
-				}
-				if task.Result != "result of "+id {
+				case task.Result != "result of "+id:
 					t.Fatalf("task %s result %q", id, task.Result)
+				}
+				if task.Queued {
+					t.Fatalf("task %s still queued", id)
 				}
 				if n := len(w.notices[id]); n != 1 {
 					t.Fatalf("task %s got %d notices, want 1: %q", id, n, w.notices[id])

@@ -36,7 +36,19 @@ type Task struct {
 	ResumeCount     int        `json:"resumeCount"`
 	IsForked        bool       `json:"isForked"`
 	RetrievedAt     int64      `json:"retrievedAt,omitempty"`
+	// Queued is set while the task waits for a start slot (see Config.MaxConcurrentStarts).
+	Queued bool `json:"queued,omitempty"`
+	// Depth is 1 for a task launched from a user's session, 2 for one launched by such a task.
+	Depth int `json:"depth"`
+	// CancelReason is the reason given to asyncagents_cancel, if any.
+	CancelReason string `json:"cancelReason,omitempty"`
+	// ResumedAt is when the latest resume started; a resume's notice times the resume alone.
+	ResumedAt int64 `json:"resumedAt,omitempty"`
+	// Tokens is the forked context's estimated size, when IsForked.
+	ForkTokens int `json:"forkTokens,omitempty"`
 
+	// canDelegate: the child's agent has delegation rights, so its tools were left on.
+	canDelegate bool
 	// promptSent is set once OpenCode accepted the child's prompt. Before that, a child that
 	// looks idle has simply not started, so polling must not read it as finished.
 	promptSent bool

@@ -12,6 +12,8 @@ type taskArgs struct {
 	Description string `json:"description"`
 	Prompt      string `json:"prompt"`
 	Agent       string `json:"agent"`
+	Resume      string `json:"resume"`
+	Fork        bool   `json:"fork"`
 }
 
 // launch is a task launch between its tool call and the creation of its child session.
@@ -21,6 +23,11 @@ type launch struct {
 	messageID   string
 	parentAgent string
 	args        taskArgs
+	depth       int
+	canDelegate bool
+	// cancelled by asyncagents_cancel(all) before the session existed.
+	cancelled    bool
+	cancelReason string
 }
 
 // parseArgs decodes tool arguments into v, naming the argument whose type is wrong.
@@ -79,11 +86,23 @@ func (m *Machine) onTaskCall(ev Event) {
 		m.failTool(ev.CallID, "asyncagents_task: "+err.Error()+"; no task was created")
 		return
 	}
+	if strings.TrimSpace(a.Resume) != "" {
+		m.onResumeCall(ev, a)
+		return
+	}
 	if err := a.validate(); err != nil {
 		m.failTool(ev.CallID, err.Error())
 		return
 	}
-	l := &launch{callID: ev.CallID, sessionID: ev.SessionID, messageID: ev.MessageID, parentAgent: ev.Agent, args: a}
+	l := &launch{callID: ev.CallID, sessionID: ev.SessionID, messageID: ev.MessageID, parentAgent: ev.Agent, args: a, depth: 1}
+	if p := m.tasks[ev.SessionID]; p != nil {
+		// A task's child launching tasks of its own: only as deep as MaxDepth allows.
+		l.depth = p.Depth + 1
+		if l.depth > m.cfg.MaxDepth {
+			m.failTool(ev.CallID, fmt.Sprintf("asyncagents_task: nesting limit reached: this session is a background task %d levels deep, and tasks may nest %d deep; do the work here instead. No task was created.", p.Depth, m.cfg.MaxDepth))
+			return
+		}
+	}
 	// The agent list is cached (and fetched when the host starts): asking OpenCode on every launch
 	// would add a slow round trip to the launch. An agent missing from the cache refreshes it once
 	// before failing; launches that arrive while a refresh is in flight wait for that one.
@@ -161,11 +180,12 @@ func (m *Machine) checkAgentAndCreate(l *launch) {
 		m.failTool(l.callID, fmt.Sprintf("asyncagents_task: agent %s is a primary agent and cannot run as a background subagent; available agents: %s. No task was created.", quote(l.args.Agent), available))
 		return
 	}
+	l.canDelegate = agent.CanDelegate()
 	m.request(Effect{
 		Kind:       EffectSessionCreate,
 		ParentID:   l.sessionID,
 		Title:      fmt.Sprintf("%s (@%s subagent)", l.args.Description, l.args.Agent),
-		Permission: childPermission(),
+		Permission: childPermission(l.canDelegate),
 	}, pending{launch: l})
 }
 
@@ -197,17 +217,21 @@ func (m *Machine) onSessionCreated(p pending, ev Event) {
 		Status:          StatusRunning,
 		StartedAt:       m.now,
 		Progress:        Progress{LastTools: []string{}, LastUpdate: m.now},
+		Depth:           l.depth,
+		canDelegate:     l.canDelegate,
 		seenCalls:       map[string]bool{},
 	}
 	m.tasks[t.ID] = t
 	m.order = append(m.order, t.ID)
-	m.request(Effect{
-		Kind:      EffectPromptAsync,
-		SessionID: t.ID,
-		Agent:     t.Agent,
-		Parts:     []TextPart{{Type: "text", Text: t.Prompt}},
-	}, pending{taskID: t.ID})
-	m.replyTool(l.callID, launchText(t), map[string]any{"sessionId": t.ID, "title": t.Description})
+	if l.cancelled {
+		// Cancelled while its session was being created: it never starts.
+		t.Queued = true
+		m.cancel(t, l.cancelReason)
+		m.replyTool(l.callID, m.launchText(t), map[string]any{"sessionId": t.ID, "title": t.Description})
+		return
+	}
+	m.admit(t)
+	m.replyTool(l.callID, m.launchText(t), map[string]any{"sessionId": t.ID, "title": t.Description})
 	m.armPoll()
 }
 
@@ -231,7 +255,18 @@ func (m *Machine) onPromptSent(p pending, ev Event) {
 	t.promptSent = true
 }
 
-func launchText(t *Task) string {
+func (m *Machine) launchText(t *Task) string {
+	if t.Status == StatusCancelled {
+		return fmt.Sprintf("task_id: %s\nagent: %s\ndescription: %s\nstatus: cancelled\n\nThe task was cancelled before it started.", t.ID, t.Agent, t.Description)
+	}
+	if t.Queued {
+		return fmt.Sprintf(`task_id: %s
+agent: %s
+description: %s
+status: queued
+
+%d tasks already run (the most at once: %d), so this one waits its turn (position %d) and starts when one of them finishes. Its result arrives in this conversation as a notice when it finishes; to check before then, call asyncagents_output(task_id="%s").`, t.ID, t.Agent, t.Description, m.runningCount(), m.cfg.MaxConcurrentStarts, m.queuePosition(t), t.ID)
+	}
 	return fmt.Sprintf(`task_id: %s
 agent: %s
 description: %s

@@ -4,6 +4,9 @@ package core
 const (
 	ToolTask   = "asyncagents_task"
 	ToolOutput = "asyncagents_output"
+	ToolCancel = "asyncagents_cancel"
+	ToolList   = "asyncagents_list"
+	ToolClear  = "asyncagents_clear"
 )
 
 // ToolSpec describes one tool for the hosts, which turn it into their own schema type
@@ -32,13 +35,15 @@ func Tools() []ToolSpec {
 
 Use this instead of the task tool when the work can run in parallel with yours or with other subagents: call asyncagents_task several times in one turn to fan work out. Each call returns at once with a task_id.
 
-When a task finishes, a notice arrives in this conversation with its result, so you do not need to poll. If you have nothing else to do, say that you are waiting and stop; you will be woken. To read a result (or check progress) before the notice, call asyncagents_output with the task_id.
+When a task finishes, a notice arrives in this conversation with its result, so you do not need to poll. Tasks launched in the same turn form a batch: you are woken once, when the whole batch is done (or at once if one fails). If you have nothing else to do, say that you are waiting and stop. To read a result (or check progress) before the notice, call asyncagents_output with the task_id.
 
-The subagent starts with a fresh context: put everything it needs in the prompt (files, goals, what to return).`,
+A new task starts with a fresh context: put everything it needs in the prompt (files, goals, what to return). With fork: true it starts with this conversation's context instead (long tool outputs cut). With resume: <task_id> and a prompt, a completed task continues in its own session with a follow-up.`,
 			Args: []ArgSpec{
-				{Name: "description", Type: "string", Required: true, Description: "A short (3-5 words) label for the task, shown in notices and in the TUI"},
-				{Name: "prompt", Type: "string", Required: true, Description: "The full task for the subagent, with all the context it needs"},
-				{Name: "agent", Type: "string", Required: true, Description: "The subagent to run (a non-primary agent, e.g. general or explore)"},
+				{Name: "description", Type: "string", Description: "A short (3-5 words) label for a new task, shown in notices and in the TUI (not needed with resume)"},
+				{Name: "prompt", Type: "string", Required: true, Description: "The full task for the subagent, with all the context it needs; with resume, the follow-up message"},
+				{Name: "agent", Type: "string", Description: "The subagent to run for a new task (a non-primary agent, e.g. general or explore; not needed with resume)"},
+				{Name: "fork", Type: "boolean", Description: "Give the new task this conversation's context (default false)"},
+				{Name: "resume", Type: "string", Description: "The task_id of a completed task to continue with prompt, instead of starting a new task"},
 			},
 		},
 		{
@@ -52,6 +57,25 @@ It answers at once by default. Set block to true to wait until the task finishes
 				{Name: "timeout", Type: "number", Description: "With block: the most seconds to wait (default 120, at most 600)"},
 			},
 		},
+		{
+			Name:        ToolCancel,
+			Description: "Cancel a background task of this session (its subagent is stopped), or all of them with all: true. Use it when a task's result is no longer needed. A notice confirms each cancellation.",
+			Args: []ArgSpec{
+				{Name: "task_id", Type: "string", Description: "The task to cancel"},
+				{Name: "all", Type: "boolean", Description: "Cancel every running or queued task of this session instead"},
+				{Name: "reason", Type: "string", Description: "Why, kept with the task"},
+			},
+		},
+		{
+			Name:        ToolList,
+			Description: "List this session's background tasks with their status, agent, run time and tool calls. (resumed) and (forked) mark tasks that were resumed or started with this conversation's context.",
+			Args:        []ArgSpec{},
+		},
+		{
+			Name:        ToolClear,
+			Description: "Forget this session's finished background tasks (completed, failed or cancelled), to tidy asyncagents_list. Running and queued tasks are kept and keep running; to stop them, use asyncagents_cancel.",
+			Args:        []ArgSpec{},
+		},
 	}
 }
 
@@ -59,11 +83,18 @@ It answers at once by default. Set block to true to wait until the task finishes
 // todo list, cannot ask the user anything (nobody is waiting on it), and cannot delegate. They are
 // denied as session permissions at creation only: a prompt's `tools` field would replace the
 // session's whole permission list in OpenCode 1.18, so the child's prompt carries none.
-var childDeniedTools = []string{"todowrite", "todoread", "task", "question", ToolTask, ToolOutput}
+var childDeniedTools = []string{"todowrite", "todoread", "question"}
 
-func childPermission() []PermissionRule {
-	rules := make([]PermissionRule, 0, len(childDeniedTools))
-	for _, t := range childDeniedTools {
+// delegationTools are denied too, unless the child's agent has delegation rights.
+var delegationTools = []string{"task", ToolTask, ToolOutput, ToolCancel, ToolList, ToolClear}
+
+func childPermission(canDelegate bool) []PermissionRule {
+	denied := childDeniedTools
+	if !canDelegate {
+		denied = append(append([]string{}, childDeniedTools...), delegationTools...)
+	}
+	rules := make([]PermissionRule, 0, len(denied))
+	for _, t := range denied {
 		rules = append(rules, PermissionRule{Permission: t, Pattern: "*", Action: "deny"})
 	}
 	return rules
@@ -71,11 +102,20 @@ func childPermission() []PermissionRule {
 
 // onToolCall routes a tool call to its tool.
 func (m *Machine) onToolCall(ev Event) {
+	if ev.SessionID != "" {
+		m.onParentStatus(ev.SessionID, true) // a session running a tool is busy
+	}
 	switch ev.Tool {
 	case ToolTask:
 		m.onTaskCall(ev)
 	case ToolOutput:
 		m.onOutputCall(ev)
+	case ToolCancel:
+		m.onCancelCall(ev)
+	case ToolList:
+		m.onListCall(ev)
+	case ToolClear:
+		m.onClearCall(ev)
 	default:
 		m.failTool(ev.CallID, "unknown tool "+quote(ev.Tool))
 	}

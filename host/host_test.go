@@ -49,7 +49,7 @@ func TestTypedAPI(t *testing.T) {
 	init, err := inst.Init(ctx, core.Config{PollIntervalMs: 500})
 	require.NoError(t, err)
 	require.Equal(t, int64(500), init.Config.PollIntervalMs)
-	require.Len(t, init.Tools, 2)
+	require.Len(t, init.Tools, 5)
 
 	effects, err := inst.Step(ctx, 1, core.Event{Type: core.EventToolCall, CallID: "c", Tool: core.ToolOutput, Args: []byte(`{"task_id":"nope"}`)})
 	require.NoError(t, err)

@@ -14,6 +14,7 @@ export interface Client {
     messages(opts: any): Promise<Result>;
     status(opts: any): Promise<Result>;
     abort(opts: any): Promise<Result>;
+    get(opts: any): Promise<Result>;
   };
 }
 interface Result {
@@ -53,6 +54,10 @@ export function makeExecutor(client: Client, directory: string) {
         return unwrap("reading the messages", await client.session.messages({ path: { id: e.sessionID }, query }));
       case "session.status":
         return unwrap("reading session status", await client.session.status({ query })) ?? {};
+      case "session.get": {
+        const s = unwrap("reading the session", await client.session.get({ path: { id: e.sessionID }, query }));
+        return { id: s?.id };
+      }
       case "session.abort":
         unwrap("aborting the session", await client.session.abort({ path: { id: e.sessionID }, query }));
         return null;

@@ -1,0 +1,63 @@
+package core
+
+// The start queue: at most Config.MaxConcurrentStarts children run at once. A task beyond that
+// gets its session at once (so it has its ID and shows in the TUI) and waits, queued, until a
+// running task ends. Cancelling a queued task just takes it out.
+
+// runningCount is how many tasks hold a start slot.
+func (m *Machine) runningCount() int {
+	n := 0
+	for _, t := range m.tasks {
+		if !t.Status.Terminal() && !t.Queued {
+			n++
+		}
+	}
+	return n
+}
+
+// admit starts a new task now, or queues it when every slot is taken.
+func (m *Machine) admit(t *Task) {
+	if m.runningCount() > m.cfg.MaxConcurrentStarts { // t itself is already counted
+		t.Queued = true
+		return
+	}
+	m.startTask(t)
+}
+
+// startQueued starts queued tasks, oldest first, while slots are free.
+func (m *Machine) startQueued() {
+	for _, id := range m.order {
+		if m.runningCount() >= m.cfg.MaxConcurrentStarts {
+			return
+		}
+		if t := m.tasks[id]; t != nil && t.Queued && !t.Status.Terminal() {
+			t.Queued = false
+			t.StartedAt = m.now
+			m.startTask(t)
+		}
+	}
+}
+
+// queuePosition is how many queued tasks are ahead of t, plus one.
+func (m *Machine) queuePosition(t *Task) int {
+	pos := 0
+	for _, id := range m.order {
+		if q := m.tasks[id]; q != nil && q.Queued && !q.Status.Terminal() {
+			pos++
+			if id == t.ID {
+				return pos
+			}
+		}
+	}
+	return pos
+}
+
+// startTask sends the child its prompt.
+func (m *Machine) startTask(t *Task) {
+	m.request(Effect{
+		Kind:      EffectPromptAsync,
+		SessionID: t.ID,
+		Agent:     t.Agent,
+		Parts:     []TextPart{{Type: "text", Text: t.Prompt}},
+	}, pending{taskID: t.ID})
+}

@@ -1,0 +1,102 @@
+package core
+
+import (
+	"fmt"
+	"strings"
+)
+
+// cancelArgs are asyncagents_cancel's arguments.
+type cancelArgs struct {
+	TaskID string `json:"task_id"`
+	All    bool   `json:"all"`
+	Reason string `json:"reason"`
+}
+
+func (m *Machine) onCancelCall(ev Event) {
+	var a cancelArgs
+	if err := parseArgs(ev.Args, &a); err != nil {
+		m.failTool(ev.CallID, "asyncagents_cancel: "+err.Error())
+		return
+	}
+	a.TaskID = strings.TrimSpace(a.TaskID)
+	a.Reason = strings.TrimSpace(a.Reason)
+	switch {
+	case a.TaskID == "" && !a.All:
+		m.failTool(ev.CallID, "asyncagents_cancel: give task_id, or all: true to cancel every running task of this session")
+		return
+	case a.TaskID != "" && a.All:
+		m.failTool(ev.CallID, "asyncagents_cancel: give task_id or all: true, not both")
+		return
+	}
+	if a.All {
+		var lines []string
+		for _, id := range m.order {
+			t := m.tasks[id]
+			if t != nil && t.ParentSessionID == ev.SessionID && !t.Status.Terminal() {
+				m.cancel(t, a.Reason)
+				lines = append(lines, fmt.Sprintf("- %s %q after %s", t.ID, t.Description, FormatDuration(t.Duration(m.now))))
+			}
+		}
+		// Launches still creating their session are cancelled as soon as it exists.
+		starting := m.cancelLaunches(ev.SessionID, a.Reason)
+		if len(lines) == 0 && starting == 0 {
+			m.replyTool(ev.CallID, "No running background tasks to cancel.", map[string]any{"title": "nothing to cancel"})
+			return
+		}
+		out := fmt.Sprintf("Cancelled %d running tasks:\n%s", len(lines), strings.Join(lines, "\n"))
+		if starting > 0 {
+			out += fmt.Sprintf("\n%d tasks still starting will be cancelled as soon as their session exists.", starting)
+		}
+		m.replyTool(ev.CallID, strings.TrimPrefix(out, "Cancelled 0 running tasks:\n"), map[string]any{"title": fmt.Sprintf("cancelled %d tasks", len(lines)+starting)})
+		return
+	}
+	t := m.tasks[a.TaskID]
+	switch {
+	case t == nil:
+		m.failTool(ev.CallID, fmt.Sprintf("asyncagents_cancel: no background task has task_id %s; call asyncagents_list to see this session's tasks", quote(a.TaskID)))
+	case t.ParentSessionID != ev.SessionID:
+		m.failTool(ev.CallID, fmt.Sprintf("asyncagents_cancel: task %s belongs to another session; only its own session can cancel it", t.ID))
+	case t.Status.Terminal():
+		m.failTool(ev.CallID, fmt.Sprintf("asyncagents_cancel: task %s already ended (%s); nothing was cancelled", t.ID, t.Status))
+	default:
+		wasQueued := t.Queued
+		m.cancel(t, a.Reason)
+		msg := fmt.Sprintf("Cancelled task %s %q after %s.", t.ID, t.Description, FormatDuration(t.Duration(m.now)))
+		if wasQueued {
+			msg = fmt.Sprintf("Cancelled task %s %q; it was still queued and never started.", t.ID, t.Description)
+		}
+		m.replyTool(ev.CallID, msg, map[string]any{"sessionId": t.ID, "title": "cancelled " + t.Description})
+	}
+}
+
+// cancel stops a running or queued task: the child is aborted (a queued one never started), the
+// status is set before anything else so a completion racing in finds the task ended.
+func (m *Machine) cancel(t *Task, reason string) {
+	started := !t.Queued
+	t.CancelReason = reason
+	m.finish(t, StatusCancelled, "", nil)
+	if started {
+		m.request(Effect{Kind: EffectAbort, SessionID: t.ID}, pending{taskID: t.ID})
+	}
+}
+
+// cancelLaunches marks the session's launches that have no task yet; each is cancelled when its
+// session is created. It returns how many there were.
+func (m *Machine) cancelLaunches(sessionID, reason string) int {
+	n := 0
+	mark := func(l *launch) {
+		if l != nil && l.sessionID == sessionID && !l.cancelled {
+			l.cancelled, l.cancelReason = true, reason
+			n++
+		}
+	}
+	for _, l := range m.agentWaiters {
+		mark(l)
+	}
+	for _, p := range m.pending {
+		if p.kind == EffectSessionCreate {
+			mark(p.launch)
+		}
+	}
+	return n
+}

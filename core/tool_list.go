@@ -1,0 +1,101 @@
+package core
+
+import (
+	"fmt"
+	"strings"
+)
+
+// onListCall lists the calling session's tasks, oldest first.
+func (m *Machine) onListCall(ev Event) {
+	var lines []string
+	for _, id := range m.order {
+		t := m.tasks[id]
+		if t == nil || t.ParentSessionID != ev.SessionID {
+			continue
+		}
+		lines = append(lines, m.listLine(t))
+	}
+	if len(lines) == 0 {
+		m.replyTool(ev.CallID, "No background tasks found", map[string]any{"title": "no tasks"})
+		return
+	}
+	m.replyTool(ev.CallID, fmt.Sprintf("Background tasks of this session (%d):\n%s", len(lines), strings.Join(lines, "\n")),
+		map[string]any{"title": fmt.Sprintf("%d tasks", len(lines))})
+}
+
+// listLine is one task in asyncagents_list: the whole ID with the spec's (resumed) and (forked)
+// marks, then status, label, agent, time and activity.
+func (m *Machine) listLine(t *Task) string {
+	id := t.ID
+	if t.ResumeCount > 0 {
+		id += " (resumed)"
+	}
+	if t.IsForked {
+		id += " (forked)"
+	}
+	status := string(t.Status)
+	if t.Queued {
+		status = fmt.Sprintf("queued (position %d)", m.queuePosition(t))
+	}
+	line := fmt.Sprintf("- %s | %s | %q | @%s | %s | %d tool calls", id, status, t.Description, t.Agent, FormatDuration(t.Duration(m.now)), t.Progress.ToolCalls)
+	if t.Status == StatusError && t.Error != nil {
+		line += " | " + t.Error.Name + ": " + t.Error.Message
+	}
+	return line
+}
+
+// onClearCall forgets the calling session's finished tasks. Running (and queued) tasks are kept
+// and keep running: clearing is housekeeping, cancelling is asyncagents_cancel.
+func (m *Machine) onClearCall(ev Event) {
+	cleared, kept := 0, 0
+	order := m.order[:0]
+	for _, id := range m.order {
+		t := m.tasks[id]
+		switch {
+		case t == nil:
+			continue
+		case t.ParentSessionID == ev.SessionID && t.Status.Terminal():
+			delete(m.tasks, id)
+			cleared++
+			continue
+		case t.ParentSessionID == ev.SessionID:
+			kept++
+		}
+		order = append(order, id)
+	}
+	m.order = order
+	out := fmt.Sprintf("Cleared %d finished tasks.", cleared)
+	if kept > 0 {
+		out += fmt.Sprintf(" %d running tasks were kept and keep running; cancel them with asyncagents_cancel.", kept)
+	}
+	m.replyTool(ev.CallID, out, map[string]any{"title": fmt.Sprintf("cleared %d tasks", cleared)})
+}
+
+// onSessionDeleted: a deleted parent takes its tasks along. Running ones are aborted (nobody is
+// left to notify), then all of them are forgotten. Other sessions' tasks are untouched.
+func (m *Machine) onSessionDeleted(sessionID string) {
+	order := m.order[:0]
+	for _, id := range m.order {
+		t := m.tasks[id]
+		if t == nil {
+			continue
+		}
+		if t.ParentSessionID != sessionID {
+			order = append(order, id)
+			continue
+		}
+		if !t.Status.Terminal() {
+			started := !t.Queued
+			t.Status, t.CompletedAt, t.CancelReason, t.Queued = StatusCancelled, m.now, "parent session deleted", false
+			m.releaseWaiters(t)
+			if started {
+				m.request(Effect{Kind: EffectAbort, SessionID: t.ID}, pending{taskID: t.ID})
+			}
+		}
+		delete(m.tasks, id)
+	}
+	m.order = order
+	delete(m.held, sessionID)
+	delete(m.busy, sessionID)
+	m.startQueued()
+}
