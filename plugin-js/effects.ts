@@ -38,7 +38,7 @@ export function makeExecutor(client: Client, directory: string) {
     switch (e.kind) {
       case "agents.list": {
         const agents = unwrap("listing agents", await client.app.agents({ query })) as any[];
-        return agents.map((a) => ({ name: a.name, mode: a.mode, description: a.description }));
+        return agents.map((a) => ({ name: a.name, mode: a.mode, description: a.description, permission: Array.isArray(a.permission) ? a.permission : undefined }));
       }
       case "session.create": {
         const body = { parentID: e.parentID, title: e.title, permission: e.permission };
