@@ -111,21 +111,28 @@ func TestBadInputCreatesNothing(t *testing.T) {
 				taskCall("Primary", "CHILD x", "build"),
 				taskCall("", "CHILD x", "general"),
 				taskCall("No prompt", "  ", "general"),
+				{Name: "asyncagents_task", Args: map[string]any{"resume": "ses_x", "fork": true, "prompt": "p"}},
+				{Name: "asyncagents_task", Args: map[string]any{"resume": "ses_doesnotexist", "prompt": "p"}},
 				{Name: "asyncagents_output", Args: map[string]any{"task_id": "ses_doesnotexist"}},
+				{Name: "asyncagents_cancel", Args: map[string]any{}},
+				{Name: "asyncagents_cancel", Args: map[string]any{"task_id": "ses_doesnotexist"}},
 			}}
 		}
 		return mockmodel.Reply{Text: "?"}
 	})
 	parent := e.prompt("BAD")
-	e.eventually("five tool calls answered", 60*time.Second, func() bool {
-		return len(e.toolParts(parent, "asyncagents_task")) == 4 && finishedParts(e.toolParts(parent, "asyncagents_task")) &&
-			finishedParts(e.toolParts(parent, "asyncagents_output"))
+	e.eventually("nine tool calls answered", 60*time.Second, func() bool {
+		return len(e.toolParts(parent, "asyncagents_task")) == 6 && finishedParts(e.toolParts(parent, "asyncagents_task")) &&
+			finishedParts(e.toolParts(parent, "asyncagents_output")) && len(e.toolParts(parent, "asyncagents_cancel")) == 2 &&
+			finishedParts(e.toolParts(parent, "asyncagents_cancel"))
 	})
 	want := []string{
 		`asyncagents_task: unknown agent "nope"; available agents: explore, general. No task was created.`,
 		`asyncagents_task: agent "build" is a primary agent and cannot run as a background subagent; available agents: explore, general. No task was created.`,
 		`asyncagents_task: argument description is missing or empty; no task was created`,
 		`asyncagents_task: argument prompt is missing or empty; no task was created`,
+		`asyncagents_task: fork and resume are mutually exclusive`,
+		`asyncagents_task: no background task has task_id "ses_doesnotexist" to resume`,
 	}
 	for i, p := range e.toolParts(parent, "asyncagents_task") {
 		require.Equal(t, "error", p.State.Status)
@@ -134,6 +141,11 @@ func TestBadInputCreatesNothing(t *testing.T) {
 	out := e.toolParts(parent, "asyncagents_output")[0]
 	require.Equal(t, "error", out.State.Status)
 	require.Contains(t, out.State.Error, `no background task has task_id "ses_doesnotexist"`)
+	cancels := e.toolParts(parent, "asyncagents_cancel")
+	require.Equal(t, "error", cancels[0].State.Status)
+	require.Contains(t, cancels[0].State.Error, "asyncagents_cancel: give task_id, or all: true")
+	require.Equal(t, "error", cancels[1].State.Status)
+	require.Contains(t, cancels[1].State.Error, `asyncagents_cancel: no background task has task_id "ses_doesnotexist"`)
 
 	children, err := e.oc.Children(e.ctx(10*time.Second), parent)
 	require.NoError(t, err)
