@@ -16,6 +16,10 @@ func (m *Machine) onEffectDone(ev Event) {
 	case EffectSessionCreate:
 		m.onSessionCreated(p, ev)
 	case EffectPromptAsync:
+		if p.forkContext {
+			m.onForkContextSent(p, ev)
+			return
+		}
 		if p.notice {
 			if !ev.OK {
 				m.log("error", "could not deliver the notice of task "+p.taskID+" to its parent: "+ev.Error)
@@ -24,6 +28,10 @@ func (m *Machine) onEffectDone(ev Event) {
 		}
 		m.onPromptSent(p, ev)
 	case EffectMessages:
+		if p.fork {
+			m.onForkMessages(p, ev)
+			return
+		}
 		m.onMessages(p, ev)
 	case EffectStatus:
 		m.onStatus(ev)

@@ -41,6 +41,9 @@ type pending struct {
 	// notice marks the delivery of a notice to the parent.
 	notice bool
 	resume *resumeReq
+	// fork marks the read of a parent's conversation for a forked task; forkContext the
+	// delivery of that context to the child.
+	fork, forkContext bool
 }
 
 // waiter is an asyncagents_output(block: true) call waiting for its task to finish.

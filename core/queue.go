@@ -52,8 +52,12 @@ func (m *Machine) queuePosition(t *Task) int {
 	return pos
 }
 
-// startTask sends the child its prompt.
+// startTask sends the child its prompt; a forked child gets its context first.
 func (m *Machine) startTask(t *Task) {
+	if t.IsForked && !t.forkReady {
+		m.startFork(t)
+		return
+	}
 	m.request(Effect{
 		Kind:      EffectPromptAsync,
 		SessionID: t.ID,

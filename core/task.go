@@ -47,6 +47,8 @@ type Task struct {
 	// Tokens is the forked context's estimated size, when IsForked.
 	ForkTokens int `json:"forkTokens,omitempty"`
 
+	// forkReady: a forked child has been given its context.
+	forkReady bool
 	// canDelegate: the child's agent has delegation rights, so its tools were left on.
 	canDelegate bool
 	// promptSent is set once OpenCode accepted the child's prompt. Before that, a child that

@@ -25,6 +25,7 @@ type launch struct {
 	args        taskArgs
 	depth       int
 	canDelegate bool
+	fork        bool
 	// cancelled by asyncagents_cancel(all) before the session existed.
 	cancelled    bool
 	cancelReason string
@@ -94,7 +95,7 @@ func (m *Machine) onTaskCall(ev Event) {
 		m.failTool(ev.CallID, err.Error())
 		return
 	}
-	l := &launch{callID: ev.CallID, sessionID: ev.SessionID, messageID: ev.MessageID, parentAgent: ev.Agent, args: a, depth: 1}
+	l := &launch{callID: ev.CallID, sessionID: ev.SessionID, messageID: ev.MessageID, parentAgent: ev.Agent, args: a, depth: 1, fork: a.Fork}
 	if p := m.tasks[ev.SessionID]; p != nil {
 		// A task's child launching tasks of its own: only as deep as MaxDepth allows.
 		l.depth = p.Depth + 1
@@ -218,6 +219,7 @@ func (m *Machine) onSessionCreated(p pending, ev Event) {
 		StartedAt:       m.now,
 		Progress:        Progress{LastTools: []string{}, LastUpdate: m.now},
 		Depth:           l.depth,
+		IsForked:        l.fork,
 		canDelegate:     l.canDelegate,
 		seenCalls:       map[string]bool{},
 	}
