@@ -43,11 +43,14 @@ func (m *Machine) onCancelCall(ev Event) {
 			m.replyTool(ev.CallID, "No running background tasks to cancel.", map[string]any{"title": "nothing to cancel"})
 			return
 		}
-		out := fmt.Sprintf("Cancelled %d running tasks:\n%s", len(lines), strings.Join(lines, "\n"))
-		if starting > 0 {
-			out += fmt.Sprintf("\n%d tasks still starting will be cancelled as soon as their session exists.", starting)
+		var out []string
+		if len(lines) > 0 {
+			out = append(out, fmt.Sprintf("Cancelled %d running tasks:\n%s", len(lines), strings.Join(lines, "\n")))
 		}
-		m.replyTool(ev.CallID, strings.TrimPrefix(out, "Cancelled 0 running tasks:\n"), map[string]any{"title": fmt.Sprintf("cancelled %d tasks", len(lines)+starting)})
+		if starting > 0 {
+			out = append(out, fmt.Sprintf("%d tasks still starting will be cancelled as soon as their session exists.", starting))
+		}
+		m.replyTool(ev.CallID, strings.Join(out, "\n"), map[string]any{"title": fmt.Sprintf("cancelled %d tasks", len(lines)+starting)})
 		return
 	}
 	t := m.tasks[a.TaskID]
