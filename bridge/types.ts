@@ -50,6 +50,8 @@ export interface Effect {
   delayMs?: number;
   level?: string;
   message?: string;
+  line?: string;
+  content?: string;
 }
 
 export type CoreEvent =

@@ -19,6 +19,8 @@ type Request struct {
 	Config *Config `json:"config,omitempty"`
 	Event  *Event  `json:"event,omitempty"`
 	TaskID string  `json:"taskID,omitempty"`
+	// History is the task history log's content, for restore.
+	History string `json:"history,omitempty"`
 }
 
 // Response is the envelope the core answers with. OK false means Error says what went wrong and
@@ -38,6 +40,9 @@ type Response struct {
 	// tasks and task
 	Tasks []Task `json:"tasks,omitempty"`
 	Task  *Task  `json:"task,omitempty"`
+
+	// restore
+	Restore *RestoreResult `json:"restore,omitempty"`
 }
 
 // Runtime owns one Machine behind the JSON envelope. It is what the wasm module exports and
@@ -81,6 +86,9 @@ func (r *Runtime) handle(q Request) Response {
 			return Response{Error: "step: missing event"}
 		}
 		return Response{OK: true, Effects: r.m.Step(q.Now, *q.Event)}
+	case "restore":
+		res, effects := r.m.Restore(q.Now, q.History)
+		return Response{OK: true, Restore: &res, Effects: effects}
 	case "tasks":
 		return Response{OK: true, Tasks: r.m.Tasks()}
 	case "task":

@@ -44,6 +44,10 @@ type Effect struct {
 	// log
 	Level   string `json:"level,omitempty"`
 	Message string `json:"message,omitempty"`
+
+	// history.append and history.rewrite
+	Line    string `json:"line,omitempty"`
+	Content string `json:"content,omitempty"`
 }
 
 // TextPart is a text part of a prompt. Synthetic parts reach the model but are hidden in the TUI.

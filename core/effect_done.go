@@ -28,12 +28,20 @@ func (m *Machine) onEffectDone(ev Event) {
 		}
 		m.onPromptSent(p, ev)
 	case EffectMessages:
+		if p.restored {
+			m.onReconcileMessages(p, ev)
+			return
+		}
 		if p.fork {
 			m.onForkMessages(p, ev)
 			return
 		}
 		m.onMessages(p, ev)
 	case EffectStatus:
+		if p.reconcile != nil {
+			m.onReconcileStatus(p, ev)
+			return
+		}
 		m.onStatus(ev)
 	case EffectSessionGet:
 		m.onResumeChecked(p, ev)

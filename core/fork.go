@@ -38,6 +38,7 @@ func (m *Machine) onForkMessages(p pending, ev Event) {
 		return
 	}
 	t.ForkTokens = stats.Tokens
+	m.touch(t)
 	m.log("info", fmt.Sprintf("fork for task %s: %d of %d messages, %d tool results cut, about %d tokens", t.ID, stats.KeptMessages, stats.Messages, stats.TruncatedToolResults, stats.Tokens))
 	m.request(Effect{
 		Kind:      EffectPromptAsync,

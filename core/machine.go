@@ -27,6 +27,9 @@ type Machine struct {
 	busy map[string]bool         // sessions known to be busy (a parent gets noReply notices only when idle)
 	held map[string][]heldNotice // notices waiting for their parent to go idle
 
+	dirty        map[string]bool // tasks changed in this step, persisted at its end
+	historyLines int             // lines in the history log, for compaction
+
 	out []Effect
 }
 
@@ -44,6 +47,10 @@ type pending struct {
 	// fork marks the read of a parent's conversation for a forked task; forkContext the
 	// delivery of that context to the child.
 	fork, forkContext bool
+	// reconcile lists restored tasks awaiting a status read; restored marks their messages
+	// read, busy whether OpenCode listed the child as busy.
+	reconcile      []string
+	restored, busy bool
 }
 
 // waiter is an asyncagents_output(block: true) call waiting for its task to finish.
@@ -94,6 +101,7 @@ func (m *Machine) Step(now int64, ev Event) []Effect {
 	default:
 		m.log("warn", fmt.Sprintf("unknown event type %q ignored", ev.Type))
 	}
+	m.persistDirty()
 	out := m.out
 	m.out = nil
 	return out

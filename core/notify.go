@@ -17,6 +17,7 @@ func (m *Machine) finish(t *Task, status Status, result string, taskErr *TaskErr
 	t.Result = result
 	t.Error = taskErr
 	t.Queued = false
+	m.touch(t)
 	m.notifyParent(t)
 	m.releaseWaiters(t)
 	m.startQueued()

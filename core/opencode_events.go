@@ -113,6 +113,7 @@ func (m *Machine) onPartUpdated(props json.RawMessage) {
 	}
 	t.seenCalls[p.Part.CallID] = true
 	t.Progress.ToolCalls++
+	m.touch(t)
 	t.Progress.LastTools = append(t.Progress.LastTools, p.Part.Tool)
 	if n := len(t.Progress.LastTools); n > maxLastTools {
 		t.Progress.LastTools = append([]string{}, t.Progress.LastTools[n-maxLastTools:]...)

@@ -19,6 +19,7 @@ func (m *Machine) runningCount() int {
 func (m *Machine) admit(t *Task) {
 	if m.runningCount() > m.cfg.MaxConcurrentStarts { // t itself is already counted
 		t.Queued = true
+		m.touch(t)
 		return
 	}
 	m.startTask(t)
@@ -33,6 +34,7 @@ func (m *Machine) startQueued() {
 		if t := m.tasks[id]; t != nil && t.Queued && !t.Status.Terminal() {
 			t.Queued = false
 			t.StartedAt = m.now
+			m.touch(t)
 			m.startTask(t)
 		}
 	}

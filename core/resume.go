@@ -71,6 +71,7 @@ func (m *Machine) onResumeChecked(p pending, ev Event) {
 	}
 	t.msg, t.promptSent, t.sessionError = nil, false, nil
 	t.Progress.LastUpdate = m.now
+	m.touch(t)
 	m.request(Effect{
 		Kind:      EffectPromptAsync,
 		SessionID: t.ID,

@@ -55,7 +55,7 @@ func (m *Machine) onClearCall(ev Event) {
 		case t == nil:
 			continue
 		case t.ParentSessionID == ev.SessionID && t.Status.Terminal():
-			delete(m.tasks, id)
+			m.forget(id)
 			cleared++
 			continue
 		case t.ParentSessionID == ev.SessionID:
@@ -92,7 +92,7 @@ func (m *Machine) onSessionDeleted(sessionID string) {
 				m.request(Effect{Kind: EffectAbort, SessionID: t.ID}, pending{taskID: t.ID})
 			}
 		}
-		delete(m.tasks, id)
+		m.forget(id)
 	}
 	m.order = order
 	delete(m.held, sessionID)

@@ -55,6 +55,7 @@ func (m *Machine) onOutputCall(ev Event) {
 func (m *Machine) replyOutput(callID string, t *Task) {
 	if t.Status.Terminal() {
 		t.RetrievedAt = m.now
+		m.touch(t)
 	}
 	m.replyTool(callID, m.outputText(t), map[string]any{"sessionId": t.ID, "title": t.Description, "status": string(t.Status)})
 }

@@ -9,6 +9,7 @@ import type { Plugin } from "@opencode-ai/plugin";
 import manifest from "../dist/manifest.json";
 import { compile, type ToolSpec } from "../bridge/core";
 import { makeExecutor, type Client } from "./effects";
+import { fileHistory, historyPath, storageDir } from "./history";
 import { Runtime } from "./runtime";
 import { makeTools } from "./tools";
 
@@ -36,6 +37,7 @@ export const AsyncAgents: Plugin = async ({ client, directory }, options) => {
     { ...(options ?? {}), development: readEnv("NODE_ENV") === "development" },
     makeExecutor(client as unknown as Client, directory),
     log,
+    fileHistory(historyPath(storageDir(process.env), directory)),
   );
   const subscribed = new Set<string>(manifest.subscribe);
   return {

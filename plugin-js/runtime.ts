@@ -3,6 +3,7 @@
 // core cannot hold; what they mean is the core's business.
 
 import { Core, type CoreConfig, type CoreEvent, type Effect } from "../bridge/core";
+import type { History } from "./history";
 
 export interface ToolCallContext {
   sessionID: string;
@@ -41,6 +42,7 @@ export class Runtime {
     config: CoreConfig,
     private readonly perform: Perform,
     private readonly log: Log,
+    private readonly history: History,
   ) {
     // Compiling the module takes about 100 ms: it happens in the background, and OpenCode does
     // not wait for it. Events that arrive meanwhile are kept and fed in order.
@@ -49,6 +51,10 @@ export class Runtime {
       .then((core) => {
         core.init(config);
         this.core = core;
+        // The history first: tasks from before a restart are back, and those that were running
+        // are reconciled, before any new event is handled.
+        const restored = core.call({ op: "restore", now: Date.now(), history: this.history.read() });
+        for (const e of restored.effects ?? []) this.carryOut(e);
         this.feed({ type: "start" });
         for (const ev of this.backlog.splice(0)) this.feed(ev);
       })
@@ -115,6 +121,10 @@ export class Runtime {
         return this.clearTimer(e.timerID!);
       case "log":
         return this.log(e.level ?? "info", `asyncagents: ${e.message}`);
+      case "history.append":
+        return this.guard("writing the task history", () => this.history.append(e.line!));
+      case "history.rewrite":
+        return this.guard("compacting the task history", () => this.history.rewrite(e.content!));
     }
     const done = (ok: boolean, result?: unknown, error?: string) => {
       if (e.reply) this.feed({ type: "effect.done", effectID: e.id, ok, result, error });
@@ -133,6 +143,15 @@ export class Runtime {
     // The title goes in the returned value: OpenCode 1.18 ignores ctx.metadata() for plugin tools.
     const title = typeof e.metadata?.title === "string" ? (e.metadata.title as string) : undefined;
     call.resolve({ title, output: e.output ?? "", metadata: e.metadata });
+  }
+
+  // A history write that fails (a full disk) is logged; the task itself goes on.
+  private guard(what: string, fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.log("error", `asyncagents: ${what} failed: ${(err as Error).message}`);
+    }
   }
 
   private clearTimer(id: string): void {

@@ -2,6 +2,7 @@ package ocserve
 
 import (
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -61,19 +62,43 @@ type Server struct {
 // it and prints its logs if the test failed.
 func Start(t testing.TB, opt Options) *Server {
 	t.Helper()
+	base := t.TempDir()
+	return launch(t, opt, filepath.Join(base, "home"), filepath.Join(base, "project"), true)
+}
+
+// Restart starts a new `opencode serve` on the stopped server's home and project, as a user
+// restarting OpenCode would: same data, same sessions, same plugin storage. opt.ModelURL,
+// Plugins and Config are written to opencode.json again.
+func Restart(t testing.TB, prev *Server, opt Options) *Server {
+	t.Helper()
+	if err := prev.Stop(); err != nil {
+		t.Fatalf("ocserve: stop before restart: %v", err)
+	}
+	return launch(t, opt, prev.Home, prev.Dir, false)
+}
+
+func launch(t testing.TB, opt Options, home, dir string, fresh bool) *Server {
+	t.Helper()
 	bin := Binary(t)
 	root := RepoRoot(t)
-	base := t.TempDir()
 	s := &Server{
 		t:      t,
-		Dir:    filepath.Join(base, "project"),
-		Home:   filepath.Join(base, "home"),
+		Dir:    dir,
+		Home:   home,
 		logs:   newLogBuffer(),
 		http:   &http.Client{Transport: &http.Transport{Proxy: nil, DisableCompression: true}},
 		exited: make(chan struct{}),
 	}
-	if err := s.prepare(root, opt); err != nil {
-		t.Fatalf("ocserve: prepare: %v", err)
+	if fresh {
+		if err := s.prepare(root, opt); err != nil {
+			t.Fatalf("ocserve: prepare: %v", err)
+		}
+	} else {
+		cfg := baseConfig(opt.ModelURL, opt.Plugins)
+		maps.Copy(cfg, opt.Config)
+		if err := writeJSON(filepath.Join(s.Dir, "opencode.json"), cfg); err != nil {
+			t.Fatalf("ocserve: rewrite opencode.json: %v", err)
+		}
 	}
 	port, err := freePort()
 	if err != nil {

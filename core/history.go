@@ -1,0 +1,249 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Task history: every task change is appended to a log as one line, `<crc32> <json>\n`, where
+// the JSON is the task (or {"removed": id}) and the checksum covers the JSON. Appending one line
+// costs the same whatever the history's size; a torn or corrupt line loses that line alone. The
+// effects that persist a step's changes come first in the step's effects, so a host that carries
+// them out in order has written a task's result before it tells anyone about it.
+//
+// The core decides what is written and when the log is worth compacting; hosts only append,
+// rewrite (write a temporary file and rename it over the log) and read.
+
+// Effect kinds for the history.
+const (
+	EffectHistoryAppend  = "history.append"  // Line: append it, with its newline
+	EffectHistoryRewrite = "history.rewrite" // Content: replace the whole log atomically
+)
+
+// historyRecord is one line's JSON.
+type historyRecord struct {
+	Task    *Task  `json:"task,omitempty"`
+	Removed string `json:"removed,omitempty"`
+}
+
+// touch marks a task changed in this step; the step ends by persisting it.
+func (m *Machine) touch(t *Task) {
+	if m.dirty == nil {
+		m.dirty = map[string]bool{}
+	}
+	m.dirty[t.ID] = true
+}
+
+// forget removes a task from the store and persists the removal.
+func (m *Machine) forget(id string) {
+	delete(m.tasks, id)
+	if m.dirty == nil {
+		m.dirty = map[string]bool{}
+	}
+	m.dirty[id] = true
+}
+
+// historyLine renders one record.
+func historyLine(r historyRecord) string {
+	b, _ := json.Marshal(r)
+	return fmt.Sprintf("%08x %s\n", crc32.ChecksumIEEE(b), b)
+}
+
+// persistDirty turns this step's changed tasks into append effects placed before all others.
+func (m *Machine) persistDirty() {
+	if len(m.dirty) == 0 {
+		return
+	}
+	ids := make([]string, 0, len(m.dirty))
+	for id := range m.dirty {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	m.dirty = nil
+	var appends []Effect
+	for _, id := range ids {
+		var r historyRecord
+		if t := m.tasks[id]; t != nil {
+			c := t.public()
+			r.Task = &c
+		} else {
+			r.Removed = id
+		}
+		// History effects never get a reply, so they take no ID (0): the IDs of the step's
+		// other effects stay as they would be without persistence.
+		appends = append(appends, Effect{Kind: EffectHistoryAppend, Line: historyLine(r)})
+		m.historyLines++
+	}
+	m.out = append(appends, m.out...)
+	m.compactIfWorthIt()
+}
+
+// RestoreResult says what a history load found.
+type RestoreResult struct {
+	Restored int      `json:"restored"`
+	Corrupt  int      `json:"corrupt"`
+	Problems []string `json:"problems,omitempty"` // the first few corrupt lines, by number
+}
+
+// maxReportedProblems bounds RestoreResult.Problems.
+const maxReportedProblems = 10
+
+// Restore loads a history log into an empty machine: the last record of each task wins, corrupt
+// lines are skipped and reported. Tasks that were running are reconciled against OpenCode
+// (see reconcile); queued ones wait for a slot again. A log much longer than its live tasks is
+// compacted.
+func (m *Machine) Restore(now int64, history string) (RestoreResult, []Effect) {
+	if now > m.now {
+		m.now = now
+	}
+	m.out = nil
+	var res RestoreResult
+	lines := 0
+	for n, line := range strings.Split(history, "\n") {
+		if line == "" {
+			continue
+		}
+		lines++
+		r, err := parseHistoryLine(line)
+		if err != nil {
+			res.Corrupt++
+			if len(res.Problems) < maxReportedProblems {
+				res.Problems = append(res.Problems, fmt.Sprintf("line %d: %v", n+1, err))
+			}
+			continue
+		}
+		if r.Removed != "" {
+			if _, ok := m.tasks[r.Removed]; ok {
+				delete(m.tasks, r.Removed)
+			}
+			continue
+		}
+		t := r.Task
+		if _, seen := m.tasks[t.ID]; !seen {
+			m.order = append(m.order, t.ID)
+		}
+		if t.Progress.LastTools == nil {
+			t.Progress.LastTools = []string{}
+		}
+		t.seenCalls = map[string]bool{}
+		m.tasks[t.ID] = t
+	}
+	// Drop the IDs of removed tasks from the order; restore launch order.
+	order := m.order[:0]
+	for _, id := range m.order {
+		if m.tasks[id] != nil {
+			order = append(order, id)
+		}
+	}
+	m.order = order
+	sort.SliceStable(m.order, func(i, j int) bool { return m.tasks[m.order[i]].StartedAt < m.tasks[m.order[j]].StartedAt })
+	res.Restored = len(m.tasks)
+	m.historyLines = lines
+	if res.Corrupt > 0 {
+		m.log("warn", fmt.Sprintf("task history: %d corrupt lines skipped (%s)", res.Corrupt, strings.Join(res.Problems, "; ")))
+	}
+	m.compactIfWorthIt()
+	m.reconcile()
+	out := m.out
+	m.out = nil
+	return res, out
+}
+
+func parseHistoryLine(line string) (historyRecord, error) {
+	var r historyRecord
+	sum, body, ok := strings.Cut(line, " ")
+	if !ok || len(sum) != 8 {
+		return r, fmt.Errorf("no checksum")
+	}
+	want, err := strconv.ParseUint(sum, 16, 32)
+	if err != nil {
+		return r, fmt.Errorf("bad checksum %q", sum)
+	}
+	if crc32.ChecksumIEEE([]byte(body)) != uint32(want) {
+		return r, fmt.Errorf("checksum mismatch (torn or corrupt)")
+	}
+	if err := json.Unmarshal([]byte(body), &r); err != nil {
+		return r, fmt.Errorf("bad JSON: %v", err)
+	}
+	if r.Removed == "" && (r.Task == nil || r.Task.ID == "") {
+		return r, fmt.Errorf("no task in the record")
+	}
+	return r, nil
+}
+
+// compactIfWorthIt rewrites the log to one line per live task once it holds more than twice
+// that (and at least a few hundred lines): the rewrite is amortised over many appends, so the
+// cost per change stays constant.
+func (m *Machine) compactIfWorthIt() {
+	live := len(m.tasks)
+	if m.historyLines < 256 || m.historyLines <= 2*live {
+		return
+	}
+	var b strings.Builder
+	for _, id := range m.order {
+		if t := m.tasks[id]; t != nil {
+			c := t.public()
+			b.WriteString(historyLine(historyRecord{Task: &c}))
+		}
+	}
+	m.out = append(m.out, Effect{Kind: EffectHistoryRewrite, Content: b.String()})
+	m.historyLines = live
+}
+
+// reconcile checks every task that was at work when the history was written: OpenCode may have
+// stopped with it, or it may have finished meanwhile.
+func (m *Machine) reconcile() {
+	var ids []string
+	for _, id := range m.order {
+		if t := m.tasks[id]; t != nil && !t.Status.Terminal() && !t.Queued {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) > 0 {
+		m.request(Effect{Kind: EffectStatus}, pending{reconcile: ids})
+	}
+	m.startQueued()
+}
+
+// onReconcileStatus reads each restored task's messages, knowing which children are busy.
+func (m *Machine) onReconcileStatus(p pending, ev Event) {
+	busy := map[string]json.RawMessage{}
+	if ev.OK {
+		_ = json.Unmarshal(ev.Result, &busy)
+	}
+	for _, id := range p.reconcile {
+		t := m.tasks[id]
+		if t == nil || t.Status.Terminal() {
+			continue
+		}
+		_, isBusy := busy[id]
+		m.request(Effect{Kind: EffectMessages, SessionID: id}, pending{taskID: id, restored: true, busy: isBusy})
+	}
+	m.armPoll()
+}
+
+// onReconcileMessages ends a restored task as its child's messages say: finished meanwhile, gone,
+// or interrupted. A child OpenCode still lists as busy goes on being tracked.
+func (m *Machine) onReconcileMessages(p pending, ev Event) {
+	t := m.tasks[p.taskID]
+	if t == nil || t.Status.Terminal() {
+		return
+	}
+	if !ev.OK {
+		m.finish(t, StatusError, "", &TaskError{Name: "Interrupted", Message: "interrupted: the child session is gone (" + ev.Error + ")"})
+		return
+	}
+	o, err := readOutcome(ev.Result)
+	switch {
+	case err == nil && o.done:
+		m.finishWith(t, o)
+	case p.busy:
+		t.promptSent = true
+	default:
+		m.finish(t, StatusError, "", &TaskError{Name: "Interrupted", Message: "interrupted: OpenCode stopped while the task ran"})
+	}
+}

@@ -1,0 +1,51 @@
+// The task history file: the plugin appends the lines the core formats and reads the file back at
+// start. Synchronous writes on purpose: the core puts a step's history effects first, and a line
+// must be on disk before the notice or tool answer that follows it (OpenCode runs no plugin
+// cleanup on SIGTERM, so nothing can be left for later).
+
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { homedir } from "node:os";
+import { dirname, join } from "node:path";
+
+export interface History {
+  read(): string;
+  append(line: string): void;
+  rewrite(content: string): void;
+}
+
+/** The plugin's storage directory: OpenCode's data directory, our own folder in it. */
+export function storageDir(env: Record<string, string | undefined>): string {
+  const data = env.XDG_DATA_HOME || join(homedir(), ".local", "share");
+  return join(data, "opencode", "asyncagents");
+}
+
+/** One history file per project directory, so two projects' OpenCode processes never share one. */
+export function historyPath(storage: string, projectDir: string): string {
+  const id = createHash("sha256").update(projectDir).digest("hex").slice(0, 16);
+  return join(storage, `history-${id}.log`);
+}
+
+export function fileHistory(path: string): History {
+  let dirReady = false;
+  const ensureDir = () => {
+    if (!dirReady) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    dirReady = true;
+  };
+  return {
+    read: () => (existsSync(path) ? readFileSync(path, "utf8") : ""),
+    append: (line) => {
+      ensureDir();
+      appendFileSync(path, line, { mode: 0o600 });
+    },
+    rewrite: (content) => {
+      ensureDir();
+      const tmp = `${path}.${process.pid}.tmp`;
+      writeFileSync(tmp, content, { mode: 0o600 });
+      renameSync(tmp, path);
+    },
+  };
+}
+
+/** A history that keeps nothing, for tests of the runtime alone. */
+export const noHistory: History = { read: () => "", append: () => {}, rewrite: () => {} };
