@@ -27,8 +27,9 @@ func (m *Machine) admit(t *Task) {
 
 // startQueued starts queued tasks, oldest first, while slots are free.
 func (m *Machine) startQueued() {
+	running := m.runningCount()
 	for _, id := range m.order {
-		if m.runningCount() >= m.cfg.MaxConcurrentStarts {
+		if running >= m.cfg.MaxConcurrentStarts {
 			return
 		}
 		if t := m.tasks[id]; t != nil && t.Queued && !t.Status.Terminal() {
@@ -36,6 +37,7 @@ func (m *Machine) startQueued() {
 			t.StartedAt = m.now
 			m.touch(t)
 			m.startTask(t)
+			running++
 		}
 	}
 }

@@ -1,0 +1,135 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// historyRun drives a machine through n launched-and-finished tasks with some progress each,
+// and returns it with every history line it asked to append (and the last rewrite, if any).
+func historyRun(t testing.TB, n int) (*Machine, string) {
+	m := NewMachine(Config{MaxConcurrentStarts: 1000})
+	var log strings.Builder
+	step := func(now int64, ev Event) []Effect {
+		effects := m.Step(now, ev)
+		for _, e := range effects {
+			switch e.Kind {
+			case EffectHistoryAppend:
+				log.WriteString(e.Line)
+			case EffectHistoryRewrite:
+				log.Reset()
+				log.WriteString(e.Content)
+			}
+		}
+		return effects
+	}
+	find := func(effects []Effect, kind string) Effect {
+		for _, e := range effects {
+			if e.Kind == kind {
+				return e
+			}
+		}
+		t.Fatalf("no %s effect in %+v", kind, effects)
+		return Effect{}
+	}
+	agents := json.RawMessage(`[{"name":"general","mode":"subagent"}]`)
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("ses_%05d", i)
+		eff := step(int64(i), Event{Type: EventToolCall, CallID: "c" + id, Tool: ToolTask, SessionID: "ses_p", MessageID: "m", Args: json.RawMessage(`{"description":"d","prompt":"p","agent":"general"}`)})
+		for _, e := range eff {
+			if e.Kind == EffectAgentsList {
+				eff = step(int64(i), Event{Type: EventEffectDone, EffectID: e.ID, OK: true, Result: agents})
+			}
+		}
+		create := find(eff, EffectSessionCreate)
+		eff = step(int64(i), Event{Type: EventEffectDone, EffectID: create.ID, OK: true, Result: json.RawMessage(`{"id":"` + id + `"}`)})
+		step(int64(i), Event{Type: EventEffectDone, EffectID: find(eff, EffectPromptAsync).ID, OK: true})
+		for k := 0; k < 3; k++ {
+			part := fmt.Sprintf(`{"part":{"sessionID":%q,"type":"tool","callID":"k%d","tool":"read"}}`, id, k)
+			step(int64(i), Event{Type: EventOpenCode, Event: &OpenCodeEvent{Type: "message.part.updated", Properties: json.RawMessage(part)}})
+		}
+		eff = step(int64(i), Event{Type: EventOpenCode, Event: &OpenCodeEvent{Type: "session.idle", Properties: json.RawMessage(`{"sessionID":"` + id + `"}`)}})
+		msgs := `[{"info":{"id":"a","role":"assistant","finish":"stop","time":{"created":1,"completed":2}},"parts":[{"type":"text","text":"result ` + id + `"}]}]`
+		step(int64(i), Event{Type: EventEffectDone, EffectID: find(eff, EffectMessages).ID, OK: true, Result: json.RawMessage(msgs)})
+	}
+	return m, log.String()
+}
+
+func TestHistoryRoundTrip(t *testing.T) {
+	m, log := historyRun(t, 50)
+	r := NewMachine(Config{})
+	res, _ := r.Restore(1e6, log)
+	require.Equal(t, 50, res.Restored)
+	require.Zero(t, res.Corrupt)
+	want, _ := json.Marshal(m.Tasks())
+	got, _ := json.Marshal(r.Tasks())
+	require.JSONEq(t, string(want), string(got))
+}
+
+func TestHistoryTornLastLineLosesOnlyThatRecord(t *testing.T) {
+	_, log := historyRun(t, 5)
+	lines := strings.SplitAfter(log, "\n")
+	lines = lines[:len(lines)-1] // the trailing "" after the last newline
+	torn := strings.Join(lines[:len(lines)-1], "") + lines[len(lines)-1][:len(lines[len(lines)-1])/2]
+	r := NewMachine(Config{})
+	res, _ := r.Restore(1e6, torn)
+	require.Equal(t, 1, res.Corrupt)
+	require.Equal(t, 5, res.Restored, "earlier records of the torn task survive")
+	// A corrupt line in the middle loses that line alone too.
+	mid := strings.Replace(log, `"result":"result ses_00002"`, `"result":"RESULT ses_00002"`, 1)
+	r2 := NewMachine(Config{})
+	res2, _ := r2.Restore(1e6, mid)
+	require.Equal(t, 1, res2.Corrupt)
+	require.Equal(t, 5, res2.Restored)
+}
+
+// One change costs one appended line whatever the history's size, and the log is compacted
+// before it grows past twice its live tasks (plus a floor), so restarts stay fast.
+func TestHistoryWritesPerChangeAreConstant(t *testing.T) {
+	m, log := historyRun(t, 400)
+	lines := strings.Count(log, "\n")
+	require.LessOrEqual(t, lines, 2*400+1, "compaction keeps the log near its live size")
+	t1, ok := m.tasks["ses_00399"]
+	require.True(t, ok)
+	before := len(log)
+	effects := m.Step(1e6, Event{Type: EventToolCall, CallID: "o", Tool: ToolOutput, Args: json.RawMessage(`{"task_id":"ses_00399"}`)})
+	appends := 0
+	for _, e := range effects {
+		if e.Kind == EffectHistoryAppend {
+			appends++
+			require.Contains(t, e.Line, `"retrievedAt":1000000`)
+		}
+	}
+	require.Equal(t, 1, appends, "one line for one change")
+	require.Equal(t, int64(1e6), t1.RetrievedAt)
+	require.Positive(t, before)
+}
+
+// syntheticHistory is a compacted log of n finished tasks, as a long-used install would have.
+func syntheticHistory(n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		t := &Task{ID: fmt.Sprintf("ses_%06d", i), ParentSessionID: "ses_p", BatchID: fmt.Sprintf("m%d", i/5), Description: "survey a module",
+			Prompt: strings.Repeat("Look at the code and report. ", 8), Agent: "general", Status: StatusCompleted, StartedAt: int64(i), CompletedAt: int64(i + 5000),
+			Result: strings.Repeat("Findings line. ", 30), Progress: Progress{ToolCalls: 7, LastTools: []string{"read", "grep", "read", "glob", "read"}}, Depth: 1}
+		b.WriteString(historyLine(historyRecord{Task: t}))
+	}
+	return b.String()
+}
+
+func BenchmarkRestore10k(b *testing.B) {
+	log := syntheticHistory(10_000)
+	b.SetBytes(int64(len(log)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r := NewMachine(Config{})
+		res, _ := r.Restore(1e9, log)
+		if res.Restored != 10_000 {
+			b.Fatalf("restored %d", res.Restored)
+		}
+	}
+}
