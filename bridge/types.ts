@@ -73,4 +73,6 @@ export interface CoreResponse {
   config?: CoreConfig;
   tasks?: Record<string, unknown>[];
   task?: Record<string, unknown>;
+  storage?: { dir: string; history: string; serverJSON: string };
+  restore?: { restored: number; corrupt: number; problems?: string[] };
 }

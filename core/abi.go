@@ -21,6 +21,16 @@ type Request struct {
 	TaskID string  `json:"taskID,omitempty"`
 	// History is the task history log's content, for restore.
 	History string `json:"history,omitempty"`
+	// Env is what a host knows of its environment, for the storage op: XDG_DATA_HOME, HOME and
+	// the project directory.
+	Env *StorageEnv `json:"env,omitempty"`
+}
+
+// StorageEnv is a host's environment, as the storage op reads it.
+type StorageEnv struct {
+	XDGDataHome string `json:"xdgDataHome,omitempty"`
+	Home        string `json:"home,omitempty"`
+	Directory   string `json:"directory,omitempty"`
 }
 
 // Response is the envelope the core answers with. OK false means Error says what went wrong and
@@ -43,6 +53,8 @@ type Response struct {
 
 	// restore
 	Restore *RestoreResult `json:"restore,omitempty"`
+	// storage
+	Storage *Storage `json:"storage,omitempty"`
 }
 
 // Runtime owns one Machine behind the JSON envelope. It is what the wasm module exports and
@@ -86,6 +98,12 @@ func (r *Runtime) handle(q Request) Response {
 			return Response{Error: "step: missing event"}
 		}
 		return Response{OK: true, Effects: r.m.Step(q.Now, *q.Event)}
+	case "storage":
+		if q.Env == nil || (q.Env.XDGDataHome == "" && q.Env.Home == "") {
+			return Response{Error: "storage: env needs xdgDataHome or home"}
+		}
+		s := StoragePaths(q.Env.XDGDataHome, q.Env.Home, q.Env.Directory)
+		return Response{OK: true, Storage: &s}
 	case "restore":
 		res, effects := r.m.Restore(q.Now, q.History)
 		return Response{OK: true, Restore: &res, Effects: effects}

@@ -4,26 +4,12 @@
 // cleanup on SIGTERM, so nothing can be left for later).
 
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { createHash } from "node:crypto";
-import { homedir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
 
 export interface History {
   read(): string;
   append(line: string): void;
   rewrite(content: string): void;
-}
-
-/** The plugin's storage directory: OpenCode's data directory, our own folder in it. */
-export function storageDir(env: Record<string, string | undefined>): string {
-  const data = env.XDG_DATA_HOME || join(homedir(), ".local", "share");
-  return join(data, "opencode", "asyncagents");
-}
-
-/** One history file per project directory, so two projects' OpenCode processes never share one. */
-export function historyPath(storage: string, projectDir: string): string {
-  const id = createHash("sha256").update(projectDir).digest("hex").slice(0, 16);
-  return join(storage, `history-${id}.log`);
 }
 
 export function fileHistory(path: string): History {

@@ -9,7 +9,8 @@ import type { Plugin } from "@opencode-ai/plugin";
 import manifest from "../dist/manifest.json";
 import { compile, type ToolSpec } from "../bridge/core";
 import { makeExecutor, type Client } from "./effects";
-import { fileHistory, historyPath, storageDir } from "./history";
+import { homedir } from "node:os";
+import { fileHistory } from "./history";
 import { Runtime } from "./runtime";
 import { makeTools } from "./tools";
 
@@ -37,7 +38,7 @@ export const AsyncAgents: Plugin = async ({ client, directory }, options) => {
     { ...(options ?? {}), development: readEnv("NODE_ENV") === "development" },
     makeExecutor(client as unknown as Client, directory),
     log,
-    fileHistory(historyPath(storageDir(process.env), directory)),
+    { env: { xdgDataHome: readEnv("XDG_DATA_HOME"), home: homedir(), directory }, open: fileHistory },
   );
   const subscribed = new Set<string>(manifest.subscribe);
   return {

@@ -40,7 +40,7 @@ const until = async (cond: () => boolean) => {
 
 test("a launch resolves with the task, and idle brings the notice to the parent", async () => {
   const oc = fakeOpenCode();
-  const rt = new Runtime(module, {}, oc.perform, () => {}, noHistory);
+  const rt = new Runtime(module, {}, oc.perform, () => {}, { env: { home: "/nonexistent" }, open: () => noHistory });
   const answer = await rt.callTool("asyncagents_task", { description: "Job", prompt: "do it", agent: "general" }, { ...ctx, callID: "c1" });
   expect(answer.output.split("\n")[0]).toBe("task_id: ses_child");
   expect(answer.title).toBe("Job");
@@ -57,7 +57,7 @@ test("a launch resolves with the task, and idle brings the notice to the parent"
 
 test("bad arguments reject with the core's words and perform nothing", async () => {
   const oc = fakeOpenCode();
-  const rt = new Runtime(module, {}, oc.perform, () => {}, noHistory);
+  const rt = new Runtime(module, {}, oc.perform, () => {}, { env: { home: "/nonexistent" }, open: () => noHistory });
   await rt.whenReady();
   const before = oc.performed.length; // the start-up agent prefetch
   await expect(rt.callTool("asyncagents_output", { task_id: "" }, { ...ctx, callID: "c2" })).rejects.toThrow(
@@ -69,13 +69,13 @@ test("bad arguments reject with the core's words and perform nothing", async () 
 
 test("a core that fails to load makes every tool call say so", async () => {
   const oc = fakeOpenCode();
-  const rt = new Runtime(compile(new ArrayBuffer(8)), {}, oc.perform, () => {}, noHistory);
+  const rt = new Runtime(compile(new ArrayBuffer(8)), {}, oc.perform, () => {}, { env: { home: "/nonexistent" }, open: () => noHistory });
   await expect(rt.callTool("asyncagents_task", {}, { ...ctx, callID: "c3" })).rejects.toThrow(/core failed to load/);
 });
 
 test("a wrongly typed option is named when the core loads", async () => {
   const oc = fakeOpenCode();
-  const rt = new Runtime(module, { maxResultChars: "many" as any }, oc.perform, () => {}, noHistory);
+  const rt = new Runtime(module, { maxResultChars: "many" as any }, oc.perform, () => {}, { env: { home: "/nonexistent" }, open: () => noHistory });
   await expect(rt.callTool("asyncagents_task", {}, { ...ctx, callID: "c4" })).rejects.toThrow(/maxResultChars/);
 });
 
@@ -83,14 +83,14 @@ test("the history written by one runtime brings the tasks back in the next", asy
   let file = "";
   const mem = { read: () => file, append: (l: string) => void (file += l), rewrite: (c: string) => void (file = c) };
   const oc = fakeOpenCode();
-  const first = new Runtime(module, {}, oc.perform, () => {}, mem);
+  const first = new Runtime(module, {}, oc.perform, () => {}, { env: { home: "/h" }, open: () => mem });
   await first.callTool("asyncagents_task", { description: "Kept", prompt: "p", agent: "general" }, { ...ctx, callID: "k1" });
   first.feed({ type: "opencode", event: { type: "session.idle", properties: { sessionID: "ses_child" } } });
   await until(() => oc.performed.some((e) => e.sessionID === "ses_parent"));
   first.dispose();
   expect(file.split("\n").filter(Boolean).length).toBeGreaterThanOrEqual(2);
 
-  const second = new Runtime(module, {}, fakeOpenCode().perform, () => {}, mem);
+  const second = new Runtime(module, {}, fakeOpenCode().perform, () => {}, { env: { home: "/h" }, open: () => mem });
   const out = await second.callTool("asyncagents_output", { task_id: "ses_child" }, { ...ctx, callID: "k2" });
   expect(out.output).toContain("status: completed");
   expect(out.output).toContain("<task_result>\nthe answer\n</task_result>");

@@ -5,6 +5,13 @@
 import { Core, type CoreConfig, type CoreEvent, type Effect } from "../bridge/core";
 import type { History } from "./history";
 
+/** What the core needs to place the plugin's files. */
+export interface StorageEnv {
+  xdgDataHome?: string;
+  home?: string;
+  directory?: string;
+}
+
 export interface ToolCallContext {
   sessionID: string;
   messageID: string;
@@ -36,13 +43,14 @@ export class Runtime {
   private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
   private callSeq = 0;
   private failure?: Error;
+  private history: History = { read: () => "", append: () => {}, rewrite: () => {} };
 
   constructor(
     module: Promise<WebAssembly.Module>,
     config: CoreConfig,
     private readonly perform: Perform,
     private readonly log: Log,
-    private readonly history: History,
+    storage: { env: StorageEnv; open: (historyPath: string) => History },
   ) {
     // Compiling the module takes about 100 ms: it happens in the background, and OpenCode does
     // not wait for it. Events that arrive meanwhile are kept and fed in order.
@@ -50,6 +58,8 @@ export class Runtime {
       .then((m) => Core.instantiate(m, (fd, text) => this.log(fd === 2 ? "error" : "info", text)))
       .then((core) => {
         core.init(config);
+        // Where the history lives is the core's call (the Go CLI reads the same file).
+        this.history = storage.open(core.call({ op: "storage", env: storage.env }).storage!.history);
         this.core = core;
         // The history first: tasks from before a restart are back, and those that were running
         // are reconciled, before any new event is handled.

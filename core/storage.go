@@ -1,0 +1,32 @@
+package core
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"path"
+)
+
+// Storage is where a host keeps the plugin's files. The layout is a format both hosts must agree
+// on (the Go CLI reads what the plugin wrote), so the core works it out from what the host knows.
+type Storage struct {
+	Dir        string `json:"dir"`        // the plugin's storage directory
+	History    string `json:"history"`    // this project's task history log
+	ServerJSON string `json:"serverJSON"` // the status API's discovery file
+}
+
+// StoragePaths places the plugin's files in OpenCode's data directory ($XDG_DATA_HOME, else
+// ~/.local/share), in a folder of our own. Each project directory gets its own history, so two
+// OpenCode processes on two projects never write one file.
+func StoragePaths(xdgDataHome, home, projectDir string) Storage {
+	data := xdgDataHome
+	if data == "" {
+		data = path.Join(home, ".local", "share")
+	}
+	dir := path.Join(data, "opencode", "asyncagents")
+	sum := sha256.Sum256([]byte(projectDir))
+	return Storage{
+		Dir:        dir,
+		History:    path.Join(dir, "history-"+hex.EncodeToString(sum[:8])+".log"),
+		ServerJSON: path.Join(dir, "server.json"),
+	}
+}
