@@ -1,0 +1,100 @@
+package e2e
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/testharness/mockmodel"
+	"github.com/asyncagents/asyncagents/testharness/ocserve"
+)
+
+// kill -9 while the plugin writes its history, a few times over: every task whose ✓ notice the
+// parent received is still completed, with its result, after the last restart, and the history
+// file holds at most one torn line per kill.
+func TestKill9NeverLosesAFinishedResult(t *testing.T) {
+	const rounds = 4
+	rng := rand.New(rand.NewSource(7))
+	var mu sync.Mutex // the mock answers from several goroutines
+	delay := func() time.Duration {
+		mu.Lock()
+		defer mu.Unlock()
+		return time.Duration(50+rng.Intn(400)) * time.Millisecond
+	}
+	var collect []string
+	script := func(req mockmodel.Request) mockmodel.Reply {
+		switch {
+		case strings.HasPrefix(req.LastUser, "CHILD "):
+			return mockmodel.Reply{Text: "result of " + strings.TrimPrefix(req.LastUser, "CHILD "), Delay: delay()}
+		case req.LastUser == "COLLECT" && lastRole(req) == "user":
+			var calls []mockmodel.ToolCall
+			for _, id := range collect {
+				calls = append(calls, mockmodel.ToolCall{Name: "asyncagents_output", Args: map[string]any{"task_id": id}})
+			}
+			return mockmodel.Reply{ToolCalls: calls}
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+			return mockmodel.Reply{Text: "ok"}
+		case strings.HasPrefix(req.LastUser, "ROUND "):
+			r := strings.TrimPrefix(req.LastUser, "ROUND ")
+			var calls []mockmodel.ToolCall
+			for i := 0; i < 4; i++ {
+				calls = append(calls, taskCall(fmt.Sprintf("r%s t%d", r, i), fmt.Sprintf("r%s-t%d", r, i), "general"))
+			}
+			return mockmodel.Reply{ToolCalls: calls}
+		}
+		return mockmodel.Reply{Text: "?"}
+	}
+	e := start(t, script)
+	finished := map[string]string{} // task ID -> result the parent was told
+	taskID := regexp.MustCompile(`(?m)^task_id: (\S+)$`)
+	for round := 0; round < rounds; round++ {
+		parent := e.prompt(fmt.Sprintf("ROUND %d", round))
+		e.eventually("a first notice", 60*time.Second, func() bool { return len(e.notices(parent)) >= 1 })
+		time.Sleep(delay() - 50*time.Millisecond) // more notices and writes may be under way
+		e.oc.Kill()
+		// What the user saw before the crash: read from OpenCode's own storage after a restart.
+		e.oc = ocserve.Restart(t, e.oc, ocserve.Options{ModelURL: e.model.URL(), Plugins: []string{ocserve.PluginSpec(t)}})
+		for _, n := range e.notices(parent) {
+			if strings.HasPrefix(n.visible, "✓") {
+				if m := taskID.FindStringSubmatch(n.hidden); m != nil {
+					start := strings.Index(n.hidden, "<task_result>\n") + len("<task_result>\n")
+					finished[m[1]] = n.hidden[start:strings.Index(n.hidden, "\n</task_result>")]
+				}
+			}
+		}
+	}
+	require.NotEmpty(t, finished)
+
+	// The history file itself: at most one torn line per kill, nothing else corrupt.
+	home := e.oc.Home
+	st := core.StoragePaths(filepath.Join(home, ".local", "share"), home, e.oc.Dir)
+	raw, err := os.ReadFile(st.History)
+	require.NoError(t, err, "the plugin's history file")
+	res, _ := core.NewMachine(core.Config{}).Restore(time.Now().UnixMilli(), string(raw))
+	require.LessOrEqual(t, res.Corrupt, rounds, "corrupt lines: %v", res.Problems)
+
+	// Every result the parent was told of is still there.
+	for id := range finished {
+		collect = append(collect, id)
+	}
+	collector := e.prompt("COLLECT")
+	e.eventually("the outputs", 60*time.Second, func() bool {
+		parts := e.toolParts(collector, "asyncagents_output")
+		return len(parts) == len(collect) && finishedParts(parts)
+	})
+	for i, p := range e.toolParts(collector, "asyncagents_output") {
+		require.Equal(t, "completed", p.State.Status, p.State.Error)
+		require.Contains(t, p.State.Output, "status: completed", "task %s", collect[i])
+		require.Contains(t, p.State.Output, "<task_result>\n"+finished[collect[i]]+"\n</task_result>")
+	}
+	t.Logf("%d rounds, %d finished results checked, %d corrupt history lines", rounds, len(finished), res.Corrupt)
+}
