@@ -30,7 +30,10 @@ dist/manifest.json: $(shell find core internal/cmd/manifest -name '*.go')
 dist/asyncagents.js: dist/manifest.json $(shell find plugin-js bridge -name '*.ts' -not -name '*.test.ts') node_modules/.installed
 	$(BUN) build plugin-js/index.ts --outfile $@ --target bun --minify
 
-build: deps dist/asyncagents.wasm dist/manifest.json dist/asyncagents.js
+dist/asyncagents: $(shell find core host -name '*.go') go.mod
+	go build -o $@ ./host/cmd/asyncagents
+
+build: deps dist/asyncagents.wasm dist/manifest.json dist/asyncagents.js dist/asyncagents
 
 test: build test-bun test-go
 

@@ -55,6 +55,8 @@ type Response struct {
 	Restore *RestoreResult `json:"restore,omitempty"`
 	// storage
 	Storage *Storage `json:"storage,omitempty"`
+	// table
+	Table string `json:"table,omitempty"`
 }
 
 // Runtime owns one Machine behind the JSON envelope. It is what the wasm module exports and
@@ -109,6 +111,8 @@ func (r *Runtime) handle(q Request) Response {
 		return Response{OK: true, Restore: &res, Effects: effects}
 	case "tasks":
 		return Response{OK: true, Tasks: r.m.Tasks()}
+	case "table":
+		return Response{OK: true, Table: TasksTable(r.m.Tasks(), q.Now)}
 	case "task":
 		t, ok := r.m.Task(q.TaskID)
 		if !ok {

@@ -1,0 +1,50 @@
+package core
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// TasksTable renders tasks for a terminal (`asyncagents ls`): one row a task, newest last.
+func TasksTable(tasks []Task, now int64) string {
+	if len(tasks) == 0 {
+		return "No background tasks found\n"
+	}
+	rows := [][]string{{"TASK ID", "STATUS", "AGENT", "DESCRIPTION", "STARTED", "TIME", "TOOLS"}}
+	for _, t := range tasks {
+		id := t.ID
+		if t.ResumeCount > 0 {
+			id += " (resumed)"
+		}
+		if t.IsForked {
+			id += " (forked)"
+		}
+		status := string(t.Status)
+		if t.Queued {
+			status = "queued"
+		}
+		started := time.UnixMilli(t.StartedAt).UTC().Format("2006-01-02 15:04:05")
+		rows = append(rows, []string{id, status, t.Agent, t.Description, started, FormatDuration(t.Duration(now)), fmt.Sprint(t.Progress.ToolCalls)})
+	}
+	widths := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, c := range r {
+			if n := len([]rune(c)); n > widths[i] {
+				widths[i] = n
+			}
+		}
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		for i, c := range r {
+			if i == len(r)-1 {
+				b.WriteString(c)
+				break
+			}
+			b.WriteString(c + strings.Repeat(" ", widths[i]-len([]rune(c))+2))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,113 @@
+// Command asyncagents is the Go host's CLI: it runs the same core .wasm as the OpenCode plugin,
+// under wazero, over the plugin's files, so task history can be read while OpenCode is not
+// running.
+//
+//	asyncagents ls [--dir PROJECT] [--wasm FILE]   the project's tasks, as a table
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/host"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintln(stdout, "usage: asyncagents ls [--dir PROJECT] [--wasm FILE]")
+		return 0
+	}
+	switch args[0] {
+	case "ls":
+		if err := ls(args[1:], stdout); err != nil {
+			fmt.Fprintln(stderr, "asyncagents ls:", err)
+			return 1
+		}
+		return 0
+	}
+	fmt.Fprintf(stderr, "asyncagents: unknown command %q (try: asyncagents ls)\n", args[0])
+	return 2
+}
+
+func ls(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("ls", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cwd, _ := os.Getwd()
+	dir := fs.String("dir", cwd, "the project directory OpenCode ran in")
+	wasm := fs.String("wasm", "", "the core module (default: $ASYNCAGENTS_WASM, next to this program, or dist/)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(*dir)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	c, err := loadCore(ctx, *wasm)
+	if err != nil {
+		return err
+	}
+	defer c.Close(ctx)
+	home, _ := os.UserHomeDir()
+	st, err := c.Do(ctx, core.Request{Op: "storage", Env: &core.StorageEnv{XDGDataHome: os.Getenv("XDG_DATA_HOME"), Home: home, Directory: abs}})
+	if err != nil {
+		return err
+	}
+	history, err := os.ReadFile(st.Storage.History)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	now := time.Now().UnixMilli()
+	r, err := c.Do(ctx, core.Request{Op: "restore", Now: now, History: string(history)})
+	if err != nil {
+		return err
+	}
+	t, err := c.Do(ctx, core.Request{Op: "table", Now: now})
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, t.Table)
+	if r.Restore.Corrupt > 0 {
+		fmt.Fprintf(stdout, "(%d corrupt history lines skipped)\n", r.Restore.Corrupt)
+	}
+	return nil
+}
+
+// loadCore finds, compiles and instantiates the core module.
+func loadCore(ctx context.Context, path string) (*host.Core, error) {
+	candidates := []string{path, os.Getenv("ASYNCAGENTS_WASM")}
+	if exe, err := os.Executable(); err == nil {
+		candidates = append(candidates, filepath.Join(filepath.Dir(exe), "asyncagents.wasm"))
+	}
+	candidates = append(candidates, filepath.Join("dist", "asyncagents.wasm"))
+	for _, p := range candidates {
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		m, err := host.CompileFile(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		c, err := m.New(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := c.Init(ctx, core.Config{}); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	return nil, errors.New("the core module asyncagents.wasm was not found: pass --wasm or set ASYNCAGENTS_WASM")
+}

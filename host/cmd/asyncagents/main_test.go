@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/internal/wasmbuild"
+)
+
+// The CLI reads the history the plugin wrote (here written by the core itself, as the plugin does)
+// and prints it, through the same .wasm, without OpenCode.
+func TestLsReadsThePluginsHistory(t *testing.T) {
+	wasm := wasmbuild.Build(t)
+	home := t.TempDir()
+	project := filepath.Join(home, "project")
+	t.Setenv("XDG_DATA_HOME", "")
+	t.Setenv("HOME", home)
+
+	m := core.NewMachine(core.Config{})
+	var log strings.Builder
+	collect := func(effects []core.Effect) []core.Effect {
+		for _, e := range effects {
+			if e.Kind == core.EffectHistoryAppend {
+				log.WriteString(e.Line)
+			}
+		}
+		return effects
+	}
+	eff := collect(m.Step(1_700_000_000_000, core.Event{Type: core.EventToolCall, CallID: "c", Tool: core.ToolTask, SessionID: "ses_p", MessageID: "m",
+		Args: json.RawMessage(`{"description":"Survey auth","prompt":"p","agent":"general"}`)}))
+	eff = collect(m.Step(1_700_000_000_001, core.Event{Type: core.EventEffectDone, EffectID: eff[0].ID, OK: true, Result: json.RawMessage(`[{"name":"general","mode":"subagent"}]`)}))
+	collect(m.Step(1_700_000_000_002, core.Event{Type: core.EventEffectDone, EffectID: eff[0].ID, OK: true, Result: json.RawMessage(`{"id":"ses_abc"}`)}))
+	st := core.StoragePaths("", home, project)
+	require.NoError(t, os.MkdirAll(filepath.Dir(st.History), 0o700))
+	require.NoError(t, os.WriteFile(st.History, []byte(log.String()+"00000000 torn"), 0o600))
+
+	var out, errb bytes.Buffer
+	require.Equal(t, 0, run([]string{"ls", "--dir", project, "--wasm", wasm}, &out, &errb), errb.String())
+	require.Contains(t, out.String(), "TASK ID")
+	require.Contains(t, out.String(), "ses_abc")
+	require.Contains(t, out.String(), "Survey auth")
+	require.Contains(t, out.String(), "running")
+	require.Contains(t, out.String(), "(1 corrupt history lines skipped)")
+
+	out.Reset()
+	require.Equal(t, 0, run([]string{"ls", "--dir", filepath.Join(home, "elsewhere"), "--wasm", wasm}, &out, &errb))
+	require.Equal(t, "No background tasks found\n", out.String())
+
+	require.Equal(t, 2, run([]string{"frobnicate"}, &out, &errb))
+	require.Contains(t, errb.String(), `unknown command "frobnicate"`)
+}
