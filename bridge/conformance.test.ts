@@ -24,7 +24,7 @@ describe("conformance through bun", () => {
   test("there are cases", () => expect(files.length).toBeGreaterThan(0));
   for (const file of files) {
     test(file, async () => {
-      const c = JSON.parse(readFileSync(join(casesDir, file), "utf8")) as { steps: Step[]; history?: boolean };
+      const c = JSON.parse(readFileSync(join(casesDir, file), "utf8")) as { steps: Step[]; history?: boolean; sse?: boolean };
       const core = await Core.instantiate(module);
       c.steps.forEach((s, i) => {
         const raw = core.callRaw(s.requestText ?? JSON.stringify(s.request));
@@ -36,7 +36,11 @@ describe("conformance through bun", () => {
         }
         if (s.expectEffects !== undefined) {
           // Like the Go runner: history.* effects are matched only in cases that ask for them.
-          const effects = (got.effects ?? []).filter((e: { kind: string }) => c.history || !e.kind.startsWith("history."));
+          const effects = (got.effects ?? []).filter(
+            (e: { kind: string; timerID?: string }) =>
+              (c.history || !e.kind.startsWith("history.")) &&
+              (c.sse || !(e.kind.startsWith("sse.") || e.timerID === "sse.heartbeat")),
+          );
           const err = match(s.expectEffects, effects, "effects");
           if (err) throw new Error(`${label}: ${err}\nfull response: ${raw}`);
         }

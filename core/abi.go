@@ -21,6 +21,8 @@ type Request struct {
 	TaskID string  `json:"taskID,omitempty"`
 	// History is the task history log's content, for restore.
 	History string `json:"history,omitempty"`
+	// HTTP is a request to the status API, for the http op.
+	HTTP *HTTPRequest `json:"http,omitempty"`
 	// Env is what a host knows of its environment, for the storage op: XDG_DATA_HOME, HOME and
 	// the project directory.
 	Env *StorageEnv `json:"env,omitempty"`
@@ -57,6 +59,8 @@ type Response struct {
 	Storage *Storage `json:"storage,omitempty"`
 	// table
 	Table string `json:"table,omitempty"`
+	// http
+	HTTP *HTTPResponse `json:"http,omitempty"`
 }
 
 // Runtime owns one Machine behind the JSON envelope. It is what the wasm module exports and
@@ -111,6 +115,12 @@ func (r *Runtime) handle(q Request) Response {
 		return Response{OK: true, Restore: &res, Effects: effects}
 	case "tasks":
 		return Response{OK: true, Tasks: r.m.Tasks()}
+	case "http":
+		if q.HTTP == nil {
+			return Response{Error: "http: missing request"}
+		}
+		resp := ServeHTTP(*q.HTTP, r.m.Tasks(), r.m.cfg.API, q.Now)
+		return Response{OK: true, HTTP: &resp}
 	case "table":
 		return Response{OK: true, Table: TasksTable(r.m.Tasks(), q.Now)}
 	case "task":

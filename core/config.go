@@ -22,6 +22,8 @@ type Config struct {
 	MaxDepth int `json:"maxDepth,omitempty"`
 	// Notify chooses when notices wake the parent.
 	Notify NotifyConfig `json:"notify,omitempty"`
+	// API configures the status API (token, auth, limits), for the http op.
+	API APIConfig `json:"api,omitempty"`
 }
 
 // NotifyConfig is the notices' wake policy.

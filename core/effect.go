@@ -48,7 +48,17 @@ type Effect struct {
 	// history.append and history.rewrite
 	Line    string `json:"line,omitempty"`
 	Content string `json:"content,omitempty"`
+
+	// sse.broadcast: a Server-Sent Events frame for every open stream of the status API
+	Frame string `json:"frame,omitempty"`
 }
+
+// EffectSSEBroadcast sends Frame to every open /v1/events stream. Like the history effects it
+// takes no ID and gets no reply.
+const EffectSSEBroadcast = "sse.broadcast"
+
+// heartbeatTimer drives the status API's heartbeat frames.
+const heartbeatTimer = "sse.heartbeat"
 
 // TextPart is a text part of a prompt. Synthetic parts reach the model but are hidden in the TUI.
 type TextPart struct {

@@ -64,21 +64,25 @@ func (m *Machine) persistDirty() {
 	}
 	sort.Strings(ids)
 	m.dirty = nil
-	var appends []Effect
+	var appends, frames []Effect
 	for _, id := range ids {
 		var r historyRecord
 		if t := m.tasks[id]; t != nil {
 			c := t.public()
 			r.Task = &c
+			prev, known := m.sseStatus[id]
+			frames = append(frames, Effect{Kind: EffectSSEBroadcast, Frame: TaskFrame(prev, !known, c)})
+			m.sseStatus[id] = t.Status
 		} else {
 			r.Removed = id
+			delete(m.sseStatus, id)
 		}
 		// History effects never get a reply, so they take no ID (0): the IDs of the step's
 		// other effects stay as they would be without persistence.
 		appends = append(appends, Effect{Kind: EffectHistoryAppend, Line: historyLine(r)})
 		m.historyLines++
 	}
-	m.out = append(appends, m.out...)
+	m.out = append(append(appends, frames...), m.out...)
 	m.compactIfWorthIt()
 }
 
@@ -131,6 +135,7 @@ func (m *Machine) Restore(now int64, history string) (RestoreResult, []Effect) {
 		}
 		t.seenCalls = map[string]bool{}
 		m.tasks[t.ID] = t
+		m.sseStatus[t.ID] = t.Status
 	}
 	// Drop the IDs of removed tasks from the order; restore launch order.
 	order := m.order[:0]

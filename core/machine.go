@@ -27,8 +27,9 @@ type Machine struct {
 	busy map[string]bool         // sessions known to be busy (a parent gets noReply notices only when idle)
 	held map[string][]heldNotice // notices waiting for their parent to go idle
 
-	dirty        map[string]bool // tasks changed in this step, persisted at its end
-	historyLines int             // lines in the history log, for compaction
+	dirty        map[string]bool   // tasks changed in this step, persisted at its end
+	sseStatus    map[string]Status // each task's status as the last SSE frame told it
+	historyLines int               // lines in the history log, for compaction
 
 	out []Effect
 }
@@ -65,12 +66,13 @@ const pollTimer = "poll"
 // NewMachine returns an empty machine with cfg (zero fields take defaults).
 func NewMachine(cfg Config) *Machine {
 	return &Machine{
-		cfg:     cfg.withDefaults(),
-		tasks:   map[string]*Task{},
-		pending: map[int64]pending{},
-		waiters: map[string]*waiter{},
-		busy:    map[string]bool{},
-		held:    map[string][]heldNotice{},
+		cfg:       cfg.withDefaults(),
+		tasks:     map[string]*Task{},
+		pending:   map[int64]pending{},
+		waiters:   map[string]*waiter{},
+		busy:      map[string]bool{},
+		sseStatus: map[string]Status{},
+		held:      map[string][]heldNotice{},
 	}
 }
 
@@ -98,6 +100,7 @@ func (m *Machine) Step(now int64, ev Event) []Effect {
 		m.onTimer(ev.TimerID)
 	case EventStart:
 		m.fetchAgents()
+		m.out = append(m.out, Effect{Kind: EffectTimerSet, TimerID: heartbeatTimer, DelayMs: SSEHeartbeatIntervalMs})
 	default:
 		m.log("warn", fmt.Sprintf("unknown event type %q ignored", ev.Type))
 	}

@@ -64,7 +64,9 @@ func (w *world) carryOut(effects []Effect) {
 			b, _ := json.Marshal(busy)
 			w.queue = append(w.queue, Event{Type: EventEffectDone, EffectID: e.ID, OK: true, Result: b})
 		case EffectTimerSet:
-			w.timers[e.TimerID] = true
+			if e.TimerID != heartbeatTimer { // it re-arms forever: not part of settling
+				w.timers[e.TimerID] = true
+			}
 		case EffectTimerClear:
 			delete(w.timers, e.TimerID)
 		case EffectToolReply:

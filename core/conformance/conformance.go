@@ -22,9 +22,11 @@ type Case struct {
 	Name  string `json:"name"`
 	File  string `json:"-"`
 	Steps []Step `json:"steps"`
-	// History keeps the history.* effects in the lists matched by expectEffects; other cases
-	// leave them out, so each case speaks of one concern.
+	// History keeps the history.* effects in the lists matched by expectEffects, SSE the
+	// sse.* ones and the heartbeat timer; other cases leave them out, so each case speaks of one
+	// concern.
 	History bool `json:"history,omitempty"`
+	SSE     bool `json:"sse,omitempty"`
 }
 
 // Step is one request and what its response must contain. Expect is matched as a subset (see
@@ -85,9 +87,7 @@ func Run(c Case, call Caller) error {
 		}
 		if s.ExpectEffects != nil {
 			effects, _ := got["effects"].([]any)
-			if !c.History {
-				effects = withoutHistory(effects)
-			}
+			effects = c.relevant(effects)
 			if len(effects) != len(s.ExpectEffects) {
 				return fmt.Errorf("step %d (%s): %d effects, want %d\nfull response: %s", i, s.Note, len(effects), len(s.ExpectEffects), raw)
 			}
@@ -163,11 +163,16 @@ func Match(want, got any, where string) error {
 	}
 }
 
-// withoutHistory drops the history.* effects from a list.
-func withoutHistory(effects []any) []any {
+// relevant drops the effects of concerns the case does not test (see Case.History, Case.SSE).
+func (c Case) relevant(effects []any) []any {
 	var out []any
 	for _, e := range effects {
-		if m, ok := e.(map[string]any); ok && strings.HasPrefix(fmt.Sprint(m["kind"]), "history.") {
+		m, _ := e.(map[string]any)
+		kind := fmt.Sprint(m["kind"])
+		switch {
+		case strings.HasPrefix(kind, "history.") && !c.History:
+			continue
+		case (strings.HasPrefix(kind, "sse.") || m["timerID"] == "sse.heartbeat") && !c.SSE:
 			continue
 		}
 		out = append(out, e)

@@ -1,0 +1,799 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// The HTTP status API, as pure functions: a host hands every request it receives to ServeHTTP
+// with the current tasks and the time, and writes back the answer. The host owns the socket,
+// the SSE connections and the task session's messages (for /logs); the core decides everything
+// else: routing, the Host check, authentication, filters, pagination, stats and error texts.
+
+// HTTPRequest is what a host passes for every request it receives.
+type HTTPRequest struct {
+	Method string `json:"method"`
+	// Path is the request's path as sent, percent-escaped (Go: r.URL.EscapedPath(); Bun:
+	// new URL(req.url).pathname), without the query. Each segment is unescaped by the core.
+	Path string `json:"path"`
+	// Query is the raw query string without "?", e.g. status=running&limit=10.
+	Query string `json:"query"`
+	// Headers holds the request's headers by lower-case name: host, authorization, origin,
+	// last-event-id. Only the first value of a repeated header is needed.
+	Headers map[string]string `json:"headers"`
+	// Subscribers is how many SSE streams are open on this server now (for the limit).
+	Subscribers int `json:"subscribers"`
+}
+
+// HTTPResponse is what the host writes back.
+type HTTPResponse struct {
+	Status  int               `json:"status"`
+	Headers map[string]string `json:"headers"`
+	// Body is JSON text, or for a stream the first SSE frames. Empty for 204 and for Logs.
+	Body string `json:"body"`
+	// Stream: keep the connection open as text/event-stream after writing Body; the host then
+	// writes the frames the core emits as tasks change, and heartbeats.
+	Stream bool `json:"stream,omitempty"`
+	// Logs is a task ID: the host answers with that session's messages as a JSON array
+	// (GET /v1/tasks/:id/logs), with Status and Headers as given.
+	Logs string `json:"logs,omitempty"`
+}
+
+// APIConfig is the HTTP API's configuration.
+type APIConfig struct {
+	// Token is the bearer token required on everything but /v1/health and OPTIONS.
+	Token string `json:"token,omitempty"`
+	// Auth is "token" (the default; any value but "none" means it) or "none"
+	// (ASYNCAGENTS_API_AUTH=none), which turns the token check off.
+	Auth string `json:"auth,omitempty"`
+	// MaxSubscribers is how many SSE streams may be open at once (default 64); past it
+	// /v1/events answers 503.
+	MaxSubscribers int `json:"maxSubscribers,omitempty"`
+	// StartedAt is when the server started (Unix ms), for the uptime.
+	StartedAt int64 `json:"startedAt,omitempty"`
+	// Version is reported by /v1/health; empty means the core's Version.
+	Version string `json:"version,omitempty"`
+}
+
+// API limits and defaults.
+const (
+	APIDefaultLimit          = 50
+	APIMaxLimit              = 200
+	APIDefaultMaxSubscribers = 64
+)
+
+// Header values the API sends.
+const (
+	apiContentTypeJSON   = "application/json; charset=utf-8"
+	apiContentTypeStream = "text/event-stream"
+	apiAllowMethods      = "GET, OPTIONS"
+	apiAllowHeaders      = "Content-Type, Authorization"
+	// apiMaxEcho bounds how much of a client's input an error message repeats.
+	apiMaxEcho = 100
+)
+
+// apiStatusNames are the task statuses a status filter accepts, in the order errors list them.
+var apiStatusNames = []Status{StatusRunning, StatusCompleted, StatusError, StatusCancelled, StatusResumed}
+
+// ServeHTTP answers one request. It reads tasks (in launch order, as Machine.Tasks returns them)
+// and never changes them, so a host may pass the machine's own slice. It never panics: a bug
+// comes back as a 500 with a JSON error.
+//
+// Order of checks: Host (403), OPTIONS (204), method (405), /v1/health (no auth), query syntax
+// (400), authentication (401), route (404), parameters (400).
+func ServeHTTP(req HTTPRequest, tasks []Task, cfg APIConfig, now int64) (resp HTTPResponse) {
+	defer func() {
+		if p := recover(); p != nil {
+			resp = apiFail(500, fmt.Sprintf("internal error: %v", p))
+		}
+	}()
+
+	host, hasHost := apiHeader(req.Headers, "host")
+	if !hasHost || host == "" {
+		return apiFail(403, "forbidden: missing Host header")
+	}
+	if !apiLoopbackHost(host) {
+		return apiFail(403, fmt.Sprintf("forbidden: Host %s is not a loopback address (use 127.0.0.1 or localhost)", apiEcho(host)))
+	}
+	if req.Method == "OPTIONS" {
+		return apiPreflight()
+	}
+	if req.Method != "GET" {
+		r := apiFail(405, fmt.Sprintf("method %s not allowed: the API is read-only (GET, OPTIONS)", apiEcho(req.Method)))
+		r.Headers["Allow"] = apiAllowMethods
+		return r
+	}
+
+	path, rawQuery := req.Path, req.Query
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		// A host that passed the query inside the path: take it from there.
+		if rawQuery == "" {
+			rawQuery = path[i+1:]
+		}
+		path = path[:i]
+	}
+	segs, ok := apiSplitPath(path)
+	if !ok {
+		return apiFail(400, fmt.Sprintf("malformed path %s: bad percent-encoding", apiEcho(path)))
+	}
+	if len(segs) == 2 && segs[0] == "v1" && segs[1] == "health" {
+		return apiServeHealth(tasks, cfg, now)
+	}
+
+	q, ok := apiParseQuery(rawQuery)
+	if !ok {
+		return apiFail(400, "malformed query string: bad percent-encoding")
+	}
+	isEvents := len(segs) == 2 && segs[0] == "v1" && segs[1] == "events"
+	if r, denied := apiAuthorize(req.Headers, q, isEvents, cfg); denied {
+		return r
+	}
+
+	switch {
+	case len(segs) < 2 || segs[0] != "v1":
+	case len(segs) == 2 && segs[1] == "stats":
+		return apiJSON(apiComputeStats(tasks, now))
+	case len(segs) == 2 && segs[1] == "tasks":
+		return apiServeList(tasks, q)
+	case len(segs) == 3 && segs[1] == "tasks" && segs[2] != "":
+		t := apiFindTask(tasks, segs[2])
+		if t == nil {
+			return apiFail(404, fmt.Sprintf("task %s not found", apiEcho(segs[2])))
+		}
+		return apiJSON(t)
+	case len(segs) == 4 && segs[1] == "tasks" && segs[2] != "" && segs[3] == "logs":
+		t := apiFindTask(tasks, segs[2])
+		if t == nil {
+			return apiFail(404, fmt.Sprintf("task %s not found", apiEcho(segs[2])))
+		}
+		r := HTTPResponse{Status: 200, Headers: apiJSONHeaders(), Logs: t.ID}
+		return r
+	case len(segs) == 3 && segs[1] == "task-groups" && segs[2] != "":
+		return apiServeGroup(tasks, segs[2], now)
+	case isEvents:
+		return apiServeEvents(req, tasks, cfg, now)
+	}
+	return apiFail(404, fmt.Sprintf("not found: no route GET %s (routes: /v1/health, /v1/stats, /v1/tasks, /v1/tasks/:id, /v1/tasks/:id/logs, /v1/task-groups/:id, /v1/events)", apiEcho(path)))
+}
+
+// --- routes ---
+
+// APIHealth is /v1/health's answer.
+type APIHealth struct {
+	Status    string `json:"status"`
+	Uptime    int64  `json:"uptime"` // seconds
+	Version   string `json:"version"`
+	TaskCount int    `json:"taskCount"`
+}
+
+func apiServeHealth(tasks []Task, cfg APIConfig, now int64) HTTPResponse {
+	h := APIHealth{Status: "ok", Version: cfg.Version, TaskCount: len(tasks)}
+	if h.Version == "" {
+		h.Version = Version
+	}
+	if cfg.StartedAt > 0 && now > cfg.StartedAt {
+		h.Uptime = (now - cfg.StartedAt) / 1000
+	}
+	return apiJSON(h)
+}
+
+// APIStats is /v1/stats's answer, and the stats of an SSE snapshot.
+type APIStats struct {
+	// ByStatus has every status, zero or not.
+	ByStatus map[string]int `json:"byStatus"`
+	ByAgent  map[string]int `json:"byAgent"`
+	// Duration is over finished (completed, error, cancelled) tasks.
+	Duration    APIDurationStats `json:"duration"`
+	TotalTasks  int              `json:"totalTasks"`
+	ActiveTasks int              `json:"activeTasks"`
+}
+
+// APIDurationStats are in milliseconds; all zero when Count is 0. Avg is rounded to the nearest ms.
+type APIDurationStats struct {
+	Avg   int64 `json:"avg"`
+	Max   int64 `json:"max"`
+	Min   int64 `json:"min"`
+	Count int   `json:"count"`
+}
+
+func apiComputeStats(tasks []Task, now int64) APIStats {
+	s := APIStats{ByStatus: make(map[string]int, len(apiStatusNames)), ByAgent: map[string]int{}, TotalTasks: len(tasks)}
+	for _, st := range apiStatusNames {
+		s.ByStatus[string(st)] = 0
+	}
+	var sum int64
+	for i := range tasks {
+		t := &tasks[i]
+		s.ByStatus[string(t.Status)]++
+		s.ByAgent[t.Agent]++
+		if !t.Status.Terminal() {
+			s.ActiveTasks++
+			continue
+		}
+		d := t.Duration(now)
+		if s.Duration.Count == 0 || d > s.Duration.Max {
+			s.Duration.Max = d
+		}
+		if s.Duration.Count == 0 || d < s.Duration.Min {
+			s.Duration.Min = d
+		}
+		s.Duration.Count++
+		sum += d
+	}
+	if n := int64(s.Duration.Count); n > 0 {
+		s.Duration.Avg = (sum + n/2) / n
+	}
+	return s
+}
+
+// APITaskList is /v1/tasks's answer. Total counts every matching task, before pagination.
+type APITaskList struct {
+	Tasks  []*Task `json:"tasks"`
+	Total  int     `json:"total"`
+	Limit  int     `json:"limit"`
+	Offset int     `json:"offset"`
+}
+
+// apiListFilter is /v1/tasks's parsed query.
+type apiListFilter struct {
+	statuses []Status // any of these; none means all
+	agent    string
+	search   string // lower-cased
+	ascii    bool   // search is ASCII, so it can be matched without allocating
+	limit    int
+	offset   int
+}
+
+func apiParseListQuery(q []apiQueryParam) (apiListFilter, string) {
+	f := apiListFilter{limit: APIDefaultLimit}
+	if v := apiQueryGet(q, "status"); v != "" {
+		for _, name := range strings.Split(v, ",") {
+			st := Status(strings.TrimSpace(name))
+			if !slices.Contains(apiStatusNames, st) {
+				return f, fmt.Sprintf("invalid status %s: allowed values are %s (or several, comma-separated)", apiEcho(v), apiJoinStatuses())
+			}
+			if !slices.Contains(f.statuses, st) {
+				f.statuses = append(f.statuses, st)
+			}
+		}
+	}
+	f.agent = apiQueryGet(q, "agent")
+	if v := apiQueryGet(q, "search"); v != "" {
+		f.search = strings.ToLower(v)
+		f.ascii = apiIsASCII(f.search)
+	}
+	if v := apiQueryGet(q, "limit"); v != "" {
+		n, ok := apiParseCount(v)
+		if !ok || n > APIMaxLimit {
+			return f, fmt.Sprintf("invalid limit %s: must be an integer from 0 to %d (default %d)", apiEcho(v), APIMaxLimit, APIDefaultLimit)
+		}
+		f.limit = n
+	}
+	if v := apiQueryGet(q, "offset"); v != "" {
+		n, ok := apiParseCount(v)
+		if !ok {
+			return f, fmt.Sprintf("invalid offset %s: must be an integer of 0 or more (default 0)", apiEcho(v))
+		}
+		f.offset = n
+	}
+	return f, ""
+}
+
+func (f *apiListFilter) match(t *Task) bool {
+	if len(f.statuses) > 0 && !slices.Contains(f.statuses, t.Status) {
+		return false
+	}
+	if f.agent != "" && t.Agent != f.agent {
+		return false
+	}
+	if f.search != "" {
+		if f.ascii {
+			return apiContainsFoldASCII(t.Description, f.search)
+		}
+		return strings.Contains(strings.ToLower(t.Description), f.search)
+	}
+	return true
+}
+
+// serveList filters, sorts newest first and marshals only the page.
+func apiServeList(tasks []Task, q []apiQueryParam) HTTPResponse {
+	f, bad := apiParseListQuery(q)
+	if bad != "" {
+		return apiFail(400, bad)
+	}
+	matched := apiNewestFirst(tasks, f.match)
+	out := APITaskList{Tasks: []*Task{}, Total: len(matched), Limit: f.limit, Offset: f.offset}
+	if f.offset < len(matched) {
+		end := len(matched)
+		if f.limit < end-f.offset {
+			end = f.offset + f.limit
+		}
+		out.Tasks = make([]*Task, 0, end-f.offset)
+		for _, i := range matched[f.offset:end] {
+			out.Tasks = append(out.Tasks, &tasks[i])
+		}
+	}
+	return apiJSON(out)
+}
+
+// newestFirst returns the indexes of the tasks keep accepts (all when keep is nil), newest first
+// by startedAt; among equal start times, the later launch first. Tasks arrive in launch order,
+// which is nearly always startedAt order, so the sort is usually a reversal.
+func apiNewestFirst(tasks []Task, keep func(*Task) bool) []int {
+	type entry struct {
+		startedAt int64
+		i         int
+	}
+	matched := make([]entry, 0, len(tasks))
+	sorted := true // ascending by startedAt, in input order
+	for i := range tasks {
+		t := &tasks[i]
+		if keep != nil && !keep(t) {
+			continue
+		}
+		if n := len(matched); n > 0 && t.StartedAt < matched[n-1].startedAt {
+			sorted = false
+		}
+		matched = append(matched, entry{t.StartedAt, i})
+	}
+	if sorted {
+		slices.Reverse(matched)
+	} else {
+		slices.SortFunc(matched, func(a, b entry) int {
+			switch {
+			case a.startedAt > b.startedAt:
+				return -1
+			case a.startedAt < b.startedAt:
+				return 1
+			case a.i > b.i:
+				return -1
+			case a.i < b.i:
+				return 1
+			}
+			return 0
+		})
+	}
+	out := make([]int, len(matched))
+	for k, e := range matched {
+		out[k] = e.i
+	}
+	return out
+}
+
+// APITaskGroup is /v1/task-groups/:id's answer: the batch's tasks in launch order and its stats.
+type APITaskGroup struct {
+	BatchID string        `json:"batchId"`
+	Tasks   []*Task       `json:"tasks"`
+	Stats   APIGroupStats `json:"stats"`
+}
+
+// APIGroupStats aggregates a batch. Running counts every task still at work (running or
+// resumed). CompletionRate is Completed / Total. Duration runs from the first start to the last
+// completion, or to now while any task runs.
+type APIGroupStats struct {
+	Completed      int     `json:"completed"`
+	Running        int     `json:"running"`
+	Error          int     `json:"error"`
+	Cancelled      int     `json:"cancelled"`
+	Total          int     `json:"total"`
+	CompletionRate float64 `json:"completionRate"`
+	TotalToolCalls int     `json:"totalToolCalls"`
+	Duration       int64   `json:"duration"`
+}
+
+func apiServeGroup(tasks []Task, batchID string, now int64) HTTPResponse {
+	g := APITaskGroup{BatchID: batchID}
+	var first, last int64
+	for i := range tasks {
+		t := &tasks[i]
+		if t.BatchID != batchID {
+			continue
+		}
+		g.Tasks = append(g.Tasks, t)
+		s := &g.Stats
+		switch t.Status {
+		case StatusCompleted:
+			s.Completed++
+		case StatusError:
+			s.Error++
+		case StatusCancelled:
+			s.Cancelled++
+		default:
+			s.Running++
+		}
+		s.TotalToolCalls += t.Progress.ToolCalls
+		end := t.StartedAt + t.Duration(now)
+		if s.Total == 0 || t.StartedAt < first {
+			first = t.StartedAt
+		}
+		if s.Total == 0 || end > last {
+			last = end
+		}
+		s.Total++
+	}
+	if g.Stats.Total == 0 {
+		return apiFail(404, fmt.Sprintf("task group %s not found", apiEcho(batchID)))
+	}
+	g.Stats.CompletionRate = float64(g.Stats.Completed) / float64(g.Stats.Total)
+	if last > first {
+		g.Stats.Duration = last - first
+	}
+	return apiJSON(g)
+}
+
+func apiServeEvents(req HTTPRequest, tasks []Task, cfg APIConfig, now int64) HTTPResponse {
+	limit := cfg.MaxSubscribers
+	if limit <= 0 {
+		limit = APIDefaultMaxSubscribers
+	}
+	if req.Subscribers >= limit {
+		return apiFail(503, fmt.Sprintf("too many event streams: %d open, the limit is %d; try again later", req.Subscribers, limit))
+	}
+	h := apiBaseHeaders()
+	h["Content-Type"] = apiContentTypeStream
+	h["Cache-Control"] = "no-cache"
+	return HTTPResponse{Status: 200, Headers: h, Body: SnapshotFrame(tasks, now), Stream: true}
+}
+
+func apiFindTask(tasks []Task, id string) *Task {
+	for i := range tasks {
+		if tasks[i].ID == id {
+			return &tasks[i]
+		}
+	}
+	return nil
+}
+
+// --- security ---
+
+// loopbackHost reports whether a Host header names this machine's loopback interface:
+// localhost, 127.0.0.0/8 in dotted decimal, [::1] or ::1, each with or without :port. Anything
+// else (a DNS name that now resolves to 127.0.0.1, say) is a DNS-rebinding attempt.
+func apiLoopbackHost(host string) bool {
+	name := host
+	if strings.HasPrefix(host, "[") {
+		end := strings.IndexByte(host, ']')
+		if end < 0 {
+			return false
+		}
+		name = host[1:end]
+		if rest := host[end+1:]; rest != "" && !apiValidPort(rest) {
+			return false
+		}
+		return name == "::1"
+	}
+	if host == "::1" {
+		return true
+	}
+	if i := strings.IndexByte(host, ':'); i >= 0 {
+		if !apiValidPort(host[i:]) {
+			return false
+		}
+		name = host[:i]
+	}
+	return strings.EqualFold(name, "localhost") || apiLoopbackIPv4(name)
+}
+
+// validPort accepts ":" followed by 1 to 5 digits naming a port from 1 to 65535.
+func apiValidPort(s string) bool {
+	if len(s) < 2 || len(s) > 6 || s[0] != ':' {
+		return false
+	}
+	n := 0
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n >= 1 && n <= 65535
+}
+
+// loopbackIPv4 accepts canonical dotted decimal (no leading zeros, which some resolvers read as
+// octal) with 127 as the first octet.
+func apiLoopbackIPv4(s string) bool {
+	parts := strings.Split(s, ".")
+	if len(parts) != 4 || parts[0] != "127" {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || len(p) > 3 || (len(p) > 1 && p[0] == '0') {
+			return false
+		}
+		n := 0
+		for i := 0; i < len(p); i++ {
+			if p[i] < '0' || p[i] > '9' {
+				return false
+			}
+			n = n*10 + int(p[i]-'0')
+		}
+		if n > 255 {
+			return false
+		}
+	}
+	return true
+}
+
+// authorize checks the bearer token (and, for the event stream, ?token=, since EventSource
+// cannot send headers). It answers the 401 when the request is refused.
+func apiAuthorize(headers map[string]string, q []apiQueryParam, queryToken bool, cfg APIConfig) (HTTPResponse, bool) {
+	if strings.EqualFold(strings.TrimSpace(cfg.Auth), "none") {
+		return HTTPResponse{}, false
+	}
+	deny := func(msg string) (HTTPResponse, bool) {
+		r := apiFail(401, msg)
+		r.Headers["WWW-Authenticate"] = `Bearer realm="asyncagents"`
+		return r, true
+	}
+	if cfg.Token == "" {
+		// Fail closed: a server that requires a token but has none accepts no one.
+		return deny("unauthorized: the server has no API token configured")
+	}
+	given := ""
+	if v, _ := apiHeader(headers, "authorization"); strings.TrimSpace(v) != "" {
+		scheme, rest, _ := strings.Cut(strings.TrimSpace(v), " ")
+		if !strings.EqualFold(scheme, "Bearer") {
+			return deny("unauthorized: the Authorization header must be \"Bearer <token>\"")
+		}
+		given = strings.TrimSpace(rest)
+	}
+	if given == "" && queryToken {
+		given = apiQueryGet(q, "token")
+	}
+	if given == "" {
+		if queryToken {
+			return deny("unauthorized: missing token (send Authorization: Bearer <token>, or ?token=<token> on /v1/events)")
+		}
+		return deny("unauthorized: missing token (send Authorization: Bearer <token>)")
+	}
+	if !apiTokenEqual(given, cfg.Token) {
+		return deny("unauthorized: invalid token")
+	}
+	return HTTPResponse{}, false
+}
+
+// tokenEqual compares in time that depends only on the expected token's length, not on where
+// the tokens differ nor on the given token's length.
+func apiTokenEqual(given, want string) bool {
+	var diff byte
+	if len(given) != len(want) {
+		diff = 1
+	}
+	for i := 0; i < len(want); i++ {
+		var g byte
+		if i < len(given) {
+			g = given[i]
+		}
+		diff |= g ^ want[i]
+	}
+	return diff == 0
+}
+
+// --- responses ---
+
+// baseHeaders are on every response: CORS, and no MIME sniffing.
+func apiBaseHeaders() map[string]string {
+	return map[string]string{
+		"Access-Control-Allow-Origin":  "*",
+		"Access-Control-Allow-Methods": apiAllowMethods,
+		"Access-Control-Allow-Headers": apiAllowHeaders,
+		"X-Content-Type-Options":       "nosniff",
+	}
+}
+
+func apiJSONHeaders() map[string]string {
+	h := apiBaseHeaders()
+	h["Content-Type"] = apiContentTypeJSON
+	h["Cache-Control"] = "no-store"
+	return h
+}
+
+func apiPreflight() HTTPResponse {
+	h := apiBaseHeaders()
+	h["Access-Control-Max-Age"] = "600"
+	return HTTPResponse{Status: 204, Headers: h}
+}
+
+func apiJSON(v any) HTTPResponse {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return apiFail(500, "internal error: encoding the response failed: "+err.Error())
+	}
+	return HTTPResponse{Status: 200, Headers: apiJSONHeaders(), Body: string(b)}
+}
+
+type apiErrorBody struct {
+	Error string `json:"error"`
+}
+
+func apiFail(status int, msg string) HTTPResponse {
+	b, _ := json.Marshal(apiErrorBody{Error: msg})
+	return HTTPResponse{Status: status, Headers: apiJSONHeaders(), Body: string(b)}
+}
+
+// echo quotes client input for an error message, cut to apiMaxEcho bytes on a rune boundary.
+func apiEcho(s string) string {
+	if len(s) > apiMaxEcho {
+		cut := apiMaxEcho
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return strconv.Quote(s)
+}
+
+func apiJoinStatuses() string {
+	names := make([]string, len(apiStatusNames))
+	for i, s := range apiStatusNames {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}
+
+// --- request parsing ---
+
+// header finds a header by its lower-case name, tolerating a host that kept the original case.
+func apiHeader(h map[string]string, name string) (string, bool) {
+	if v, ok := h[name]; ok {
+		return v, true
+	}
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// splitPath splits "/v1/tasks/x" into unescaped segments ["v1" "tasks" "x"]. A trailing slash
+// gives a last empty segment, which no route accepts.
+func apiSplitPath(p string) ([]string, bool) {
+	if !strings.HasPrefix(p, "/") {
+		return nil, true
+	}
+	segs := strings.Split(p[1:], "/")
+	for i, s := range segs {
+		if strings.IndexByte(s, '%') < 0 {
+			continue
+		}
+		u, ok := apiUnescape(s, false)
+		if !ok {
+			return nil, false
+		}
+		segs[i] = u
+	}
+	return segs, true
+}
+
+type apiQueryParam struct{ key, value string }
+
+// parseQuery splits a query string on "&" into unescaped pairs ("+" is a space), in order.
+func apiParseQuery(raw string) ([]apiQueryParam, bool) {
+	var out []apiQueryParam
+	for raw != "" {
+		var part string
+		part, raw, _ = strings.Cut(raw, "&")
+		if part == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(part, "=")
+		k, ok1 := apiUnescape(k, true)
+		v, ok2 := apiUnescape(v, true)
+		if !ok1 || !ok2 {
+			return nil, false
+		}
+		out = append(out, apiQueryParam{k, v})
+	}
+	return out, true
+}
+
+// queryGet returns the first value of key; a parameter given empty counts as not given.
+func apiQueryGet(q []apiQueryParam, key string) string {
+	for _, p := range q {
+		if p.key == key {
+			return p.value
+		}
+	}
+	return ""
+}
+
+// unescape decodes %XX escapes (and "+" as a space in a query).
+func apiUnescape(s string, query bool) (string, bool) {
+	if strings.IndexByte(s, '%') < 0 && (!query || strings.IndexByte(s, '+') < 0) {
+		return s, true
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '%':
+			if i+2 >= len(s) {
+				return "", false
+			}
+			hi, ok1 := apiUnhex(s[i+1])
+			lo, ok2 := apiUnhex(s[i+2])
+			if !ok1 || !ok2 {
+				return "", false
+			}
+			b.WriteByte(hi<<4 | lo)
+			i += 2
+		case c == '+' && query:
+			b.WriteByte(' ')
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), true
+}
+
+func apiUnhex(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// parseCount parses a non-negative decimal integer of at most 9 digits.
+func apiParseCount(s string) (int, bool) {
+	if s == "" || len(s) > 9 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, true
+}
+
+func apiIsASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// containsFoldASCII reports whether s contains the lower-case ASCII needle, ignoring ASCII case,
+// without allocating.
+func apiContainsFoldASCII(s, needle string) bool {
+	n := len(needle)
+	if n == 0 {
+		return true
+	}
+	first := needle[0]
+	for i := 0; i+n <= len(s); i++ {
+		if apiLowerASCII(s[i]) != first {
+			continue
+		}
+		j := 1
+		for j < n && apiLowerASCII(s[i+j]) == needle[j] {
+			j++
+		}
+		if j == n {
+			return true
+		}
+	}
+	return false
+}
+
+func apiLowerASCII(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + ('a' - 'A')
+	}
+	return c
+}

@@ -1,0 +1,107 @@
+package core
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+)
+
+// Server-Sent Events for GET /v1/events. A stream opens with a snapshot (ServeHTTP's Body);
+// then the core hands hosts one frame per task change (TaskFrame) and a heartbeat after 30
+// seconds without an event (HeartbeatFrame). Every frame is "event: <name>\ndata: <JSON>\n\n":
+// no id lines, so a reconnecting client (whatever its Last-Event-ID) always starts again from a
+// fresh snapshot.
+
+// SSE event names.
+const (
+	SSESnapshot      = "snapshot"
+	SSEHeartbeat     = "heartbeat"
+	SSETaskCreated   = "task.created"
+	SSETaskUpdated   = "task.updated"
+	SSETaskCompleted = "task.completed"
+	SSETaskError     = "task.error"
+	SSETaskCancelled = "task.cancelled"
+)
+
+// SSEHeartbeatIntervalMs is how long a stream may stay silent before a heartbeat.
+const SSEHeartbeatIntervalMs = 30_000
+
+// SSEFrame renders one event. data is marshalled with encoding/json, whose output has no raw
+// newlines, so the frame has one data line; a marshalling failure sends {"error": ...} instead.
+func SSEFrame(event string, data any) string {
+	b, err := json.Marshal(data)
+	if err != nil {
+		b, _ = json.Marshal(apiErrorBody{Error: "encoding the event failed: " + err.Error()})
+	}
+	event = strings.NewReplacer("\r", "", "\n", "").Replace(event)
+	var sb strings.Builder
+	sb.Grow(len(event) + len(b) + 16)
+	sb.WriteString("event: ")
+	sb.WriteString(event)
+	sb.WriteByte('\n')
+	// Defensive: should data ever hold a line break, each line goes on its own data line,
+	// which a client joins back with "\n".
+	for _, line := range strings.Split(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n") {
+		sb.WriteString("data: ")
+		sb.WriteString(line)
+		sb.WriteByte('\n')
+	}
+	sb.WriteByte('\n')
+	return sb.String()
+}
+
+// SSESnapshotData is a snapshot event's data: every task, newest first as /v1/tasks lists them, and
+// the stats /v1/stats gives.
+type SSESnapshotData struct {
+	Tasks []*Task  `json:"tasks"`
+	Stats APIStats `json:"stats"`
+}
+
+// SnapshotFrame renders the snapshot event a stream opens with.
+func SnapshotFrame(tasks []Task, now int64) string {
+	s := SSESnapshotData{Tasks: make([]*Task, 0, len(tasks)), Stats: apiComputeStats(tasks, now)}
+	for _, i := range apiNewestFirst(tasks, nil) {
+		s.Tasks = append(s.Tasks, &tasks[i])
+	}
+	return SSEFrame(SSESnapshot, s)
+}
+
+// TaskEventName names the event for a task change: task.created for a new task (whatever its
+// status), task.completed / task.error / task.cancelled when it has just reached that status,
+// and task.updated for anything else (progress, a resume, a retrieved result).
+func TaskEventName(prev, next Status, created bool) string {
+	if created {
+		return SSETaskCreated
+	}
+	if next != prev {
+		switch next {
+		case StatusCompleted:
+			return SSETaskCompleted
+		case StatusError:
+			return SSETaskError
+		case StatusCancelled:
+			return SSETaskCancelled
+		}
+	}
+	return SSETaskUpdated
+}
+
+// TaskFrame renders the event for a task change: the task itself is the data.
+func TaskFrame(prev Status, created bool, t Task) string {
+	return SSEFrame(TaskEventName(prev, t.Status, created), &t)
+}
+
+// SSEHeartbeatData is a heartbeat event's data.
+type SSEHeartbeatData struct {
+	TS string `json:"ts"`
+}
+
+// HeartbeatFrame renders a heartbeat; ts is now in ISO 8601 UTC with milliseconds, as
+// JavaScript's Date.toISOString writes it.
+func HeartbeatFrame(now int64) string {
+	return SSEFrame(SSEHeartbeat, SSEHeartbeatData{TS: apiISOMillis(now)})
+}
+
+func apiISOMillis(ms int64) string {
+	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
+}
