@@ -9,6 +9,10 @@ export interface CoreConfig {
   defaultBlockTimeoutMs?: number;
   maxBlockTimeoutMs?: number;
   development?: boolean;
+  maxConcurrentStarts?: number;
+  maxDepth?: number;
+  notify?: { wake?: "batch" | "each" };
+  api?: { token?: string; auth?: "token" | "none"; maxSubscribers?: number; startedAt?: number; version?: string };
 }
 
 export interface ArgSpec {
@@ -52,6 +56,7 @@ export interface Effect {
   message?: string;
   line?: string;
   content?: string;
+  frame?: string;
 }
 
 export type CoreEvent =

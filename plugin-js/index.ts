@@ -9,7 +9,9 @@ import type { Plugin } from "@opencode-ai/plugin";
 import manifest from "../dist/manifest.json";
 import { compile, type ToolSpec } from "../bridge/core";
 import { makeExecutor, type Client } from "./effects";
+import { randomBytes } from "node:crypto";
 import { homedir } from "node:os";
+import { ApiServer } from "./server";
 import { fileHistory } from "./history";
 import { Runtime } from "./runtime";
 import { makeTools } from "./tools";
@@ -33,13 +35,23 @@ export const AsyncAgents: Plugin = async ({ client, directory }, options) => {
     // Logging must never fail a task: errors from the log endpoint are dropped.
     app?.log?.({ body: { service: "asyncagents", level: level === "warn" ? "warn" : level === "error" ? "error" : "info", message } })?.catch?.(() => {});
   };
+  // The status API's bearer token: random per process, written only to server.json (mode 0600).
+  const token = randomBytes(32).toString("hex");
+  const startedAt = Date.now();
   const runtime = new Runtime(
     compiled,
-    { ...(options ?? {}), development: readEnv("NODE_ENV") === "development" },
+    {
+      ...(options ?? {}),
+      development: readEnv("NODE_ENV") === "development",
+      api: { token, auth: readEnv("ASYNCAGENTS_API_AUTH") === "none" ? "none" : "token", startedAt },
+    },
     makeExecutor(client as unknown as Client, directory),
     log,
     { env: { xdgDataHome: readEnv("XDG_DATA_HOME"), home: homedir(), directory }, open: fileHistory },
   );
+  if (readEnv("ASYNCAGENTS_API_ENABLED") !== "false") {
+    startApi(runtime, token, startedAt, log);
+  }
   const subscribed = new Set<string>(manifest.subscribe);
   return {
     tool: makeTools(manifest.tools as ToolSpec[], runtime),
@@ -48,3 +60,31 @@ export const AsyncAgents: Plugin = async ({ client, directory }, options) => {
     },
   };
 };
+
+// startApi starts the status API once the core is loaded (it answers every request) and removes
+// server.json when the process ends. It never keeps OpenCode alive: on SIGINT/SIGTERM it cleans up
+// and, if nobody else listens for the signal, lets it end the process as it would have.
+function startApi(runtime: Runtime, token: string, startedAt: number, log: (level: string, message: string) => void) {
+  const api = new ApiServer({
+    http: (req) => runtime.http(req),
+    logs: (sessionID) => runtime.run({ id: 0, kind: "session.messages", sessionID }),
+    log,
+  });
+  runtime.onBroadcast((frame) => api.broadcast(frame));
+  void runtime.whenReady().then(() => {
+    const storage = runtime.storagePaths;
+    if (!storage) return;
+    const first = Number(readEnv("ASYNCAGENTS_API_PORT") ?? 5165) || 5165;
+    const ports = Array.from({ length: 10 }, (_, i) => first + i);
+    const port = api.start(ports, storage.serverJSON, token, startedAt);
+    if (port === undefined) log("error", "asyncagents: the status API could not bind any port");
+    const cleanup = () => api.stop();
+    process.once("exit", cleanup);
+    for (const sig of ["SIGINT", "SIGTERM"] as const) {
+      process.once(sig, () => {
+        cleanup();
+        if (process.listenerCount(sig) === 0) process.kill(process.pid, sig);
+      });
+    }
+  });
+}

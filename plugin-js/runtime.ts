@@ -44,6 +44,9 @@ export class Runtime {
   private callSeq = 0;
   private failure?: Error;
   private history: History = { read: () => "", append: () => {}, rewrite: () => {} };
+  private broadcaster?: (frame: string) => void;
+  /** Where the history and server.json live, once the core has said. */
+  storagePaths?: { dir: string; history: string; serverJSON: string };
 
   constructor(
     module: Promise<WebAssembly.Module>,
@@ -59,7 +62,8 @@ export class Runtime {
       .then((core) => {
         core.init(config);
         // Where the history lives is the core's call (the Go CLI reads the same file).
-        this.history = storage.open(core.call({ op: "storage", env: storage.env }).storage!.history);
+        this.storagePaths = core.call({ op: "storage", env: storage.env }).storage!;
+        this.history = storage.open(this.storagePaths.history);
         this.core = core;
         // The history first: tasks from before a restart are back, and those that were running
         // are reconciled, before any new event is handled.
@@ -99,6 +103,24 @@ export class Runtime {
     return undefined;
   }
 
+  /** Sends status API frames (sse.broadcast effects) to fn. */
+  onBroadcast(fn: (frame: string) => void): void {
+    this.broadcaster = fn;
+  }
+
+  /** Answers a status API request from the core's store. */
+  http(req: unknown): { status: number; headers?: Record<string, string>; body?: string; stream?: boolean; logs?: string } {
+    if (!this.core) {
+      return { status: 503, headers: { "Content-Type": "application/json" }, body: JSON.stringify({ error: "asyncagents is starting" }) };
+    }
+    return (this.core.call({ op: "http", now: Date.now(), http: req }) as any).http;
+  }
+
+  /** Carries out one effect outside a step (the status API reads messages this way). */
+  run(e: Effect): Promise<unknown> {
+    return this.perform(e);
+  }
+
   /** Runs one tool call through the core and resolves with its answer. */
   async callTool(tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolAnswer> {
     await this.ready;
@@ -135,6 +157,8 @@ export class Runtime {
         return this.guard("writing the task history", () => this.history.append(e.line!));
       case "history.rewrite":
         return this.guard("compacting the task history", () => this.history.rewrite(e.content!));
+      case "sse.broadcast":
+        return this.broadcaster?.(e.frame!);
     }
     const done = (ok: boolean, result?: unknown, error?: string) => {
       if (e.reply) this.feed({ type: "effect.done", effectID: e.id, ok, result, error });
