@@ -78,6 +78,6 @@ export interface CoreResponse {
   config?: CoreConfig;
   tasks?: Record<string, unknown>[];
   task?: Record<string, unknown>;
-  storage?: { dir: string; history: string; serverJSON: string };
+  storage?: { dir: string; history: string; serverJSON: string; apiPorts: number[] };
   restore?: { restored: number; corrupt: number; problems?: string[] };
 }

@@ -33,6 +33,7 @@ type StorageEnv struct {
 	XDGDataHome string `json:"xdgDataHome,omitempty"`
 	Home        string `json:"home,omitempty"`
 	Directory   string `json:"directory,omitempty"`
+	APIPort     string `json:"apiPort,omitempty"` // ASYNCAGENTS_API_PORT as set
 }
 
 // Response is the envelope the core answers with. OK false means Error says what went wrong and
@@ -109,6 +110,7 @@ func (r *Runtime) handle(q Request) Response {
 			return Response{Error: "storage: env needs xdgDataHome or home"}
 		}
 		s := StoragePaths(q.Env.XDGDataHome, q.Env.Home, q.Env.Directory)
+		s.APIPorts = APIPorts(q.Env.APIPort)
 		return Response{OK: true, Storage: &s}
 	case "restore":
 		res, effects := r.m.Restore(q.Now, q.History)
@@ -119,7 +121,7 @@ func (r *Runtime) handle(q Request) Response {
 		if q.HTTP == nil {
 			return Response{Error: "http: missing request"}
 		}
-		resp := ServeHTTP(*q.HTTP, r.m.Tasks(), r.m.cfg.API, q.Now)
+		resp := r.m.ServeHTTP(*q.HTTP, r.m.cfg.API, q.Now)
 		return Response{OK: true, HTTP: &resp}
 	case "table":
 		return Response{OK: true, Table: TasksTable(r.m.Tasks(), q.Now)}

@@ -79,13 +79,67 @@ const (
 // apiStatusNames are the task statuses a status filter accepts, in the order errors list them.
 var apiStatusNames = []Status{StatusRunning, StatusCompleted, StatusError, StatusCancelled, StatusResumed}
 
-// ServeHTTP answers one request. It reads tasks (in launch order, as Machine.Tasks returns them)
-// and never changes them, so a host may pass the machine's own slice. It never panics: a bug
-// comes back as a 500 with a JSON error.
+// ServeHTTP answers one request over tasks, in launch order as Machine.Tasks returns them; it
+// never changes them. It never panics: a bug comes back as a 500 with a JSON error.
 //
-// Order of checks: Host (403), OPTIONS (204), method (405), /v1/health (no auth), query syntax
-// (400), authentication (401), route (404), parameters (400).
-func ServeHTTP(req HTTPRequest, tasks []Task, cfg APIConfig, now int64) (resp HTTPResponse) {
+// Order of checks: Host (403), OPTIONS (204), method (405), path encoding (400), /v1/health (no
+// auth), query encoding (400), authentication (401), route (404), parameters (400), subscriber
+// limit (503).
+func ServeHTTP(req HTTPRequest, tasks []Task, cfg APIConfig, now int64) HTTPResponse {
+	return apiServe(req, apiPtrs(tasks), cfg, now)
+}
+
+// ServeHTTP answers one request from the machine's own tasks, without copying them (see the
+// package-level ServeHTTP; Machine.Tasks copies every task, which at 10,000 tasks costs more than
+// the request itself). The tasks are only read.
+func (m *Machine) ServeHTTP(req HTTPRequest, cfg APIConfig, now int64) HTTPResponse {
+	return apiServe(req, m.apiView(), cfg, now)
+}
+
+// apiView lists the machine's tasks in launch order, shared, not copied: for reading only.
+func (m *Machine) apiView() []*Task {
+	out := make([]*Task, 0, len(m.order))
+	for _, id := range m.order {
+		if t, ok := m.tasks[id]; ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// apiOut is the copy of a task the API shows: as Machine.Tasks shows it, with lastTools an
+// array even before the first tool. The copy is shallow; the task itself is not changed.
+func apiOut(t *Task) *Task {
+	c := *t
+	if c.Progress.LastTools == nil {
+		c.Progress.LastTools = []string{}
+	}
+	return &c
+}
+
+// apiOutAll is apiOut for tasks[i] for each i of idx, in one allocation.
+func apiOutAll(tasks []*Task, idx []int) []*Task {
+	copies := make([]Task, len(idx))
+	out := make([]*Task, len(idx))
+	for k, i := range idx {
+		copies[k] = *tasks[i]
+		if copies[k].Progress.LastTools == nil {
+			copies[k].Progress.LastTools = []string{}
+		}
+		out[k] = &copies[k]
+	}
+	return out
+}
+
+func apiPtrs(tasks []Task) []*Task {
+	out := make([]*Task, len(tasks))
+	for i := range tasks {
+		out[i] = &tasks[i]
+	}
+	return out
+}
+
+func apiServe(req HTTPRequest, tasks []*Task, cfg APIConfig, now int64) (resp HTTPResponse) {
 	defer func() {
 		if p := recover(); p != nil {
 			resp = apiFail(500, fmt.Sprintf("internal error: %v", p))
@@ -144,7 +198,7 @@ func ServeHTTP(req HTTPRequest, tasks []Task, cfg APIConfig, now int64) (resp HT
 		if t == nil {
 			return apiFail(404, fmt.Sprintf("task %s not found", apiEcho(segs[2])))
 		}
-		return apiJSON(t)
+		return apiJSON(apiOut(t))
 	case len(segs) == 4 && segs[1] == "tasks" && segs[2] != "" && segs[3] == "logs":
 		t := apiFindTask(tasks, segs[2])
 		if t == nil {
@@ -170,7 +224,7 @@ type APIHealth struct {
 	TaskCount int    `json:"taskCount"`
 }
 
-func apiServeHealth(tasks []Task, cfg APIConfig, now int64) HTTPResponse {
+func apiServeHealth(tasks []*Task, cfg APIConfig, now int64) HTTPResponse {
 	h := APIHealth{Status: "ok", Version: cfg.Version, TaskCount: len(tasks)}
 	if h.Version == "" {
 		h.Version = Version
@@ -200,14 +254,14 @@ type APIDurationStats struct {
 	Count int   `json:"count"`
 }
 
-func apiComputeStats(tasks []Task, now int64) APIStats {
+func apiComputeStats(tasks []*Task, now int64) APIStats {
 	s := APIStats{ByStatus: make(map[string]int, len(apiStatusNames)), ByAgent: map[string]int{}, TotalTasks: len(tasks)}
 	for _, st := range apiStatusNames {
 		s.ByStatus[string(st)] = 0
 	}
 	var sum int64
 	for i := range tasks {
-		t := &tasks[i]
+		t := tasks[i]
 		s.ByStatus[string(t.Status)]++
 		s.ByAgent[t.Agent]++
 		if !t.Status.Terminal() {
@@ -299,31 +353,50 @@ func (f *apiListFilter) match(t *Task) bool {
 	return true
 }
 
-// serveList filters, sorts newest first and marshals only the page.
-func apiServeList(tasks []Task, q []apiQueryParam) HTTPResponse {
+// apiServeList filters, sorts newest first and marshals only the page.
+func apiServeList(tasks []*Task, q []apiQueryParam) HTTPResponse {
 	f, bad := apiParseListQuery(q)
 	if bad != "" {
 		return apiFail(400, bad)
 	}
-	matched := apiNewestFirst(tasks, f.match)
-	out := APITaskList{Tasks: []*Task{}, Total: len(matched), Limit: f.limit, Offset: f.offset}
-	if f.offset < len(matched) {
-		end := len(matched)
-		if f.limit < end-f.offset {
-			end = f.offset + f.limit
-		}
-		out.Tasks = make([]*Task, 0, end-f.offset)
-		for _, i := range matched[f.offset:end] {
-			out.Tasks = append(out.Tasks, &tasks[i])
-		}
-	}
+	page, total := apiPage(tasks, &f)
+	out := APITaskList{Tasks: apiOutAll(tasks, page), Total: total, Limit: f.limit, Offset: f.offset}
 	return apiJSON(out)
 }
 
-// newestFirst returns the indexes of the tasks keep accepts (all when keep is nil), newest first
+// apiPage returns the indexes of the page [offset, offset+limit) of the tasks f matches,
+// ordered as apiNewestFirst orders them, and how many tasks f matches. Tasks arrive in
+// launch order, which is nearly always startedAt order: then one backward pass that allocates
+// only the page does it all; otherwise it sorts.
+func apiPage(tasks []*Task, f *apiListFilter) (page []int, total int) {
+	offset, limit := f.offset, f.limit
+	var prev int64
+	for i := len(tasks) - 1; i >= 0; i-- {
+		t := tasks[i]
+		if !f.match(t) {
+			continue
+		}
+		if total > 0 && t.StartedAt > prev {
+			// Out of start order: sort.
+			all := apiNewestFirst(tasks, f.match)
+			if offset >= len(all) {
+				return nil, len(all)
+			}
+			return all[offset : offset+min(limit, len(all)-offset)], len(all)
+		}
+		prev = t.StartedAt
+		if total >= offset && total-offset < limit {
+			page = append(page, i)
+		}
+		total++
+	}
+	return page, total
+}
+
+// apiNewestFirst returns the indexes of the tasks keep accepts (all when keep is nil), newest first
 // by startedAt; among equal start times, the later launch first. Tasks arrive in launch order,
 // which is nearly always startedAt order, so the sort is usually a reversal.
-func apiNewestFirst(tasks []Task, keep func(*Task) bool) []int {
+func apiNewestFirst(tasks []*Task, keep func(*Task) bool) []int {
 	type entry struct {
 		startedAt int64
 		i         int
@@ -331,7 +404,7 @@ func apiNewestFirst(tasks []Task, keep func(*Task) bool) []int {
 	matched := make([]entry, 0, len(tasks))
 	sorted := true // ascending by startedAt, in input order
 	for i := range tasks {
-		t := &tasks[i]
+		t := tasks[i]
 		if keep != nil && !keep(t) {
 			continue
 		}
@@ -385,15 +458,15 @@ type APIGroupStats struct {
 	Duration       int64   `json:"duration"`
 }
 
-func apiServeGroup(tasks []Task, batchID string, now int64) HTTPResponse {
+func apiServeGroup(tasks []*Task, batchID string, now int64) HTTPResponse {
 	g := APITaskGroup{BatchID: batchID}
 	var first, last int64
 	for i := range tasks {
-		t := &tasks[i]
+		t := tasks[i]
 		if t.BatchID != batchID {
 			continue
 		}
-		g.Tasks = append(g.Tasks, t)
+		g.Tasks = append(g.Tasks, apiOut(t))
 		s := &g.Stats
 		switch t.Status {
 		case StatusCompleted:
@@ -425,7 +498,7 @@ func apiServeGroup(tasks []Task, batchID string, now int64) HTTPResponse {
 	return apiJSON(g)
 }
 
-func apiServeEvents(req HTTPRequest, tasks []Task, cfg APIConfig, now int64) HTTPResponse {
+func apiServeEvents(req HTTPRequest, tasks []*Task, cfg APIConfig, now int64) HTTPResponse {
 	limit := cfg.MaxSubscribers
 	if limit <= 0 {
 		limit = APIDefaultMaxSubscribers
@@ -436,13 +509,13 @@ func apiServeEvents(req HTTPRequest, tasks []Task, cfg APIConfig, now int64) HTT
 	h := apiBaseHeaders()
 	h["Content-Type"] = apiContentTypeStream
 	h["Cache-Control"] = "no-cache"
-	return HTTPResponse{Status: 200, Headers: h, Body: SnapshotFrame(tasks, now), Stream: true}
+	return HTTPResponse{Status: 200, Headers: h, Body: apiSnapshotFrame(tasks, now), Stream: true}
 }
 
-func apiFindTask(tasks []Task, id string) *Task {
+func apiFindTask(tasks []*Task, id string) *Task {
 	for i := range tasks {
 		if tasks[i].ID == id {
-			return &tasks[i]
+			return tasks[i]
 		}
 	}
 	return nil
@@ -450,7 +523,7 @@ func apiFindTask(tasks []Task, id string) *Task {
 
 // --- security ---
 
-// loopbackHost reports whether a Host header names this machine's loopback interface:
+// apiLoopbackHost reports whether a Host header names this machine's loopback interface:
 // localhost, 127.0.0.0/8 in dotted decimal, [::1] or ::1, each with or without :port. Anything
 // else (a DNS name that now resolves to 127.0.0.1, say) is a DNS-rebinding attempt.
 func apiLoopbackHost(host string) bool {
@@ -478,7 +551,7 @@ func apiLoopbackHost(host string) bool {
 	return strings.EqualFold(name, "localhost") || apiLoopbackIPv4(name)
 }
 
-// validPort accepts ":" followed by 1 to 5 digits naming a port from 1 to 65535.
+// apiValidPort accepts ":" followed by 1 to 5 digits naming a port from 1 to 65535.
 func apiValidPort(s string) bool {
 	if len(s) < 2 || len(s) > 6 || s[0] != ':' {
 		return false
@@ -494,7 +567,7 @@ func apiValidPort(s string) bool {
 	return n >= 1 && n <= 65535
 }
 
-// loopbackIPv4 accepts canonical dotted decimal (no leading zeros, which some resolvers read as
+// apiLoopbackIPv4 accepts canonical dotted decimal (no leading zeros, which some resolvers read as
 // octal) with 127 as the first octet.
 func apiLoopbackIPv4(s string) bool {
 	parts := strings.Split(s, ".")
@@ -519,7 +592,7 @@ func apiLoopbackIPv4(s string) bool {
 	return true
 }
 
-// authorize checks the bearer token (and, for the event stream, ?token=, since EventSource
+// apiAuthorize checks the bearer token (and, for the event stream, ?token=, since EventSource
 // cannot send headers). It answers the 401 when the request is refused.
 func apiAuthorize(headers map[string]string, q []apiQueryParam, queryToken bool, cfg APIConfig) (HTTPResponse, bool) {
 	if strings.EqualFold(strings.TrimSpace(cfg.Auth), "none") {
@@ -557,7 +630,7 @@ func apiAuthorize(headers map[string]string, q []apiQueryParam, queryToken bool,
 	return HTTPResponse{}, false
 }
 
-// tokenEqual compares in time that depends only on the expected token's length, not on where
+// apiTokenEqual compares in time that depends only on the expected token's length, not on where
 // the tokens differ nor on the given token's length.
 func apiTokenEqual(given, want string) bool {
 	var diff byte
@@ -576,7 +649,7 @@ func apiTokenEqual(given, want string) bool {
 
 // --- responses ---
 
-// baseHeaders are on every response: CORS, and no MIME sniffing.
+// apiBaseHeaders are on every response: CORS, and no MIME sniffing.
 func apiBaseHeaders() map[string]string {
 	return map[string]string{
 		"Access-Control-Allow-Origin":  "*",
@@ -616,7 +689,7 @@ func apiFail(status int, msg string) HTTPResponse {
 	return HTTPResponse{Status: status, Headers: apiJSONHeaders(), Body: string(b)}
 }
 
-// echo quotes client input for an error message, cut to apiMaxEcho bytes on a rune boundary.
+// apiEcho quotes client input for an error message, cut to apiMaxEcho bytes on a rune boundary.
 func apiEcho(s string) string {
 	if len(s) > apiMaxEcho {
 		cut := apiMaxEcho
@@ -638,7 +711,7 @@ func apiJoinStatuses() string {
 
 // --- request parsing ---
 
-// header finds a header by its lower-case name, tolerating a host that kept the original case.
+// apiHeader finds a header by its lower-case name, tolerating a host that kept the original case.
 func apiHeader(h map[string]string, name string) (string, bool) {
 	if v, ok := h[name]; ok {
 		return v, true
@@ -651,7 +724,7 @@ func apiHeader(h map[string]string, name string) (string, bool) {
 	return "", false
 }
 
-// splitPath splits "/v1/tasks/x" into unescaped segments ["v1" "tasks" "x"]. A trailing slash
+// apiSplitPath splits "/v1/tasks/x" into unescaped segments ["v1" "tasks" "x"]. A trailing slash
 // gives a last empty segment, which no route accepts.
 func apiSplitPath(p string) ([]string, bool) {
 	if !strings.HasPrefix(p, "/") {
@@ -673,7 +746,7 @@ func apiSplitPath(p string) ([]string, bool) {
 
 type apiQueryParam struct{ key, value string }
 
-// parseQuery splits a query string on "&" into unescaped pairs ("+" is a space), in order.
+// apiParseQuery splits a query string on "&" into unescaped pairs ("+" is a space), in order.
 func apiParseQuery(raw string) ([]apiQueryParam, bool) {
 	var out []apiQueryParam
 	for raw != "" {
@@ -693,7 +766,7 @@ func apiParseQuery(raw string) ([]apiQueryParam, bool) {
 	return out, true
 }
 
-// queryGet returns the first value of key; a parameter given empty counts as not given.
+// apiQueryGet returns the first value of key; a parameter given empty counts as not given.
 func apiQueryGet(q []apiQueryParam, key string) string {
 	for _, p := range q {
 		if p.key == key {
@@ -703,7 +776,7 @@ func apiQueryGet(q []apiQueryParam, key string) string {
 	return ""
 }
 
-// unescape decodes %XX escapes (and "+" as a space in a query).
+// apiUnescape decodes %XX escapes (and "+" as a space in a query).
 func apiUnescape(s string, query bool) (string, bool) {
 	if strings.IndexByte(s, '%') < 0 && (!query || strings.IndexByte(s, '+') < 0) {
 		return s, true
@@ -744,7 +817,7 @@ func apiUnhex(c byte) (byte, bool) {
 	return 0, false
 }
 
-// parseCount parses a non-negative decimal integer of at most 9 digits.
+// apiParseCount parses a non-negative decimal integer of at most 9 digits.
 func apiParseCount(s string) (int, bool) {
 	if s == "" || len(s) > 9 {
 		return 0, false
@@ -768,7 +841,7 @@ func apiIsASCII(s string) bool {
 	return true
 }
 
-// containsFoldASCII reports whether s contains the lower-case ASCII needle, ignoring ASCII case,
+// apiContainsFoldASCII reports whether s contains the lower-case ASCII needle, ignoring ASCII case,
 // without allocating.
 func apiContainsFoldASCII(s, needle string) bool {
 	n := len(needle)

@@ -59,10 +59,16 @@ type SSESnapshotData struct {
 
 // SnapshotFrame renders the snapshot event a stream opens with.
 func SnapshotFrame(tasks []Task, now int64) string {
-	s := SSESnapshotData{Tasks: make([]*Task, 0, len(tasks)), Stats: apiComputeStats(tasks, now)}
-	for _, i := range apiNewestFirst(tasks, nil) {
-		s.Tasks = append(s.Tasks, &tasks[i])
-	}
+	return apiSnapshotFrame(apiPtrs(tasks), now)
+}
+
+// SnapshotFrame renders the snapshot event from the machine's own tasks, without copying them.
+func (m *Machine) SnapshotFrame(now int64) string {
+	return apiSnapshotFrame(m.apiView(), now)
+}
+
+func apiSnapshotFrame(tasks []*Task, now int64) string {
+	s := SSESnapshotData{Tasks: apiOutAll(tasks, apiNewestFirst(tasks, nil)), Stats: apiComputeStats(tasks, now)}
 	return SSEFrame(SSESnapshot, s)
 }
 
@@ -86,9 +92,10 @@ func TaskEventName(prev, next Status, created bool) string {
 	return SSETaskUpdated
 }
 
-// TaskFrame renders the event for a task change: the task itself is the data.
+// TaskFrame renders the event for a task change: the task itself is the data, as the API shows
+// it everywhere.
 func TaskFrame(prev Status, created bool, t Task) string {
-	return SSEFrame(TaskEventName(prev, t.Status, created), &t)
+	return SSEFrame(TaskEventName(prev, t.Status, created), apiOut(&t))
 }
 
 // SSEHeartbeatData is a heartbeat event's data.

@@ -103,7 +103,7 @@ func TestHTTPRoutes(t *testing.T) {
 			require.Equal(t, []string{"ses_e", "ses_d", "ses_c", "ses_b", "ses_a"}, apiListIDs(t, r.Body))
 		}},
 		{"detail", apiGet("/v1/tasks/ses_c", ""), 200, func(t *testing.T, r HTTPResponse) {
-			want, _ := json.Marshal(tasks[2])
+			want, _ := json.Marshal(tasks[2].public())
 			require.JSONEq(t, string(want), r.Body)
 		}},
 		{"logs", apiGet("/v1/tasks/ses_b/logs", ""), 200, func(t *testing.T, r HTTPResponse) {
@@ -488,7 +488,7 @@ func TestSSESnapshotFrame(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(data[0]), &snap))
 	require.Len(t, snap.Tasks, 5)
 	require.Equal(t, "ses_e", snap.Tasks[0].ID)
-	require.Equal(t, apiComputeStats(tasks, apiNow), snap.Stats)
+	require.Equal(t, apiComputeStats(apiPtrs(tasks), apiNow), snap.Stats)
 
 	_, data = apiParseSSE(t, SnapshotFrame(nil, apiNow))
 	require.JSONEq(t, `{"tasks":[],"stats":{"byStatus":{"running":0,"completed":0,"error":0,"cancelled":0,"resumed":0},"byAgent":{},
@@ -523,7 +523,7 @@ func TestSSETaskFrame(t *testing.T) {
 	task := apiTasks()[2]
 	ev, data := apiParseSSE(t, TaskFrame(StatusRunning, false, task))
 	require.Equal(t, []string{"task.error"}, ev)
-	want, _ := json.Marshal(task)
+	want, _ := json.Marshal(task.public())
 	require.JSONEq(t, string(want), data[0])
 	require.Contains(t, data[0], `"error":{"name":"ProviderError","message":"rate limited"}`)
 }
@@ -683,4 +683,103 @@ func TestHTTPList10kIsFast(t *testing.T) {
 	}
 	sort.Slice(runs, func(i, j int) bool { return runs[i] < runs[j] })
 	require.Less(t, runs[len(runs)/2], 5*time.Millisecond, "GET /v1/tasks over 10k tasks, median")
+}
+
+func TestHTTPListPagesOutOfStartOrder(t *testing.T) {
+	// Launch order is not start order (the sorting path): pages still cut the sorted list.
+	var tasks []Task
+	for i := 0; i < 30; i++ {
+		tasks = append(tasks, Task{ID: fmt.Sprintf("t%02d", i), StartedAt: int64((i * 7) % 30), Agent: []string{"a", "b"}[i%2]})
+	}
+	all := apiListIDs(t, ServeHTTP(apiGet("/v1/tasks", ""), tasks, apiCfg, apiNow).Body)
+	require.Len(t, all, 30)
+	for i := 1; i < len(all); i++ {
+		var a, b int
+		fmt.Sscanf(all[i-1], "t%d", &a)
+		fmt.Sscanf(all[i], "t%d", &b)
+		require.Greater(t, (a*7)%30, (b*7)%30)
+	}
+	for _, c := range []struct{ offset, limit int }{{0, 5}, {5, 5}, {25, 10}, {29, 1}, {30, 1}, {31, 50}, {3, 0}} {
+		r := ServeHTTP(apiGet("/v1/tasks", fmt.Sprintf("offset=%d&limit=%d", c.offset, c.limit)), tasks, apiCfg, apiNow)
+		want := all[min(c.offset, 30):min(c.offset+c.limit, 30)]
+		require.Equal(t, want, apiListIDs(t, r.Body), "offset %d limit %d", c.offset, c.limit)
+		require.EqualValues(t, 30, apiDecode(t, r.Body)["total"])
+	}
+	r := ServeHTTP(apiGet("/v1/tasks", "agent=b&limit=3&offset=2"), tasks, apiCfg, apiNow)
+	require.EqualValues(t, 15, apiDecode(t, r.Body)["total"])
+	require.Len(t, apiListIDs(t, r.Body), 3)
+}
+
+// TestHTTPListPagesMatchSortedPath: the backward pass and the sort give the same pages.
+func TestHTTPListPagesMatchSortedPath(t *testing.T) {
+	tasks := apiManyTasks(500)
+	for i := range tasks {
+		tasks[i].StartedAt = int64(i / 3) // ties in threes
+	}
+	for _, q := range []string{"", "limit=7&offset=11", "status=completed&limit=200", "search=module+1&offset=3&limit=4", "offset=499", "offset=500"} {
+		f, bad := apiParseListQuery(func() []apiQueryParam { p, _ := apiParseQuery(q); return p }())
+		require.Empty(t, bad)
+		fast, total := apiPage(apiPtrs(tasks), &f)
+		all := apiNewestFirst(apiPtrs(tasks), f.match)
+		require.Equal(t, len(all), total, q)
+		want := all[min(f.offset, len(all)):min(f.offset+f.limit, len(all))]
+		require.Equal(t, append([]int{}, want...), append([]int{}, fast...), q)
+	}
+}
+
+// apiMachineWith returns a machine holding tasks, in that launch order.
+func apiMachineWith(tasks []Task) *Machine {
+	m := NewMachine(Config{})
+	for _, t := range tasks {
+		t := t
+		m.tasks[t.ID] = &t
+		m.order = append(m.order, t.ID)
+	}
+	return m
+}
+
+func TestHTTPMachineServesItsOwnTasks(t *testing.T) {
+	tasks := apiTasks()
+	for i := range tasks {
+		tasks[i].Progress.LastTools = nil
+	}
+	m := apiMachineWith(tasks)
+	m.order = append(m.order, "ses_forgotten") // an ID whose task is gone
+	for _, path := range []string{"/v1/tasks", "/v1/stats", "/v1/tasks/ses_c", "/v1/task-groups/b1", "/v1/events", "/v1/health"} {
+		require.Equal(t, ServeHTTP(apiGet(path, ""), tasks, apiCfg, apiNow), m.ServeHTTP(apiGet(path, ""), apiCfg, apiNow), path)
+	}
+	require.Equal(t, SnapshotFrame(tasks, apiNow), m.SnapshotFrame(apiNow))
+	for _, tk := range m.tasks {
+		require.Nil(t, tk.Progress.LastTools, "the machine's tasks are not changed")
+	}
+	// Everything the API shows has lastTools as an array, like Machine.Tasks.
+	require.NotContains(t, m.ServeHTTP(apiGet("/v1/tasks", ""), apiCfg, apiNow).Body, `"lastTools":null`)
+	require.NotContains(t, m.ServeHTTP(apiGet("/v1/task-groups/b2", ""), apiCfg, apiNow).Body, `"lastTools":null`)
+	require.NotContains(t, m.ServeHTTP(apiGet("/v1/tasks/ses_d", ""), apiCfg, apiNow).Body, `"lastTools":null`)
+	require.NotContains(t, m.SnapshotFrame(apiNow), `"lastTools":null`)
+	require.NotContains(t, TaskFrame(StatusRunning, false, *m.tasks["ses_d"]), `"lastTools":null`)
+}
+
+// BenchmarkListTasks10kViaMachine is GET /v1/tasks as the envelope would run it: from the
+// machine's tasks without copying them (Machine.ServeHTTP), and through Machine.Tasks (which
+// copies every task: slower than the request itself).
+func BenchmarkListTasks10kViaMachine(b *testing.B) {
+	m := apiMachineWith(apiManyTasks(10_000))
+	req := apiGet("/v1/tasks", "")
+	b.Run("view", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if r := m.ServeHTTP(req, apiCfg, 1); r.Status != 200 {
+				b.Fatal(r.Body)
+			}
+		}
+	})
+	b.Run("copy", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if r := ServeHTTP(req, m.Tasks(), apiCfg, 1); r.Status != 200 {
+				b.Fatal(r.Body)
+			}
+		}
+	})
 }

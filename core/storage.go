@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"path"
+	"strconv"
 )
 
 // Storage is where a host keeps the plugin's files. The layout is a format both hosts must agree
@@ -12,6 +13,7 @@ type Storage struct {
 	Dir        string `json:"dir"`        // the plugin's storage directory
 	History    string `json:"history"`    // this project's task history log
 	ServerJSON string `json:"serverJSON"` // the status API's discovery file
+	APIPorts   []int  `json:"apiPorts"`   // the ports the status API tries, in order (then any)
 }
 
 // StoragePaths places the plugin's files in OpenCode's data directory ($XDG_DATA_HOME, else
@@ -29,4 +31,21 @@ func StoragePaths(xdgDataHome, home, projectDir string) Storage {
 		History:    path.Join(dir, "history-"+hex.EncodeToString(sum[:8])+".log"),
 		ServerJSON: path.Join(dir, "server.json"),
 	}
+}
+
+// DefaultAPIPort is the status API's first port; ASYNCAGENTS_API_PORT overrides it.
+const DefaultAPIPort = 5165
+
+// APIPorts lists the ports a status API server tries in order: the configured one (or 5165) and
+// the nine after it. A host falls back to any free port (0) when all are taken.
+func APIPorts(configured string) []int {
+	first := DefaultAPIPort
+	if n, err := strconv.Atoi(configured); err == nil && n > 0 && n <= 65535-9 {
+		first = n
+	}
+	ports := make([]int, 10)
+	for i := range ports {
+		ports[i] = first + i
+	}
+	return ports
 }

@@ -47,7 +47,7 @@ export const AsyncAgents: Plugin = async ({ client, directory }, options) => {
     },
     makeExecutor(client as unknown as Client, directory),
     log,
-    { env: { xdgDataHome: readEnv("XDG_DATA_HOME"), home: homedir(), directory }, open: fileHistory },
+    { env: { xdgDataHome: readEnv("XDG_DATA_HOME"), home: homedir(), directory, apiPort: readEnv("ASYNCAGENTS_API_PORT") }, open: fileHistory },
   );
   if (readEnv("ASYNCAGENTS_API_ENABLED") !== "false") {
     startApi(runtime, token, startedAt, log);
@@ -74,9 +74,7 @@ function startApi(runtime: Runtime, token: string, startedAt: number, log: (leve
   void runtime.whenReady().then(() => {
     const storage = runtime.storagePaths;
     if (!storage) return;
-    const first = Number(readEnv("ASYNCAGENTS_API_PORT") ?? 5165) || 5165;
-    const ports = Array.from({ length: 10 }, (_, i) => first + i);
-    const port = api.start(ports, storage.serverJSON, token, startedAt);
+    const port = api.start(storage.apiPorts, storage.serverJSON, token, startedAt);
     if (port === undefined) log("error", "asyncagents: the status API could not bind any port");
     const cleanup = () => api.stop();
     process.once("exit", cleanup);

@@ -10,6 +10,7 @@ export interface StorageEnv {
   xdgDataHome?: string;
   home?: string;
   directory?: string;
+  apiPort?: string;
 }
 
 export interface ToolCallContext {
@@ -46,7 +47,7 @@ export class Runtime {
   private history: History = { read: () => "", append: () => {}, rewrite: () => {} };
   private broadcaster?: (frame: string) => void;
   /** Where the history and server.json live, once the core has said. */
-  storagePaths?: { dir: string; history: string; serverJSON: string };
+  storagePaths?: { dir: string; history: string; serverJSON: string; apiPorts: number[] };
 
   constructor(
     module: Promise<WebAssembly.Module>,

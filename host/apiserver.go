@@ -1,0 +1,129 @@
+package host
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/asyncagents/asyncagents/core"
+)
+
+// APIServer is the status API over net/http: every answer comes from the core's http op (the
+// same code the plugin's Bun.serve calls), event streams get the frames passed to Broadcast.
+type APIServer struct {
+	Core *Core
+	// Now is the clock passed to the core (Unix ms).
+	Now func() int64
+	// Logs returns a task session's messages as JSON; nil means they cannot be had here (the CLI
+	// reading stored history while OpenCode is not running).
+	Logs func(ctx context.Context, sessionID string) ([]byte, error)
+
+	mu      sync.Mutex
+	streams map[chan string]struct{}
+}
+
+// streamBuffer is how many frames a slow subscriber may lag behind before it is dropped.
+const streamBuffer = 64
+
+func (s *APIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	headers := map[string]string{}
+	for k, v := range r.Header {
+		headers[strings.ToLower(k)] = strings.Join(v, ", ")
+	}
+	headers["host"] = r.Host
+	s.mu.Lock()
+	subscribers := len(s.streams)
+	s.mu.Unlock()
+	resp, err := s.Core.Do(r.Context(), core.Request{Op: "http", Now: s.Now(), HTTP: &core.HTTPRequest{
+		Method: r.Method, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, Headers: headers, Subscribers: subscribers,
+	}})
+	if err != nil || resp.HTTP == nil {
+		http.Error(w, `{"error":"the core could not answer"}`, http.StatusInternalServerError)
+		return
+	}
+	h := resp.HTTP
+	for k, v := range h.Headers {
+		w.Header().Set(k, v)
+	}
+	switch {
+	case h.Stream:
+		s.stream(w, r, h)
+	case h.Logs != "":
+		if s.Logs == nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"error":"logs are read from OpenCode, which is not running; only stored task data is available here"}`))
+			return
+		}
+		body, err := s.Logs(r.Context(), h.Logs)
+		if err != nil {
+			w.WriteHeader(http.StatusBadGateway)
+			_, _ = w.Write([]byte(`{"error":"could not read the task's messages"}`))
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(body)
+	default:
+		w.WriteHeader(h.Status)
+		if h.Status != http.StatusNoContent {
+			_, _ = w.Write([]byte(h.Body))
+		}
+	}
+}
+
+func (s *APIServer) stream(w http.ResponseWriter, r *http.Request, h *core.HTTPResponse) {
+	flusher, _ := w.(http.Flusher)
+	ch := make(chan string, streamBuffer)
+	s.mu.Lock()
+	if s.streams == nil {
+		s.streams = map[chan string]struct{}{}
+	}
+	s.streams[ch] = struct{}{}
+	s.mu.Unlock()
+	defer s.drop(ch)
+	w.WriteHeader(h.Status)
+	_, _ = w.Write([]byte(h.Body))
+	if flusher != nil {
+		flusher.Flush()
+	}
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case frame, ok := <-ch:
+			if !ok {
+				return // dropped: it fell too far behind
+			}
+			if _, err := w.Write([]byte(frame)); err != nil {
+				return
+			}
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+	}
+}
+
+// Broadcast queues a frame for every stream without waiting: a subscriber whose buffer is full
+// is dropped, so a slow reader never holds up the others or the caller.
+func (s *APIServer) Broadcast(frame string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for ch := range s.streams {
+		select {
+		case ch <- frame:
+		default:
+			delete(s.streams, ch)
+			close(ch)
+		}
+	}
+}
+
+func (s *APIServer) drop(ch chan string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.streams[ch]; ok {
+		delete(s.streams, ch)
+		close(ch)
+	}
+}

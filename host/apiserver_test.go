@@ -1,0 +1,152 @@
+package host_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	neturl "net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/conformance"
+	"github.com/asyncagents/asyncagents/host"
+)
+
+// historyOf renders tasks as a history log, the way the core writes one.
+func historyOf(tasks []json.RawMessage) string {
+	var b strings.Builder
+	for _, t := range tasks {
+		var compact bytes.Buffer
+		_ = json.Compact(&compact, t)
+		line := []byte(`{"task":` + compact.String() + `}`)
+		fmt.Fprintf(&b, "%08x %s\n", crc32.ChecksumIEEE(line), line)
+	}
+	return b.String()
+}
+
+// TestHTTPConformanceOverNetHTTP plays core/conformance/http against the Go host's net/http
+// server, over real HTTP on 127.0.0.1, with the core running as .wasm: the same cases the core
+// passes natively.
+func TestHTTPConformanceOverNetHTTP(t *testing.T) {
+	ctx := context.Background()
+	files, err := filepath.Glob(filepath.Join("..", "core", "conformance", "http", "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	sort.Strings(files)
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			raw, err := os.ReadFile(file)
+			require.NoError(t, err)
+			var f struct {
+				Tasks  []json.RawMessage `json:"tasks"`
+				Config core.APIConfig    `json:"config"`
+				Now    int64             `json:"now"`
+				Cases  []struct {
+					Note    string           `json:"note"`
+					Request core.HTTPRequest `json:"request"`
+					Expect  map[string]any   `json:"expect"`
+				} `json:"cases"`
+			}
+			require.NoError(t, json.Unmarshal(raw, &f))
+			inst, err := compiled(t).New(ctx)
+			require.NoError(t, err)
+			defer inst.Close(ctx)
+			_, err = inst.Init(ctx, core.Config{API: f.Config, MaxConcurrentStarts: 1000})
+			require.NoError(t, err)
+			_, err = inst.Do(ctx, core.Request{Op: "restore", Now: f.Now, History: historyOf(f.Tasks)})
+			require.NoError(t, err)
+			logs := func(context.Context, string) ([]byte, error) { return []byte("[]"), nil }
+			srv := httptest.NewServer(&host.APIServer{Core: inst, Now: func() int64 { return f.Now }, Logs: logs})
+			defer srv.Close()
+			for i, c := range f.Cases {
+				if c.Expect["stream"] == true || strings.HasPrefix(c.Request.Path, "/v1/events") || c.Request.Subscribers > 0 || c.Request.Headers["host"] == "" {
+					// Streams and subscriber limits: TestEventStreamOverNetHTTP. A request without
+					// any Host cannot be sent by an HTTP/1.1 client.
+					continue
+				}
+				if _, err := neturl.PathUnescape(c.Request.Path + c.Request.Query); err != nil {
+					continue // a malformed escape cannot be sent by Go's client; the core case covers it
+				}
+				url := srv.URL + c.Request.Path
+				if c.Request.Query != "" {
+					url += "?" + c.Request.Query
+				}
+				req, err := http.NewRequest(c.Request.Method, url, nil)
+				require.NoError(t, err)
+				for k, v := range c.Request.Headers {
+					if k == "host" {
+						req.Host = v
+					} else {
+						req.Header.Set(k, v)
+					}
+				}
+				res, err := http.DefaultClient.Do(req)
+				require.NoError(t, err)
+				body, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				if st, ok := c.Expect["status"].(float64); ok {
+					require.Equal(t, int(st), res.StatusCode, "case %d (%s): %s", i, c.Note, body)
+				}
+				if hw, ok := c.Expect["headers"].(map[string]any); ok {
+					for k, v := range hw {
+						require.Equal(t, v, res.Header.Get(k), "case %d (%s): header %s", i, c.Note, k)
+					}
+				}
+				if bw, ok := c.Expect["bodyJSON"]; ok {
+					var got any
+					require.NoError(t, json.Unmarshal(body, &got), "case %d (%s): %s", i, c.Note, body)
+					require.NoError(t, conformance.Match(bw, got, "body"), "case %d (%s)", i, c.Note)
+				}
+			}
+		})
+	}
+}
+
+// An event stream over net/http: the snapshot first, then broadcast frames; a subscriber that
+// stops reading is dropped without holding up the broadcaster.
+func TestEventStreamOverNetHTTP(t *testing.T) {
+	ctx := context.Background()
+	inst, err := compiled(t).New(ctx)
+	require.NoError(t, err)
+	defer inst.Close(ctx)
+	_, err = inst.Init(ctx, core.Config{API: core.APIConfig{Auth: "none"}})
+	require.NoError(t, err)
+	api := &host.APIServer{Core: inst, Now: func() int64 { return 1000 }}
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	res, err := http.Get(srv.URL + "/v1/events")
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, 200, res.StatusCode)
+	buf := make([]byte, 4096)
+	n, _ := res.Body.Read(buf)
+	require.Contains(t, string(buf[:n]), "event: snapshot\n")
+
+	// A stalled subscriber: never reads. Broadcasting past its buffer must not block.
+	stalled, err := http.Get(srv.URL + "/v1/events")
+	require.NoError(t, err)
+	defer stalled.Body.Close()
+	for i := 0; i < 1000; i++ {
+		api.Broadcast(core.HeartbeatFrame(int64(i)))
+	}
+	got := ""
+	for !strings.Contains(got, "1970-01-01T00:00:00.999Z") {
+		n, err := res.Body.Read(buf)
+		if err != nil {
+			break
+		}
+		got += string(buf[:n])
+	}
+	require.Contains(t, got, "event: heartbeat\n", "the reading subscriber kept receiving")
+}
