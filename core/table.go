@@ -13,13 +13,7 @@ func TasksTable(tasks []Task, now int64) string {
 	}
 	rows := [][]string{{"TASK ID", "STATUS", "AGENT", "DESCRIPTION", "STARTED", "TIME", "TOOLS"}}
 	for _, t := range tasks {
-		id := t.ID
-		if t.ResumeCount > 0 {
-			id += " (resumed)"
-		}
-		if t.IsForked {
-			id += " (forked)"
-		}
+		id := t.markedID()
 		status := string(t.Status)
 		if t.Queued {
 			status = "queued"

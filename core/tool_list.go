@@ -26,13 +26,7 @@ func (m *Machine) onListCall(ev Event) {
 // listLine is one task in asyncagents_list: the whole ID with the spec's (resumed) and (forked)
 // marks, then status, label, agent, time and activity.
 func (m *Machine) listLine(t *Task) string {
-	id := t.ID
-	if t.ResumeCount > 0 {
-		id += " (resumed)"
-	}
-	if t.IsForked {
-		id += " (forked)"
-	}
+	id := t.markedID()
 	status := string(t.Status)
 	if t.Queued {
 		status = fmt.Sprintf("queued (position %d)", m.queuePosition(t))
@@ -42,6 +36,19 @@ func (m *Machine) listLine(t *Task) string {
 		line += " | " + t.Error.Name + ": " + t.Error.Message
 	}
 	return line
+}
+
+// markedID is the task ID with the spec's list marks: (resumed) when resumeCount > 0, (forked)
+// when forked.
+func (t *Task) markedID() string {
+	id := t.ID
+	if t.ResumeCount > 0 {
+		id += " (resumed)"
+	}
+	if t.IsForked {
+		id += " (forked)"
+	}
+	return id
 }
 
 // onClearCall forgets the calling session's finished tasks. Running (and queued) tasks are kept
