@@ -121,9 +121,7 @@ func (m *Machine) Restore(now int64, history string) (RestoreResult, []Effect) {
 			continue
 		}
 		if r.Removed != "" {
-			if _, ok := m.tasks[r.Removed]; ok {
-				delete(m.tasks, r.Removed)
-			}
+			delete(m.tasks, r.Removed)
 			continue
 		}
 		t := r.Task

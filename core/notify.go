@@ -133,27 +133,14 @@ func (m *Machine) onParentStatus(sessionID string, busy bool) {
 
 // VisibleNotice texts, exactly as the spec words them.
 func (m *Machine) visibleNotice(t *Task, done, total int) string {
+	icon := map[Status]string{StatusCompleted: "✓", StatusError: "✗", StatusCancelled: "⊘"}[t.Status]
 	var head string
 	if t.ResumeCount > 0 {
-		d := FormatDuration(m.now - t.ResumedAt)
-		switch t.Status {
-		case StatusCompleted:
-			head = fmt.Sprintf("✓ **Resume #%d completed in %s.**", t.ResumeCount, d)
-		case StatusError:
-			head = fmt.Sprintf("✗ **Resume #%d failed in %s.**", t.ResumeCount, d)
-		case StatusCancelled:
-			head = fmt.Sprintf("⊘ **Resume #%d cancelled after %s.**", t.ResumeCount, d)
-		}
+		verb := map[Status]string{StatusCompleted: "completed in", StatusError: "failed in", StatusCancelled: "cancelled after"}[t.Status]
+		head = fmt.Sprintf("%s **Resume #%d %s %s.**", icon, t.ResumeCount, verb, FormatDuration(m.now-t.ResumedAt))
 	} else {
-		d := FormatDuration(t.Duration(m.now))
-		switch t.Status {
-		case StatusCompleted:
-			head = fmt.Sprintf("✓ **Agent %q finished in %s.**", t.Description, d)
-		case StatusError:
-			head = fmt.Sprintf("✗ **Agent %q failed in %s.**", t.Description, d)
-		case StatusCancelled:
-			head = fmt.Sprintf("⊘ **Agent %q cancelled after %s.**", t.Description, d)
-		}
+		verb := map[Status]string{StatusCompleted: "finished in", StatusError: "failed in", StatusCancelled: "cancelled after"}[t.Status]
+		head = fmt.Sprintf("%s **Agent %q %s %s.**", icon, t.Description, verb, FormatDuration(t.Duration(m.now)))
 	}
 	text := fmt.Sprintf("%s\nTask Progress: %d/%d", head, done, total)
 	if m.cfg.Development {
