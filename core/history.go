@@ -50,6 +50,11 @@ func (m *Machine) forget(id string) {
 // historyLine renders one record.
 func historyLine(r historyRecord) string {
 	b, _ := json.Marshal(r)
+	return checksummed(b)
+}
+
+// checksummed prefixes a record's JSON with its CRC-32 and ends the line.
+func checksummed(b []byte) string {
 	return fmt.Sprintf("%08x %s\n", crc32.ChecksumIEEE(b), b)
 }
 
@@ -66,20 +71,21 @@ func (m *Machine) persistDirty() {
 	m.dirty = nil
 	var appends, frames []Effect
 	for _, id := range ids {
-		var r historyRecord
+		var line string
 		if t := m.tasks[id]; t != nil {
-			c := t.public()
-			r.Task = &c
+			// The task is encoded once, for its history line and its SSE frame alike.
+			task, _ := json.Marshal(t.public())
+			line = checksummed([]byte(`{"task":` + string(task) + `}`))
 			prev, known := m.sseStatus[id]
-			frames = append(frames, Effect{Kind: EffectSSEBroadcast, Frame: TaskFrame(prev, !known, c)})
+			frames = append(frames, Effect{Kind: EffectSSEBroadcast, Frame: SSEFrame(TaskEventName(prev, t.Status, !known), json.RawMessage(task))})
 			m.sseStatus[id] = t.Status
 		} else {
-			r.Removed = id
+			line = historyLine(historyRecord{Removed: id})
 			delete(m.sseStatus, id)
 		}
 		// History effects never get a reply, so they take no ID (0): the IDs of the step's
 		// other effects stay as they would be without persistence.
-		appends = append(appends, Effect{Kind: EffectHistoryAppend, Line: historyLine(r)})
+		appends = append(appends, Effect{Kind: EffectHistoryAppend, Line: line})
 		m.historyLines++
 	}
 	m.out = append(append(appends, frames...), m.out...)
