@@ -19,8 +19,10 @@ type Request struct {
 	Config *Config `json:"config,omitempty"`
 	Event  *Event  `json:"event,omitempty"`
 	TaskID string  `json:"taskID,omitempty"`
-	// History is the task history log's content, for restore.
+	// History is the task history log's content, for restore; for follow, the lines appended
+	// since the last call (or the whole log, with Replace).
 	History string `json:"history,omitempty"`
+	Replace bool   `json:"replace,omitempty"`
 	// HTTP is a request to the status API, for the http op.
 	HTTP *HTTPRequest `json:"http,omitempty"`
 	// Env is what a host knows of its environment, for the storage op: XDG_DATA_HOME, HOME and
@@ -114,6 +116,9 @@ func (r *Runtime) handle(q Request) Response {
 		return Response{OK: true, Storage: &s}
 	case "restore":
 		res, effects := r.m.Restore(q.Now, q.History)
+		return Response{OK: true, Restore: &res, Effects: effects}
+	case "follow":
+		res, effects := r.m.Follow(q.Now, q.History, q.Replace)
 		return Response{OK: true, Restore: &res, Effects: effects}
 	case "tasks":
 		return Response{OK: true, Tasks: r.m.Tasks()}

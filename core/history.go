@@ -112,7 +112,29 @@ func (m *Machine) Restore(now int64, history string) (RestoreResult, []Effect) {
 	}
 	m.out = nil
 	var res RestoreResult
-	lines := 0
+	_, lines := m.applyHistory(history, &res)
+	m.pruneOrder()
+	sort.SliceStable(m.order, func(i, j int) bool { return m.tasks[m.order[i]].StartedAt < m.tasks[m.order[j]].StartedAt })
+	for id, t := range m.tasks {
+		m.sseStatus[id] = t.Status
+	}
+	res.Restored = len(m.tasks)
+	m.historyLines = lines
+	if res.Corrupt > 0 {
+		m.log("warn", fmt.Sprintf("task history: %d corrupt lines skipped (%s)", res.Corrupt, strings.Join(res.Problems, "; ")))
+	}
+	m.compactIfWorthIt()
+	m.reconcile()
+	out := m.out
+	m.out = nil
+	return res, out
+}
+
+// applyHistory applies a log's records in order (the last record of a task wins) and returns the
+// IDs they touched, in order of first touch, and how many non-empty lines there were. Corrupt
+// lines are counted and reported in res.
+func (m *Machine) applyHistory(history string, res *RestoreResult) (touched []string, lines int) {
+	seen := map[string]bool{}
 	for n, line := range strings.Split(history, "\n") {
 		if line == "" {
 			continue
@@ -126,40 +148,40 @@ func (m *Machine) Restore(now int64, history string) (RestoreResult, []Effect) {
 			}
 			continue
 		}
-		if r.Removed != "" {
-			delete(m.tasks, r.Removed)
-			continue
+		id := r.Removed
+		if id != "" {
+			delete(m.tasks, id)
+		} else {
+			t := r.Task
+			id = t.ID
+			if _, known := m.tasks[id]; !known {
+				m.order = append(m.order, id)
+			}
+			if t.Progress.LastTools == nil {
+				t.Progress.LastTools = []string{}
+			}
+			t.seenCalls = map[string]bool{}
+			m.tasks[id] = t
 		}
-		t := r.Task
-		if _, seen := m.tasks[t.ID]; !seen {
-			m.order = append(m.order, t.ID)
+		if !seen[id] {
+			seen[id] = true
+			touched = append(touched, id)
 		}
-		if t.Progress.LastTools == nil {
-			t.Progress.LastTools = []string{}
-		}
-		t.seenCalls = map[string]bool{}
-		m.tasks[t.ID] = t
-		m.sseStatus[t.ID] = t.Status
 	}
-	// Drop the IDs of removed tasks from the order; restore launch order.
+	return touched, lines
+}
+
+// pruneOrder drops the IDs of removed tasks (and any repeat) from the launch order.
+func (m *Machine) pruneOrder() {
+	kept := make(map[string]bool, len(m.tasks))
 	order := m.order[:0]
 	for _, id := range m.order {
-		if m.tasks[id] != nil {
+		if m.tasks[id] != nil && !kept[id] {
+			kept[id] = true
 			order = append(order, id)
 		}
 	}
 	m.order = order
-	sort.SliceStable(m.order, func(i, j int) bool { return m.tasks[m.order[i]].StartedAt < m.tasks[m.order[j]].StartedAt })
-	res.Restored = len(m.tasks)
-	m.historyLines = lines
-	if res.Corrupt > 0 {
-		m.log("warn", fmt.Sprintf("task history: %d corrupt lines skipped (%s)", res.Corrupt, strings.Join(res.Problems, "; ")))
-	}
-	m.compactIfWorthIt()
-	m.reconcile()
-	out := m.out
-	m.out = nil
-	return res, out
 }
 
 func parseHistoryLine(line string) (historyRecord, error) {

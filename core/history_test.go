@@ -133,3 +133,60 @@ func BenchmarkRestore10k(b *testing.B) {
 		}
 	}
 }
+
+// FuzzHistoryLine: the record parser never panics, and a line it accepts holds a task with an
+// ID or a removal, and encodes back to a line it accepts again.
+func FuzzHistoryLine(f *testing.F) {
+	_, log := historyRun(f, 2)
+	for _, l := range strings.Split(log, "\n") {
+		f.Add(l)
+		if len(l) > 20 {
+			f.Add(l[:len(l)/2])
+		}
+	}
+	f.Add(historyLine(historyRecord{Removed: "ses_x"}))
+	f.Add("00000000 {}")
+	f.Add("zzzzzzzz {\"task\":{\"id\":\"a\"}}")
+	f.Fuzz(func(t *testing.T, line string) {
+		r, err := parseHistoryLine(line)
+		if err != nil {
+			return
+		}
+		if r.Removed == "" {
+			require.NotNil(t, r.Task)
+			require.NotEmpty(t, r.Task.ID)
+		}
+		again, err := parseHistoryLine(strings.TrimSuffix(historyLine(r), "\n"))
+		require.NoError(t, err)
+		require.Equal(t, r.Removed, again.Removed)
+	})
+}
+
+// FuzzRestore: any bytes as a history log restore without a panic, every line is either a record
+// or counted corrupt, and a follower reading the same bytes ends with the same tasks.
+func FuzzRestore(f *testing.F) {
+	// Small seeds: the fuzzer minimises every input it finds interesting, line by line.
+	_, log := historyRun(f, 1)
+	f.Add(log)
+	f.Add(log[:len(log)/2])
+	f.Add(strings.ReplaceAll(log, "completed", "cancelled"))
+	f.Add("\n\n\x00\xff")
+	f.Fuzz(func(t *testing.T, history string) {
+		m := NewMachine(Config{})
+		res, _ := m.Restore(1e6, history)
+		require.Equal(t, len(m.tasks), res.Restored)
+		require.Len(t, m.order, len(m.tasks), "every task once in the launch order")
+		fl := NewMachine(Config{})
+		fres, _ := fl.Follow(1e6, history, false)
+		require.Equal(t, res.Corrupt, fres.Corrupt)
+		require.ElementsMatch(t, ids(m.Tasks()), ids(fl.Tasks()))
+	})
+}
+
+func ids(ts []Task) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.ID
+	}
+	return out
+}

@@ -127,3 +127,14 @@ func (s *APIServer) drop(ch chan string) {
 		close(ch)
 	}
 }
+
+// CloseStreams ends every event stream: a stream never goes idle, so a graceful shutdown ends
+// them before it waits for the answers still in flight.
+func (s *APIServer) CloseStreams() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for ch := range s.streams {
+		delete(s.streams, ch)
+		close(ch)
+	}
+}

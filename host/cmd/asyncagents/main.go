@@ -2,7 +2,8 @@
 // under wazero, over the plugin's files, so task history can be read while OpenCode is not
 // running.
 //
-//	asyncagents ls [--dir PROJECT] [--wasm FILE]   the project's tasks, as a table
+//	asyncagents ls    [--dir PROJECT] [--wasm FILE]               the project's tasks, as a table
+//	asyncagents serve [--dir PROJECT] [--wasm FILE] [--port N]    the status API over them, read-only
 package main
 
 import (
@@ -12,7 +13,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/asyncagents/asyncagents/core"
@@ -23,10 +26,19 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintln(stdout, "usage: asyncagents ls [--dir PROJECT] [--wasm FILE]")
+		fmt.Fprintln(stdout, usage)
 		return 0
 	}
 	switch args[0] {
+	case "serve":
+		// SIGINT and SIGTERM stop it gracefully: streams end, answers in flight finish.
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		if err := serve(ctx, args[1:], stdout); err != nil {
+			fmt.Fprintln(stderr, "asyncagents serve:", err)
+			return 1
+		}
+		return 0
 	case "ls":
 		if err := ls(args[1:], stdout); err != nil {
 			fmt.Fprintln(stderr, "asyncagents ls:", err)
@@ -34,9 +46,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	fmt.Fprintf(stderr, "asyncagents: unknown command %q (try: asyncagents ls)\n", args[0])
+	fmt.Fprintf(stderr, "asyncagents: unknown command %q\n%s\n", args[0], usage)
 	return 2
 }
+
+const usage = `usage:
+  asyncagents ls    [--dir PROJECT] [--wasm FILE]             print the project's tasks as a table
+  asyncagents serve [--dir PROJECT] [--wasm FILE] [--port N]  serve the status API over the stored history`
 
 func ls(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("ls", flag.ContinueOnError)
@@ -52,7 +68,7 @@ func ls(args []string, stdout io.Writer) error {
 		return err
 	}
 	ctx := context.Background()
-	c, err := loadCore(ctx, *wasm)
+	c, err := loadCore(ctx, *wasm, core.Config{})
 	if err != nil {
 		return err
 	}
@@ -83,7 +99,7 @@ func ls(args []string, stdout io.Writer) error {
 }
 
 // loadCore finds, compiles and instantiates the core module.
-func loadCore(ctx context.Context, path string) (*host.Core, error) {
+func loadCore(ctx context.Context, path string, cfg core.Config) (*host.Core, error) {
 	candidates := []string{path, os.Getenv("ASYNCAGENTS_WASM")}
 	if exe, err := os.Executable(); err == nil {
 		candidates = append(candidates, filepath.Join(filepath.Dir(exe), "asyncagents.wasm"))
@@ -104,7 +120,7 @@ func loadCore(ctx context.Context, path string) (*host.Core, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := c.Init(ctx, core.Config{}); err != nil {
+		if _, err := c.Init(ctx, cfg); err != nil {
 			return nil, err
 		}
 		return c, nil

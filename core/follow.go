@@ -1,0 +1,49 @@
+package core
+
+import "encoding/json"
+
+// Follow applies history lines that another process wrote: `asyncagents serve` shows a
+// project's history while the plugin in OpenCode keeps appending to it. Each task the lines
+// change gets one SSE frame, as if the change had happened here, so the CLI's event stream is
+// live too. With replace (the log was compacted, so the host read it whole) tasks the lines no
+// longer hold are dropped.
+//
+// A follower is read-only: Follow never writes history, reconciles, or asks OpenCode anything,
+// and its effects are SSE frames only (and a warning for corrupt lines).
+func (m *Machine) Follow(now int64, lines string, replace bool) (RestoreResult, []Effect) {
+	if now > m.now {
+		m.now = now
+	}
+	m.out = nil
+	var res RestoreResult
+	if replace {
+		m.tasks = map[string]*Task{}
+	}
+	touched, _ := m.applyHistory(lines, &res)
+	m.pruneOrder()
+	for _, id := range touched {
+		t := m.tasks[id]
+		if t == nil {
+			delete(m.sseStatus, id)
+			continue
+		}
+		prev, known := m.sseStatus[id]
+		if !replace || !known || prev != t.Status {
+			task, _ := json.Marshal(t.public())
+			m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: SSEFrame(TaskEventName(prev, t.Status, !known), json.RawMessage(task))})
+		}
+		m.sseStatus[id] = t.Status
+	}
+	for id := range m.sseStatus {
+		if m.tasks[id] == nil {
+			delete(m.sseStatus, id)
+		}
+	}
+	res.Restored = len(m.tasks)
+	if res.Corrupt > 0 {
+		m.log("warn", "task history: corrupt lines skipped while following")
+	}
+	out := m.out
+	m.out = nil
+	return res, out
+}

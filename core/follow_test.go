@@ -1,0 +1,69 @@
+package core
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A follower fed a log in pieces ends with the same tasks as a restore of the whole log, and
+// emits one SSE frame per task a piece changed, named as the change was.
+func TestFollowMatchesRestoreAndEmitsFrames(t *testing.T) {
+	_, log := historyRun(t, 6)
+	lines := strings.SplitAfter(log, "\n")
+	f := NewMachine(Config{})
+	var frames []string
+	for i := 0; i < len(lines); i += 4 {
+		end := min(i+4, len(lines))
+		res, effects := f.Follow(int64(i), strings.Join(lines[i:end], ""), false)
+		require.Zero(t, res.Corrupt)
+		for _, e := range effects {
+			require.Equal(t, EffectSSEBroadcast, e.Kind, "a follower only broadcasts")
+			frames = append(frames, e.Frame)
+		}
+	}
+	r := NewMachine(Config{})
+	r.Restore(1e6, log)
+	require.Equal(t, r.Tasks(), f.Tasks())
+	created, completed := 0, 0
+	for _, fr := range frames {
+		switch {
+		case strings.HasPrefix(fr, "event: task.created\n"):
+			created++
+		case strings.HasPrefix(fr, "event: task.completed\n"):
+			completed++
+		}
+	}
+	require.Equal(t, 6, created)
+	require.Equal(t, 6, completed)
+}
+
+// After a compaction the host reads the whole log with replace: tasks it no longer holds go,
+// and tasks whose status did not change send no frame.
+func TestFollowReplaceDropsRemovedTasks(t *testing.T) {
+	_, log := historyRun(t, 3)
+	f := NewMachine(Config{})
+	f.Follow(1, log, false)
+	require.Len(t, f.Tasks(), 3)
+	kept := strings.SplitAfter(log, "\n")
+	var onlyLast strings.Builder
+	for _, l := range kept {
+		if strings.Contains(l, `"sessionID":"ses_00002"`) {
+			onlyLast.WriteString(l)
+		}
+	}
+	res, effects := f.Follow(2, onlyLast.String(), true)
+	require.Equal(t, 1, res.Restored)
+	require.Len(t, f.Tasks(), 1)
+	require.Equal(t, "ses_00002", f.Tasks()[0].ID)
+	require.Empty(t, effects, "an unchanged status is not news")
+}
+
+// A corrupt line costs that line alone and is counted.
+func TestFollowSkipsCorruptLines(t *testing.T) {
+	_, log := historyRun(t, 2)
+	res, _ := NewMachine(Config{}).Follow(1, "deadbeef {\"task\":{}}\n"+log+"garbage\n", false)
+	require.Equal(t, 2, res.Corrupt)
+	require.Equal(t, 2, res.Restored)
+}

@@ -1,0 +1,273 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/host"
+)
+
+// followInterval is how often `serve` looks for lines the plugin appended to the history.
+const followInterval = time.Second
+
+// shutdownGrace bounds how long answers in flight may take to finish when serve is stopped.
+const shutdownGrace = 2 * time.Second
+
+// serve runs the status API over a project's stored history until ctx ends: the same answers as
+// the plugin's server (both come from the core), read-only, with no OpenCode needed. While the
+// plugin keeps appending to the history, serve follows it and its event stream stays live.
+func serve(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cwd, _ := os.Getwd()
+	dir := fs.String("dir", cwd, "the project directory OpenCode ran in")
+	wasm := fs.String("wasm", "", "the core module (default: $ASYNCAGENTS_WASM, next to this program, or dist/)")
+	port := fs.String("port", os.Getenv("ASYNCAGENTS_API_PORT"), "the first port to try (default $ASYNCAGENTS_API_PORT, else 5165)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(*dir)
+	if err != nil {
+		return err
+	}
+	if *port != "" {
+		if n, err := strconv.Atoi(*port); err != nil || n <= 0 || n > 65535 {
+			return fmt.Errorf("--port: %q is not a port number (1 to 65535)", *port)
+		}
+	}
+	auth := "token"
+	if os.Getenv("ASYNCAGENTS_API_AUTH") == "none" {
+		auth = "none"
+	}
+	token := randomToken()
+	started := time.Now()
+	c, err := loadCore(ctx, *wasm, core.Config{API: core.APIConfig{Token: token, Auth: auth, StartedAt: started.UnixMilli()}})
+	if err != nil {
+		return err
+	}
+	defer c.Close(context.Background())
+	home, _ := os.UserHomeDir()
+	st, err := c.Do(ctx, core.Request{Op: "storage", Env: &core.StorageEnv{XDGDataHome: os.Getenv("XDG_DATA_HOME"), Home: home, Directory: abs, APIPort: *port}})
+	if err != nil {
+		return err
+	}
+	s := &server{core: c, api: &host.APIServer{Core: c, Now: nowMs}, history: st.Storage.History}
+	restored, err := s.load(ctx)
+	if err != nil {
+		return err
+	}
+	ln, err := listen(st.Storage.APIPorts)
+	if err != nil {
+		return err
+	}
+	url := "http://" + ln.Addr().String()
+	fmt.Fprintf(stdout, "asyncagents: serving %d tasks of %s at %s (read-only)\n", restored, abs, url)
+	if auth == "none" {
+		fmt.Fprintln(stdout, "auth: none (ASYNCAGENTS_API_AUTH=none)")
+	} else {
+		fmt.Fprintf(stdout, "token: %s\n", token)
+		fmt.Fprintf(stdout, "try:   curl -H 'Authorization: Bearer %s' %s/v1/tasks\n", token, url)
+	}
+
+	// The heartbeat is the core's timer: one timer event arms it, and each beat re-arms it.
+	s.step(ctx, core.Event{Type: core.EventTimer, TimerID: "sse.heartbeat"})
+	httpSrv := &http.Server{Handler: s.api, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- httpSrv.Serve(ln) }()
+	tick := time.NewTicker(followInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-served:
+			return err
+		case <-tick.C:
+			if err := s.follow(ctx); err != nil {
+				fmt.Fprintln(os.Stderr, "asyncagents serve: following the history:", err)
+			}
+		case <-ctx.Done():
+			// Streams end first (they never go idle); answers in flight get shutdownGrace.
+			s.api.CloseStreams()
+			s.stopTimers()
+			sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+			defer cancel()
+			return httpSrv.Shutdown(sctx)
+		}
+	}
+}
+
+// server holds what serve carries out for the core: timers, frames, and its place in the history.
+type server struct {
+	core    *host.Core
+	api     *host.APIServer
+	history string
+
+	mu     sync.Mutex
+	timers map[string]*time.Timer
+	offset int64       // bytes of the history applied so far
+	file   os.FileInfo // the history file as last read: a compaction replaces it
+}
+
+func nowMs() int64 { return time.Now().UnixMilli() }
+
+// load restores the whole history and returns how many tasks it holds.
+func (s *server) load(ctx context.Context) (int, error) {
+	data, info, err := readHistory(s.history)
+	if err != nil {
+		return 0, err
+	}
+	r, err := s.core.Do(ctx, core.Request{Op: "restore", Now: nowMs(), History: string(data)})
+	if err != nil {
+		return 0, err
+	}
+	// Restore asks OpenCode to reconcile running tasks; a read-only view does not.
+	s.offset, s.file = completeLines(data), info
+	return r.Restore.Restored, nil
+}
+
+// follow applies what the plugin appended since the last look, or the whole log after a
+// compaction replaced the file.
+func (s *server) follow(ctx context.Context) error {
+	info, err := os.Stat(s.history)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	replaced := s.file == nil || !os.SameFile(info, s.file) || info.Size() < s.offset
+	if !replaced && info.Size() == s.offset {
+		return nil
+	}
+	data, info, err := readHistory(s.history)
+	if err != nil {
+		return err
+	}
+	from := s.offset
+	if replaced {
+		from = 0
+	}
+	if from > int64(len(data)) {
+		from = 0
+		replaced = true
+	}
+	chunk := data[from:completeLines(data)]
+	r, err := s.core.Do(ctx, core.Request{Op: "follow", Now: nowMs(), History: string(chunk), Replace: replaced})
+	if err != nil {
+		return err
+	}
+	s.offset, s.file = from+int64(len(chunk)), info
+	s.carryOut(ctx, r.Effects)
+	return nil
+}
+
+// step feeds the core one event and carries out what it asks.
+func (s *server) step(ctx context.Context, ev core.Event) {
+	effects, err := s.core.Step(ctx, nowMs(), ev)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "asyncagents serve:", err)
+		return
+	}
+	s.carryOut(ctx, effects)
+}
+
+// carryOut performs the effects a read-only view can: frames, timers and logs. Anything that
+// would talk to OpenCode or write the history is not for serve, and is dropped.
+func (s *server) carryOut(ctx context.Context, effects []core.Effect) {
+	for _, e := range effects {
+		switch e.Kind {
+		case core.EffectSSEBroadcast:
+			s.api.Broadcast(e.Frame)
+		case core.EffectTimerSet:
+			id := e.TimerID
+			s.mu.Lock()
+			if s.timers == nil {
+				s.timers = map[string]*time.Timer{}
+			}
+			if old := s.timers[id]; old != nil {
+				old.Stop()
+			}
+			s.timers[id] = time.AfterFunc(time.Duration(e.DelayMs)*time.Millisecond, func() {
+				s.step(ctx, core.Event{Type: core.EventTimer, TimerID: id})
+			})
+			s.mu.Unlock()
+		case core.EffectTimerClear:
+			s.mu.Lock()
+			if t := s.timers[e.TimerID]; t != nil {
+				t.Stop()
+				delete(s.timers, e.TimerID)
+			}
+			s.mu.Unlock()
+		case core.EffectLog:
+			fmt.Fprintf(os.Stderr, "asyncagents serve: %s: %s\n", e.Level, e.Message)
+		}
+	}
+}
+
+func (s *server) stopTimers() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range s.timers {
+		t.Stop()
+	}
+}
+
+// readHistory reads the log; a missing log is an empty history.
+func readHistory(path string) ([]byte, os.FileInfo, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := io.ReadAll(f)
+	return data, info, err
+}
+
+// completeLines is how many bytes of data end with a newline: a line still being written waits
+// for the next look.
+func completeLines(data []byte) int64 {
+	for i := len(data) - 1; i >= 0; i-- {
+		if data[i] == '\n' {
+			return int64(i + 1)
+		}
+	}
+	return 0
+}
+
+// listen binds 127.0.0.1 on the first free port of ports, then on any port.
+func listen(ports []int) (net.Listener, error) {
+	var last error
+	for _, p := range append(ports, 0) {
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+		if err == nil {
+			return ln, nil
+		}
+		last = err
+	}
+	return nil, last
+}
+
+func randomToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/internal/wasmbuild"
+)
+
+// historyLine writes a task record as the core does: `<crc32> {"task":...}`.
+func historyLine(t *testing.T, task core.Task) string {
+	b, err := json.Marshal(map[string]any{"task": task})
+	require.NoError(t, err)
+	return fmt.Sprintf("%08x %s\n", crc32.ChecksumIEEE(b), b)
+}
+
+// `asyncagents serve` answers the status API over a stored history with no OpenCode running,
+// requires the token it prints, follows lines appended while it runs (its event stream sees
+// them), and stops gracefully when its context ends.
+func TestServeFollowsTheStoredHistory(t *testing.T) {
+	wasm := wasmbuild.Build(t)
+	home := t.TempDir()
+	project := filepath.Join(home, "project")
+	t.Setenv("XDG_DATA_HOME", "")
+	t.Setenv("HOME", home)
+	t.Setenv("ASYNCAGENTS_API_AUTH", "")
+	st := core.StoragePaths("", home, project)
+	require.NoError(t, os.MkdirAll(filepath.Dir(st.History), 0o700))
+	running := core.Task{ID: "ses_abc", ParentSessionID: "ses_p", ParentMessageID: "m", BatchID: "m", Description: "Survey auth",
+		Prompt: "p", Agent: "general", Status: core.StatusRunning, StartedAt: 1_700_000_000_000, Progress: core.Progress{LastTools: []string{}}, Depth: 1}
+	require.NoError(t, os.WriteFile(st.History, []byte(historyLine(t, running)), 0o600))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, []string{"--dir", project, "--wasm", wasm}, pw); pw.Close() }()
+	out := bufio.NewReader(pr)
+	first, err := out.ReadString('\n')
+	require.NoError(t, err)
+	require.Contains(t, first, "serving 1 tasks of "+project)
+	url := strings.Fields(first[strings.Index(first, " at ")+4:])[0]
+	tokenLine, err := out.ReadString('\n')
+	require.NoError(t, err)
+	token := strings.TrimSpace(strings.TrimPrefix(tokenLine, "token:"))
+	require.Len(t, token, 64)
+	go func() { _, _ = io.Copy(io.Discard, out) }() // the rest of its output
+
+	client := &http.Client{Timeout: 5 * time.Second}
+	get := func(path string, auth bool) (int, string) {
+		req, _ := http.NewRequest("GET", url+path, nil)
+		if auth {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		res, err := client.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	code, _ := get("/v1/health", false)
+	require.Equal(t, 200, code)
+	code, _ = get("/v1/tasks", false)
+	require.Equal(t, 401, code, "the token is required")
+	code, body := get("/v1/tasks", true)
+	require.Equal(t, 200, code)
+	require.Contains(t, body, `"sessionID":"ses_abc"`)
+	require.Contains(t, body, `"status":"running"`)
+	code, body = get("/v1/tasks/ses_abc/logs", true)
+	require.Equal(t, 503, code, "logs need OpenCode")
+	require.Contains(t, body, "not running")
+
+	// An event stream, then the plugin (here: the test) appends the task's completion.
+	sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
+	defer scancel()
+	req, _ := http.NewRequestWithContext(sctx, "GET", url+"/v1/events?token="+token, nil)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, 200, res.StatusCode)
+	events := bufio.NewReader(res.Body)
+	line, err := events.ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "event: snapshot\n", line)
+
+	done2 := running
+	done2.Status, done2.Result, done2.CompletedAt = core.StatusCompleted, "found it", 1_700_000_005_000
+	f, err := os.OpenFile(st.History, os.O_APPEND|os.O_WRONLY, 0o600)
+	require.NoError(t, err)
+	_, err = f.WriteString(historyLine(t, done2))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	for {
+		line, err = events.ReadString('\n')
+		require.NoError(t, err, "the completion reaches the stream within the deadline")
+		if line == "event: task.completed\n" {
+			break
+		}
+	}
+	data, err := events.ReadString('\n')
+	require.NoError(t, err)
+	require.Contains(t, data, `"result":"found it"`)
+	code, body = get("/v1/tasks/ses_abc", true)
+	require.Equal(t, 200, code)
+	require.Contains(t, body, `"status":"completed"`)
+
+	// A compaction replaces the file (write, then rename): serve reads it whole again.
+	other := running
+	other.ID, other.Description = "ses_new", "Map routes"
+	tmp := st.History + ".tmp"
+	require.NoError(t, os.WriteFile(tmp, []byte(historyLine(t, other)), 0o600))
+	require.NoError(t, os.Rename(tmp, st.History))
+	for {
+		line, err = events.ReadString('\n')
+		require.NoError(t, err, "the replaced log reaches the stream within the deadline")
+		if line == "event: task.created\n" {
+			break
+		}
+	}
+	code, body = get("/v1/tasks", true)
+	require.Equal(t, 200, code)
+	require.Contains(t, body, `"sessionID":"ses_new"`)
+	require.NotContains(t, body, `"sessionID":"ses_abc"`, "a task the compacted log dropped is gone")
+
+	// Stopping ends the stream and returns cleanly.
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("serve did not stop within 5 s")
+	}
+}
+
+func TestServeRejectsABadPort(t *testing.T) {
+	err := serve(context.Background(), []string{"--port", "http"}, io.Discard)
+	require.ErrorContains(t, err, `--port: "http" is not a port number`)
+}
