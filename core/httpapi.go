@@ -50,7 +50,7 @@ type APIConfig struct {
 	// Auth is "token" (the default; any value but "none" means it) or "none"
 	// (ASYNCAGENTS_API_AUTH=none), which turns the token check off.
 	Auth string `json:"auth,omitempty"`
-	// MaxSubscribers is how many SSE streams may be open at once (default 64); past it
+	// MaxSubscribers is how many SSE streams may be open at once (default 128, room for the 100 subscribers the benchmark feeds); past it
 	// /v1/events answers 503.
 	MaxSubscribers int `json:"maxSubscribers,omitempty"`
 	// StartedAt is when the server started (Unix ms), for the uptime.
@@ -63,7 +63,7 @@ type APIConfig struct {
 const (
 	APIDefaultLimit          = 50
 	APIMaxLimit              = 200
-	APIDefaultMaxSubscribers = 64
+	APIDefaultMaxSubscribers = 128
 )
 
 // Header values the API sends.

@@ -133,8 +133,8 @@ func TestHTTPRoutes(t *testing.T) {
 			require.Equal(t, "no-cache", r.Headers["Cache-Control"])
 			require.Equal(t, SnapshotFrame(tasks, apiNow), r.Body)
 		}},
-		{"events below the limit", func() HTTPRequest { r := apiGet("/v1/events", ""); r.Subscribers = 63; return r }(), 200, nil},
-		{"events at the limit", func() HTTPRequest { r := apiGet("/v1/events", ""); r.Subscribers = 64; return r }(), 503, func(t *testing.T, r HTTPResponse) {
+		{"events below the limit", func() HTTPRequest { r := apiGet("/v1/events", ""); r.Subscribers = APIDefaultMaxSubscribers - 1; return r }(), 200, nil},
+		{"events at the limit", func() HTTPRequest { r := apiGet("/v1/events", ""); r.Subscribers = APIDefaultMaxSubscribers; return r }(), 503, func(t *testing.T, r HTTPResponse) {
 			require.False(t, r.Stream)
 			require.Contains(t, apiDecode(t, r.Body)["error"], "too many event streams")
 		}},
@@ -284,8 +284,8 @@ func TestHTTPErrors(t *testing.T) {
 		}(), 403, "forbidden…"},
 		{"missing host", apiWith(apiGet("/v1/health", ""), "host", ""), 403, "forbidden: missing Host header"},
 		{"long host is cut", apiWith(apiGet("/v1/health", ""), "host", strings.Repeat("é", 80)), 403, `forbidden: Host "` + strings.Repeat("é", 50) + `…" is not…`},
-		{"subscriber limit", func() HTTPRequest { r := apiGet("/v1/events", ""); r.Subscribers = 64; return r }(), 503,
-			"too many event streams: 64 open, the limit is 64; try again later"},
+		{"subscriber limit", func() HTTPRequest { r := apiGet("/v1/events", ""); r.Subscribers = 128; return r }(), 503,
+			"too many event streams: 128 open, the limit is 128; try again later"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
