@@ -57,7 +57,10 @@ export class Core {
 
   /** Sends one envelope; throws CoreError with the core's own words when it answers ok: false. */
   call(request: Record<string, unknown>): CoreResponse {
-    const res = JSON.parse(this.callRaw(JSON.stringify(request))) as CoreResponse;
+    // The history travels raw after a NUL byte, not escaped inside the JSON (ABI.md).
+    const { history, ...rest } = request;
+    const raw = typeof history === "string" && history !== "" ? JSON.stringify(rest) + "\u0000" + history : JSON.stringify(request);
+    const res = JSON.parse(this.callRaw(raw)) as CoreResponse;
     if (!res.ok) throw new CoreError(res.error ?? "core error");
     return res;
   }

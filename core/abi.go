@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -83,9 +84,19 @@ func (r *Runtime) Call(req []byte) (out []byte) {
 			out = encode(Response{Error: fmt.Sprintf("core panic: %v", p)})
 		}
 	}()
+	// A NUL byte (never part of JSON text) ends the envelope; the bytes after it are the
+	// history, raw. Sent inside the JSON, 10 MB of history is escaped by the host and unescaped
+	// here, which takes longer than restoring it.
+	var payload []byte
+	if i := bytes.IndexByte(req, 0); i >= 0 {
+		req, payload = req[:i], req[i+1:]
+	}
 	var q Request
 	if err := json.Unmarshal(req, &q); err != nil {
 		return encode(Response{Error: "bad request envelope: " + err.Error()})
+	}
+	if payload != nil {
+		q.History = string(payload)
 	}
 	return encode(r.handle(q))
 }

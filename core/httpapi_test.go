@@ -133,7 +133,11 @@ func TestHTTPRoutes(t *testing.T) {
 			require.Equal(t, "no-cache", r.Headers["Cache-Control"])
 			require.Equal(t, SnapshotFrame(tasks, apiNow), r.Body)
 		}},
-		{"events below the limit", func() HTTPRequest { r := apiGet("/v1/events", ""); r.Subscribers = APIDefaultMaxSubscribers - 1; return r }(), 200, nil},
+		{"events below the limit", func() HTTPRequest {
+			r := apiGet("/v1/events", "")
+			r.Subscribers = APIDefaultMaxSubscribers - 1
+			return r
+		}(), 200, nil},
 		{"events at the limit", func() HTTPRequest { r := apiGet("/v1/events", ""); r.Subscribers = APIDefaultMaxSubscribers; return r }(), 503, func(t *testing.T, r HTTPResponse) {
 			require.False(t, r.Stream)
 			require.Contains(t, apiDecode(t, r.Body)["error"], "too many event streams")

@@ -16,9 +16,15 @@ const ABIVersion = core.ABIVersion
 
 // Do sends a typed request and decodes the typed response.
 func (c *Core) Do(ctx context.Context, q core.Request) (core.Response, error) {
+	history := q.History
+	q.History = ""
 	req, err := json.Marshal(q)
 	if err != nil {
 		return core.Response{}, err
+	}
+	if history != "" {
+		// The history travels raw after a NUL byte, not escaped inside the JSON (ABI.md).
+		req = append(append(req, 0), history...)
 	}
 	raw, err := c.Call(ctx, req)
 	if err != nil {

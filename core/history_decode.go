@@ -1,0 +1,316 @@
+package core
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Restoring 10,000 tasks means decoding about 10 MB of JSON, and encoding/json's byte-by-byte
+// scanner (run twice: validate, then decode) costs ten times more inside WebAssembly than
+// natively: over a second in the plugin. decodeRecord reads the flat records the core itself
+// writes with a scanner that skips through strings with IndexByte, and hands anything it does
+// not expect (floats, unknown keys, bad escapes) to encoding/json, so the result is always what
+// encoding/json would give. FuzzDecodeRecord holds the two to that.
+
+// errSlowPath means the fast decoder declined the input; encoding/json decides.
+var errSlowPath = errors.New("not a record the fast decoder reads")
+
+// structFields maps each JSON name of a struct type to its field index, found once per type
+// by reflection, so the decoder follows the structs as they change.
+var structFields sync.Map // reflect.Type -> map[string]int
+
+func fieldsOf(rt reflect.Type) map[string]int {
+	if m, ok := structFields.Load(rt); ok {
+		return m.(map[string]int)
+	}
+	out := map[string]int{}
+	for i := 0; i < rt.NumField(); i++ {
+		f := rt.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.IsExported() && name != "" && name != "-" && i < 64 {
+			out[name] = i
+		}
+	}
+	structFields.Store(rt, out)
+	return out
+}
+
+// decodeRecord decodes one history record's JSON.
+func decodeRecord(b string) (historyRecord, error) {
+	if r, err := fastRecord(b); err == nil {
+		return r, nil
+	}
+	var r historyRecord
+	err := json.Unmarshal([]byte(b), &r)
+	return r, err
+}
+
+// fastRecord reads {"task":{...}} or {"removed":"id"} with no whitespace, as historyLine writes.
+func fastRecord(b string) (historyRecord, error) {
+	var r historyRecord
+	switch {
+	case strings.HasPrefix(b, (`{"removed":"`)):
+		s, rest, err := fastString(b[len(`{"removed":`):])
+		if err != nil || rest != "}" {
+			return r, errSlowPath
+		}
+		r.Removed = s
+		return r, nil
+	case strings.HasPrefix(b, (`{"task":{`)) && strings.HasSuffix(b, ("}}")):
+		t := &Task{}
+		rest, err := fastStruct(b[len(`{"task":`):len(b)-1], reflect.ValueOf(t).Elem())
+		if err != nil || len(rest) != 0 {
+			return r, errSlowPath
+		}
+		r.Task = t
+		return r, nil
+	}
+	return r, errSlowPath
+}
+
+// fastStruct fills the struct v from a JSON object with no whitespace: strings, integers,
+// booleans, string arrays and nested structs (or pointers to them) are read here; null and any
+// other shape are cut out and given to encoding/json, or decline the whole record.
+func fastStruct(b string, v reflect.Value) (string, error) {
+	fields := fieldsOf(v.Type())
+	if len(b) == 0 || b[0] != '{' {
+		return "", errSlowPath
+	}
+	b = b[1:]
+	var seen uint64
+	for first := true; ; first = false {
+		if len(b) > 0 && b[0] == '}' {
+			return b[1:], nil
+		}
+		if !first {
+			if len(b) == 0 || b[0] != ',' {
+				return "", errSlowPath
+			}
+			b = b[1:]
+		}
+		key, rest, err := fastString(b)
+		if err != nil || len(rest) == 0 || rest[0] != ':' {
+			return "", errSlowPath
+		}
+		i, known := fields[key]
+		if !known || seen&(1<<i) != 0 {
+			// encoding/json matches keys case-insensitively, skips unknown ones and merges
+			// repeated ones: it decides those.
+			return "", errSlowPath
+		}
+		seen |= 1 << i
+		if b, err = fastValue(rest[1:], v.Field(i)); err != nil {
+			return "", err
+		}
+	}
+}
+
+// fastValue reads one value at the start of b into f and returns the rest of b.
+func fastValue(b string, f reflect.Value) (string, error) {
+	if len(b) == 0 {
+		return "", errSlowPath
+	}
+	switch c := b[0]; {
+	case c == '"':
+		s, rest, err := fastString(b)
+		if err != nil || f.Kind() != reflect.String {
+			return "", errSlowPath
+		}
+		f.SetString(s)
+		return rest, nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		n := 1
+		for n < len(b) && b[n] >= '0' && b[n] <= '9' {
+			n++
+		}
+		if n < len(b) && (b[n] == '.' || b[n] == 'e' || b[n] == 'E') {
+			return "", errSlowPath
+		}
+		if (f.Kind() != reflect.Int64 && f.Kind() != reflect.Int) || (n > 1 && b[0] == '0') || (n > 2 && b[0] == '-' && b[1] == '0') {
+			return "", errSlowPath
+		}
+		x, err := strconv.ParseInt(b[:n], 10, 64)
+		if err != nil || f.OverflowInt(x) {
+			return "", errSlowPath
+		}
+		f.SetInt(x)
+		return b[n:], nil
+	case c == 't' || c == 'f':
+		if f.Kind() != reflect.Bool {
+			return "", errSlowPath
+		}
+		switch {
+		case strings.HasPrefix(b, ("true")):
+			f.SetBool(true)
+			return b[4:], nil
+		case strings.HasPrefix(b, ("false")):
+			f.SetBool(false)
+			return b[5:], nil
+		}
+		return "", errSlowPath
+	case c == '{':
+		switch {
+		case f.Kind() == reflect.Struct:
+			return fastStruct(b, f)
+		case f.Kind() == reflect.Pointer && f.Type().Elem().Kind() == reflect.Struct:
+			p := reflect.New(f.Type().Elem())
+			rest, err := fastStruct(b, p.Elem())
+			if err != nil {
+				return "", err
+			}
+			f.Set(p)
+			return rest, nil
+		}
+		return "", errSlowPath
+	case c == '[':
+		if f.Kind() != reflect.Slice || f.Type().Elem().Kind() != reflect.String {
+			return "", errSlowPath
+		}
+		var out []string
+		b = b[1:]
+		for len(b) > 0 && b[0] != ']' {
+			if len(out) > 0 {
+				if b[0] != ',' {
+					return "", errSlowPath
+				}
+				b = b[1:]
+			}
+			s, rest, err := fastString(b)
+			if err != nil {
+				return "", errSlowPath
+			}
+			out = append(out, s)
+			b = rest
+		}
+		if len(b) == 0 {
+			return "", errSlowPath
+		}
+		if out == nil {
+			out = []string{}
+		}
+		sl := reflect.MakeSlice(f.Type(), len(out), len(out))
+		for i, s := range out {
+			sl.Index(i).SetString(s)
+		}
+		f.Set(sl)
+		return b[1:], nil
+	case c == 'n':
+		if !strings.HasPrefix(b, ("null")) {
+			return "", errSlowPath
+		}
+		// encoding/json: null leaves a value as it was and sets a pointer, slice or map to nil.
+		switch f.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
+			f.SetZero()
+		}
+		return b[4:], nil
+	}
+	return "", errSlowPath
+}
+
+// fastString reads a JSON string at the start of b and returns it and the rest of b.
+func fastString(b string) (string, string, error) {
+	if len(b) == 0 || b[0] != '"' {
+		return "", "", errSlowPath
+	}
+	b = b[1:]
+	end := strings.IndexByte(b, '"')
+	if end < 0 {
+		return "", "", errSlowPath
+	}
+	if strings.IndexByte(b[:end], '\\') < 0 {
+		// No escapes: the string is a slice of the history itself, with no copy. Allocating
+		// each string costs more than decoding it inside WebAssembly.
+		s := b[:end]
+		if !validPlain(s) {
+			return "", "", errSlowPath
+		}
+		return s, b[end+1:], nil
+	}
+	var out []byte
+	i := 0
+	for {
+		if i >= len(b) {
+			return "", "", errSlowPath
+		}
+		j := strings.IndexAny(b[i:], "\"\\")
+		if j < 0 {
+			return "", "", errSlowPath
+		}
+		if !validPlain(b[i : i+j]) {
+			return "", "", errSlowPath
+		}
+		out = append(out, b[i:i+j]...)
+		i += j
+		if b[i] == '"' {
+			return string(out), b[i+1:], nil
+		}
+		if i+1 >= len(b) {
+			return "", "", errSlowPath
+		}
+		switch b[i+1] {
+		case '"', '\\', '/':
+			out = append(out, b[i+1])
+			i += 2
+		case 'b':
+			out, i = append(out, '\b'), i+2
+		case 'f':
+			out, i = append(out, '\f'), i+2
+		case 'n':
+			out, i = append(out, '\n'), i+2
+		case 'r':
+			out, i = append(out, '\r'), i+2
+		case 't':
+			out, i = append(out, '\t'), i+2
+		case 'u':
+			r, n := hex4(b[i+2:])
+			if n < 0 {
+				return "", "", errSlowPath
+			}
+			i += 6
+			if utf16.IsSurrogate(r) {
+				r2, n2 := rune(-1), -1
+				if i+1 < len(b) && b[i] == '\\' && b[i+1] == 'u' {
+					r2, n2 = hex4(b[i+2:])
+				}
+				if dec := utf16.DecodeRune(r, r2); n2 >= 0 && dec != utf8.RuneError {
+					r = dec
+					i += 6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			return "", "", errSlowPath
+		}
+	}
+}
+
+// validPlain: unescaped string bytes encoding/json would keep as they are (no control
+// characters, valid UTF-8; it would replace invalid bytes, which the slow path does).
+func validPlain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 {
+			return false
+		}
+	}
+	return utf8.ValidString(s)
+}
+
+func hex4(b string) (rune, int) {
+	if len(b) < 4 {
+		return 0, -1
+	}
+	x, err := strconv.ParseUint(b[:4], 16, 32)
+	if err != nil {
+		return 0, -1
+	}
+	return rune(x), 4
+}
