@@ -21,6 +21,7 @@ func (m *Machine) Follow(now int64, lines string, replace bool) (RestoreResult, 
 	}
 	touched, _ := m.applyHistory(lines, &res)
 	m.pruneOrder()
+	m.rebuildIndex()
 	for _, id := range touched {
 		t := m.tasks[id]
 		if t == nil {

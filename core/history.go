@@ -119,6 +119,7 @@ func (m *Machine) Restore(now int64, history string) (RestoreResult, []Effect) {
 	for id, t := range m.tasks {
 		m.sseStatus[id] = t.Status
 	}
+	m.rebuildIndex()
 	res.Restored = len(m.tasks)
 	m.historyLines = lines
 	if res.Corrupt > 0 {

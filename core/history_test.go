@@ -190,3 +190,23 @@ func ids(ts []Task) []string {
 	}
 	return out
 }
+
+// BenchmarkEventWithHistory: one OpenCode event for a running task costs the same with 10 or
+// 10,000 finished tasks in the store (the indexes in index.go).
+func BenchmarkEventWithHistory(b *testing.B) {
+	for _, n := range []int{10, 10_000} {
+		b.Run(fmt.Sprintf("%d-tasks", n), func(b *testing.B) {
+			m, _ := historyRun(b, 1)
+			live := m.Tasks()[0]
+			live.Status = StatusRunning
+			r := NewMachine(Config{})
+			r.Restore(1e9, syntheticHistory(n)+historyLine(historyRecord{Task: &live}))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				part := fmt.Sprintf(`{"part":{"sessionID":%q,"type":"tool","callID":"x%d","tool":"read"}}`, live.ID, i)
+				r.Step(int64(2e9+i), Event{Type: EventOpenCode, Event: &OpenCodeEvent{Type: "message.part.updated", Properties: json.RawMessage(part)}})
+				r.Step(int64(2e9+i), Event{Type: EventTimer, TimerID: pollTimer})
+			}
+		})
+	}
+}

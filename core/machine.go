@@ -30,6 +30,7 @@ type Machine struct {
 	dirty        map[string]bool   // tasks changed in this step, persisted at its end
 	sseStatus    map[string]Status // each task's status as the last SSE frame told it
 	historyLines int               // lines in the history log, for compaction
+	index        taskIndex         // active tasks and batches, so one event's work stays small
 
 	out []Effect
 }
@@ -170,29 +171,6 @@ func (m *Machine) replyTool(callID, output string, metadata map[string]any) {
 
 func (m *Machine) failTool(callID, msg string) {
 	m.emit(Effect{Kind: EffectToolReply, CallID: callID, Error: msg})
-}
-
-// batch returns the tasks of a batch, in launch order.
-func (m *Machine) batch(batchID string) []*Task {
-	var out []*Task
-	for _, id := range m.order {
-		if t := m.tasks[id]; t != nil && t.BatchID == batchID {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// running returns the IDs of tasks still at work, sorted for deterministic effect order.
-func (m *Machine) running() []string {
-	var ids []string
-	for id, t := range m.tasks {
-		if !t.Status.Terminal() {
-			ids = append(ids, id)
-		}
-	}
-	sort.Strings(ids)
-	return ids
 }
 
 // armPoll makes sure the polling fallback runs while any task is at work.

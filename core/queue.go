@@ -7,8 +7,8 @@ package core
 // runningCount is how many tasks hold a start slot.
 func (m *Machine) runningCount() int {
 	n := 0
-	for _, t := range m.tasks {
-		if !t.Status.Terminal() && !t.Queued {
+	for _, t := range m.activeTasks() {
+		if !t.Queued {
 			n++
 		}
 	}
@@ -28,11 +28,11 @@ func (m *Machine) admit(t *Task) {
 // startQueued starts queued tasks, oldest first, while slots are free.
 func (m *Machine) startQueued() {
 	running := m.runningCount()
-	for _, id := range m.order {
+	for _, t := range m.activeTasks() {
 		if running >= m.cfg.MaxConcurrentStarts {
 			return
 		}
-		if t := m.tasks[id]; t != nil && t.Queued && !t.Status.Terminal() {
+		if t.Queued {
 			t.Queued = false
 			t.StartedAt = m.now
 			m.touch(t)
@@ -45,10 +45,10 @@ func (m *Machine) startQueued() {
 // queuePosition is how many queued tasks are ahead of t, plus one.
 func (m *Machine) queuePosition(t *Task) int {
 	pos := 0
-	for _, id := range m.order {
-		if q := m.tasks[id]; q != nil && q.Queued && !q.Status.Terminal() {
+	for _, q := range m.activeTasks() {
+		if q.Queued {
 			pos++
-			if id == t.ID {
+			if q.ID == t.ID {
 				return pos
 			}
 		}

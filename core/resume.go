@@ -66,6 +66,7 @@ func (m *Machine) onResumeChecked(p pending, ev Event) {
 	t.CompletedAt = 0
 	t.Result, t.Error, t.RetrievedAt = "", nil, 0
 	t.BatchID, t.ParentMessageID = batchID(r.sessionID, r.messageID), r.messageID
+	m.indexTask(t)
 	if r.agent != "" {
 		t.ParentAgent = r.agent
 	}

@@ -225,6 +225,7 @@ func (m *Machine) onSessionCreated(p pending, ev Event) {
 	}
 	m.tasks[t.ID] = t
 	m.order = append(m.order, t.ID)
+	m.indexTask(t)
 	m.touch(t)
 	if l.cancelled {
 		// Cancelled while its session was being created: it never starts.

@@ -1,0 +1,323 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/testharness/mockmodel"
+	"github.com/asyncagents/asyncagents/testharness/ocserve"
+)
+
+// historyTasks is the size of the stored history the status API figures are measured over
+// (ASYNCAGENTS_BENCH_HISTORY overrides it).
+var historyTasks = func() int {
+	if n, err := strconv.Atoi(os.Getenv("ASYNCAGENTS_BENCH_HISTORY")); err == nil && n > 0 {
+		return n
+	}
+	return 10_000
+}()
+
+// subscribers is how many event streams watch one task change (ASYNCAGENTS_BENCH_STREAMS
+// overrides it, to see how the delay grows with them).
+var subscribers = func() int {
+	if n, err := strconv.Atoi(os.Getenv("ASYNCAGENTS_BENCH_STREAMS")); err == nil && n > 0 {
+		return n
+	}
+	return 100
+}()
+
+// syntheticHistory writes n finished tasks as the core writes them, one checksummed line each:
+// the compacted log of a long-used install.
+func syntheticHistory(n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		t := core.Task{ID: fmt.Sprintf("ses_hist%06d", i), ParentSessionID: "ses_old", ParentMessageID: "msg_old", BatchID: fmt.Sprintf("msg_old%d", i/5),
+			Description: "survey a module", Prompt: strings.Repeat("Look at the code and report. ", 8), Agent: "general", Status: core.StatusCompleted,
+			StartedAt: int64(1_700_000_000_000 + i), CompletedAt: int64(1_700_000_005_000 + i), Result: strings.Repeat("Findings line. ", 30),
+			Progress: core.Progress{ToolCalls: 7, LastTools: []string{"read", "grep", "read", "glob", "read"}}, Depth: 1}
+		line, _ := json.Marshal(map[string]any{"task": t})
+		fmt.Fprintf(&b, "%08x %s\n", crc32.ChecksumIEEE(line), line)
+	}
+	return b.String()
+}
+
+func freePort(b *testing.B) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// get answers one authorised GET, reading the whole body.
+func get(client *http.Client, url, token string) (int, []byte, error) {
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	return res.StatusCode, body, err
+}
+
+// latencies times n sequential GETs of url (keep-alive), in ms.
+func latencies(b *testing.B, client *http.Client, url, token string, n int) []float64 {
+	out := make([]float64, 0, n)
+	for i := 0; i < n; i++ {
+		t0 := time.Now()
+		code, body, err := get(client, url, token)
+		if err != nil || code != 200 {
+			b.Fatalf("GET %s: %d %v %s", url, code, err, body)
+		}
+		out = append(out, float64(time.Since(t0).Microseconds())/1000)
+	}
+	return out
+}
+
+func percentile(xs []float64, p float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	i := int(p*float64(len(s))+0.5) - 1
+	return s[max(0, min(i, len(s)-1))]
+}
+
+// BenchmarkStatusAPI measures issue #4's targets on the plugin's server inside a real
+// `opencode serve`, over a stored history of 10,000 tasks: the time from the plugin's start to
+// the API's first answer, GET /v1/tasks latency, one task change reaching 100 event streams,
+// and the history lines one task writes. Native OpenCode has no status API to compare with.
+func BenchmarkStatusAPI(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		model := mockmodel.Start(b, func(req mockmodel.Request) mockmodel.Reply {
+			switch {
+			case req.LastUser == "CHILD":
+				return mockmodel.Reply{Text: "child result", Delay: 300 * time.Millisecond}
+			case req.LastUser == "GO" && len(req.Messages) == 1:
+				return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{{Name: "asyncagents_task", Args: map[string]any{"description": "Watched job", "prompt": "CHILD", "agent": "general"}}}}
+			}
+			return mockmodel.Reply{Text: "ok"}
+		})
+		port := freePort(b)
+		oc := ocserve.Start(b, ocserve.Options{ModelURL: model.URL(), Plugins: []string{ocserve.PluginSpec(b)}, LogLevel: "WARN",
+			Env: []string{"ASYNCAGENTS_API_PORT=" + strconv.Itoa(port)}})
+		st := core.StoragePaths(filepath.Join(oc.Home, ".local", "share"), oc.Home, oc.Dir)
+		if err := os.MkdirAll(filepath.Dir(st.History), 0o700); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(st.History, []byte(syntheticHistory(historyTasks)), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		// The plugin loads on the project's first request; it restores the history, then binds.
+		go func() { _, _ = oc.CreateSession(ctx, "warm-up") }()
+		var sj struct {
+			URL, Token, StartedAt string
+		}
+		deadline := time.Now().Add(time.Minute)
+		for {
+			if raw, err := os.ReadFile(st.ServerJSON); err == nil && json.Unmarshal(raw, &sj) == nil && sj.URL != "" {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("no server.json\n%s", oc.Logs())
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		client := &http.Client{Timeout: 10 * time.Second}
+		for {
+			code, body, err := get(client, sj.URL+"/v1/tasks?limit=1", sj.Token)
+			if err == nil && code == 200 && strings.Contains(string(body), fmt.Sprintf(`"total":%d`, historyTasks)) {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("the API never listed the history: %d %v %s", code, err, body)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		answered := time.Now()
+		started, err := time.Parse(time.RFC3339Nano, sj.StartedAt)
+		if err != nil {
+			b.Fatalf("startedAt %q: %v", sj.StartedAt, err)
+		}
+		restart := float64(answered.Sub(started).Microseconds()) / 1000
+
+		// GET /v1/tasks over 10,000 tasks: the default page, and a filtered search, after 200
+		// calls of warm-up (OpenCode is still settling after its start).
+		latencies(b, client, sj.URL+"/v1/tasks", sj.Token, 200)
+		lat := latencies(b, client, sj.URL+"/v1/tasks", sj.Token, 1000)
+		search := latencies(b, client, sj.URL+"/v1/tasks?status=completed&search=module&offset=9000", sj.Token, 300)
+
+		// 100 event streams, then one task's life; each stream times the completion's frame.
+		var wg sync.WaitGroup
+		ready := make(chan struct{}, subscribers)
+		deltas := make(chan float64, subscribers)
+		for s := 0; s < subscribers; s++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				req, _ := http.NewRequestWithContext(ctx, "GET", sj.URL+"/v1/events?token="+sj.Token, nil)
+				res, err := http.DefaultClient.Do(req)
+				if err != nil || res.StatusCode != 200 {
+					ready <- struct{}{}
+					return
+				}
+				defer res.Body.Close()
+				rd := bufio.NewReaderSize(res.Body, 1<<20)
+				first := true
+				for {
+					line, err := rd.ReadString('\n')
+					if err != nil {
+						return
+					}
+					if first && strings.HasPrefix(line, "data: ") {
+						first = false
+						ready <- struct{}{}
+					}
+					if line == "event: task.completed\n" {
+						data, _ := rd.ReadString('\n')
+						at := time.Now()
+						var t struct {
+							CompletedAt int64 `json:"completedAt"` // Unix ms, the core's clock at the change
+						}
+						_ = json.Unmarshal([]byte(strings.TrimPrefix(data, "data: ")), &t)
+						deltas <- float64(at.UnixMicro()-t.CompletedAt*1000) / 1000
+						return
+					}
+				}
+			}()
+		}
+		for s := 0; s < subscribers; s++ {
+			select {
+			case <-ready:
+			case <-ctx.Done():
+				b.Fatal("the streams did not open")
+			}
+		}
+		before, _ := os.ReadFile(st.History)
+		sess, err := oc.CreateSession(ctx, "parent")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := oc.PromptAsync(ctx, sess, "build", "GO"); err != nil {
+			b.Fatal(err)
+		}
+		wg.Wait()
+		close(deltas)
+		var sse []float64
+		for d := range deltas {
+			sse = append(sse, d)
+		}
+		if len(sse) != subscribers {
+			b.Fatalf("%d of %d streams saw the completion\n%s", len(sse), subscribers, oc.Logs())
+		}
+		time.Sleep(500 * time.Millisecond) // the task's last change (the notice) lands
+		after, _ := os.ReadFile(st.History)
+		linesPerTask := strings.Count(string(after[min(len(before), len(after)):]), "\n")
+		cancel()
+		if err := oc.Stop(); err != nil {
+			b.Fatalf("stop: %v", err)
+		}
+
+		b.ReportMetric(restart, "restart-10k-ms")
+		b.ReportMetric(percentile(lat, 0.99), "tasks-p99-ms")
+		b.ReportMetric(percentile(sse, 1), "sse-100-max-ms")
+		b.ReportMetric(float64(linesPerTask), "history-lines-per-task")
+		fmt.Printf("\nstatus API in OpenCode (plugin, Bun.serve), %d tasks in history:\n", historyTasks)
+		fmt.Println("| figure | measured | target |")
+		fmt.Println("| --- | --- | --- |")
+		fmt.Printf("| plugin start -> API lists the history | %.0f ms | ≤ 300 ms |\n", restart)
+		fmt.Printf("| GET /v1/tasks p50 / p99 (1000 calls) | %.2f / %.2f ms | p99 ≤ 5 ms |\n", percentile(lat, 0.5), percentile(lat, 0.99))
+		fmt.Printf("| GET /v1/tasks?status&search&offset=9000 p50 / p99 | %.2f / %.2f ms | |\n", percentile(search, 0.5), percentile(search, 0.99))
+		fmt.Printf("| task completed -> frame at %d streams, median / max | %.0f / %.0f ms | ≤ 20 ms |\n", subscribers, percentile(sse, 0.5), percentile(sse, 1))
+		fmt.Printf("| history lines written by one task's whole life | %d | constant |\n", linesPerTask)
+	}
+}
+
+// BenchmarkServeCLI measures `asyncagents serve` (the Go host, core under wazero) over the same
+// 10,000-task history: process start until the API lists it, and GET /v1/tasks latency.
+func BenchmarkServeCLI(b *testing.B) {
+	root := ocserve.RepoRoot(b)
+	bin := filepath.Join(root, "dist", "asyncagents")
+	home := b.TempDir()
+	project := filepath.Join(home, "project")
+	st := core.StoragePaths(filepath.Join(home, "data"), home, project)
+	if err := os.MkdirAll(filepath.Dir(st.History), 0o700); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(st.History, []byte(syntheticHistory(historyTasks)), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	once := func() (startMs float64, lat []float64) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, "serve", "--dir", project, "--port", strconv.Itoa(freePort(b)))
+		cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(home, "data"), "HOME="+home)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		t0 := time.Now()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		defer func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }()
+		rd := bufio.NewReader(out)
+		first, err1 := rd.ReadString('\n')
+		second, err2 := rd.ReadString('\n')
+		go func() { _, _ = io.Copy(io.Discard, rd) }()
+		i := strings.Index(first, " at ")
+		if err1 != nil || err2 != nil || i < 0 {
+			b.Fatalf("serve printed %q %q", first, second)
+		}
+		url := strings.Fields(first[i+4:])[0]
+		token := strings.TrimSpace(strings.TrimPrefix(second, "token:"))
+		client := &http.Client{Timeout: 10 * time.Second}
+		for {
+			code, _, err := get(client, url+"/v1/tasks?limit=1", token)
+			if err == nil && code == 200 {
+				break
+			}
+			if ctx.Err() != nil {
+				b.Fatal("serve never answered")
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		startMs = float64(time.Since(t0).Microseconds()) / 1000
+		return startMs, latencies(b, client, url+"/v1/tasks", token, 1000)
+	}
+	for i := 0; i < b.N; i++ {
+		once() // the first start compiles the module into the on-disk cache
+		var starts []float64
+		var lat []float64
+		for r := 0; r < 5; r++ {
+			s, l := once()
+			starts = append(starts, s)
+			lat = append(lat, l...)
+		}
+		b.ReportMetric(median(starts), "serve-start-10k-ms")
+		b.ReportMetric(percentile(lat, 0.99), "serve-tasks-p99-ms")
+		fmt.Printf("\n`asyncagents serve` (Go host, wazero), %d tasks in history: process start -> API lists them %.0f ms (median of 5, compiled module cached); GET /v1/tasks p50 / p99 %.2f / %.2f ms\n",
+			historyTasks, median(starts), percentile(lat, 0.5), percentile(lat, 0.99))
+	}
+}
