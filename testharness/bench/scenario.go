@@ -17,10 +17,10 @@ import (
 // mode is one background system under test.
 type mode struct {
 	name     string
-	tool     string                                          // the launching tool
-	args     func(desc, prompt string) map[string]any        // its arguments
-	noticeOf func(text string) (taskID string, ok bool)      // a parent message part that is a notice
-	idOf     func(output string) string                      // the task ID in the launch answer
+	tool     string                                     // the launching tool
+	args     func(desc, prompt string) map[string]any   // its arguments
+	noticeOf func(text string) (taskID string, ok bool) // a parent message part that is a notice
+	idOf     func(output string) string                 // the task ID in the launch answer
 }
 
 var (
