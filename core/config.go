@@ -24,6 +24,39 @@ type Config struct {
 	Notify NotifyConfig `json:"notify,omitempty"`
 	// API configures the status API (token, auth, limits), for the http op.
 	API APIConfig `json:"api,omitempty"`
+
+	// Agents gives each agent its model chain (asyncagents.json, see fileconfig.go).
+	Agents map[string]AgentModels `json:"agents,omitempty"`
+	// Fallback tunes the model fallback loop and its circuit breaker.
+	Fallback FallbackConfig `json:"fallback,omitempty"`
+	// Tmux opens a pane per running child when OpenCode runs inside tmux.
+	Tmux TmuxConfig `json:"tmux,omitempty"`
+}
+
+// AgentModels is one agent's models: Models is the fallback chain, tried in order; Model is a
+// chain of one. Each is "provider/model" as OpenCode names models.
+type AgentModels struct {
+	Model  string   `json:"model,omitempty"`
+	Models []string `json:"models,omitempty"`
+}
+
+// FallbackConfig tunes the fallback loop (fallback.go).
+type FallbackConfig struct {
+	// AttemptTimeoutMs abandons an attempt that has shown no activity (no new message part) for
+	// this long, and moves to the next model. Default 180000.
+	AttemptTimeoutMs int64 `json:"attemptTimeoutMs,omitempty"`
+	// FailureThreshold is how many consecutive failures open a model's circuit. Default 3.
+	FailureThreshold int `json:"failureThreshold,omitempty"`
+	// CooldownMs is how long an open circuit skips its model. Default 3600000 (1 hour).
+	CooldownMs int64 `json:"cooldownMs,omitempty"`
+}
+
+// TmuxConfig opens a pane running `opencode attach <url> --session <id>` for each running child.
+type TmuxConfig struct {
+	// Enabled turns panes on (default off).
+	Enabled bool `json:"enabled,omitempty"`
+	// Inside is set by the host when OpenCode runs inside tmux ($TMUX); panes open only then.
+	Inside bool `json:"inside,omitempty"`
 }
 
 // NotifyConfig is the notices' wake policy.
@@ -48,6 +81,9 @@ const (
 	defaultMaxConcurrentStarts = 10
 	defaultMaxDepth            = 2
 	minPollIntervalMs          = 100
+	defaultAttemptTimeoutMs    = 180_000
+	defaultFailureThreshold    = 3
+	defaultCooldownMs          = 3_600_000
 )
 
 func (c Config) withDefaults() Config {
@@ -74,6 +110,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Notify.Wake != WakeEach {
 		c.Notify.Wake = WakeBatch
+	}
+	if c.Fallback.AttemptTimeoutMs <= 0 {
+		c.Fallback.AttemptTimeoutMs = defaultAttemptTimeoutMs
+	}
+	if c.Fallback.FailureThreshold <= 0 {
+		c.Fallback.FailureThreshold = defaultFailureThreshold
+	}
+	if c.Fallback.CooldownMs <= 0 {
+		c.Fallback.CooldownMs = defaultCooldownMs
 	}
 	if c.DefaultBlockTimeoutMs > c.MaxBlockTimeoutMs {
 		c.DefaultBlockTimeoutMs = c.MaxBlockTimeoutMs

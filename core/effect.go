@@ -13,6 +13,16 @@ const (
 	EffectTimerSet      = "timer.set"
 	EffectTimerClear    = "timer.clear"
 	EffectLog           = "log"
+	// session.summarize compacts a child's conversation after a context-length error; replies
+	// when OpenCode has finished (POST /session/{id}/summarize with the attempt's model).
+	EffectSummarize = "session.summarize"
+	// tmux.open opens a pane attached to SessionID; tmux.close closes it. Neither replies: a
+	// pane that fails to open never fails the task.
+	EffectTmuxOpen  = "tmux.open"
+	EffectTmuxClose = "tmux.close"
+	// state.write replaces the plugin's model-health state file with Content (write a temporary
+	// file, rename it over); no reply.
+	EffectStateWrite = "state.write"
 )
 
 // Effect is one thing the core asks a host to do. When Reply is set, the host must feed back an
@@ -30,6 +40,9 @@ type Effect struct {
 	Parts      []TextPart       `json:"parts,omitempty"`
 	Tools      map[string]bool  `json:"tools,omitempty"`
 	NoReply    bool             `json:"noReply,omitempty"`
+	// Model is "provider/model" for session.promptAsync and session.summarize; empty lets
+	// OpenCode choose.
+	Model string `json:"model,omitempty"`
 
 	// tool.reply: Output is the tool's answer; Error, when set, fails the call with that text.
 	CallID   string         `json:"callID,omitempty"`
