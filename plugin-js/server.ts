@@ -28,12 +28,37 @@ export interface ApiDeps {
 
 const encoder = new TextEncoder();
 
+/** How long a stop lets the answers in flight finish before it answers them 503 itself. */
+export const STOP_GRACE_MS = 2000;
+
+const JSON_HEADERS = { "Content-Type": "application/json; charset=utf-8" };
+const STOPPED = Symbol("stopped");
+
+/** Resolves true when p settles within ms, false otherwise. */
+async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([p.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export class ApiServer {
   private server?: ReturnType<typeof Bun.serve>;
   private readonly streams = new Set<ReadableStreamDefaultController<Uint8Array>>();
   private serverJSON?: string;
+  private stopping?: Promise<void>;
+  /** Ends each answer still awaiting OpenCode when the grace period is over. */
+  private readonly waiting = new Set<() => void>();
 
   constructor(private readonly deps: ApiDeps) {}
+
+  /** How many event streams are open. */
+  get subscribers(): number {
+    return this.streams.size;
+  }
 
   /**
    * Binds 127.0.0.1 on the first free port of `ports` (then any port), and writes server.json
@@ -84,35 +109,68 @@ export class ApiServer {
     }
   }
 
-  /** Stops accepting connections, lets in-flight answers finish, removes server.json. */
-  stop(): void {
-    if (this.serverJSON) {
-      try {
-        unlinkSync(this.serverJSON);
-      } catch {}
-      this.serverJSON = undefined;
-    }
+  /** Removes server.json at once. Synchronous, so an 'exit' handler can call it. */
+  removeServerJSON(): void {
+    if (!this.serverJSON) return;
+    try {
+      unlinkSync(this.serverJSON);
+    } catch {}
+    this.serverJSON = undefined;
+  }
+
+  /**
+   * Stops gracefully: server.json goes at once, event streams end (they never go idle), no new
+   * connection is accepted and a request on a connection kept alive gets 503; the answers in
+   * flight (a task's logs, awaiting OpenCode) may finish for graceMs at most, then those still
+   * waiting are answered 503. Resolves when the server is down; a second call gets the same
+   * promise.
+   */
+  stop(graceMs = STOP_GRACE_MS): Promise<void> {
+    this.stopping ??= this.shutdown(graceMs);
+    return this.stopping;
+  }
+
+  private async shutdown(graceMs: number): Promise<void> {
+    this.removeServerJSON();
     for (const c of this.streams) {
       try {
         c.close();
       } catch {}
     }
     this.streams.clear();
-    this.server?.stop(false);
+    const server = this.server;
     this.server = undefined;
+    if (!server) return;
+    const drained = server.stop(false).then(
+      () => true,
+      () => true,
+    );
+    if (await within(drained, graceMs)) return;
+    // Answers still awaiting OpenCode end with a 503 of their own. (Bun's stop(true) after a
+    // stop(false) does not reliably cut a request whose handler is still pending, so they are
+    // not left to it; it only takes what might remain after the 503s.)
+    const late = this.waiting.size;
+    for (const end of this.waiting) end();
+    this.deps.log("warn", `asyncagents: the status API gave up on ${late} answer(s) still awaiting OpenCode ${graceMs} ms after it was told to stop`);
+    if (!(await within(drained, 100))) void server.stop(true).catch(() => {});
   }
 
   private async handle(req: Request): Promise<Response> {
-    const url = new URL(req.url);
+    if (this.stopping) {
+      // A request on a connection kept alive from before the stop.
+      const body = JSON.stringify({ error: "the status API is shutting down" });
+      return new Response(body, { status: 503, headers: { ...JSON_HEADERS, Connection: "close" } });
+    }
     const headers: Record<string, string> = {};
     req.headers.forEach((v, k) => (headers[k.toLowerCase()] = v));
-    const res = this.deps.http({
-      method: req.method,
-      path: url.pathname,
-      query: url.search.replace(/^\?/, ""),
-      headers,
-      subscribers: this.streams.size,
-    });
+    const { path, query } = splitTarget(req.url, headers.host ?? "");
+    let res: CoreHTTPResponse;
+    try {
+      res = this.deps.http({ method: req.method, path, query, headers, subscribers: this.streams.size });
+    } catch (err) {
+      this.deps.log("error", `asyncagents: the core could not answer ${req.method} ${path}: ${(err as Error).message}`);
+      return new Response(JSON.stringify({ error: "the core could not answer" }), { status: 500, headers: JSON_HEADERS });
+    }
     if (res.stream) {
       let ctl: ReadableStreamDefaultController<Uint8Array>;
       const stream = new ReadableStream<Uint8Array>(
@@ -131,14 +189,75 @@ export class ApiServer {
       return new Response(stream, { status: res.status, headers: res.headers });
     }
     if (res.logs) {
+      let end!: () => void;
+      const ended = new Promise<typeof STOPPED>((resolve) => (end = () => resolve(STOPPED)));
+      this.waiting.add(end);
       try {
-        const messages = await this.deps.logs(res.logs);
+        const messages = await Promise.race([this.deps.logs(res.logs), ended]);
+        if (messages === STOPPED) {
+          const body = JSON.stringify({ error: "the status API stopped before OpenCode gave the task's messages" });
+          return new Response(body, { status: 503, headers: { ...res.headers, Connection: "close" } });
+        }
         return new Response(JSON.stringify(messages ?? []), { status: 200, headers: res.headers });
       } catch (err) {
         const body = JSON.stringify({ error: `could not read the task's messages: ${(err as Error).message}` });
         return new Response(body, { status: 502, headers: res.headers });
+      } finally {
+        this.waiting.delete(end);
       }
     }
     return new Response(res.status === 204 ? null : (res.body ?? ""), { status: res.status, headers: res.headers });
+  }
+}
+
+/**
+ * The request's path and query, as sent. Bun builds req.url from the Host header and the request
+ * target ("http://<Host><target>", or just the target when Host is empty), so it is not parsed as
+ * a URL: a Host such as "::1" would make that throw, and the core must judge every Host itself.
+ */
+export function splitTarget(url: string, host: string): { path: string; query: string } {
+  let target = url;
+  if (!url.startsWith("/")) {
+    const prefix = `http://${host}`;
+    if (host !== "" && url.startsWith(prefix) && url.charAt(prefix.length) === "/") {
+      target = url.slice(prefix.length);
+    } else {
+      // Bun normalised the Host (0177.0.0.1 becomes 127.0.0.1): the target starts at the first
+      // "/" after the scheme.
+      const scheme = url.indexOf("://");
+      const slash = url.indexOf("/", scheme < 0 ? 0 : scheme + 3);
+      target = slash < 0 ? "/" : url.slice(slash);
+    }
+  }
+  const q = target.indexOf("?");
+  return q < 0 ? { path: target, query: "" } : { path: target.slice(0, q), query: target.slice(q + 1) };
+}
+
+/** The servers to stop when the process ends, each with its grace period. */
+const stopWithProcessServers = new Map<ApiServer, number>();
+let processHooked = false;
+
+/**
+ * Ties a server to the process's end. On 'exit', server.json is removed (synchronously: all an
+ * exit handler can do). On SIGINT or SIGTERM every server of the process stops gracefully (see
+ * stop), and then, if nobody else listens for the signal, the signal is raised again so it ends
+ * the process as it would have without the plugin: OpenCode is never kept alive longer than the
+ * grace period. A second signal during it finds no listener of ours and ends the process at once.
+ */
+export function stopWithProcess(api: ApiServer, graceMs = STOP_GRACE_MS): void {
+  stopWithProcessServers.set(api, graceMs);
+  if (processHooked) return;
+  processHooked = true;
+  process.once("exit", () => {
+    for (const s of stopWithProcessServers.keys()) s.removeServerJSON();
+  });
+  for (const sig of ["SIGINT", "SIGTERM"] as const) {
+    process.once(sig, () => {
+      const all = [...stopWithProcessServers];
+      stopWithProcessServers.clear();
+      void Promise.allSettled(all.map(([s, grace]) => s.stop(grace))).then(() => {
+        if (process.listenerCount(sig) === 0) process.kill(process.pid, sig);
+      });
+    });
   }
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -172,4 +173,208 @@ func TestStatusAPIDisabled(t *testing.T) {
 	e.eventually("the notice", 60*time.Second, func() bool { return len(e.notices(parent)) == 1 })
 	_, err := os.Stat(storageOf(e.oc).ServerJSON)
 	require.True(t, os.IsNotExist(err), "no server.json when the API is disabled")
+}
+
+// startWithAPI starts OpenCode with the plugin given these options (opencode.json's
+// ["…/asyncagents.js", options] form) and its status API on a free port, and returns once
+// server.json names that port.
+func startWithAPI(t *testing.T, script mockmodel.Script, options map[string]any) (*env, serverJSON) {
+	t.Helper()
+	port := freeTCPPort(t)
+	model := mockmodel.Start(t, script)
+	oc := ocserve.Start(t, ocserve.Options{
+		ModelURL: model.URL(),
+		Config:   map[string]any{"plugin": []any{[]any{ocserve.PluginSpec(t), options}}},
+		Env:      []string{fmt.Sprintf("ASYNCAGENTS_API_PORT=%d", port)},
+	})
+	e := &env{t: t, model: model, oc: oc}
+	// The plugin loads on the first request for the project.
+	_, err := oc.CreateSession(e.ctx(30*time.Second), "warm-up")
+	require.NoError(t, err)
+	st := storageOf(oc)
+	var sj serverJSON
+	e.eventually("server.json", 30*time.Second, func() bool {
+		b, err := os.ReadFile(st.ServerJSON)
+		return err == nil && json.Unmarshal(b, &sj) == nil && sj.Port == port
+	})
+	return e, sj
+}
+
+// sseFrame is one Server-Sent Events frame.
+type sseFrame struct {
+	Event, Data string
+}
+
+// eventStream is an open GET /v1/events.
+type eventStream struct {
+	frames <-chan sseFrame
+	cancel context.CancelFunc
+}
+
+func (s *eventStream) close() { s.cancel() }
+
+// next returns the next frame, failing t when none comes within the bound or the stream ends.
+func (s *eventStream) next(t *testing.T, bound time.Duration) sseFrame {
+	t.Helper()
+	select {
+	case f, ok := <-s.frames:
+		require.True(t, ok, "the event stream ended")
+		return f
+	case <-time.After(bound):
+		t.Fatalf("no event frame within %s", bound)
+		return sseFrame{}
+	}
+}
+
+// openEvents opens GET /v1/events with the token in the query, as an EventSource would. On 200
+// it returns the stream (closed with the test at the latest); otherwise the status and the body.
+func openEvents(t *testing.T, sj serverJSON) (*eventStream, int, http.Header, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	req, err := http.NewRequestWithContext(ctx, "GET", sj.URL+"/v1/events?token="+sj.Token, nil)
+	require.NoError(t, err)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	if res.StatusCode != 200 {
+		defer cancel()
+		defer res.Body.Close()
+		body, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		return nil, res.StatusCode, res.Header, string(body)
+	}
+	require.Equal(t, "text/event-stream", strings.Split(res.Header.Get("Content-Type"), ";")[0])
+	frames := make(chan sseFrame, 64)
+	go func() {
+		defer close(frames)
+		defer res.Body.Close()
+		sc := bufio.NewScanner(res.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		var f sseFrame
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case line == "":
+				if f.Event != "" || f.Data != "" {
+					select {
+					case frames <- f:
+					case <-ctx.Done():
+						return
+					}
+				}
+				f = sseFrame{}
+			case strings.HasPrefix(line, "event: "):
+				f.Event = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				f.Data += strings.TrimPrefix(line, "data: ")
+			}
+		}
+	}()
+	return &eventStream{frames: frames, cancel: cancel}, 200, res.Header, ""
+}
+
+// snapshotTasks decodes a snapshot frame's tasks, by ID.
+func snapshotTasks(t *testing.T, f sseFrame) (map[string]map[string]any, map[string]any) {
+	t.Helper()
+	require.Equal(t, "snapshot", f.Event)
+	var snap struct {
+		Tasks []map[string]any `json:"tasks"`
+		Stats map[string]any   `json:"stats"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(f.Data), &snap), f.Data)
+	byID := map[string]map[string]any{}
+	for _, task := range snap.Tasks {
+		byID[fmt.Sprint(task["sessionID"])] = task
+	}
+	return byID, snap.Stats
+}
+
+// The subscriber limit, set through the plugin's options (api.maxSubscribers, next to the
+// plugin's own token): past it /v1/events answers 503 with a JSON error, other routes still
+// answer, and a closed stream makes room for a new one.
+func TestStatusAPISubscriberLimit(t *testing.T) {
+	e, sj := startWithAPI(t, func(req mockmodel.Request) mockmodel.Reply { return mockmodel.Reply{Text: "ok"} },
+		map[string]any{"api": map[string]any{"maxSubscribers": 2}})
+	first, code, _, body := openEvents(t, sj)
+	require.Equal(t, 200, code, body)
+	require.Equal(t, "snapshot", first.next(t, 10*time.Second).Event)
+	second, code, _, body := openEvents(t, sj)
+	require.Equal(t, 200, code, body)
+	require.Equal(t, "snapshot", second.next(t, 10*time.Second).Event)
+
+	_, code, header, body := openEvents(t, sj)
+	require.Equal(t, 503, code, body)
+	require.Equal(t, "application/json; charset=utf-8", header.Get("Content-Type"))
+	var refusal struct {
+		Error string `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &refusal), body)
+	require.Equal(t, "too many event streams: 2 open, the limit is 2; try again later", refusal.Error)
+	// The token is still the plugin's: the user's api options did not replace it.
+	code, body = apiGet(t, sj.URL+"/v1/tasks", sj.Token, "")
+	require.Equal(t, 200, code, body)
+
+	first.close()
+	var third *eventStream
+	e.eventually("the server to count the closed stream out", 10*time.Second, func() bool {
+		s, code, _, _ := openEvents(t, sj)
+		third = s
+		return code == 200
+	})
+	require.Equal(t, "snapshot", third.next(t, 10*time.Second).Event)
+	require.Equal(t, "too many event streams: 2 open, the limit is 2; try again later", func() string {
+		_, code, _, body := openEvents(t, sj)
+		require.Equal(t, 503, code, body)
+		require.NoError(t, json.Unmarshal([]byte(body), &refusal), body)
+		return refusal.Error
+	}(), "the limit holds again with two open")
+}
+
+// A client that reconnects gets the state it missed in the snapshot: a stream closed before a
+// task starts; one opened while it runs shows it running; one opened after it ended shows it
+// completed, with the stats.
+func TestStatusAPIReconnect(t *testing.T) {
+	e, sj := startWithAPI(t, func(req mockmodel.Request) mockmodel.Reply {
+		switch {
+		case req.LastUser == "CHILD reconnect":
+			return mockmodel.Reply{Text: "reconnect result", Delay: 3 * time.Second}
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+			return mockmodel.Reply{Text: "ok"}
+		case req.LastUser == "GO":
+			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Reconnect job", "CHILD reconnect", "general")}}
+		}
+		return mockmodel.Reply{Text: "?"}
+	}, map[string]any{})
+
+	before, code, _, body := openEvents(t, sj)
+	require.Equal(t, 200, code, body)
+	tasks, _ := snapshotTasks(t, before.next(t, 10*time.Second))
+	require.Empty(t, tasks)
+	before.close()
+
+	parent := e.prompt("GO")
+	e.eventually("the launch answer", 60*time.Second, func() bool { return finishedParts(e.toolParts(parent, "asyncagents_task")) })
+	id := idOf(e.toolParts(parent, "asyncagents_task")[0])
+	during, code, _, body := openEvents(t, sj)
+	require.Equal(t, 200, code, body)
+	tasks, _ = snapshotTasks(t, during.next(t, 10*time.Second))
+	require.Contains(t, tasks, id)
+	require.Equal(t, "running", tasks[id]["status"], "reconnected while the task runs")
+	during.close()
+
+	e.eventually("the notice", 60*time.Second, func() bool { return len(e.notices(parent)) == 1 })
+	after, code, _, body := openEvents(t, sj)
+	require.Equal(t, 200, code, body)
+	tasks, stats := snapshotTasks(t, after.next(t, 10*time.Second))
+	require.Len(t, tasks, 1)
+	require.Contains(t, tasks, id)
+	task := tasks[id]
+	require.Equal(t, "completed", task["status"])
+	require.Equal(t, "Reconnect job", task["description"])
+	require.Equal(t, parent, task["parentSessionID"])
+	require.Contains(t, fmt.Sprint(task["result"]), "reconnect result")
+	byStatus, _ := stats["byStatus"].(map[string]any)
+	require.Equal(t, float64(1), byStatus["completed"], "stats: %v", stats)
+	require.Equal(t, float64(0), byStatus["running"], "stats: %v", stats)
+	after.close()
 }
