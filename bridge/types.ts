@@ -12,6 +12,8 @@ export interface CoreConfig {
   maxConcurrentStarts?: number;
   maxDepth?: number;
   notify?: { wake?: "batch" | "each" };
+  /** Panes for running children (tmux.open/close); inside is the host's: OpenCode runs in tmux. */
+  tmux?: { enabled?: boolean; inside?: boolean };
   api?: { token?: string; auth?: "token" | "none"; maxSubscribers?: number; startedAt?: number; version?: string };
 }
 
@@ -57,6 +59,10 @@ export interface Effect {
   line?: string;
   content?: string;
   frame?: string;
+  /** "provider/model" for session.promptAsync and session.summarize; absent: OpenCode chooses. */
+  model?: string;
+  /** state.write: a file name in the plugin's storage directory. */
+  file?: string;
 }
 
 export type CoreEvent =

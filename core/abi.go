@@ -24,6 +24,8 @@ type Request struct {
 	// since the last call (or the whole log, with Replace).
 	History string `json:"history,omitempty"`
 	Replace bool   `json:"replace,omitempty"`
+	// State is the model health file's content (ModelHealthFile), for restore.
+	State string `json:"state,omitempty"`
 	// HTTP is a request to the status API, for the http op.
 	HTTP *HTTPRequest `json:"http,omitempty"`
 	// Env is what a host knows of its environment, for the storage op: XDG_DATA_HOME, HOME and
@@ -126,6 +128,7 @@ func (r *Runtime) handle(q Request) Response {
 		s.APIPorts = APIPorts(q.Env.APIPort)
 		return Response{OK: true, Storage: &s}
 	case "restore":
+		r.m.RestoreHealth(q.State)
 		res, effects := r.m.Restore(q.Now, q.History)
 		return Response{OK: true, Restore: &res, Effects: effects}
 	case "follow":

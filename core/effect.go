@@ -58,9 +58,11 @@ type Effect struct {
 	Level   string `json:"level,omitempty"`
 	Message string `json:"message,omitempty"`
 
-	// history.append and history.rewrite
+	// history.append and history.rewrite; state.write (Content into File, a name in the
+	// plugin's storage directory)
 	Line    string `json:"line,omitempty"`
 	Content string `json:"content,omitempty"`
+	File    string `json:"file,omitempty"`
 
 	// sse.broadcast: a Server-Sent Events frame for every open stream of the status API
 	Frame string `json:"frame,omitempty"`

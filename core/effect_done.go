@@ -45,7 +45,13 @@ func (m *Machine) onEffectDone(ev Event) {
 		m.onStatus(ev)
 	case EffectSessionGet:
 		m.onResumeChecked(p, ev)
+	case EffectSummarize:
+		m.onCompacted(p, ev)
 	case EffectAbort:
+		if p.switchModel {
+			m.onAbortedForSwitch(p, ev)
+			return
+		}
 		if !ev.OK {
 			m.log("warn", "could not abort the child session of task "+p.taskID+": "+ev.Error)
 		}

@@ -273,7 +273,7 @@ func (m *Machine) onReconcileMessages(p pending, ev Event) {
 		m.finish(t, StatusError, "", &TaskError{Name: "Interrupted", Message: "interrupted: the child session is gone (" + ev.Error + ")"})
 		return
 	}
-	o, err := readOutcome(ev.Result)
+	o, err := readOutcome(ev.Result, 0)
 	switch {
 	case err == nil && o.done:
 		m.finishWith(t, o)

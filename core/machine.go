@@ -32,6 +32,9 @@ type Machine struct {
 	historyLines int               // lines in the history log, for compaction
 	index        taskIndex         // active tasks and batches, so one event's work stays small
 
+	health       map[string]*modelHealth // the circuit breaker's record per model (health.go)
+	sessionModel map[string]string       // each session's latest assistant model, "provider/model"
+
 	out []Effect
 }
 
@@ -53,6 +56,9 @@ type pending struct {
 	// read, busy whether OpenCode listed the child as busy.
 	reconcile      []string
 	restored, busy bool
+	// compact marks a session.summarize after a context-length error; switchModel the abort
+	// that leaves a failing model (fallback.go).
+	compact, switchModel bool
 }
 
 // waiter is an asyncagents_output(block: true) call waiting for its task to finish.
@@ -74,6 +80,8 @@ func NewMachine(cfg Config) *Machine {
 		busy:      map[string]bool{},
 		sseStatus: map[string]Status{},
 		held:      map[string][]heldNotice{},
+
+		sessionModel: map[string]string{},
 	}
 }
 

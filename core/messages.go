@@ -8,19 +8,15 @@ import (
 // message is the part of an OpenCode message (GET /session/:id/message) the core reads.
 type message struct {
 	Info struct {
-		ID    string `json:"id"`
-		Role  string `json:"role"`
-		Error *struct {
-			Name string `json:"name"`
-			Data struct {
-				Message string `json:"message"`
-			} `json:"data"`
-		} `json:"error"`
-		Time struct {
+		ID    string      `json:"id"`
+		Role  string      `json:"role"`
+		Error *eventError `json:"error"`
+		Time  struct {
 			Created   int64 `json:"created"`
 			Completed int64 `json:"completed"`
 		} `json:"time"`
-		Finish string `json:"finish"`
+		Finish  string `json:"finish"`
+		Summary bool   `json:"summary"` // a compaction's summary, never a task's answer
 	} `json:"info"`
 	Parts []struct {
 		Type      string `json:"type"`
@@ -40,7 +36,10 @@ type outcome struct {
 // readOutcome decides whether the child's last turn has ended, and how. The turn has ended when
 // the last message is an assistant message that is completed (or carries an error) and is not a
 // step that called tools and waits for their results.
-func readOutcome(raw json.RawMessage) (outcome, error) {
+//
+// Messages created before since belong to an attempt the fallback loop has left: they are not
+// this attempt's answer.
+func readOutcome(raw json.RawMessage, since int64) (outcome, error) {
 	var msgs []message
 	if err := json.Unmarshal(raw, &msgs); err != nil {
 		return outcome{}, err
@@ -49,15 +48,11 @@ func readOutcome(raw json.RawMessage) (outcome, error) {
 		return outcome{}, nil
 	}
 	last := msgs[len(msgs)-1]
-	if last.Info.Role != "assistant" {
+	if last.Info.Role != "assistant" || last.Info.Time.Created < since || last.Info.Summary {
 		return outcome{}, nil
 	}
 	if e := last.Info.Error; e != nil {
-		msg := e.Data.Message
-		if msg == "" {
-			msg = e.Name
-		}
-		return outcome{done: true, err: &TaskError{Name: e.Name, Message: msg}}, nil
+		return outcome{done: true, err: e.taskError()}, nil
 	}
 	if last.Info.Time.Completed == 0 || last.Info.Finish == "tool-calls" {
 		return outcome{}, nil
@@ -74,6 +69,9 @@ func readOutcome(raw json.RawMessage) (outcome, error) {
 // finishWith ends a task as its child's last answer says.
 func (m *Machine) finishWith(t *Task, o outcome) {
 	if o.err != nil {
+		if m.childFailed(t, o.err) {
+			return // another attempt is under way
+		}
 		m.finish(t, StatusError, "", o.err)
 		return
 	}
@@ -94,7 +92,7 @@ func (m *Machine) onMessages(p pending, ev Event) {
 		m.log("warn", "could not read messages of task "+t.ID+": "+ev.Error)
 		return
 	}
-	o, err := readOutcome(ev.Result)
+	o, err := readOutcome(ev.Result, t.attemptAt)
 	if err != nil {
 		m.log("warn", "unreadable messages for task "+t.ID+": "+err.Error())
 		return
@@ -104,6 +102,9 @@ func (m *Machine) onMessages(p pending, ev Event) {
 		m.finishWith(t, o)
 	case t.sessionError != nil && (p.idle || t.promptSent):
 		// The prompt failed before any assistant message was written.
+		if m.childFailed(t, t.sessionError) {
+			return
+		}
 		m.finish(t, StatusError, "", t.sessionError)
 	case p.idle && t.promptSent:
 		m.finish(t, StatusError, "", &TaskError{Name: "NoAnswer", Message: "the subagent stopped without answering"})

@@ -12,12 +12,20 @@ func (m *Machine) finish(t *Task, status Status, result string, taskErr *TaskErr
 	if t.Status.Terminal() {
 		return
 	}
+	if t.FallbackInfo != nil {
+		if status == StatusCompleted {
+			m.attemptSucceeded(t)
+		} else {
+			m.emit(Effect{Kind: EffectTimerClear, TimerID: attemptTimerPrefix + t.ID})
+		}
+	}
 	t.Status = status
 	t.CompletedAt = m.now
 	t.Result = result
 	t.Error = taskErr
 	t.Queued = false
 	m.touch(t)
+	m.tmuxClose(t)
 	m.notifyParent(t)
 	m.releaseWaiters(t)
 	m.startQueued()
@@ -143,6 +151,9 @@ func (m *Machine) visibleNotice(t *Task, done, total int) string {
 		head = fmt.Sprintf("%s **Agent %q %s %s.**", icon, t.Description, verb, FormatDuration(t.Duration(m.now)))
 	}
 	text := fmt.Sprintf("%s\nTask Progress: %d/%d", head, done, total)
+	if line := fallbackLine(t); line != "" {
+		text += "\n" + line
+	}
 	if m.cfg.Development {
 		text += "\n[hint attached]"
 	}

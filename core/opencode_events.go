@@ -22,7 +22,8 @@ func (m *Machine) onOpenCode(e OpenCodeEvent) {
 		var p struct {
 			SessionID string `json:"sessionID"`
 			Status    struct {
-				Type string `json:"type"`
+				Type    string `json:"type"`
+				Message string `json:"message"` // the provider error OpenCode is retrying
 			} `json:"status"`
 		}
 		if json.Unmarshal(e.Properties, &p) != nil || p.SessionID == "" {
@@ -33,6 +34,12 @@ func (m *Machine) onOpenCode(e OpenCodeEvent) {
 			m.onChildIdle(p.SessionID)
 		} else {
 			m.onParentStatus(p.SessionID, true)
+			if t := m.tasks[p.SessionID]; t != nil && !t.Status.Terminal() {
+				t.awaitBusy = false
+				if p.Status.Type == "retry" {
+					m.onChildRetry(t, p.Status.Message)
+				}
+			}
 		}
 	case "session.error":
 		var p struct {
@@ -42,7 +49,7 @@ func (m *Machine) onOpenCode(e OpenCodeEvent) {
 		if json.Unmarshal(e.Properties, &p) != nil || p.Error == nil {
 			return
 		}
-		if t := m.tasks[p.SessionID]; t != nil && !t.Status.Terminal() {
+		if t := m.tasks[p.SessionID]; t != nil && !t.Status.Terminal() && !t.switching {
 			t.sessionError = p.Error.taskError()
 		}
 	case "session.deleted":
@@ -65,8 +72,11 @@ func (m *Machine) onOpenCode(e OpenCodeEvent) {
 // last answer completely, else after reading its messages.
 func (m *Machine) onChildIdle(sessionID string) {
 	t := m.tasks[sessionID]
-	if t == nil || t.Status.Terminal() {
+	if t == nil || t.Status.Terminal() || t.switching {
 		return
+	}
+	if t.awaitBusy {
+		return // the previous attempt's idle: the new prompt has not started yet
 	}
 	if o, known := t.msg.outcome(); known {
 		m.finishWith(t, o)

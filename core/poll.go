@@ -19,6 +19,8 @@ func (m *Machine) onTimer(id string) {
 		m.out = append(m.out, Effect{Kind: EffectTimerSet, TimerID: heartbeatTimer, DelayMs: SSEHeartbeatIntervalMs})
 	case strings.HasPrefix(id, waitTimerPrefix):
 		m.onWaitTimeout(strings.TrimPrefix(id, waitTimerPrefix))
+	case strings.HasPrefix(id, attemptTimerPrefix):
+		m.onAttemptTimer(strings.TrimPrefix(id, attemptTimerPrefix))
 	}
 }
 

@@ -62,10 +62,13 @@ func (m *Machine) startTask(t *Task) {
 		m.startFork(t)
 		return
 	}
+	m.beginAttempt(t, false)
 	m.request(Effect{
 		Kind:      EffectPromptAsync,
 		SessionID: t.ID,
 		Agent:     t.Agent,
+		Model:     t.Model,
 		Parts:     []TextPart{{Type: "text", Text: t.Prompt}},
 	}, pending{taskID: t.ID})
+	m.tmuxOpen(t) // a queued task gets its pane now, when it starts
 }

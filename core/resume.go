@@ -77,8 +77,10 @@ func (m *Machine) onResumeChecked(p pending, ev Event) {
 		Kind:      EffectPromptAsync,
 		SessionID: t.ID,
 		Agent:     t.Agent,
+		Model:     t.Model, // the model that answered last
 		Parts:     []TextPart{{Type: "text", Text: r.prompt}},
 	}, pending{taskID: t.ID})
+	m.tmuxOpen(t)
 	m.replyTool(r.callID, fmt.Sprintf(`task_id: %s
 agent: %s
 description: %s

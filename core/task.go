@@ -46,6 +46,11 @@ type Task struct {
 	ResumedAt int64 `json:"resumedAt,omitempty"`
 	// Tokens is the forked context's estimated size, when IsForked.
 	ForkTokens int `json:"forkTokens,omitempty"`
+	// Models is the task's model chain ("provider/model"), empty when OpenCode chooses; Model
+	// the one the current (or last) attempt runs on; FallbackInfo the record of the attempts.
+	Models       []string      `json:"models,omitempty"`
+	Model        string        `json:"model,omitempty"`
+	FallbackInfo *FallbackInfo `json:"fallbackInfo,omitempty"`
 
 	// forkReady: a forked child has been given its context.
 	forkReady bool
@@ -61,12 +66,36 @@ type Task struct {
 	msg *trackedMessage
 	// seenCalls dedupes tool parts: OpenCode sends a part again on every state change.
 	seenCalls map[string]bool
+	// tmuxPane: a tmux pane was opened for this run (tmux.go).
+	tmuxPane bool
+
+	// The fallback loop's place (fallback.go): the chain index of Model, when the current
+	// attempt began (older answers are stale), whether this attempt follows a compaction, an
+	// abort in flight to leave a failing model and the error that caused it, and whether a new
+	// attempt is waiting for OpenCode to report the session busy (an idle before that is the
+	// previous attempt's).
+	modelIndex   int
+	attemptAt    int64
+	compacted    bool
+	switching    bool
+	pendingErr   *TaskError
+	pendingClass ErrorClass
+	awaitBusy    bool
 }
 
-// TaskError is a failure as OpenCode reports it: the error's name and its message.
+// TaskError is a failure as OpenCode reports it: the error's name and its message, and the
+// provider's HTTP status when there was one.
 type TaskError struct {
-	Name    string `json:"name"`
-	Message string `json:"message"`
+	Name       string `json:"name"`
+	Message    string `json:"message"`
+	StatusCode int    `json:"statusCode,omitempty"`
+	// body is the provider's response body, read to classify the error, not kept.
+	body string
+}
+
+// provider is the error as the classifier reads it.
+func (e *TaskError) provider() ProviderError {
+	return ProviderError{Name: e.Name, Message: e.Message, StatusCode: e.StatusCode, ResponseBody: e.body}
 }
 
 // Progress is what a running task has been doing, from its child's tool parts.

@@ -99,6 +99,7 @@ func (m *Machine) onSessionDeleted(sessionID string) {
 				m.request(Effect{Kind: EffectAbort, SessionID: t.ID}, pending{taskID: t.ID})
 			}
 		}
+		m.tmuxClose(t)
 		m.forget(id)
 	}
 	m.order = order

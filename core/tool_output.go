@@ -63,6 +63,12 @@ func (m *Machine) replyOutput(callID string, t *Task) {
 func (m *Machine) outputText(t *Task) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "task_id: %s\nagent: %s\ndescription: %s\nstatus: %s\n", t.ID, t.Agent, t.Description, t.Status)
+	if t.Model != "" {
+		fmt.Fprintf(&b, "model: %s\n", t.Model)
+	}
+	if line := fallbackLine(t); line != "" {
+		fmt.Fprintf(&b, "fallback: %s\n", line)
+	}
 	d := FormatDuration(t.Duration(m.now))
 	switch t.Status {
 	case StatusCompleted:

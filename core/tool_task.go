@@ -223,6 +223,8 @@ func (m *Machine) onSessionCreated(p pending, ev Event) {
 		canDelegate:     l.canDelegate,
 		seenCalls:       map[string]bool{},
 	}
+	t.Models = m.resolveChain(t.Agent, l.sessionID)
+	m.firstModel(t)
 	m.tasks[t.ID] = t
 	m.order = append(m.order, t.ID)
 	m.indexTask(t)

@@ -55,10 +55,14 @@ func (t *trackedMessage) outcome() (o outcome, known bool) {
 	return outcome{done: true, result: strings.Join(texts, "\n\n")}, true
 }
 
+// eventError is OpenCode's error object (MessageV2 errors): a name and data, with the provider's
+// status and response body for an APIError.
 type eventError struct {
 	Name string `json:"name"`
 	Data struct {
-		Message string `json:"message"`
+		Message      string `json:"message"`
+		StatusCode   int    `json:"statusCode"`
+		ResponseBody string `json:"responseBody"`
 	} `json:"data"`
 }
 
@@ -70,7 +74,7 @@ func (e *eventError) taskError() *TaskError {
 	if msg == "" {
 		msg = e.Name
 	}
-	return &TaskError{Name: e.Name, Message: msg}
+	return &TaskError{Name: e.Name, Message: msg, StatusCode: e.Data.StatusCode, body: e.Data.ResponseBody}
 }
 
 // onMessageUpdated follows the child's messages: a newer assistant message replaces the tracked
@@ -82,6 +86,9 @@ func (m *Machine) onMessageUpdated(props json.RawMessage) {
 			SessionID string      `json:"sessionID"`
 			Role      string      `json:"role"`
 			Finish    string      `json:"finish"`
+			Provider  string      `json:"providerID"`
+			ModelID   string      `json:"modelID"`
+			Summary   bool        `json:"summary"`
 			Error     *eventError `json:"error"`
 			Time      struct {
 				Created   int64 `json:"created"`
@@ -92,11 +99,21 @@ func (m *Machine) onMessageUpdated(props json.RawMessage) {
 	if json.Unmarshal(props, &p) != nil {
 		return
 	}
+	if p.Info.Role == "assistant" && p.Info.Provider != "" && p.Info.ModelID != "" {
+		// The model a parent's turn runs on: a task it launches inherits it by default.
+		m.sessionModel[p.Info.SessionID] = p.Info.Provider + "/" + p.Info.ModelID
+	}
 	t := m.tasks[p.Info.SessionID]
 	if t == nil || t.Status.Terminal() {
 		return
 	}
 	info := p.Info
+	if info.Summary {
+		m.noteCompaction(t)
+	}
+	if info.Time.Created < t.attemptAt || info.Summary {
+		return // an answer of an attempt that has been left, or a compaction's summary
+	}
 	if info.Role != "assistant" {
 		if t.msg != nil && info.Time.Created > t.msg.created {
 			t.msg = nil

@@ -3,6 +3,7 @@
 // No decisions here: the core chose what to call and with what.
 
 import type { Effect } from "../bridge/core";
+import type { TmuxPanes } from "./tmux";
 
 // The slice of the v1 SDK client this file uses. Typed loosely on purpose: the server accepts
 // fields (session permission) that the v1 types lack.
@@ -15,12 +16,19 @@ export interface Client {
     status(opts: any): Promise<Result>;
     abort(opts: any): Promise<Result>;
     get(opts: any): Promise<Result>;
+    summarize(opts: any): Promise<Result>;
   };
 }
 interface Result {
   data?: any;
   error?: any;
   response?: Response;
+}
+
+/** "provider/model" as OpenCode's API takes it; the model ID may itself hold slashes. */
+export function modelRef(model: string): { providerID: string; modelID: string } {
+  const i = model.indexOf("/");
+  return { providerID: model.slice(0, i), modelID: model.slice(i + 1) };
 }
 
 function unwrap(what: string, r: Result): any {
@@ -32,7 +40,7 @@ function unwrap(what: string, r: Result): any {
   return r.data;
 }
 
-export function makeExecutor(client: Client, directory: string) {
+export function makeExecutor(client: Client, directory: string, tmux?: TmuxPanes) {
   const query = { directory };
   return async function perform(e: Effect): Promise<unknown> {
     switch (e.kind) {
@@ -46,7 +54,7 @@ export function makeExecutor(client: Client, directory: string) {
         return { id: s.id };
       }
       case "session.promptAsync": {
-        const body = { agent: e.agent || undefined, parts: e.parts, tools: e.tools, noReply: e.noReply || undefined };
+        const body = { agent: e.agent || undefined, parts: e.parts, tools: e.tools, noReply: e.noReply || undefined, model: e.model ? modelRef(e.model) : undefined };
         unwrap("prompting the session", await client.session.promptAsync({ path: { id: e.sessionID }, body, query }));
         return null;
       }
@@ -58,9 +66,18 @@ export function makeExecutor(client: Client, directory: string) {
         const s = unwrap("reading the session", await client.session.get({ path: { id: e.sessionID }, query }));
         return { id: s?.id };
       }
+      case "session.summarize":
+        // Compacts the session with the attempt's model; OpenCode answers once it is done.
+        unwrap("compacting the session", await client.session.summarize({ path: { id: e.sessionID }, body: modelRef(e.model ?? ""), query }));
+        return null;
       case "session.abort":
         unwrap("aborting the session", await client.session.abort({ path: { id: e.sessionID }, query }));
         return null;
+      // No reply: TmuxPanes logs its failures and never throws.
+      case "tmux.open":
+        return tmux?.open(e.sessionID!, e.title).then(() => null) ?? null;
+      case "tmux.close":
+        return tmux?.close(e.sessionID!).then(() => null) ?? null;
     }
     throw new Error(`this plugin cannot carry out effect ${e.kind}`);
   };

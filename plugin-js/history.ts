@@ -4,7 +4,7 @@
 // cleanup on SIGTERM, so nothing can be left for later).
 
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { basename, dirname, join } from "node:path";
 
 export interface History {
   read(): string;
@@ -35,3 +35,18 @@ export function fileHistory(path: string): History {
 
 /** A history that keeps nothing, for tests of the runtime alone. */
 export const noHistory: History = { read: () => "", append: () => {}, rewrite: () => {} };
+
+/** Reads a state file of the plugin's storage directory (the model health); missing is "". */
+export function readState(dir: string, name: string): string {
+  const path = join(dir, basename(name));
+  return existsSync(path) ? readFileSync(path, "utf8") : "";
+}
+
+/** Replaces a state file whole: a temporary file renamed over it, so a crash leaves the old one. */
+export function writeState(dir: string, name: string, content: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const path = join(dir, basename(name));
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, content, { mode: 0o600 });
+  renameSync(tmp, path);
+}

@@ -7,14 +7,15 @@
 
 import type { Plugin } from "@opencode-ai/plugin";
 import manifest from "../dist/manifest.json";
-import { compile, type ToolSpec } from "../bridge/core";
+import { compile, type CoreConfig, type ToolSpec } from "../bridge/core";
 import { makeExecutor, type Client } from "./effects";
 import { randomBytes } from "node:crypto";
 import { homedir } from "node:os";
-import { ApiServer } from "./server";
+import { ApiServer, stopWithProcess } from "./server";
 import { fileHistory } from "./history";
 import { Runtime } from "./runtime";
 import { makeTools } from "./tools";
+import { TmuxPanes, tmuxConfig } from "./tmux";
 
 // Read at run time through a computed key: `bun build` replaces a literal process.env.NODE_ENV
 // with "development" when it bundles, which would mark every user's notices.
@@ -28,7 +29,8 @@ let compiled: Promise<WebAssembly.Module> | undefined;
 
 // Options come from opencode.json: "plugin": [["asyncagents", { "maxResultChars": 20000 }]]. The
 // core reads them (see core/config.go) and refuses a wrongly typed one by name.
-export const AsyncAgents: Plugin = async ({ client, directory }, options) => {
+export const AsyncAgents: Plugin = async (input, options) => {
+  const { client, directory } = input;
   compiled ??= Bun.file(new URL("./asyncagents.wasm", import.meta.url)).arrayBuffer().then(compile);
   const log = (level: string, message: string) => {
     const app = (client as any).app;
@@ -38,14 +40,22 @@ export const AsyncAgents: Plugin = async ({ client, directory }, options) => {
   // The status API's bearer token: random per process, written only to server.json (mode 0600).
   const token = randomBytes(32).toString("hex");
   const startedAt = Date.now();
+  // The user's api options (maxSubscribers) pass through; the token, the auth switch and the start
+  // time are the plugin's own. An api that is not an object goes to the core as it is, which
+  // refuses it by name.
+  const userAPI = options?.api;
+  const ownAPI = { token, auth: readEnv("ASYNCAGENTS_API_AUTH") === "none" ? "none" : "token", startedAt };
+  const isObject = userAPI !== null && typeof userAPI === "object" && !Array.isArray(userAPI);
   const runtime = new Runtime(
     compiled,
     {
       ...(options ?? {}),
       development: readEnv("NODE_ENV") === "development",
-      api: { token, auth: readEnv("ASYNCAGENTS_API_AUTH") === "none" ? "none" : "token", startedAt },
+      api: (userAPI === undefined ? ownAPI : isObject ? { ...userAPI, ...ownAPI } : userAPI) as CoreConfig["api"],
+      tmux: tmuxConfig(options?.tmux, readEnv("TMUX")) as CoreConfig["tmux"],
     },
-    makeExecutor(client as unknown as Client, directory),
+    // serverUrl is read at each pane: OpenCode may start listening after the plugin loads.
+    makeExecutor(client as unknown as Client, directory, new TmuxPanes({ serverUrl: () => input.serverUrl, directory, log })),
     log,
     { env: { xdgDataHome: readEnv("XDG_DATA_HOME"), home: homedir(), directory, apiPort: readEnv("ASYNCAGENTS_API_PORT") }, open: fileHistory },
   );
@@ -61,9 +71,9 @@ export const AsyncAgents: Plugin = async ({ client, directory }, options) => {
   };
 };
 
-// startApi starts the status API once the core is loaded (it answers every request) and removes
-// server.json when the process ends. It never keeps OpenCode alive: on SIGINT/SIGTERM it cleans up
-// and, if nobody else listens for the signal, lets it end the process as it would have.
+// startApi starts the status API once the core is loaded (it answers every request). When the
+// process ends, server.json goes; on SIGINT/SIGTERM the answers in flight finish first, for two
+// seconds at most, and the signal then ends the process as it would have (see stopWithProcess).
 function startApi(runtime: Runtime, token: string, startedAt: number, log: (level: string, message: string) => void) {
   const api = new ApiServer({
     http: (req) => runtime.http(req),
@@ -75,14 +85,10 @@ function startApi(runtime: Runtime, token: string, startedAt: number, log: (leve
     const storage = runtime.storagePaths;
     if (!storage) return;
     const port = api.start(storage.apiPorts, storage.serverJSON, token, startedAt);
-    if (port === undefined) log("error", "asyncagents: the status API could not bind any port");
-    const cleanup = () => api.stop();
-    process.once("exit", cleanup);
-    for (const sig of ["SIGINT", "SIGTERM"] as const) {
-      process.once(sig, () => {
-        cleanup();
-        if (process.listenerCount(sig) === 0) process.kill(process.pid, sig);
-      });
+    if (port === undefined) {
+      log("error", "asyncagents: the status API could not bind any port");
+      return;
     }
+    stopWithProcess(api);
   });
 }

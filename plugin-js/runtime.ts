@@ -3,7 +3,10 @@
 // core cannot hold; what they mean is the core's business.
 
 import { Core, type CoreConfig, type CoreEvent, type Effect } from "../bridge/core";
-import type { History } from "./history";
+import { readState, writeState, type History } from "./history";
+
+/** The model health state's file name (core/health.go ModelHealthFile). */
+const MODEL_HEALTH_FILE = "model-health.json";
 
 /** What the core needs to place the plugin's files. */
 export interface StorageEnv {
@@ -68,7 +71,8 @@ export class Runtime {
         this.core = core;
         // The history first: tasks from before a restart are back, and those that were running
         // are reconciled, before any new event is handled.
-        const restored = core.call({ op: "restore", now: Date.now(), history: this.history.read() });
+        const state = this.guardRead("reading the model health", () => readState(this.storagePaths!.dir, MODEL_HEALTH_FILE));
+        const restored = core.call({ op: "restore", now: Date.now(), history: this.history.read(), state });
         for (const e of restored.effects ?? []) this.carryOut(e);
         this.feed({ type: "start" });
         for (const ev of this.backlog.splice(0)) this.feed(ev);
@@ -160,6 +164,9 @@ export class Runtime {
         return this.guard("compacting the task history", () => this.history.rewrite(e.content!));
       case "sse.broadcast":
         return this.broadcaster?.(e.frame!);
+      case "state.write":
+        if (!this.storagePaths) return;
+        return this.guard("writing the model health", () => writeState(this.storagePaths!.dir, e.file!, e.content!));
     }
     const done = (ok: boolean, result?: unknown, error?: string) => {
       if (e.reply) this.feed({ type: "effect.done", effectID: e.id, ok, result, error });
@@ -186,6 +193,15 @@ export class Runtime {
       fn();
     } catch (err) {
       this.log("error", `asyncagents: ${what} failed: ${(err as Error).message}`);
+    }
+  }
+
+  private guardRead(what: string, fn: () => string): string {
+    try {
+      return fn();
+    } catch (err) {
+      this.log("error", `asyncagents: ${what} failed: ${(err as Error).message}`);
+      return "";
     }
   }
 

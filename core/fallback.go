@@ -1,0 +1,341 @@
+package core
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Model fallback chains. A task whose agent has a chain (asyncagents.json agents.<name>.models,
+// or .model, else the model of the parent's own message) runs each attempt on one model. When
+// the attempt fails with a provider error (rate limit, overload, outage, quota, auth, network,
+// or no activity for fallback.attemptTimeoutMs) the next model of the chain gets the same prompt
+// in the same session, so the task keeps its ID. A context-length error first compacts the
+// session and retries once on the same model. Any other error fails the task at once: a bad
+// request fails on every model alike.
+//
+// OpenCode answers promptAsync with 204 even when the model call will fail; failures arrive as
+// the assistant message's error (message.updated), as session.error, or as a session.status of
+// type "retry" while OpenCode retries a provider error on its own (up to about 70 s). A retry
+// status on a task that has another model to go to ends the attempt at once: the session is
+// aborted and the next model prompted, instead of waiting out OpenCode's retries.
+//
+// Every decision is recorded in the task's fallbackInfo, which the API, asyncagents_output and
+// the notice show.
+
+// FallbackInfo is the record of a task's attempts.
+type FallbackInfo struct {
+	// Occurred is true when the task ran on another model than its chain's first.
+	Occurred bool              `json:"occurred"`
+	Attempts []FallbackAttempt `json:"attempts"`
+	// Skipped lists the chain's models passed over because their circuit was open.
+	Skipped         []string `json:"skipped,omitempty"`
+	SuccessfulModel string   `json:"successfulModel,omitempty"`
+	TotalAttempts   int      `json:"totalAttempts"`
+}
+
+// FallbackAttempt is one model call: its model, when it started, and how it ended.
+type FallbackAttempt struct {
+	Model     string `json:"model"`
+	Success   bool   `json:"success"`
+	Error     string `json:"error,omitempty"`
+	Class     string `json:"class,omitempty"` // the error's class (errclass.go)
+	Timestamp int64  `json:"timestamp"`
+	Compacted bool   `json:"compacted,omitempty"` // a retry after compacting the session
+}
+
+// attemptTimerPrefix names the timer that watches an attempt for inactivity.
+const attemptTimerPrefix = "attempt:"
+
+// resolveChain is the model chain for a task of agent launched from parentSession: the agent's
+// configured models, else its one model, else the model of the parent's message. Empty means
+// OpenCode chooses and there is nothing to fall back to.
+func (m *Machine) resolveChain(agent, parentSession string) []string {
+	if a, ok := m.cfg.Agents[agent]; ok {
+		if len(a.Models) > 0 {
+			return append([]string(nil), a.Models...)
+		}
+		if a.Model != "" {
+			return []string{a.Model}
+		}
+	}
+	if model := m.sessionModel[parentSession]; model != "" {
+		return []string{model}
+	}
+	return nil
+}
+
+// firstModel picks the model a task starts on: the chain's first whose circuit is closed. When
+// every circuit is open, the whole chain is tried anyway: a task is never refused for want of a
+// healthy model.
+func (m *Machine) firstModel(t *Task) {
+	if len(t.Models) == 0 {
+		return
+	}
+	info := &FallbackInfo{Attempts: []FallbackAttempt{}}
+	t.FallbackInfo = info
+	for i, model := range t.Models {
+		if !m.circuitOpen(model) {
+			t.Model, t.modelIndex = model, i
+			info.Skipped = append([]string(nil), t.Models[:i]...)
+			info.Occurred = i > 0
+			return
+		}
+	}
+	t.Model, t.modelIndex = t.Models[0], 0
+}
+
+// beginAttempt records a new attempt on t.Model and arms its inactivity timer.
+func (m *Machine) beginAttempt(t *Task, compacted bool) {
+	if t.Model == "" || t.FallbackInfo == nil {
+		return
+	}
+	t.FallbackInfo.Attempts = append(t.FallbackInfo.Attempts, FallbackAttempt{Model: t.Model, Timestamp: m.now, Compacted: compacted})
+	t.FallbackInfo.TotalAttempts = len(t.FallbackInfo.Attempts)
+	m.touch(t)
+	m.armAttemptTimer(t, m.cfg.Fallback.AttemptTimeoutMs)
+}
+
+func (m *Machine) armAttemptTimer(t *Task, delay int64) {
+	m.emit(Effect{Kind: EffectTimerSet, TimerID: attemptTimerPrefix + t.ID, DelayMs: delay})
+}
+
+// endAttempt closes the current attempt's record.
+func (m *Machine) endAttempt(t *Task, ok bool, e *TaskError, class ErrorClass) {
+	info := t.FallbackInfo
+	if info == nil || len(info.Attempts) == 0 {
+		return
+	}
+	a := &info.Attempts[len(info.Attempts)-1]
+	a.Success = ok
+	if e != nil {
+		a.Error = e.Message
+		a.Class = string(class)
+	}
+	if ok {
+		info.SuccessfulModel = a.Model
+	}
+	m.emit(Effect{Kind: EffectTimerClear, TimerID: attemptTimerPrefix + t.ID})
+	m.touch(t)
+}
+
+// attemptSucceeded is called when a task completes: its model is healthy again.
+func (m *Machine) attemptSucceeded(t *Task) {
+	if t.FallbackInfo == nil {
+		return
+	}
+	m.endAttempt(t, true, nil, "")
+	m.recordHealth(t.Model, true, "")
+}
+
+// childFailed decides what a failed model call means for t. It returns true when the failure is
+// handled (another attempt is under way, or the error is the echo of our own abort) and the task
+// must not fail.
+func (m *Machine) childFailed(t *Task, e *TaskError) bool {
+	if t.switching {
+		return true // the abort we sent to leave a failing model
+	}
+	if t.FallbackInfo == nil || e == nil || t.Status == StatusResumed {
+		// A resume's follow-up prompt is not the task's prompt: it is not re-sent elsewhere.
+		return false
+	}
+	class := ClassifyError(e.provider())
+	switch {
+	case class.CompactFirst() && !t.compacted:
+		// OpenCode compacts the session and then continues it on its own ("Continue if you
+		// have next steps"), on the same model: that continuation is the retry.
+		m.endAttempt(t, false, e, class)
+		t.compacted = true
+		t.attemptAt = m.now
+		t.msg, t.sessionError = nil, nil
+		m.beginAttempt(t, true)
+		m.log("info", fmt.Sprintf("task %s: %s hit its context limit; compacting the session and retrying once", t.ID, t.Model))
+		m.request(Effect{Kind: EffectSummarize, SessionID: t.ID, Model: t.Model}, pending{taskID: t.ID, compact: true})
+		return true
+	case class.Fallback() || class.CompactFirst():
+		m.endAttempt(t, false, e, class)
+		if class.Fallback() {
+			m.recordHealth(t.Model, false, e.Message)
+		}
+		return m.nextModel(t, e, class)
+	}
+	m.endAttempt(t, false, e, class)
+	return false
+}
+
+// nextModel moves t to the next model of its chain whose circuit is closed and prompts it.
+// It returns false when the chain is exhausted.
+func (m *Machine) nextModel(t *Task, e *TaskError, class ErrorClass) bool {
+	for i := t.modelIndex + 1; i < len(t.Models); i++ {
+		model := t.Models[i]
+		if m.circuitOpen(model) {
+			t.FallbackInfo.Skipped = append(t.FallbackInfo.Skipped, model)
+			continue
+		}
+		m.log("info", fmt.Sprintf("task %s: %s failed (%s: %s); falling back to %s", t.ID, t.Model, class, firstLine(e.Message), model))
+		t.Model, t.modelIndex, t.compacted = model, i, false
+		t.FallbackInfo.Occurred = true
+		m.reprompt(t, false)
+		return true
+	}
+	return false
+}
+
+// leaveAttempt puts t between attempts: what the left attempt still reports (its error again,
+// its idle, the compaction's own turns) is not the task's outcome. The next reprompt ends it.
+func (m *Machine) leaveAttempt(t *Task) {
+	t.switching = true
+	t.attemptAt = m.now
+	t.msg, t.sessionError = nil, nil
+}
+
+// reprompt sends the task's prompt again, on t.Model, as a new attempt. Answers older than the
+// attempt are ignored from now on (attemptAt), so the failed answer cannot end the task.
+func (m *Machine) reprompt(t *Task, compacted bool) {
+	t.msg, t.sessionError, t.promptSent = nil, nil, false
+	t.attemptAt, t.awaitBusy, t.switching = m.now, true, false
+	m.beginAttempt(t, compacted)
+	m.request(Effect{
+		Kind:      EffectPromptAsync,
+		SessionID: t.ID,
+		Agent:     t.Agent,
+		Model:     t.Model,
+		Parts:     []TextPart{{Type: "text", Text: t.Prompt}},
+	}, pending{taskID: t.ID})
+}
+
+// noteCompaction records that the child's session was compacted during the current attempt,
+// whether we asked (a context-length error) or OpenCode did it on its own (it compacts a session
+// that overflows, and on the context errors it recognises, then continues it).
+func (m *Machine) noteCompaction(t *Task) {
+	info := t.FallbackInfo
+	if info == nil || len(info.Attempts) == 0 || info.Attempts[len(info.Attempts)-1].Compacted {
+		return
+	}
+	info.Attempts[len(info.Attempts)-1].Compacted = true
+	m.touch(t)
+}
+
+// onCompacted: OpenCode continues the compacted session by itself, so a successful compaction
+// needs nothing more. If it could not compact, the next model gets the task.
+func (m *Machine) onCompacted(p pending, ev Event) {
+	t := m.tasks[p.taskID]
+	if t == nil || t.Status.Terminal() || ev.OK {
+		return
+	}
+	e := &TaskError{Name: "CompactError", Message: "could not compact the session: " + ev.Error}
+	m.log("warn", "task "+t.ID+": "+e.Message)
+	m.endAttempt(t, false, e, ErrContextLength)
+	if !m.nextModel(t, e, ErrContextLength) {
+		m.finish(t, StatusError, "", e)
+	}
+}
+
+// onChildRetry handles a session.status of type retry: OpenCode is retrying a provider error on
+// its own. With another model to go to, the attempt ends now.
+func (m *Machine) onChildRetry(t *Task, message string) {
+	if t.switching || t.FallbackInfo == nil || t.Status.Terminal() {
+		return
+	}
+	e := &TaskError{Name: "APIError", Message: message}
+	class := ClassifyError(e.provider())
+	if !class.Fallback() {
+		class = ErrServer // OpenCode retries provider errors only
+	}
+	if !m.hasNextModel(t) {
+		return // nothing better to do than let OpenCode retry
+	}
+	m.abandonAttempt(t, e, class)
+}
+
+// abandonAttempt ends a running attempt on our side: the session is aborted, and once OpenCode
+// confirms, the next model is prompted.
+func (m *Machine) abandonAttempt(t *Task, e *TaskError, class ErrorClass) {
+	m.endAttempt(t, false, e, class)
+	m.recordHealth(t.Model, false, e.Message)
+	m.leaveAttempt(t)
+	t.pendingErr, t.pendingClass = e, class
+	m.request(Effect{Kind: EffectAbort, SessionID: t.ID}, pending{taskID: t.ID, switchModel: true})
+}
+
+// onAbortedForSwitch prompts the next model once the failing attempt is aborted.
+func (m *Machine) onAbortedForSwitch(p pending, ev Event) {
+	t := m.tasks[p.taskID]
+	if t == nil || t.Status.Terminal() {
+		return
+	}
+	t.switching = false
+	e, class := t.pendingErr, t.pendingClass
+	t.pendingErr = nil
+	if !ev.OK {
+		m.log("warn", "task "+t.ID+": could not abort the failing attempt: "+ev.Error)
+	}
+	if !m.nextModel(t, e, class) {
+		m.finish(t, StatusError, "", e)
+	}
+}
+
+func (m *Machine) hasNextModel(t *Task) bool {
+	for i := t.modelIndex + 1; i < len(t.Models); i++ {
+		if !m.circuitOpen(t.Models[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// onAttemptTimer abandons an attempt that has shown no activity for attemptTimeoutMs.
+func (m *Machine) onAttemptTimer(id string) {
+	t := m.tasks[id]
+	if t == nil || t.Status.Terminal() || t.FallbackInfo == nil || t.switching || t.Queued {
+		return
+	}
+	last := t.Progress.LastUpdate
+	if n := len(t.FallbackInfo.Attempts); n > 0 {
+		last = max(last, t.FallbackInfo.Attempts[n-1].Timestamp)
+	}
+	idle := m.now - last
+	limit := m.cfg.Fallback.AttemptTimeoutMs
+	if idle < limit {
+		m.armAttemptTimer(t, limit-idle)
+		return
+	}
+	e := &TaskError{Name: "AttemptTimeout", Message: fmt.Sprintf("no activity from %s for %s", t.Model, FormatDuration(idle))}
+	if !m.hasNextModel(t) {
+		m.endAttempt(t, false, e, ErrTimeout)
+		m.recordHealth(t.Model, false, e.Message)
+		t.switching = true
+		m.request(Effect{Kind: EffectAbort, SessionID: t.ID}, pending{taskID: t.ID})
+		m.finish(t, StatusError, "", e)
+		return
+	}
+	m.abandonAttempt(t, e, ErrTimeout)
+}
+
+// fallbackLine is the notice's line naming the model that answered after a fallback.
+func fallbackLine(t *Task) string {
+	info := t.FallbackInfo
+	if info == nil || !info.Occurred {
+		return ""
+	}
+	var failed []string
+	for _, a := range info.Attempts {
+		if !a.Success && a.Model != info.SuccessfulModel {
+			failed = append(failed, fmt.Sprintf("%s (%s)", a.Model, a.Class))
+		}
+	}
+	for _, s := range info.Skipped {
+		failed = append(failed, s+" (circuit open)")
+	}
+	if info.SuccessfulModel == "" {
+		return "Models tried: " + strings.Join(failed, ", ")
+	}
+	return fmt.Sprintf("Model: %s (fallback after %s)", info.SuccessfulModel, strings.Join(failed, ", "))
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}

@@ -1,0 +1,185 @@
+// TmuxPanes against a real tmux server on a private socket: panes open with the attach command,
+// show what it prints, close again; every failure is logged and nothing throws.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { execFileSync } from "node:child_process";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { TmuxPanes, opencodeProgram, tmuxConfig } from "./tmux";
+
+const hasTmux = !!Bun.which("tmux");
+const socket = `aa-test-${process.pid}-${Date.now()}`;
+let env: Record<string, string | undefined> = {};
+let basePane = "";
+let socketPath = "";
+let dir = "";
+let fakeOpencode = "";
+let server: ReturnType<typeof Bun.serve> | undefined;
+
+function tmux(...args: string[]): string {
+  return execFileSync("tmux", ["-L", socket, ...args], { encoding: "utf8", timeout: 5000 });
+}
+
+interface PaneInfo {
+  id: string;
+  width: number;
+  height: number;
+  command: string;
+}
+
+function panes(): PaneInfo[] {
+  return tmux("list-panes", "-a", "-F", "#{pane_id}\t#{pane_width}\t#{pane_height}\t#{pane_start_command}")
+    .trim()
+    .split("\n")
+    .map((l) => {
+      const [id, w, h, command] = l.split("\t");
+      return { id, width: Number(w), height: Number(h), command };
+    });
+}
+
+async function until(what: string, cond: () => boolean, ms = 3000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(50);
+  }
+}
+
+function recorder() {
+  const logs: { level: string; message: string }[] = [];
+  return { logs, log: (level: string, message: string) => logs.push({ level, message }) };
+}
+
+describe.skipIf(!hasTmux)("TmuxPanes in a real tmux", () => {
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "aa-tmux-"));
+    // A stand-in for `opencode`: prints its arguments and stays, as `opencode attach` would.
+    fakeOpencode = join(dir, "opencode");
+    writeFileSync(fakeOpencode, '#!/bin/sh\necho "fake opencode: $*"\nexec sleep 60\n');
+    chmodSync(fakeOpencode, 0o755);
+    tmux("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "200", "-y", "50");
+    const [path, pid, pane] = tmux("display", "-p", "#{socket_path}\t#{pid}\t#{pane_id}").trim().split("\t");
+    basePane = pane;
+    socketPath = path;
+    // What OpenCode inside tmux sees: $TMUX names the server, $TMUX_PANE its own pane.
+    env = { ...process.env, TMUX: `${path},${pid},0`, TMUX_PANE: pane };
+    server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => Response.json({ healthy: true }) });
+  });
+
+  afterAll(() => {
+    try {
+      tmux("kill-server");
+    } catch {}
+    rmSync(socketPath, { force: true }); // tmux leaves its socket file behind
+    server?.stop(true);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const make = (over: Partial<ConstructorParameters<typeof TmuxPanes>[0]> = {}) => {
+    const r = recorder();
+    const panesOf = new TmuxPanes({ serverUrl: () => server!.url, directory: dir, opencode: fakeOpencode, env, log: r.log, timeoutMs: 3000, ...over });
+    return { tp: panesOf, logs: r.logs };
+  };
+
+  test("opens a pane per session running attach, then closes each", async () => {
+    const { tp, logs } = make();
+    await tp.open("ses_a", "Survey auth");
+    await tp.open("ses_b", "Map routes");
+    await tp.open("ses_a", "Survey auth"); // a second open of the same session is no second pane
+    const open = await tp.list();
+    expect([...open.keys()]).toEqual(["ses_a", "ses_b"]);
+    const a = open.get("ses_a")!;
+    const b = open.get("ses_b")!;
+
+    const all = panes();
+    expect(all.map((p) => p.id).sort()).toEqual([basePane, a, b].sort());
+    const url = server!.url.toString();
+    const cmdA = all.find((p) => p.id === a)!.command;
+    expect(cmdA).toContain(`${fakeOpencode} attach ${url} --session ses_a --dir ${dir}`);
+    expect(all.find((p) => p.id === b)!.command).toContain("--session ses_b");
+    // OpenCode's pane keeps half the width; the children share the other half.
+    const base = all.find((p) => p.id === basePane)!;
+    expect(base.width).toBeLessThan(110);
+    expect(base.height).toBe(50);
+    expect(all.find((p) => p.id === a)!.height).toBeLessThan(30);
+
+    // What the pane shows is the program's output.
+    await until("the pane's output", () => tmux("capture-pane", "-p", "-t", a).includes(`fake opencode: attach ${url} --session ses_a`));
+    expect(logs.some((l) => l.message.includes(`tmux pane ${a} for "Survey auth" (ses_a)`))).toBe(true);
+
+    await tp.close("ses_a");
+    expect(panes().map((p) => p.id).sort()).toEqual([basePane, b].sort());
+    await tp.close("ses_b");
+    await tp.close("ses_b"); // closing twice is harmless
+    expect(panes().map((p) => p.id)).toEqual([basePane]);
+    expect(logs.filter((l) => l.level !== "info")).toEqual([]);
+  });
+
+  test("a pane the user closed already: closing it only logs", async () => {
+    const { tp, logs } = make();
+    await tp.open("ses_gone");
+    const pane = (await tp.list()).get("ses_gone")!;
+    tmux("kill-pane", "-t", pane);
+    await tp.close("ses_gone");
+    expect(logs.some((l) => l.message.includes(`closing tmux pane ${pane} of ses_gone`))).toBe(true);
+    // The next pane splits OpenCode's pane again, not the one that is gone.
+    await tp.open("ses_next");
+    const next = (await tp.list()).get("ses_next");
+    expect(next).toBeDefined();
+    await tp.close("ses_next");
+    expect(panes().map((p) => p.id)).toEqual([basePane]);
+  });
+
+  test("a close that arrives while the pane is opening closes it once it is open", async () => {
+    const { tp } = make();
+    const opening = tp.open("ses_fast");
+    await tp.close("ses_fast");
+    await opening;
+    expect(panes().map((p) => p.id)).toEqual([basePane]);
+  });
+
+  test("a pane that cannot open only logs: bad target, no tmux server, no OpenCode server", async () => {
+    const badTarget = make({ env: { ...env, TMUX_PANE: "%999" } });
+    await badTarget.tp.open("ses_x", "X");
+    expect((await badTarget.tp.list()).size).toBe(0);
+    expect(badTarget.logs).toHaveLength(1);
+    expect(badTarget.logs[0].level).toBe("warn");
+    expect(badTarget.logs[0].message).toContain("no tmux pane for ses_x: tmux split-window: can't find pane: %999");
+    await badTarget.tp.close("ses_x");
+
+    const noServer = make({ env: { ...env, TMUX: join(dir, "no-such-socket") + ",1,0" } });
+    await noServer.tp.open("ses_y");
+    expect(noServer.logs[0].message).toContain("no tmux pane for ses_y: tmux split-window:");
+
+    const notInside = make({ env: { ...env, TMUX: undefined } });
+    await notInside.tp.open("ses_z");
+    expect(notInside.logs[0].message).toContain("$TMUX is not set");
+
+    // Nothing listens: the TUI started without --port.
+    const port = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
+    const deadURL = port.url;
+    port.stop(true);
+    const noOpenCode = make({ serverUrl: () => deadURL });
+    await noOpenCode.tp.open("ses_w");
+    expect(noOpenCode.logs[0].message).toContain("OpenCode's server does not answer");
+    expect(noOpenCode.logs[0].message).toContain("--port");
+
+    const noTmux = make({ tmux: join(dir, "no-such-tmux") });
+    await noTmux.tp.open("ses_v");
+    expect(noTmux.logs[0].message).toContain("no tmux pane for ses_v");
+
+    expect(panes().map((p) => p.id)).toEqual([basePane]);
+  });
+});
+
+test("tmuxConfig sets inside from $TMUX and keeps the user's options", () => {
+  expect(tmuxConfig(undefined, undefined)).toEqual({ inside: false });
+  expect(tmuxConfig({ enabled: true }, "/tmp/tmux-1/default,1,0")).toEqual({ enabled: true, inside: true });
+  expect(tmuxConfig({ enabled: true, inside: true }, undefined)).toEqual({ enabled: true, inside: false });
+  expect(tmuxConfig(true, "x")).toBe(true); // the core refuses it by name
+});
+
+test("opencodeProgram is the OpenCode binary running the plugin, else opencode from PATH", () => {
+  expect(opencodeProgram("/home/u/.opencode/bin/opencode")).toBe("/home/u/.opencode/bin/opencode");
+  expect(opencodeProgram("/usr/local/bin/bun")).toBe("opencode");
+});

@@ -1,0 +1,166 @@
+// Carries out tmux.open and tmux.close: a tmux pane running `opencode attach <server> --session
+// <id>` for each running child, closed when its task ends. The core decides when (only with
+// tmux.enabled, and inside tmux); this file only runs tmux. A pane is a convenience: every
+// failure is logged, nothing here throws, and no tmux command runs longer than timeoutMs.
+
+import { execFile } from "node:child_process";
+import { basename } from "node:path";
+
+type Log = (level: string, message: string) => void;
+
+export interface TmuxOptions {
+  /** OpenCode's server, read at each open: the plugin input's serverUrl. */
+  serverUrl: () => URL | string | undefined;
+  /** The project directory: the pane starts there and attaches to it. */
+  directory?: string;
+  /** The program the pane runs; default: the OpenCode binary this plugin runs in, else `opencode`. */
+  opencode?: string;
+  /** The environment tmux runs in ($TMUX names the server, $TMUX_PANE OpenCode's pane); default process.env. */
+  env?: Record<string, string | undefined>;
+  log: Log;
+  /** Bounds each tmux command and the server check. Default 5000 ms. */
+  timeoutMs?: number;
+  tmux?: string;
+}
+
+/** The OpenCode program to attach with: the binary running this plugin, when it is OpenCode's. */
+export function opencodeProgram(execPath: string = process.execPath): string {
+  return /^opencode(\.exe)?$/i.test(basename(execPath)) ? execPath : "opencode";
+}
+
+export class TmuxPanes {
+  /** The pane of each child whose pane is open or opening. */
+  private readonly panes = new Map<string, Promise<string | undefined>>();
+  /** The child panes in the order they opened: a new pane splits the newest one still open. */
+  private readonly order: string[] = [];
+  private readonly reachable = new Set<string>();
+
+  constructor(private readonly opt: TmuxOptions) {}
+
+  /** Opens a pane attached to sessionID; resolves once tmux answered (or failed). */
+  open(sessionID: string, title?: string): Promise<void> {
+    if (this.panes.has(sessionID)) return this.panes.get(sessionID)!.then(() => {});
+    const pane = this.split(sessionID, title ?? sessionID).catch((err) => {
+      this.opt.log("warn", `asyncagents: no tmux pane for ${sessionID}: ${errorText(err)}`);
+      return undefined;
+    });
+    this.panes.set(sessionID, pane);
+    return pane.then(() => {});
+  }
+
+  /** Closes sessionID's pane, once its open has finished. */
+  async close(sessionID: string): Promise<void> {
+    const pending = this.panes.get(sessionID);
+    if (!pending) return;
+    this.panes.delete(sessionID);
+    const pane = await pending;
+    if (!pane) return;
+    this.forget(pane);
+    try {
+      await this.tmux(["kill-pane", "-t", pane]);
+    } catch (err) {
+      // The user may have closed it already.
+      this.opt.log("info", `asyncagents: closing tmux pane ${pane} of ${sessionID}: ${errorText(err)}`);
+    }
+  }
+
+  /** The pane IDs open now, by session. */
+  async list(): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    for (const [id, p] of this.panes) {
+      const pane = await p;
+      if (pane) out.set(id, pane);
+    }
+    return out;
+  }
+
+  private async split(sessionID: string, title: string): Promise<string> {
+    const env = this.opt.env ?? process.env;
+    if (!env.TMUX) throw new Error("$TMUX is not set");
+    const url = String(this.opt.serverUrl() ?? "");
+    if (!url) throw new Error("OpenCode did not give its server URL");
+    await this.checkServer(url);
+    const command = [this.opt.opencode ?? opencodeProgram(), "attach", url, "--session", sessionID];
+    const common = ["-d", "-P", "-F", "#{pane_id}"];
+    if (this.opt.directory) {
+      common.push("-c", this.opt.directory);
+      command.push("--dir", this.opt.directory);
+    }
+    // The pane gets tmux's environment, not OpenCode's: pass on the server's basic auth.
+    for (const k of ["OPENCODE_SERVER_PASSWORD", "OPENCODE_SERVER_USERNAME"]) {
+      if (env[k]) common.push("-e", `${k}=${env[k]}`);
+    }
+    // The first child splits OpenCode's pane side by side; later ones split the newest child
+    // pane, so OpenCode keeps its half. A target that is gone falls back to OpenCode's pane.
+    const targets: string[][] = [];
+    const newest = this.order[this.order.length - 1];
+    if (newest) targets.push(["-v", "-t", newest]);
+    targets.push(env.TMUX_PANE ? ["-h", "-t", env.TMUX_PANE] : ["-h"]);
+    let lastErr: unknown;
+    for (const target of targets) {
+      try {
+        const out = await this.tmux(["split-window", ...target, ...common, "--", ...command]);
+        const pane = out.trim();
+        if (!pane.startsWith("%")) throw new Error(`tmux answered ${JSON.stringify(out)}`);
+        this.order.push(pane);
+        this.opt.log("info", `asyncagents: tmux pane ${pane} for "${title}" (${sessionID})`);
+        return pane;
+      } catch (err) {
+        lastErr = err;
+      }
+    }
+    throw lastErr;
+  }
+
+  /**
+   * `opencode attach` needs OpenCode's server to listen. The TUI listens only when started with
+   * --port (or --hostname, --mdns); otherwise serverUrl names a default where nothing answers,
+   * and a pane would flash an error and vanish. Checked once per URL until it answers.
+   */
+  private async checkServer(url: string): Promise<void> {
+    if (this.reachable.has(url)) return;
+    try {
+      await fetch(new URL("/global/health", url), { signal: AbortSignal.timeout(this.timeout) });
+    } catch (err) {
+      throw new Error(`OpenCode's server does not answer at ${url} (${errorText(err)}); start OpenCode with --port so that \`opencode attach\` can reach it`);
+    }
+    this.reachable.add(url);
+  }
+
+  private forget(pane: string): void {
+    const i = this.order.indexOf(pane);
+    if (i >= 0) this.order.splice(i, 1);
+  }
+
+  private get timeout(): number {
+    return this.opt.timeoutMs ?? 5000;
+  }
+
+  private tmux(args: string[]): Promise<string> {
+    const env = Object.fromEntries(Object.entries(this.opt.env ?? process.env).filter((kv): kv is [string, string] => kv[1] !== undefined));
+    return new Promise((resolve, reject) => {
+      execFile(this.opt.tmux ?? "tmux", args, { env, timeout: this.timeout, killSignal: "SIGKILL" }, (err, stdout, stderr) => {
+        if (err) {
+          const detail = String(stderr ?? "").trim() || err.message;
+          reject(new Error(`tmux ${args[0]}: ${detail}`));
+        } else resolve(String(stdout));
+      });
+    });
+  }
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * The core's tmux config: the user's (opencode.json: "tmux": {"enabled": true}) with inside set
+ * from $TMUX, which only the host can see. A tmux option that is not an object goes to the core
+ * as it is, which refuses it by name.
+ */
+export function tmuxConfig(user: unknown, tmuxEnv: string | undefined): unknown {
+  const inside = !!tmuxEnv;
+  if (user === undefined) return { inside };
+  if (user === null || typeof user !== "object" || Array.isArray(user)) return user;
+  return { ...user, inside };
+}

@@ -1,0 +1,237 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/testharness/mockmodel"
+	"github.com/asyncagents/asyncagents/testharness/ocserve"
+)
+
+// chainOptions are plugin options (opencode.json) giving the general agent the chain A, B.
+var chainOptions = map[string]any{"agents": map[string]any{"general": map[string]any{"models": []string{ocserve.ModelA, ocserve.ModelB}}}}
+
+// startWithOptions starts OpenCode with the plugin configured by options.
+func startWithOptions(t *testing.T, script mockmodel.Script, options map[string]any) *env {
+	t.Helper()
+	model := mockmodel.Start(t, script)
+	oc := ocserve.Start(t, ocserve.Options{ModelURL: model.URL(), Config: map[string]any{
+		"plugin": []any{[]any{ocserve.PluginSpec(t), options}},
+	}})
+	return &env{t: t, model: model, oc: oc}
+}
+
+// storedTask reads a task's last record from the plugin's history file, as a restart would.
+func storedTask(t *testing.T, oc *ocserve.Server, id string) core.Task {
+	t.Helper()
+	f, err := os.Open(storageOf(oc).History)
+	require.NoError(t, err)
+	defer f.Close()
+	var last core.Task
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		_, body, _ := strings.Cut(sc.Text(), " ")
+		var r struct {
+			Task *core.Task `json:"task"`
+		}
+		if json.Unmarshal([]byte(body), &r) == nil && r.Task != nil && r.Task.ID == id {
+			last = *r.Task
+		}
+	}
+	require.Equal(t, id, last.ID, "the task is in the history")
+	return last
+}
+
+// parentScript launches one task per "GO <name>" prompt and acknowledges notices.
+func parentScript(child func(req mockmodel.Request) (mockmodel.Reply, bool)) mockmodel.Script {
+	return func(req mockmodel.Request) mockmodel.Reply {
+		if r, ok := child(req); ok {
+			return r
+		}
+		switch {
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+			return mockmodel.Reply{Text: "ok"}
+		case strings.HasPrefix(req.LastUser, "GO "):
+			name := strings.TrimPrefix(req.LastUser, "GO ")
+			var calls []mockmodel.ToolCall
+			for _, n := range strings.Split(name, ",") {
+				calls = append(calls, taskCall("Job "+n, "CHILD "+n, "general"))
+			}
+			return mockmodel.Reply{ToolCalls: calls}
+		}
+		return mockmodel.Reply{Text: "?"}
+	}
+}
+
+func providerError(status int, typ, msg string) mockmodel.Reply {
+	body, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": typ}})
+	// retry-after-ms: 0 keeps OpenCode's own retries of a 429/503 from waiting.
+	return mockmodel.Reply{Status: status, ErrorBody: string(body), Header: http.Header{"Retry-After-Ms": []string{"0"}}}
+}
+
+func modelOf(req mockmodel.Request) string { return "mock/" + req.Model }
+
+// Model A answers 429 (and, in the second case, 503): the task completes on B, in the same
+// session, and its fallbackInfo and notice say so.
+func TestFallbackToModelB(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		status int
+		typ    string
+		msg    string
+		class  string
+	}{
+		{"429", 429, "rate_limit_exceeded", "Rate limit reached for requests per min (RPM): Limit 3, Used 3, Requested 1.", "rate_limit"},
+		{"503", 503, "overloaded", "The server is overloaded. Please try again later.", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := startWithOptions(t, parentScript(func(req mockmodel.Request) (mockmodel.Reply, bool) {
+				if req.LastUser != "CHILD fb" {
+					return mockmodel.Reply{}, false
+				}
+				if modelOf(req) == ocserve.ModelA {
+					return providerError(c.status, c.typ, c.msg), true
+				}
+				return mockmodel.Reply{Text: "answer from B"}, true
+			}), chainOptions)
+			parent := e.prompt("GO fb")
+			e.eventually("the notice", 90*time.Second, func() bool { return len(e.notices(parent)) == 1 })
+			n := e.notices(parent)[0]
+			require.Contains(t, n.visible, `"Job fb" finished`)
+			require.Contains(t, n.visible, "Model: mock/mock-b (fallback after mock/mock-a")
+			require.Contains(t, n.hidden, "answer from B")
+
+			id := idOf(e.toolParts(parent, "asyncagents_task")[0])
+			task := storedTask(t, e.oc, id)
+			require.Equal(t, core.StatusCompleted, task.Status)
+			info := task.FallbackInfo
+			require.NotNil(t, info)
+			require.True(t, info.Occurred)
+			require.Equal(t, ocserve.ModelB, info.SuccessfulModel)
+			require.Equal(t, ocserve.ModelA, info.Attempts[0].Model)
+			require.False(t, info.Attempts[0].Success)
+			if c.class != "" {
+				require.Equal(t, c.class, info.Attempts[0].Class)
+			}
+			require.Equal(t, ocserve.ModelB, info.Attempts[len(info.Attempts)-1].Model)
+			require.True(t, info.Attempts[len(info.Attempts)-1].Success)
+			children, err := e.oc.Children(e.ctx(10*time.Second), parent)
+			require.NoError(t, err)
+			require.Len(t, children, 1, "the fallback stays in the task's own session")
+		})
+	}
+}
+
+// Three tasks fail on A (an auth error, which OpenCode does not retry): A's circuit opens, the
+// fourth task starts on B without calling A, and the health file in the plugin's storage says so.
+func TestCircuitBreakerSkipsModelA(t *testing.T) {
+	var calledA4 atomic.Int32
+	e := startWithOptions(t, parentScript(func(req mockmodel.Request) (mockmodel.Reply, bool) {
+		if !strings.HasPrefix(req.LastUser, "CHILD ") {
+			return mockmodel.Reply{}, false
+		}
+		if modelOf(req) == ocserve.ModelA {
+			if req.LastUser == "CHILD 4" {
+				calledA4.Add(1)
+			}
+			return providerError(401, "invalid_api_key", "Incorrect API key provided: mock-key. You can find your API key at https://platform.openai.com/account/api-keys."), true
+		}
+		return mockmodel.Reply{Text: "B did " + req.LastUser}, true
+	}), chainOptions)
+	parent := e.prompt("GO 1,2,3")
+	e.eventually("three notices", 90*time.Second, func() bool { return len(e.notices(parent)) == 3 })
+	e.waitIdle(parent)
+	health, err := os.ReadFile(filepath.Join(storageOf(e.oc).Dir, core.ModelHealthFile))
+	require.NoError(t, err)
+	require.Contains(t, string(health), `"mock/mock-a"`)
+	require.Contains(t, string(health), `"failures": 3`)
+
+	e.promptIn(parent, "GO 4")
+	e.eventually("the fourth notice", 90*time.Second, func() bool { return len(e.notices(parent)) == 4 })
+	parts := e.toolParts(parent, "asyncagents_task")
+	task := storedTask(t, e.oc, idOf(parts[len(parts)-1]))
+	require.Equal(t, core.StatusCompleted, task.Status)
+	require.Equal(t, []string{ocserve.ModelA}, task.FallbackInfo.Skipped)
+	require.Len(t, task.FallbackInfo.Attempts, 1)
+	require.Equal(t, ocserve.ModelB, task.FallbackInfo.Attempts[0].Model)
+	require.Zero(t, calledA4.Load(), "the open circuit kept the fourth task off A")
+}
+
+// A context-length error on A compacts the child's session and retries once on A, which then
+// answers.
+func TestContextLengthCompactsAndRetries(t *testing.T) {
+	var calls atomic.Int32
+	e := startWithOptions(t, parentScript(func(req mockmodel.Request) (mockmodel.Reply, bool) {
+		switch {
+		case req.LastUser == "CHILD big":
+			calls.Add(1)
+			return providerError(400, "context_length_exceeded", "This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens. Please reduce the length of the messages."), true
+		case strings.Contains(req.LastUser, "context was compacted"): // OpenCode's compaction prompt
+			calls.Add(1)
+			return mockmodel.Reply{Text: "Summary: the user asked for CHILD big; nothing done yet."}, true
+		case strings.Contains(req.LastUser, "Continue if you have next steps"): // its continuation
+			calls.Add(1)
+			return mockmodel.Reply{Text: "fits now"}, true
+		}
+		return mockmodel.Reply{}, false
+	}), chainOptions)
+	parent := e.prompt("GO big")
+	e.eventually("the notice", 90*time.Second, func() bool { return len(e.notices(parent)) == 1 })
+	for _, r := range e.model.Requests() {
+		var roles []string
+		for _, m := range r.Messages {
+			roles = append(roles, m.Role+":"+tail(m.Content, 60))
+		}
+		t.Logf("DEBUG model=%s title=%v last=%q msgs=%v", r.Model, r.Title, tail(r.LastUser, 80), roles)
+	}
+	n := e.notices(parent)[0]
+	require.Contains(t, n.visible, `"Job big" finished`)
+	require.Contains(t, n.hidden, "fits now")
+	id := idOf(e.toolParts(parent, "asyncagents_task")[0])
+	task := storedTask(t, e.oc, id)
+	info := task.FallbackInfo
+	require.Len(t, info.Attempts, 2, "one failure, one retry after compacting")
+	require.Equal(t, "context_length", info.Attempts[0].Class)
+	require.Equal(t, ocserve.ModelA, info.Attempts[1].Model)
+	require.True(t, info.Attempts[1].Compacted)
+	require.True(t, info.Attempts[1].Success)
+	require.False(t, info.Occurred, "no other model was needed")
+	require.GreaterOrEqual(t, int(calls.Load()), 3, "the failed call, the compaction's summary, the retry")
+}
+
+// A non-provider error (a 400 about the request itself) fails the task at once: B is never asked.
+func TestBadRequestFailsWithoutFallback(t *testing.T) {
+	var calledB atomic.Int32
+	e := startWithOptions(t, parentScript(func(req mockmodel.Request) (mockmodel.Reply, bool) {
+		if req.LastUser != "CHILD bad" {
+			return mockmodel.Reply{}, false
+		}
+		if modelOf(req) == ocserve.ModelB {
+			calledB.Add(1)
+			return mockmodel.Reply{Text: "should not be asked"}, true
+		}
+		return providerError(400, "invalid_request_error", "Invalid schema for function 'read': In context=('properties', 'filePath'), 'type' is a required property."), true
+	}), chainOptions)
+	parent := e.prompt("GO bad")
+	e.eventually("the notice", 90*time.Second, func() bool { return len(e.notices(parent)) == 1 })
+	n := e.notices(parent)[0]
+	require.Contains(t, n.visible, `"Job bad" failed`)
+	require.Contains(t, n.hidden, "Invalid schema for function")
+	id := idOf(e.toolParts(parent, "asyncagents_task")[0])
+	task := storedTask(t, e.oc, id)
+	require.Equal(t, core.StatusError, task.Status)
+	require.Len(t, task.FallbackInfo.Attempts, 1)
+	require.Equal(t, "other", task.FallbackInfo.Attempts[0].Class)
+	require.Zero(t, calledB.Load())
+}
