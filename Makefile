@@ -33,7 +33,13 @@ dist/asyncagents.js: dist/manifest.json $(shell find plugin-js bridge -name '*.t
 dist/asyncagents: $(shell find core host -name '*.go') go.mod
 	go build -o $@ ./host/cmd/asyncagents
 
-build: deps dist/asyncagents.wasm dist/manifest.json dist/asyncagents.js dist/asyncagents
+# The config file's JSON Schema, shipped in the package for editors (core/fileconfig_schema_test.go
+# keeps it in step with the core's checks).
+dist/asyncagents.schema.json: plugin-js/asyncagents.schema.json
+	@mkdir -p dist
+	cp $< $@
+
+build: deps dist/asyncagents.wasm dist/manifest.json dist/asyncagents.js dist/asyncagents dist/asyncagents.schema.json
 
 test: build test-bun test-go
 

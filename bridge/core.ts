@@ -2,7 +2,7 @@
 // envelope. The plugin and the bun tests use this; ../host is the Go twin.
 
 import { makeWasi } from "./wasi";
-import { ABI_VERSION, type CoreConfig, type CoreEvent, type CoreResponse, type Effect } from "./types";
+import { ABI_VERSION, type ConfigFile, type CoreConfig, type CoreEvent, type CoreResponse, type Effect } from "./types";
 
 export * from "./types";
 
@@ -65,8 +65,9 @@ export class Core {
     return res;
   }
 
-  init(config: CoreConfig = {}): CoreResponse {
-    return this.call({ op: "init", config });
+  /** Starts the machine on config, with the config files the storage op named layered over it. */
+  init(config: CoreConfig = {}, configFiles: ConfigFile[] = []): CoreResponse {
+    return this.call(configFiles.length ? { op: "init", config, configFiles } : { op: "init", config });
   }
 
   step(now: number, event: CoreEvent): Effect[] {

@@ -15,6 +15,17 @@ export interface CoreConfig {
   /** Panes for running children (tmux.open/close); inside is the host's: OpenCode runs in tmux. */
   tmux?: { enabled?: boolean; inside?: boolean };
   api?: { token?: string; auth?: "token" | "none"; maxSubscribers?: number; startedAt?: number; version?: string };
+  /** Model chains per agent: models, else model ("provider/model"). */
+  agents?: Record<string, { model?: string; models?: string[] }>;
+  fallback?: { attemptTimeoutMs?: number; failureThreshold?: number; cooldownMs?: number };
+}
+
+/** A config file as the host read it, for init (core/fileconfig.go). */
+export interface ConfigFile {
+  path: string;
+  text: string;
+  /** Why a file that exists could not be read; absent files are not sent. */
+  error?: string;
 }
 
 export interface ArgSpec {
@@ -82,8 +93,10 @@ export interface CoreResponse {
   tools?: ToolSpec[];
   subscribe?: string[];
   config?: CoreConfig;
+  /** init: an invalid config file, named with its field; asyncagents_task then fails with it. */
+  configError?: string;
   tasks?: Record<string, unknown>[];
   task?: Record<string, unknown>;
-  storage?: { dir: string; history: string; serverJSON: string; apiPorts: number[] };
+  storage?: { dir: string; history: string; serverJSON: string; modelHealth: string; apiPorts: number[]; configFiles?: string[] };
   restore?: { restored: number; corrupt: number; problems?: string[] };
 }

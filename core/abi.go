@@ -28,17 +28,21 @@ type Request struct {
 	State string `json:"state,omitempty"`
 	// HTTP is a request to the status API, for the http op.
 	HTTP *HTTPRequest `json:"http,omitempty"`
-	// Env is what a host knows of its environment, for the storage op: XDG_DATA_HOME, HOME and
-	// the project directory.
+	// Env is what a host knows of its environment, for the storage op: XDG_DATA_HOME,
+	// XDG_CONFIG_HOME, HOME and the project directory.
 	Env *StorageEnv `json:"env,omitempty"`
+	// ConfigFiles are the config files the storage op named that exist, in its order, for init
+	// (fileconfig.go).
+	ConfigFiles []ConfigFile `json:"configFiles,omitempty"`
 }
 
 // StorageEnv is a host's environment, as the storage op reads it.
 type StorageEnv struct {
-	XDGDataHome string `json:"xdgDataHome,omitempty"`
-	Home        string `json:"home,omitempty"`
-	Directory   string `json:"directory,omitempty"`
-	APIPort     string `json:"apiPort,omitempty"` // ASYNCAGENTS_API_PORT as set
+	XDGDataHome   string `json:"xdgDataHome,omitempty"`
+	XDGConfigHome string `json:"xdgConfigHome,omitempty"` // for the global config file
+	Home          string `json:"home,omitempty"`
+	Directory     string `json:"directory,omitempty"`
+	APIPort       string `json:"apiPort,omitempty"` // ASYNCAGENTS_API_PORT as set
 }
 
 // Response is the envelope the core answers with. OK false means Error says what went wrong and
@@ -54,6 +58,9 @@ type Response struct {
 	Tools     []ToolSpec `json:"tools,omitempty"`
 	Subscribe []string   `json:"subscribe,omitempty"`
 	Config    *Config    `json:"config,omitempty"`
+	// ConfigError names the invalid config file and field; the machine then runs on the host's
+	// options alone and refuses asyncagents_task with this text.
+	ConfigError string `json:"configError,omitempty"`
 
 	// tasks and task
 	Tasks []Task `json:"tasks,omitempty"`
@@ -112,9 +119,15 @@ func (r *Runtime) handle(q Request) Response {
 		if q.Config != nil {
 			cfg = *q.Config
 		}
-		r.m = NewMachine(cfg)
+		merged, err := ApplyConfigFiles(cfg, q.ConfigFiles)
+		configError := ""
+		if err != nil {
+			configError = err.Error()
+		}
+		r.m = NewMachine(merged)
+		r.m.configError = configError
 		c := r.m.Config()
-		return Response{OK: true, ABI: ABIVersion, Version: Version, Tools: Tools(), Subscribe: SubscribedEvents(), Config: &c}
+		return Response{OK: true, ABI: ABIVersion, Version: Version, Tools: Tools(), Subscribe: SubscribedEvents(), Config: &c, ConfigError: configError}
 	case "step":
 		if q.Event == nil {
 			return Response{Error: "step: missing event"}
@@ -126,6 +139,7 @@ func (r *Runtime) handle(q Request) Response {
 		}
 		s := StoragePaths(q.Env.XDGDataHome, q.Env.Home, q.Env.Directory)
 		s.APIPorts = APIPorts(q.Env.APIPort)
+		s.ConfigFiles = ConfigCandidates(q.Env.XDGConfigHome, q.Env.Home, q.Env.Directory)
 		return Response{OK: true, Storage: &s}
 	case "restore":
 		r.m.RestoreHealth(q.State)

@@ -130,7 +130,9 @@ func (m *Machine) attemptSucceeded(t *Task) {
 // childFailed decides what a failed model call means for t. It returns true when the failure is
 // handled (another attempt is under way, or the error is the echo of our own abort) and the task
 // must not fail.
-func (m *Machine) childFailed(t *Task, e *TaskError) bool {
+//
+// settled says whether the failed message is known to be complete.
+func (m *Machine) childFailed(t *Task, e *TaskError, settled bool) bool {
 	if t.switching {
 		return true // the abort we sent to leave a failing model
 	}
@@ -142,21 +144,33 @@ func (m *Machine) childFailed(t *Task, e *TaskError) bool {
 	switch {
 	case class.CompactFirst() && !t.compacted:
 		// OpenCode compacts the session and then continues it on its own ("Continue if you
-		// have next steps"), on the same model: that continuation is the retry.
+		// have next steps"), on the same model: that continuation is the retry. The compaction
+		// is asked for once the failed turn has settled, like a switch of model.
 		m.endAttempt(t, false, e, class)
 		t.compacted = true
-		t.attemptAt = m.now
-		t.msg, t.sessionError = nil, nil
-		m.beginAttempt(t, true)
-		m.log("info", fmt.Sprintf("task %s: %s hit its context limit; compacting the session and retrying once", t.ID, t.Model))
-		m.request(Effect{Kind: EffectSummarize, SessionID: t.ID, Model: t.Model}, pending{taskID: t.ID, compact: true})
+		m.leaveAttempt(t)
+		t.pendingErr, t.pendingClass, t.pendingCompact = e, class, true
+		t.abortDone, t.settled, t.idleSeen = true, settled, settled
+		if settled {
+			m.switchModel(t)
+		}
 		return true
 	case class.Fallback() || class.CompactFirst():
 		m.endAttempt(t, false, e, class)
 		if class.Fallback() {
 			m.recordHealth(t.Model, false, e.Message)
 		}
-		return m.nextModel(t, e, class)
+		if !m.hasNextModel(t) {
+			return false
+		}
+		// The next model is prompted once the failed turn has settled (see Task.settled).
+		m.leaveAttempt(t)
+		t.pendingErr, t.pendingClass = e, class
+		t.abortDone, t.settled, t.idleSeen = true, settled, settled
+		if settled {
+			m.switchModel(t) // this very idle followed the failed message's completion
+		}
+		return true
 	}
 	m.endAttempt(t, false, e, class)
 	return false
@@ -219,7 +233,13 @@ func (m *Machine) noteCompaction(t *Task) {
 // needs nothing more. If it could not compact, the next model gets the task.
 func (m *Machine) onCompacted(p pending, ev Event) {
 	t := m.tasks[p.taskID]
-	if t == nil || t.Status.Terminal() || ev.OK {
+	if t == nil || t.Status.Terminal() || !t.compacting {
+		return
+	}
+	t.switching, t.compacting = false, false
+	if ev.OK {
+		// The continuation may already have answered while the compaction was awaited.
+		m.checkTask(t, false)
 		return
 	}
 	e := &TaskError{Name: "CompactError", Message: "could not compact the session: " + ev.Error}
@@ -254,21 +274,71 @@ func (m *Machine) abandonAttempt(t *Task, e *TaskError, class ErrorClass) {
 	m.recordHealth(t.Model, false, e.Message)
 	m.leaveAttempt(t)
 	t.pendingErr, t.pendingClass = e, class
+	t.abortDone, t.settled, t.idleSeen = false, false, false
 	m.request(Effect{Kind: EffectAbort, SessionID: t.ID}, pending{taskID: t.ID, switchModel: true})
 }
 
-// onAbortedForSwitch prompts the next model once the failing attempt is aborted.
+// onAbortedForSwitch notes that OpenCode confirmed the abort of a failing attempt. The next model
+// is prompted once the session is also idle: OpenCode 1.18 drops a prompt that reaches a session
+// still winding down its aborted turn.
 func (m *Machine) onAbortedForSwitch(p pending, ev Event) {
 	t := m.tasks[p.taskID]
-	if t == nil || t.Status.Terminal() {
+	if t == nil || t.Status.Terminal() || t.pendingErr == nil {
 		return
 	}
-	t.switching = false
-	e, class := t.pendingErr, t.pendingClass
-	t.pendingErr = nil
 	if !ev.OK {
 		m.log("warn", "task "+t.ID+": could not abort the failing attempt: "+ev.Error)
 	}
+	t.abortDone = true
+	if t.idleSeen {
+		m.switchModel(t)
+	}
+}
+
+// onIdleWhileSwitching notes an idle between attempts: once the failed turn has settled, the
+// idle that follows is the end of it.
+func (m *Machine) onIdleWhileSwitching(t *Task) {
+	if t.pendingErr == nil {
+		return // a compaction, not a switch
+	}
+	if t.settled {
+		t.idleSeen = true
+	}
+	if t.abortDone && t.idleSeen {
+		m.switchModel(t)
+	}
+}
+
+// onSettled notes that the failed turn's message is complete.
+func (m *Machine) onSettled(t *Task) {
+	if t.pendingErr != nil {
+		t.settled = true
+	}
+}
+
+// onQuietWhileSwitching: the poll found the session not busy between attempts, a while after the
+// failure. Whatever events were missed, the turn is over.
+func (m *Machine) onQuietWhileSwitching(t *Task) {
+	if t.pendingErr != nil && t.abortDone {
+		m.switchModel(t)
+	}
+}
+
+// switchModel starts what waited for the failed turn to settle: the compaction, or the next
+// model; with no model left the task fails.
+func (m *Machine) switchModel(t *Task) {
+	e, class := t.pendingErr, t.pendingClass
+	t.pendingErr, t.abortDone, t.settled, t.idleSeen = nil, false, false, false
+	if t.pendingCompact {
+		// Until OpenCode has compacted, what the session reports (the compaction's own turn)
+		// is not the task's outcome: switching stays on until summarize answers.
+		t.pendingCompact, t.compacting = false, true
+		m.beginAttempt(t, true)
+		m.log("info", fmt.Sprintf("task %s: %s hit its context limit; compacting the session and retrying once", t.ID, t.Model))
+		m.request(Effect{Kind: EffectSummarize, SessionID: t.ID, Model: t.Model}, pending{taskID: t.ID, compact: true})
+		return
+	}
+	t.switching = false
 	if !m.nextModel(t, e, class) {
 		m.finish(t, StatusError, "", e)
 	}
@@ -286,8 +356,12 @@ func (m *Machine) hasNextModel(t *Task) bool {
 // onAttemptTimer abandons an attempt that has shown no activity for attemptTimeoutMs.
 func (m *Machine) onAttemptTimer(id string) {
 	t := m.tasks[id]
-	if t == nil || t.Status.Terminal() || t.FallbackInfo == nil || t.switching || t.Queued {
+	if t == nil || t.Status.Terminal() || t.FallbackInfo == nil || t.Queued || (t.switching && !t.compacting) {
 		return
+	}
+	if t.compacting && m.now-t.attemptAt >= m.cfg.Fallback.AttemptTimeoutMs {
+		// A compaction that never answers (OpenCode dropped it): the next model gets the task.
+		t.switching, t.compacting = false, false
 	}
 	last := t.Progress.LastUpdate
 	if n := len(t.FallbackInfo.Attempts); n > 0 {

@@ -246,7 +246,10 @@ func TestRetryStatusSwitchesModels(t *testing.T) {
 	require.Len(t, abort, 1)
 	require.Empty(t, prompts(eff, id))
 	// The aborted answer comes back as an error: it is ours, not a failure of the task.
-	h.answer(id, `{"name":"MessageAbortedError","data":{"message":"The operation was aborted."}}`, "")
+	// Its message (created when the attempt began) completes, then the session goes idle.
+	h.oc("message.updated", fmt.Sprintf(`{"info":{"id":"msg_run","sessionID":%q,"role":"assistant","error":{"name":"MessageAbortedError","data":{"message":"The operation was aborted."}},"time":{"created":%d,"completed":%d}}}`, id, h.now-100, h.now))
+	eff = h.oc("session.idle", fmt.Sprintf(`{"sessionID":%q}`, id))
+	require.Empty(t, prompts(eff, id), "not before OpenCode confirms the abort")
 	task, _ := h.m.Task(id)
 	require.Equal(t, StatusRunning, task.Status)
 	eff = h.step(Event{Type: EventEffectDone, EffectID: abort[0].ID, OK: true})
@@ -273,6 +276,9 @@ func TestAttemptTimeout(t *testing.T) {
 	abort := ofKind(eff, EffectAbort)
 	require.Len(t, abort, 1)
 	eff = h.step(Event{Type: EventEffectDone, EffectID: abort[0].ID, OK: true})
+	require.Empty(t, prompts(eff, id), "no prompt while the aborted turn winds down")
+	h.oc("message.updated", fmt.Sprintf(`{"info":{"id":"msg_slow","sessionID":%q,"role":"assistant","error":{"name":"MessageAbortedError","data":{"message":"aborted"}},"time":{"created":%d,"completed":%d}}}`, id, h.now-1000, h.now))
+	eff = h.oc("session.idle", fmt.Sprintf(`{"sessionID":%q}`, id))
 	require.Equal(t, "mock/mock-b", prompts(eff, id)[0].Model)
 	h.busy(id)
 	h.now += 61_000
@@ -299,4 +305,41 @@ func TestChainFromTheParentsModel(t *testing.T) {
 	id = one.launch()
 	require.Equal(t, "mock/mock-b", prompts(one.effects, id)[0].Model)
 	require.True(t, strings.HasPrefix(id, "ses_c"))
+}
+
+// A user message's summary is an object (title, diffs), an assistant's is true: neither breaks
+// the reading of a child's messages or events.
+func TestSummaryFieldShapes(t *testing.T) {
+	raw := json.RawMessage(`[{"info":{"role":"user","summary":{"title":"x","diffs":[]},"time":{"created":1}}},
+		{"info":{"role":"assistant","finish":"stop","time":{"created":2,"completed":3}},"parts":[{"type":"text","text":"ok"}]}]`)
+	o, err := readOutcome(raw, 0)
+	require.NoError(t, err)
+	require.True(t, o.done)
+	require.Equal(t, "ok", o.result)
+	summary := json.RawMessage(`[{"info":{"role":"assistant","summary":true,"finish":"stop","time":{"created":2,"completed":3}},"parts":[{"type":"text","text":"a summary"}]}]`)
+	o, err = readOutcome(summary, 0)
+	require.NoError(t, err)
+	require.False(t, o.done, "a compaction's summary is not the answer")
+
+	h := newFB(t, chainAB)
+	id := h.launch()
+	h.oc("message.updated", fmt.Sprintf(`{"info":{"id":"msg_u","sessionID":%q,"role":"user","summary":{"title":"t","diffs":[]},"time":{"created":%d}}}`, id, h.now))
+	h.answer(id, "", "done")
+	task, _ := h.m.Task(id)
+	require.Equal(t, StatusCompleted, task.Status)
+}
+
+// OpenCode reports a failed turn (session.error, idle) before it has finished writing the failed
+// message; a prompt sent then is dropped. The next attempt waits for the message to complete.
+func TestFallbackWaitsForTheFailedTurnToSettle(t *testing.T) {
+	h := newFB(t, chainAB)
+	id := h.launch()
+	h.busy(id)
+	h.oc("message.updated", fmt.Sprintf(`{"info":{"id":"msg_a","sessionID":%q,"role":"assistant","error":%s,"time":{"created":%d}}}`, id, rateLimited, h.now))
+	h.oc("session.error", fmt.Sprintf(`{"sessionID":%q,"error":%s}`, id, rateLimited))
+	eff := h.oc("session.idle", fmt.Sprintf(`{"sessionID":%q}`, id))
+	require.Empty(t, prompts(eff, id), "the failed message is not complete yet")
+	h.oc("message.updated", fmt.Sprintf(`{"info":{"id":"msg_a","sessionID":%q,"role":"assistant","error":%s,"time":{"created":%d,"completed":%d}}}`, id, rateLimited, h.now-50, h.now))
+	eff = h.oc("session.idle", fmt.Sprintf(`{"sessionID":%q}`, id))
+	require.Equal(t, "mock/mock-b", prompts(eff, id)[0].Model)
 }

@@ -276,7 +276,7 @@ func (m *Machine) onReconcileMessages(p pending, ev Event) {
 	o, err := readOutcome(ev.Result, 0)
 	switch {
 	case err == nil && o.done:
-		m.finishWith(t, o)
+		m.finishWith(t, o, false)
 	case p.busy:
 		t.promptSent = true
 	default:

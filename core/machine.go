@@ -10,6 +10,9 @@ import (
 type Machine struct {
 	cfg Config
 	now int64
+	// configError is set when a config file is invalid (fileconfig.go): asyncagents_task then
+	// fails with it, and the other tools work on.
+	configError string
 
 	tasks map[string]*Task
 	order []string // task IDs in launch order, for listings

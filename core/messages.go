@@ -15,8 +15,8 @@ type message struct {
 			Created   int64 `json:"created"`
 			Completed int64 `json:"completed"`
 		} `json:"time"`
-		Finish  string `json:"finish"`
-		Summary bool   `json:"summary"` // a compaction's summary, never a task's answer
+		Finish  string          `json:"finish"`
+		Summary json.RawMessage `json:"summary"` // true on a compaction's summary, never a task's answer
 	} `json:"info"`
 	Parts []struct {
 		Type      string `json:"type"`
@@ -26,11 +26,14 @@ type message struct {
 	} `json:"parts"`
 }
 
-// outcome is what a child's messages say about its run.
+// outcome is what a child's messages say about its run. unsettled marks an error on an assistant
+// message OpenCode has not completed yet: its turn is still winding down, and a prompt sent now
+// would be dropped, so a fallback waits for the message to complete (or for the poll).
 type outcome struct {
-	done   bool
-	result string
-	err    *TaskError
+	done      bool
+	result    string
+	err       *TaskError
+	unsettled bool
 }
 
 // readOutcome decides whether the child's last turn has ended, and how. The turn has ended when
@@ -48,11 +51,11 @@ func readOutcome(raw json.RawMessage, since int64) (outcome, error) {
 		return outcome{}, nil
 	}
 	last := msgs[len(msgs)-1]
-	if last.Info.Role != "assistant" || last.Info.Time.Created < since || last.Info.Summary {
+	if last.Info.Role != "assistant" || last.Info.Time.Created < since || isSummary(last.Info.Summary) {
 		return outcome{}, nil
 	}
 	if e := last.Info.Error; e != nil {
-		return outcome{done: true, err: e.taskError()}, nil
+		return outcome{done: true, err: e.taskError(), unsettled: last.Info.Time.Completed == 0}, nil
 	}
 	if last.Info.Time.Completed == 0 || last.Info.Finish == "tool-calls" {
 		return outcome{}, nil
@@ -66,10 +69,11 @@ func readOutcome(raw json.RawMessage, since int64) (outcome, error) {
 	return outcome{done: true, result: strings.Join(texts, "\n\n")}, nil
 }
 
-// finishWith ends a task as its child's last answer says.
-func (m *Machine) finishWith(t *Task, o outcome) {
+// finishWith ends a task as its child's last answer says. settled: the answer came from events
+// that showed the failed message complete, followed by an idle, so the turn is surely over.
+func (m *Machine) finishWith(t *Task, o outcome, settled bool) {
 	if o.err != nil {
-		if m.childFailed(t, o.err) {
+		if m.childFailed(t, o.err, settled && !o.unsettled) {
 			return // another attempt is under way
 		}
 		m.finish(t, StatusError, "", o.err)
@@ -92,17 +96,22 @@ func (m *Machine) onMessages(p pending, ev Event) {
 		m.log("warn", "could not read messages of task "+t.ID+": "+ev.Error)
 		return
 	}
+	if t.switching {
+		return // read before the task moved between attempts: it describes the one left
+	}
 	o, err := readOutcome(ev.Result, t.attemptAt)
 	if err != nil {
 		m.log("warn", "unreadable messages for task "+t.ID+": "+err.Error())
 		return
 	}
 	switch {
+	case o.done && o.unsettled && p.idle && t.FallbackInfo != nil:
+		// The failed turn is still being written; its completion (or the poll) decides.
 	case o.done:
-		m.finishWith(t, o)
+		m.finishWith(t, o, false)
 	case t.sessionError != nil && (p.idle || t.promptSent):
 		// The prompt failed before any assistant message was written.
-		if m.childFailed(t, t.sessionError) {
+		if m.childFailed(t, t.sessionError, false) {
 			return
 		}
 		m.finish(t, StatusError, "", t.sessionError)

@@ -72,14 +72,23 @@ func (m *Machine) onOpenCode(e OpenCodeEvent) {
 // last answer completely, else after reading its messages.
 func (m *Machine) onChildIdle(sessionID string) {
 	t := m.tasks[sessionID]
-	if t == nil || t.Status.Terminal() || t.switching {
+	if t == nil || t.Status.Terminal() {
+		return
+	}
+	if t.switching {
+		m.onIdleWhileSwitching(t)
 		return
 	}
 	if t.awaitBusy {
 		return // the previous attempt's idle: the new prompt has not started yet
 	}
 	if o, known := t.msg.outcome(); known {
-		m.finishWith(t, o)
+		if o.err != nil && o.unsettled && t.FallbackInfo != nil {
+			// The failed turn is still being written: a prompt for the next attempt sent now
+			// would be dropped. Its completion and idle (or the poll) decide.
+			return
+		}
+		m.finishWith(t, o, true)
 		return
 	}
 	m.checkTask(t, true)

@@ -32,7 +32,12 @@ func (m *Machine) onStatus(ev Event) {
 		if json.Unmarshal(ev.Result, &busy) == nil {
 			for _, id := range m.running() {
 				t := m.tasks[id]
-				if _, isBusy := busy[id]; !isBusy && t.promptSent {
+				_, isBusy := busy[id]
+				switch {
+				case isBusy:
+				case t.switching:
+					m.onQuietWhileSwitching(t)
+				case t.promptSent:
 					m.checkTask(t, false)
 				}
 			}

@@ -13,7 +13,12 @@ type Storage struct {
 	Dir        string `json:"dir"`        // the plugin's storage directory
 	History    string `json:"history"`    // this project's task history log
 	ServerJSON string `json:"serverJSON"` // the status API's discovery file
-	APIPorts   []int  `json:"apiPorts"`   // the ports the status API tries, in order (then any)
+	// ModelHealth is the circuit breaker's state file (health.go), shared by every project.
+	ModelHealth string `json:"modelHealth"`
+	APIPorts    []int  `json:"apiPorts"` // the ports the status API tries, in order (then any)
+	// ConfigFiles are the config file candidates, lowest precedence first (fileconfig.go): the
+	// host reads those that exist and passes them to init.
+	ConfigFiles []string `json:"configFiles"`
 }
 
 // StoragePaths places the plugin's files in OpenCode's data directory ($XDG_DATA_HOME, else
@@ -27,9 +32,10 @@ func StoragePaths(xdgDataHome, home, projectDir string) Storage {
 	dir := path.Join(data, "opencode", "asyncagents")
 	sum := sha256.Sum256([]byte(projectDir))
 	return Storage{
-		Dir:        dir,
-		History:    path.Join(dir, "history-"+hex.EncodeToString(sum[:8])+".log"),
-		ServerJSON: path.Join(dir, "server.json"),
+		Dir:         dir,
+		History:     path.Join(dir, "history-"+hex.EncodeToString(sum[:8])+".log"),
+		ServerJSON:  path.Join(dir, "server.json"),
+		ModelHealth: path.Join(dir, ModelHealthFile),
 	}
 }
 

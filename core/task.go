@@ -81,6 +81,13 @@ type Task struct {
 	pendingErr   *TaskError
 	pendingClass ErrorClass
 	awaitBusy    bool
+	// Leaving a model is complete once OpenCode confirmed the abort, if one was needed
+	// (abortDone), the failed turn's message is complete (settled), and an idle followed it
+	// (idleSeen): OpenCode 1.18 drops a prompt sent to a session still winding down a turn.
+	abortDone, settled, idleSeen bool
+	// pendingCompact: what waits for the settled turn is a compaction, not the next model;
+	// compacting: that compaction is under way (session.summarize sent).
+	pendingCompact, compacting bool
 }
 
 // TaskError is a failure as OpenCode reports it: the error's name and its message, and the

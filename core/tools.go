@@ -107,6 +107,11 @@ func (m *Machine) onToolCall(ev Event) {
 	}
 	switch ev.Tool {
 	case ToolTask:
+		if m.configError != "" {
+			// A launch on a config the user did not mean (a chain ignored) would be worse.
+			m.failTool(ev.CallID, m.configError)
+			return
+		}
 		m.onTaskCall(ev)
 	case ToolOutput:
 		m.onOutputCall(ev)

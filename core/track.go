@@ -32,7 +32,7 @@ func (t *trackedMessage) outcome() (o outcome, known bool) {
 		return outcome{}, false
 	}
 	if t.err != nil {
-		return outcome{done: true, err: t.err}, true
+		return outcome{done: true, err: t.err, unsettled: t.completed == 0}, true
 	}
 	if t.completed == 0 || t.finish == "" || t.finish == "tool-calls" {
 		return outcome{}, false
@@ -82,14 +82,14 @@ func (e *eventError) taskError() *TaskError {
 func (m *Machine) onMessageUpdated(props json.RawMessage) {
 	var p struct {
 		Info struct {
-			ID        string      `json:"id"`
-			SessionID string      `json:"sessionID"`
-			Role      string      `json:"role"`
-			Finish    string      `json:"finish"`
-			Provider  string      `json:"providerID"`
-			ModelID   string      `json:"modelID"`
-			Summary   bool        `json:"summary"`
-			Error     *eventError `json:"error"`
+			ID        string          `json:"id"`
+			SessionID string          `json:"sessionID"`
+			Role      string          `json:"role"`
+			Finish    string          `json:"finish"`
+			Provider  string          `json:"providerID"`
+			ModelID   string          `json:"modelID"`
+			Summary   json.RawMessage `json:"summary"` // true on a compaction's summary; an object on user messages
+			Error     *eventError     `json:"error"`
 			Time      struct {
 				Created   int64 `json:"created"`
 				Completed int64 `json:"completed"`
@@ -108,10 +108,14 @@ func (m *Machine) onMessageUpdated(props json.RawMessage) {
 		return
 	}
 	info := p.Info
-	if info.Summary {
+	if t.switching && info.Time.Completed != 0 && info.Time.Created < t.attemptAt {
+		m.onSettled(t) // the failed (or aborted) turn's message is complete
+	}
+	summary := isSummary(info.Summary)
+	if summary {
 		m.noteCompaction(t)
 	}
-	if info.Time.Created < t.attemptAt || info.Summary {
+	if info.Time.Created < t.attemptAt || summary {
 		return // an answer of an attempt that has been left, or a compaction's summary
 	}
 	if info.Role != "assistant" {
@@ -129,6 +133,10 @@ func (m *Machine) onMessageUpdated(props json.RawMessage) {
 	tm.finish = info.Finish
 	tm.err = info.Error.taskError()
 }
+
+// isSummary reads an assistant message's summary flag: true marks a compaction's summary. A user
+// message's summary is an object (its title and diffs), never true.
+func isSummary(raw json.RawMessage) bool { return string(raw) == "true" }
 
 // trackMessage returns the tracked message with id, starting to track it if it is new.
 func (t *Task) trackMessage(id string) *trackedMessage {

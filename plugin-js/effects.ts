@@ -67,8 +67,9 @@ export function makeExecutor(client: Client, directory: string, tmux?: TmuxPanes
         return { id: s?.id };
       }
       case "session.summarize":
-        // Compacts the session with the attempt's model; OpenCode answers once it is done.
-        unwrap("compacting the session", await client.session.summarize({ path: { id: e.sessionID }, body: modelRef(e.model ?? ""), query }));
+        // Compacts the session with the attempt's model; OpenCode answers once it is done and, with
+        // auto, then continues the session on its own: that continuation is the retry.
+        unwrap("compacting the session", await client.session.summarize({ path: { id: e.sessionID }, body: { ...modelRef(e.model ?? ""), auto: true }, query }));
         return null;
       case "session.abort":
         unwrap("aborting the session", await client.session.abort({ path: { id: e.sessionID }, query }));

@@ -36,9 +36,8 @@ export function fileHistory(path: string): History {
 /** A history that keeps nothing, for tests of the runtime alone. */
 export const noHistory: History = { read: () => "", append: () => {}, rewrite: () => {} };
 
-/** Reads a state file of the plugin's storage directory (the model health); missing is "". */
-export function readState(dir: string, name: string): string {
-  const path = join(dir, basename(name));
+/** Reads a state file (the model health, at the path the core names); missing is "". */
+export function readState(path: string): string {
   return existsSync(path) ? readFileSync(path, "utf8") : "";
 }
 

@@ -28,7 +28,9 @@ function readEnv(name: string): string | undefined {
 let compiled: Promise<WebAssembly.Module> | undefined;
 
 // Options come from opencode.json: "plugin": [["asyncagents", { "maxResultChars": 20000 }]]. The
-// core reads them (see core/config.go) and refuses a wrongly typed one by name.
+// core reads them (see core/config.go) and refuses a wrongly typed one by name. The config files
+// (asyncagents.json/.jsonc, global and per project) are layered over them by the core at load
+// (core/fileconfig.go); the Runtime reads them.
 export const AsyncAgents: Plugin = async (input, options) => {
   const { client, directory } = input;
   compiled ??= Bun.file(new URL("./asyncagents.wasm", import.meta.url)).arrayBuffer().then(compile);
@@ -57,7 +59,10 @@ export const AsyncAgents: Plugin = async (input, options) => {
     // serverUrl is read at each pane: OpenCode may start listening after the plugin loads.
     makeExecutor(client as unknown as Client, directory, new TmuxPanes({ serverUrl: () => input.serverUrl, directory, log })),
     log,
-    { env: { xdgDataHome: readEnv("XDG_DATA_HOME"), home: homedir(), directory, apiPort: readEnv("ASYNCAGENTS_API_PORT") }, open: fileHistory },
+    {
+      env: { xdgDataHome: readEnv("XDG_DATA_HOME"), xdgConfigHome: readEnv("XDG_CONFIG_HOME"), home: homedir(), directory, apiPort: readEnv("ASYNCAGENTS_API_PORT") },
+      open: fileHistory,
+    },
   );
   if (readEnv("ASYNCAGENTS_API_ENABLED") !== "false") {
     startApi(runtime, token, startedAt, log);

@@ -2,15 +2,16 @@
 // feed back their results. Timers and pending tool calls live here because they are handles the
 // core cannot hold; what they mean is the core's business.
 
-import { Core, type CoreConfig, type CoreEvent, type Effect } from "../bridge/core";
+import { Core, type ConfigFile, type CoreConfig, type CoreEvent, type Effect } from "../bridge/core";
+import { readConfigFiles } from "./config";
 import { readState, writeState, type History } from "./history";
 
-/** The model health state's file name (core/health.go ModelHealthFile). */
-const MODEL_HEALTH_FILE = "model-health.json";
 
 /** What the core needs to place the plugin's files. */
 export interface StorageEnv {
   xdgDataHome?: string;
+  /** For the global config file ($XDG_CONFIG_HOME/opencode, else ~/.config/opencode). */
+  xdgConfigHome?: string;
   home?: string;
   directory?: string;
   apiPort?: string;
@@ -50,28 +51,40 @@ export class Runtime {
   private history: History = { read: () => "", append: () => {}, rewrite: () => {} };
   private broadcaster?: (frame: string) => void;
   /** Where the history and server.json live, once the core has said. */
-  storagePaths?: { dir: string; history: string; serverJSON: string; apiPorts: number[] };
+  storagePaths?: { dir: string; history: string; serverJSON: string; modelHealth: string; apiPorts: number[]; configFiles?: string[] };
+  /** The configuration in force (options and config files, defaults filled in), once loaded. */
+  config?: CoreConfig;
+  /** Set when a config file is invalid: asyncagents_task then fails with this text. */
+  configError?: string;
 
   constructor(
     module: Promise<WebAssembly.Module>,
     config: CoreConfig,
     private readonly perform: Perform,
     private readonly log: Log,
-    storage: { env: StorageEnv; open: (historyPath: string) => History },
+    storage: { env: StorageEnv; open: (historyPath: string) => History; readConfig?: (paths: string[]) => ConfigFile[] },
   ) {
     // Compiling the module takes about 100 ms: it happens in the background, and OpenCode does
     // not wait for it. Events that arrive meanwhile are kept and fed in order.
     this.ready = module
       .then((m) => Core.instantiate(m, (fd, text) => this.log(fd === 2 ? "error" : "info", text)))
       .then((core) => {
-        core.init(config);
-        // Where the history lives is the core's call (the Go CLI reads the same file).
+        // Where the history and the config files live is the core's call (the Go CLI reads the
+        // same history). The storage op is pure, so it comes first: init takes the config files.
         this.storagePaths = core.call({ op: "storage", env: storage.env }).storage!;
+        const files = (storage.readConfig ?? readConfigFiles)(this.storagePaths.configFiles ?? []);
+        const init = core.init(config, files);
+        this.config = init.config;
+        if (init.configError) {
+          // The task tool answers with it too; the other tools work on the options alone.
+          this.configError = init.configError;
+          this.log("error", init.configError);
+        }
         this.history = storage.open(this.storagePaths.history);
         this.core = core;
         // The history first: tasks from before a restart are back, and those that were running
         // are reconciled, before any new event is handled.
-        const state = this.guardRead("reading the model health", () => readState(this.storagePaths!.dir, MODEL_HEALTH_FILE));
+        const state = this.guardRead("reading the model health", () => readState(this.storagePaths!.modelHealth));
         const restored = core.call({ op: "restore", now: Date.now(), history: this.history.read(), state });
         for (const e of restored.effects ?? []) this.carryOut(e);
         this.feed({ type: "start" });

@@ -15,7 +15,7 @@ import (
 	"github.com/asyncagents/asyncagents/testharness/ocserve"
 )
 
-// The npm tarball holds the plugin and the .wasm, and works once installed somewhere else: a
+// The npm tarball holds the plugin, the .wasm and the config file's schema, and works once installed somewhere else: a
 // task launched through the installed copy completes in real OpenCode.
 func TestPackedTarballWorksInstalled(t *testing.T) {
 	root := ocserve.RepoRoot(t)
@@ -33,7 +33,7 @@ func TestPackedTarballWorksInstalled(t *testing.T) {
 		}
 	}
 	sort.Strings(files)
-	require.Equal(t, []string{"ABI.md", "README.md", "dist/asyncagents.js", "dist/asyncagents.wasm", "package.json"}, files)
+	require.Equal(t, []string{"ABI.md", "README.md", "dist/asyncagents.js", "dist/asyncagents.schema.json", "dist/asyncagents.wasm", "package.json"}, files)
 	tarballs, _ := filepath.Glob(filepath.Join(tmp, "asyncagents-*.tgz"))
 	require.Len(t, tarballs, 1)
 
@@ -47,6 +47,7 @@ func TestPackedTarballWorksInstalled(t *testing.T) {
 	require.NoError(t, err, "npm install: %s", msg)
 	installed := filepath.Join(install, "node_modules", "asyncagents", "dist", "asyncagents.js")
 	require.FileExists(t, installed)
+	require.FileExists(t, filepath.Join(install, "node_modules", "asyncagents", "dist", "asyncagents.schema.json"))
 
 	model := mockmodel.Start(t, func(req mockmodel.Request) mockmodel.Reply {
 		switch {
