@@ -29,7 +29,7 @@ func (m *Module) New(ctx context.Context) (*Core, error) {
 		WithName(fmt.Sprintf("asyncagents-%d", instanceSeq.Add(1))).
 		WithStartFunctions("_initialize").
 		WithSysWalltime().WithSysNanotime()
-	mod, err := m.rt.InstantiateModule(ctx, m.compiled, cfg)
+	mod, err := m.rt.InstantiateModule(withMemory(ctx), m.compiled, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("asyncagents host: instantiate: %w", err)
 	}

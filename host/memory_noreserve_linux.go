@@ -1,0 +1,5 @@
+package host
+
+import "syscall"
+
+const mapNoReserve = syscall.MAP_NORESERVE
