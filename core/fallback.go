@@ -208,13 +208,7 @@ func (m *Machine) reprompt(t *Task, compacted bool) {
 	t.msg, t.sessionError, t.promptSent = nil, nil, false
 	t.attemptAt, t.awaitBusy, t.switching = m.now, true, false
 	m.beginAttempt(t, compacted)
-	m.request(Effect{
-		Kind:      EffectPromptAsync,
-		SessionID: t.ID,
-		Agent:     t.Agent,
-		Model:     t.Model,
-		Parts:     []TextPart{{Type: "text", Text: t.Prompt}},
-	}, pending{taskID: t.ID})
+	m.sendPrompt(t)
 }
 
 // noteCompaction records that the child's session was compacted during the current attempt,

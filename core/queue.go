@@ -63,6 +63,12 @@ func (m *Machine) startTask(t *Task) {
 		return
 	}
 	m.beginAttempt(t, false)
+	m.sendPrompt(t)
+	m.tmuxOpen(t) // a queued task gets its pane now, when it starts
+}
+
+// sendPrompt gives the child the task's prompt, on the current attempt's model.
+func (m *Machine) sendPrompt(t *Task) {
 	m.request(Effect{
 		Kind:      EffectPromptAsync,
 		SessionID: t.ID,
@@ -70,5 +76,4 @@ func (m *Machine) startTask(t *Task) {
 		Model:     t.Model,
 		Parts:     []TextPart{{Type: "text", Text: t.Prompt}},
 	}, pending{taskID: t.ID})
-	m.tmuxOpen(t) // a queued task gets its pane now, when it starts
 }
