@@ -62,6 +62,9 @@ type pending struct {
 	// compact marks a session.summarize after a context-length error; switchModel the abort
 	// that leaves a failing model (fallback.go).
 	compact, switchModel bool
+	// attemptAt is the task's attemptAt when a read of its messages was asked for: an answer
+	// for an attempt since left says nothing about the current one.
+	attemptAt int64
 }
 
 // waiter is an asyncagents_output(block: true) call waiting for its task to finish.

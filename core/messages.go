@@ -84,7 +84,7 @@ func (m *Machine) finishWith(t *Task, o outcome, settled bool) {
 
 // checkTask asks for the child's messages to see whether it has finished.
 func (m *Machine) checkTask(t *Task, fromIdle bool) {
-	m.request(Effect{Kind: EffectMessages, SessionID: t.ID}, pending{taskID: t.ID, idle: fromIdle})
+	m.request(Effect{Kind: EffectMessages, SessionID: t.ID}, pending{taskID: t.ID, idle: fromIdle, attemptAt: t.attemptAt})
 }
 
 func (m *Machine) onMessages(p pending, ev Event) {
@@ -96,7 +96,7 @@ func (m *Machine) onMessages(p pending, ev Event) {
 		m.log("warn", "could not read messages of task "+t.ID+": "+ev.Error)
 		return
 	}
-	if t.switching {
+	if t.switching || p.attemptAt != t.attemptAt {
 		return // read before the task moved between attempts: it describes the one left
 	}
 	o, err := readOutcome(ev.Result, t.attemptAt)
