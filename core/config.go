@@ -42,8 +42,8 @@ type AgentModels struct {
 
 // FallbackConfig tunes the fallback loop (fallback.go).
 type FallbackConfig struct {
-	// AttemptTimeoutMs abandons an attempt that has shown no activity (no new message part) for
-	// this long, and moves to the next model. Default 180000.
+	// AttemptTimeoutMs abandons an attempt that has shown no activity (no new message part, and
+	// no tool at work) for this long, and moves to the next model. Default 180000.
 	AttemptTimeoutMs int64 `json:"attemptTimeoutMs,omitempty"`
 	// FailureThreshold is how many consecutive failures open a model's circuit. Default 3.
 	FailureThreshold int `json:"failureThreshold,omitempty"`

@@ -205,7 +205,7 @@ func (m *Machine) leaveAttempt(t *Task) {
 // reprompt sends the task's prompt again, on t.Model, as a new attempt. Answers older than the
 // attempt are ignored from now on (attemptAt), so the failed answer cannot end the task.
 func (m *Machine) reprompt(t *Task, compacted bool) {
-	t.msg, t.sessionError, t.promptSent = nil, nil, false
+	t.msg, t.sessionError, t.promptSent, t.toolsRunning = nil, nil, false, nil
 	t.attemptAt, t.awaitBusy, t.switching = m.now, true, false
 	m.beginAttempt(t, compacted)
 	m.sendPrompt(t)
@@ -363,6 +363,10 @@ func (m *Machine) onAttemptTimer(id string) {
 	}
 	idle := m.now - last
 	limit := m.cfg.Fallback.AttemptTimeoutMs
+	if len(t.toolsRunning) > 0 && !t.compacting {
+		m.armAttemptTimer(t, limit) // a tool at work: the model is not the one silent
+		return
+	}
 	if idle < limit {
 		m.armAttemptTimer(t, limit-idle)
 		return

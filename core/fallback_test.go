@@ -343,3 +343,21 @@ func TestFallbackWaitsForTheFailedTurnToSettle(t *testing.T) {
 	eff = h.oc("session.idle", fmt.Sprintf(`{"sessionID":%q}`, id))
 	require.Equal(t, "mock/mock-b", prompts(eff, id)[0].Model)
 }
+
+// A tool at work (a silent ten-minute build) is not a hanging model: the attempt timeout waits
+// for it, and counts again from the tool's end.
+func TestAttemptTimeoutWaitsForARunningTool(t *testing.T) {
+	cfg := chainAB
+	cfg.Fallback.AttemptTimeoutMs = 60_000
+	h := newFB(t, cfg)
+	id := h.launch()
+	h.busy(id)
+	h.oc("message.part.updated", fmt.Sprintf(`{"part":{"id":"prt_t","sessionID":%q,"messageID":"msg_x","type":"tool","callID":"call_build","tool":"bash","state":{"status":"running"}}}`, id))
+	h.now += 600_000
+	eff := h.step(Event{Type: EventTimer, TimerID: attemptTimerPrefix + id})
+	require.Empty(t, ofKind(eff, EffectAbort), "ten minutes in a tool is not a silent model")
+	h.oc("message.part.updated", fmt.Sprintf(`{"part":{"id":"prt_t","sessionID":%q,"messageID":"msg_x","type":"tool","callID":"call_build","tool":"bash","state":{"status":"completed"}}}`, id))
+	h.now += 61_000
+	eff = h.step(Event{Type: EventTimer, TimerID: attemptTimerPrefix + id})
+	require.Len(t, ofKind(eff, EffectAbort), 1, "silence after the tool ended counts")
+}

@@ -110,10 +110,25 @@ func (m *Machine) onPartUpdated(props json.RawMessage) {
 			Time      struct {
 				End int64 `json:"end"`
 			} `json:"time"`
+			State struct {
+				Status string `json:"status"` // a tool part's: pending, running, completed, error
+			} `json:"state"`
 		} `json:"part"`
 	}
 	if json.Unmarshal(props, &p) != nil {
 		return
+	}
+	if t := m.tasks[p.Part.SessionID]; t != nil && p.Part.Type == "tool" && p.Part.CallID != "" {
+		// A tool at work (a long build, a test run) is the child working, not the model
+		// hanging: the attempt timeout waits for it.
+		if p.Part.State.Status == "pending" || p.Part.State.Status == "running" {
+			if t.toolsRunning == nil {
+				t.toolsRunning = map[string]bool{}
+			}
+			t.toolsRunning[p.Part.CallID] = true
+		} else {
+			delete(t.toolsRunning, p.Part.CallID)
+		}
 	}
 	t := m.tasks[p.Part.SessionID]
 	if t == nil || t.Status.Terminal() {

@@ -88,6 +88,8 @@ type Task struct {
 	// pendingCompact: what waits for the settled turn is a compaction, not the next model;
 	// compacting: that compaction is under way (session.summarize sent).
 	pendingCompact, compacting bool
+	// toolsRunning: the child's tool calls still at work, by call ID.
+	toolsRunning map[string]bool
 }
 
 // TaskError is a failure as OpenCode reports it: the error's name and its message, and the
