@@ -60,7 +60,7 @@ export class Core {
     // The history travels raw after a NUL byte, not escaped inside the JSON (ABI.md).
     const { history, ...rest } = request;
     const raw = typeof history === "string" && history !== "" ? JSON.stringify(rest) + "\u0000" + history : JSON.stringify(request);
-    const res = JSON.parse(this.callRaw(raw)) as CoreResponse;
+    const res = parseResponse(this.callRaw(raw));
     if (!res.ok) throw new CoreError(res.error ?? "core error");
     return res;
   }
@@ -77,6 +77,18 @@ export class Core {
   tasks(): Record<string, unknown>[] {
     return this.call({ op: "tasks" }).tasks ?? [];
   }
+}
+
+/**
+ * Reads a response envelope as the core sends it: the JSON envelope and, after a NUL byte, the
+ * raw body of an http op's answer (ABI.md).
+ */
+export function parseResponse(raw: string): CoreResponse {
+  const nul = raw.indexOf("\u0000");
+  if (nul < 0) return JSON.parse(raw) as CoreResponse;
+  const res = JSON.parse(raw.slice(0, nul)) as CoreResponse & { http?: { body?: string } };
+  if (res.http) res.http.body = raw.slice(nul + 1);
+  return res;
 }
 
 /** Compiles module bytes. Kept apart from instantiation so a plugin can start it without waiting. */

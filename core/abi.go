@@ -108,8 +108,35 @@ func (r *Runtime) Call(req []byte) (out []byte) {
 	if payload != nil {
 		q.History = string(payload)
 	}
-	return encode(r.handle(q))
+	resp := r.handle(q)
+	if resp.HTTP != nil && resp.HTTP.Body != "" {
+		// The status API's body travels raw after a NUL byte too: escaped into the envelope, a
+		// page of tasks is encoded twice here and parsed twice by the host.
+		body := resp.HTTP.Body
+		resp.HTTP.Body = ""
+		out := encode(resp)
+		return append(append(out, 0), body...)
+	}
+	return encode(resp)
 }
+
+// DecodeResponse reads a response envelope as the core sends it: the JSON envelope and, after a
+// NUL byte, the raw body of an http op's answer (ABI.md).
+func DecodeResponse(raw []byte) (Response, error) {
+	var body []byte
+	if i := bytes.IndexByte(raw, 0); i >= 0 {
+		raw, body = raw[:i], raw[i+1:]
+	}
+	var r Response
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return Response{}, err
+	}
+	if body != nil && r.HTTP != nil {
+		r.HTTP.Body = string(body)
+	}
+	return r, nil
+}
+
 
 func (r *Runtime) handle(q Request) Response {
 	switch q.Op {

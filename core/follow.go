@@ -18,6 +18,7 @@ func (m *Machine) Follow(now int64, lines string, replace bool) (RestoreResult, 
 	var res RestoreResult
 	if replace {
 		m.tasks = map[string]*Task{}
+		m.storeChanged()
 	}
 	touched, _ := m.applyHistory(lines, &res)
 	m.pruneOrder()

@@ -42,6 +42,7 @@ func (m *Machine) touch(t *Task) {
 // forget removes a task from the store and persists the removal.
 func (m *Machine) forget(id string) {
 	delete(m.tasks, id)
+	m.storeChanged()
 	if m.dirty == nil {
 		m.dirty = map[string]bool{}
 	}
@@ -116,6 +117,7 @@ func (m *Machine) Restore(now int64, history string) (RestoreResult, []Effect) {
 	_, lines := m.applyHistory(history, &res)
 	m.pruneOrder()
 	sort.SliceStable(m.order, func(i, j int) bool { return m.tasks[m.order[i]].StartedAt < m.tasks[m.order[j]].StartedAt })
+	m.storeChanged()
 	for id, t := range m.tasks {
 		m.sseStatus[id] = t.Status
 	}
@@ -136,6 +138,7 @@ func (m *Machine) Restore(now int64, history string) (RestoreResult, []Effect) {
 // IDs they touched, in order of first touch, and how many non-empty lines there were. Corrupt
 // lines are counted and reported in res.
 func (m *Machine) applyHistory(history string, res *RestoreResult) (touched []string, lines int) {
+	m.storeChanged()
 	seen := map[string]bool{}
 	for n, line := range strings.Split(history, "\n") {
 		if line == "" {
@@ -184,6 +187,7 @@ func (m *Machine) pruneOrder() {
 		}
 	}
 	m.order = order
+	m.storeChanged()
 }
 
 func parseHistoryLine(line string) (historyRecord, error) {

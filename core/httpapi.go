@@ -96,8 +96,21 @@ func (m *Machine) ServeHTTP(req HTTPRequest, cfg APIConfig, now int64) HTTPRespo
 	return apiServe(req, m.apiView(), cfg, now)
 }
 
-// apiView lists the machine's tasks in launch order, shared, not copied: for reading only.
+// apiView lists the machine's tasks in launch order, shared, not copied: for reading only. It is
+// kept between requests and rebuilt after storeChanged.
 func (m *Machine) apiView() []*Task {
+	if m.view == nil {
+		m.view = m.freshView()
+	}
+	return m.view
+}
+
+// storeChanged drops the cached view: call it whenever a task is added to or removed from the
+// store, or the launch order changes.
+func (m *Machine) storeChanged() { m.view = nil }
+
+// freshView resolves the launch order to tasks.
+func (m *Machine) freshView() []*Task {
 	out := make([]*Task, 0, len(m.order))
 	for _, id := range m.order {
 		if t, ok := m.tasks[id]; ok {

@@ -16,6 +16,10 @@ type Machine struct {
 
 	tasks map[string]*Task
 	order []string // task IDs in launch order, for listings
+	// view is order resolved to tasks, for the status API: rebuilt only after the store's
+	// membership or order changed (storeChanged), not on every request. Resolving 10,000 IDs
+	// through the map on every GET cost most of a request's time inside WebAssembly.
+	view []*Task
 
 	agents         []AgentInfo
 	agentsKnown    bool

@@ -33,6 +33,7 @@ var (
 )
 
 func (w *world) carryOut(effects []Effect) {
+	w.checkView()
 	for _, e := range effects {
 		if e.SessionID != "" && e.SessionID != "ses_parent" && w.m.tasks[e.SessionID] == nil {
 			w.t.Fatalf("effect %s refers to unknown session %q", e.Kind, e.SessionID)
@@ -211,5 +212,19 @@ func TestReducerUnderRandomEventOrders(t *testing.T) {
 				t.Fatalf("%d effects still pending after the world settled", len(w.m.pending))
 			}
 		})
+	}
+}
+
+// checkView fails when the status API's cached view of the store differs from the store itself:
+// a change to the store's membership or order that forgot storeChanged.
+func (w *world) checkView() {
+	cached, fresh := w.m.apiView(), w.m.freshView()
+	if len(cached) != len(fresh) {
+		w.t.Fatalf("the API's view holds %d tasks, the store %d", len(cached), len(fresh))
+	}
+	for i := range fresh {
+		if cached[i] != fresh[i] {
+			w.t.Fatalf("the API's view differs from the store at %d: %s, want %s", i, cached[i].ID, fresh[i].ID)
+		}
 	}
 }

@@ -71,6 +71,7 @@ func (m *Machine) onClearCall(ev Event) {
 		order = append(order, id)
 	}
 	m.order = order
+	m.storeChanged()
 	out := fmt.Sprintf("Cleared %d finished tasks.", cleared)
 	if kept > 0 {
 		out += fmt.Sprintf(" %d running tasks were kept and keep running; cancel them with asyncagents_cancel.", kept)
@@ -103,6 +104,7 @@ func (m *Machine) onSessionDeleted(sessionID string) {
 		m.forget(id)
 	}
 	m.order = order
+	m.storeChanged()
 	delete(m.held, sessionID)
 	delete(m.busy, sessionID)
 	m.startQueued()

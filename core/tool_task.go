@@ -227,6 +227,7 @@ func (m *Machine) onSessionCreated(p pending, ev Event) {
 	m.firstModel(t)
 	m.tasks[t.ID] = t
 	m.order = append(m.order, t.ID)
+	m.storeChanged()
 	m.indexTask(t)
 	m.touch(t)
 	if l.cancelled {

@@ -30,8 +30,8 @@ func (c *Core) Do(ctx context.Context, q core.Request) (core.Response, error) {
 	if err != nil {
 		return core.Response{}, err
 	}
-	var r core.Response
-	if err := json.Unmarshal(raw, &r); err != nil {
+	r, err := core.DecodeResponse(raw)
+	if err != nil {
 		return core.Response{}, err
 	}
 	if !r.OK {

@@ -5,6 +5,7 @@
 package conformance
 
 import (
+	"bytes"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -72,9 +73,17 @@ func Run(c Case, call Caller) error {
 		if err != nil {
 			return fmt.Errorf("step %d (%s): call failed: %w", i, s.Note, err)
 		}
+		// An http op's body travels raw after a NUL byte (ABI.md).
+		envelope, body := raw, []byte(nil)
+		if i := bytes.IndexByte(raw, 0); i >= 0 {
+			envelope, body = raw[:i], raw[i+1:]
+		}
 		var got map[string]any
-		if err := json.Unmarshal(raw, &got); err != nil {
+		if err := json.Unmarshal(envelope, &got); err != nil {
 			return fmt.Errorf("step %d (%s): response is not JSON: %s", i, s.Note, raw)
+		}
+		if http, ok := got["http"].(map[string]any); ok && body != nil {
+			http["body"] = string(body)
 		}
 		if len(s.Expect) > 0 {
 			var want any
