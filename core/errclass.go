@@ -1,6 +1,9 @@
 package core
 
-import "regexp"
+import (
+	"regexp"
+	"sync"
+)
 
 // Error classes: what a failed model call means for a fallback chain (fallback.go).
 //
@@ -81,16 +84,29 @@ type ProviderError struct {
 // the response body, that give it away.
 type errorPattern struct {
 	class    ErrorClass
-	patterns []*regexp.Regexp
+	patterns *patternSet
 }
 
-func anyOf(res ...string) []*regexp.Regexp {
-	out := make([]*regexp.Regexp, len(res))
-	for i, re := range res {
-		out[i] = regexp.MustCompile(`(?im)` + re)
-	}
-	return out
+// patternSet is a list of wordings compiled on first use: compiling them all when the module
+// starts cost about 40 ms of every plugin start inside WebAssembly, for errors most sessions
+// never see.
+type patternSet struct {
+	sources []string
+	once    sync.Once
+	res     []*regexp.Regexp
 }
+
+func (p *patternSet) compiled() []*regexp.Regexp {
+	p.once.Do(func() {
+		p.res = make([]*regexp.Regexp, len(p.sources))
+		for i, re := range p.sources {
+			p.res[i] = regexp.MustCompile(`(?im)` + re)
+		}
+	})
+	return p.res
+}
+
+func anyOf(res ...string) *patternSet { return &patternSet{sources: res} }
 
 // errorPatterns, in the order they are tried when the status does not decide. Context length
 // comes first (a too-long prompt is often a plain 400); quota before rate limit (a 429 that says
@@ -242,8 +258,8 @@ func matches(text string, class ErrorClass) bool {
 	return false
 }
 
-func matchAny(text string, res []*regexp.Regexp) bool {
-	for _, re := range res {
+func matchAny(text string, set *patternSet) bool {
+	for _, re := range set.compiled() {
 		if re.MatchString(text) {
 			return true
 		}

@@ -11,6 +11,7 @@ import "encoding/json"
 // A follower is read-only: Follow never writes history, reconciles, or asks OpenCode anything,
 // and its effects are SSE frames only (and a warning for corrupt lines).
 func (m *Machine) Follow(now int64, lines string, replace bool) (RestoreResult, []Effect) {
+	m.apiCache.clear()
 	if now > m.now {
 		m.now = now
 	}
@@ -20,7 +21,7 @@ func (m *Machine) Follow(now int64, lines string, replace bool) (RestoreResult, 
 		m.tasks = map[string]*Task{}
 		m.storeChanged()
 	}
-	touched, _ := m.applyHistory(lines, &res)
+	touched, _, _ := m.applyHistory(lines, &res, true)
 	m.pruneOrder()
 	m.rebuildIndex()
 	for _, id := range touched {

@@ -109,17 +109,26 @@ const maxReportedProblems = 10
 // (see reconcile); queued ones wait for a slot again. A log much longer than its live tasks is
 // compacted.
 func (m *Machine) Restore(now int64, history string) (RestoreResult, []Effect) {
+	m.apiCache.clear()
 	if now > m.now {
 		m.now = now
 	}
 	m.out = nil
 	var res RestoreResult
-	_, lines := m.applyHistory(history, &res)
-	m.pruneOrder()
-	sort.SliceStable(m.order, func(i, j int) bool { return m.tasks[m.order[i]].StartedAt < m.tasks[m.order[j]].StartedAt })
-	m.storeChanged()
-	for id, t := range m.tasks {
-		m.sseStatus[id] = t.Status
+	if len(m.tasks) == 0 {
+		// Sized once: growing a map of 10,000 tasks rehashes it a dozen times.
+		m.tasks = make(map[string]*Task, strings.Count(history, "\n"))
+	}
+	_, lines, removals := m.applyHistory(history, &res, false)
+	if removals {
+		m.pruneOrder()
+	}
+	m.sortRestored()
+	if len(m.sseStatus) == 0 {
+		m.sseStatus = make(map[string]Status, len(m.tasks))
+	}
+	for _, t := range m.apiView() {
+		m.sseStatus[t.ID] = t.Status
 	}
 	m.rebuildIndex()
 	res.Restored = len(m.tasks)
@@ -134,13 +143,42 @@ func (m *Machine) Restore(now int64, history string) (RestoreResult, []Effect) {
 	return res, out
 }
 
-// applyHistory applies a log's records in order (the last record of a task wins) and returns the
-// IDs they touched, in order of first touch, and how many non-empty lines there were. Corrupt
-// lines are counted and reported in res.
-func (m *Machine) applyHistory(history string, res *RestoreResult) (touched []string, lines int) {
+// sortRestored puts the launch order in start order, as the tasks were launched. A log is
+// nearly always in that order already; checking it costs one pass over the tasks, sorting
+// through the map many.
+func (m *Machine) sortRestored() {
+	view := m.apiView()
+	sorted := true
+	for i := 1; i < len(view) && sorted; i++ {
+		sorted = view[i-1].StartedAt <= view[i].StartedAt
+	}
+	if sorted {
+		return
+	}
+	sort.SliceStable(view, func(i, j int) bool { return view[i].StartedAt < view[j].StartedAt })
+	for i, t := range view {
+		m.order[i] = t.ID
+	}
+	m.view = view
+}
+
+// applyHistory applies a log's records in order (the last record of a task wins) and returns
+// how many non-empty lines there were, whether any record removed a task and, when track is
+// set, the IDs the records touched, in order of first touch. Corrupt lines are counted and
+// reported in res.
+func (m *Machine) applyHistory(history string, res *RestoreResult, track bool) (touched []string, lines int, removals bool) {
 	m.storeChanged()
-	seen := map[string]bool{}
-	for n, line := range strings.Split(history, "\n") {
+	var seen map[string]bool
+	if track {
+		seen = map[string]bool{}
+	}
+	for n, rest := 0, history; rest != ""; n++ {
+		line := rest
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
 		if line == "" {
 			continue
 		}
@@ -156,6 +194,7 @@ func (m *Machine) applyHistory(history string, res *RestoreResult) (touched []st
 		id := r.Removed
 		if id != "" {
 			delete(m.tasks, id)
+			removals = true
 		} else {
 			t := r.Task
 			id = t.ID
@@ -165,15 +204,14 @@ func (m *Machine) applyHistory(history string, res *RestoreResult) (touched []st
 			if t.Progress.LastTools == nil {
 				t.Progress.LastTools = []string{}
 			}
-			t.seenCalls = map[string]bool{}
 			m.tasks[id] = t
 		}
-		if !seen[id] {
+		if track && !seen[id] {
 			seen[id] = true
 			touched = append(touched, id)
 		}
 	}
-	return touched, lines
+	return touched, lines, removals
 }
 
 // pruneOrder drops the IDs of removed tasks (and any repeat) from the launch order.
@@ -238,9 +276,9 @@ func (m *Machine) compactIfWorthIt() {
 // stopped with it, or it may have finished meanwhile.
 func (m *Machine) reconcile() {
 	var ids []string
-	for _, id := range m.order {
-		if t := m.tasks[id]; t != nil && !t.Status.Terminal() && !t.Queued {
-			ids = append(ids, id)
+	for _, t := range m.apiView() {
+		if !t.Status.Terminal() && !t.Queued {
+			ids = append(ids, t.ID)
 		}
 	}
 	if len(ids) > 0 {

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Restoring 10,000 tasks means decoding about 10 MB of JSON, and encoding/json's byte-by-byte
@@ -295,7 +297,24 @@ func fastString(b string) (string, string, error) {
 
 // validPlain: unescaped string bytes encoding/json would keep as they are (no control
 // characters, valid UTF-8; it would replace invalid bytes, which the slow path does).
+//
+// Eight bytes at a time: for ASCII text, the common case, one pass of word reads, which inside
+// WebAssembly is several times quicker than a byte loop followed by utf8.ValidString. A word
+// that may hold a control byte or a non-ASCII one sends the rest to the exact check.
 func validPlain(s string) bool {
+	b := unsafe.Slice(unsafe.StringData(s), len(s))
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		// A byte below 0x20 borrows into its own top bit; a byte from 0x80 has it set already.
+		if ((w-0x2020202020202020)|w)&0x8080808080808080 != 0 {
+			return validPlainSlow(s[i:])
+		}
+	}
+	return validPlainSlow(s[i:])
+}
+
+func validPlainSlow(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < 0x20 {
 			return false

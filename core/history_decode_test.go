@@ -72,3 +72,19 @@ func BenchmarkDecodeRecord(b *testing.B) {
 		}
 	})
 }
+
+// validPlain agrees with the byte-at-a-time check on every length and every position of a
+// control byte, a non-ASCII rune and an invalid byte.
+func TestValidPlainMatchesSlowCheck(t *testing.T) {
+	bad := []string{"\x00", "\x1f", "\n", "é", "\xff", "\xe2\x82", "日本", "\x7f", " ", "~"}
+	for n := 0; n < 20; n++ {
+		base := strings.Repeat("a", n)
+		require.Equal(t, validPlainSlow(base), validPlain(base), "%q", base)
+		for at := 0; at <= n; at++ {
+			for _, b := range bad {
+				s := base[:at] + b + base[at:]
+				require.Equal(t, validPlainSlow(s), validPlain(s), "%q", s)
+			}
+		}
+	}
+}

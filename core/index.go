@@ -35,10 +35,8 @@ func (m *Machine) indexTask(t *Task) {
 // rebuildIndex indexes every task afresh, in launch order (after a restore).
 func (m *Machine) rebuildIndex() {
 	m.index = taskIndex{}
-	for _, id := range m.order {
-		if t := m.tasks[id]; t != nil {
-			m.indexTask(t)
-		}
+	for _, t := range m.apiView() {
+		m.indexTask(t)
 	}
 }
 
