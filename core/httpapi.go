@@ -93,7 +93,17 @@ func ServeHTTP(req HTTPRequest, tasks []Task, cfg APIConfig, now int64) HTTPResp
 // package-level ServeHTTP; Machine.Tasks copies every task, which at 10,000 tasks costs more than
 // the request itself). The tasks are only read.
 func (m *Machine) ServeHTTP(req HTTPRequest, cfg APIConfig, now int64) HTTPResponse {
-	return apiServe(req, m.apiView(), cfg, now)
+	key, cacheable := apiCacheKey(req, cfg)
+	if cacheable {
+		if r, ok := m.apiCache.get(key); ok {
+			return r
+		}
+	}
+	r := apiServe(req, m.apiView(), cfg, now)
+	if cacheable {
+		m.apiCache.put(key, r)
+	}
+	return r
 }
 
 // apiView lists the machine's tasks in launch order, shared, not copied: for reading only. It is

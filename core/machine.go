@@ -20,6 +20,8 @@ type Machine struct {
 	// membership or order changed (storeChanged), not on every request. Resolving 10,000 IDs
 	// through the map on every GET cost most of a request's time inside WebAssembly.
 	view []*Task
+	// apiCache holds recent answers to task reads while the store is unchanged (httpapi_cache.go).
+	apiCache apiCache
 
 	agents         []AgentInfo
 	agentsKnown    bool
@@ -100,6 +102,7 @@ func (m *Machine) Config() Config { return m.cfg }
 
 // Step feeds one event at time now (Unix milliseconds) and returns the effects to carry out.
 func (m *Machine) Step(now int64, ev Event) []Effect {
+	m.apiCache.clear()
 	if now > m.now {
 		m.now = now
 	}

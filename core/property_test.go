@@ -227,4 +227,14 @@ func (w *world) checkView() {
 			w.t.Fatalf("the API's view differs from the store at %d: %s, want %s", i, cached[i].ID, fresh[i].ID)
 		}
 	}
+	// A task read answered from the cache is the answer the store gives now.
+	cfg := APIConfig{Auth: "none"}
+	for _, target := range []string{"/v1/tasks", "/v1/tasks?status=running", "/v1/tasks/ses_1"} {
+		path, query, _ := strings.Cut(target, "?")
+		req := HTTPRequest{Method: "GET", Path: path, Query: query, Headers: map[string]string{"host": "127.0.0.1"}}
+		got, want := w.m.ServeHTTP(req, cfg, w.now), apiServe(req, fresh, cfg, w.now)
+		if got.Status != want.Status || got.Body != want.Body {
+			w.t.Fatalf("GET %s answered %d %s from the cache; the store says %d %s", target, got.Status, got.Body, want.Status, want.Body)
+		}
+	}
 }
