@@ -30,6 +30,10 @@ dist/manifest.json: $(shell find core internal/cmd/manifest -name '*.go')
 dist/asyncagents.js: dist/manifest.json $(shell find plugin-js bridge -name '*.ts' -not -name '*.test.ts') node_modules/.installed
 	$(BUN) build plugin-js/index.ts --outfile $@ --target bun --minify
 
+# The Worker the plugin runs its core and status API in (plugin-js/worker.ts).
+dist/asyncagents-worker.js: $(shell find plugin-js bridge -name '*.ts' -not -name '*.test.ts') node_modules/.installed
+	$(BUN) build plugin-js/worker.ts --outfile $@ --target bun --minify
+
 dist/asyncagents: $(shell find core host -name '*.go') go.mod
 	go build -o $@ ./host/cmd/asyncagents
 
@@ -39,7 +43,7 @@ dist/asyncagents.schema.json: plugin-js/asyncagents.schema.json
 	@mkdir -p dist
 	cp $< $@
 
-build: deps dist/asyncagents.wasm dist/manifest.json dist/asyncagents.js dist/asyncagents dist/asyncagents.schema.json
+build: deps dist/asyncagents.wasm dist/manifest.json dist/asyncagents.js dist/asyncagents-worker.js dist/asyncagents dist/asyncagents.schema.json
 
 test: build test-bun test-go
 

@@ -137,7 +137,6 @@ func DecodeResponse(raw []byte) (Response, error) {
 	return r, nil
 }
 
-
 func (r *Runtime) handle(q Request) Response {
 	switch q.Op {
 	case "version":

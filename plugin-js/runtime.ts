@@ -62,13 +62,26 @@ export class Runtime {
     config: CoreConfig,
     private readonly perform: Perform,
     private readonly log: Log,
-    storage: { env: StorageEnv; open: (historyPath: string) => History; readConfig?: (paths: string[]) => ConfigFile[] },
+    storage: {
+      env: StorageEnv;
+      open: (historyPath: string) => History;
+      readConfig?: (paths: string[]) => ConfigFile[];
+      /** Where this runtime runs ("worker", "opencode thread"), for the load log line. */
+      thread?: string;
+    },
   ) {
     // Compiling the module takes about 100 ms: it happens in the background, and OpenCode does
     // not wait for it. Events that arrive meanwhile are kept and fed in order.
+    const t0 = performance.now();
+    const marks: string[] = [];
+    const mark = (what: string) => marks.push(`${what} +${Math.round(performance.now() - t0)}`);
     this.ready = module
-      .then((m) => Core.instantiate(m, (fd, text) => this.log(fd === 2 ? "error" : "info", text)))
+      .then((m) => {
+        mark("compiled");
+        return Core.instantiate(m, (fd, text) => this.log(fd === 2 ? "error" : "info", text));
+      })
       .then((core) => {
+        mark("instantiated");
         // Where the history and the config files live is the core's call (the Go CLI reads the
         // same history). The storage op is pure, so it comes first: init takes the config files.
         this.storagePaths = core.call({ op: "storage", env: storage.env }).storage!;
@@ -82,13 +95,21 @@ export class Runtime {
         }
         this.history = storage.open(this.storagePaths.history);
         this.core = core;
+        mark("configured");
         // The history first: tasks from before a restart are back, and those that were running
         // are reconciled, before any new event is handled.
         const state = this.guardRead("reading the model health", () => readState(this.storagePaths!.modelHealth));
-        const restored = core.call({ op: "restore", now: Date.now(), history: this.history.read(), state });
+        const text = this.history.read();
+        mark("read");
+        const restored = core.call({ op: "restore", now: Date.now(), history: text, state });
+        mark(`restored ${restored.restore?.restored ?? 0} tasks`);
         for (const e of restored.effects ?? []) this.carryOut(e);
         this.feed({ type: "start" });
         for (const ev of this.backlog.splice(0)) this.feed(ev);
+        mark("started");
+        // One line per load, with where its time went (ms since the plugin asked for the core).
+        const where = storage.thread ? ` (${storage.thread})` : "";
+        this.log("info", `asyncagents: core loaded${where}: ${marks.join(", ")}`);
       })
       .catch((err) => {
         this.failure = err instanceof Error ? err : new Error(String(err));

@@ -233,8 +233,14 @@ export function splitTarget(url: string, host: string): { path: string; query: s
   return q < 0 ? { path: target, query: "" } : { path: target.slice(0, q), query: target.slice(q + 1) };
 }
 
+/** A server the process's end stops: an ApiServer here, or one in the plugin's Worker. */
+export interface Stoppable {
+  stop(graceMs?: number): Promise<void>;
+  removeServerJSON(): void;
+}
+
 /** The servers to stop when the process ends, each with its grace period. */
-const stopWithProcessServers = new Map<ApiServer, number>();
+const stopWithProcessServers = new Map<Stoppable, number>();
 let processHooked = false;
 
 /**
@@ -244,7 +250,7 @@ let processHooked = false;
  * the process as it would have without the plugin: OpenCode is never kept alive longer than the
  * grace period. A second signal during it finds no listener of ours and ends the process at once.
  */
-export function stopWithProcess(api: ApiServer, graceMs = STOP_GRACE_MS): void {
+export function stopWithProcess(api: Stoppable, graceMs = STOP_GRACE_MS): void {
   stopWithProcessServers.set(api, graceMs);
   if (processHooked) return;
   processHooked = true;

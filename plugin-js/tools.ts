@@ -3,7 +3,7 @@
 
 import { tool } from "@opencode-ai/plugin/tool";
 import type { ToolSpec } from "../bridge/core";
-import type { Runtime } from "./runtime";
+import type { CoreHost } from "./remote";
 
 function argSchema(a: ToolSpec["args"][number]) {
   const z = tool.schema;
@@ -12,7 +12,7 @@ function argSchema(a: ToolSpec["args"][number]) {
   return a.required ? described : described.optional();
 }
 
-export function makeTools(specs: ToolSpec[], runtime: Runtime) {
+export function makeTools(specs: ToolSpec[], runtime: CoreHost) {
   const tools: Record<string, ReturnType<typeof tool>> = {};
   for (const spec of specs) {
     const args: Record<string, any> = {};

@@ -66,8 +66,14 @@ func apiGet(t *testing.T, url, token string, host string) (int, string) {
 // The status API inside the plugin, observed from outside: server.json (mode 0600) with the
 // token, health without it, 401 without the token, 403 for a foreign Host, the task list and a
 // task's logs, and an SSE stream with a snapshot then the task's frames. SIGTERM removes
-// server.json.
+// server.json. It runs twice: with the core in the plugin's Worker (the default), and in
+// OpenCode's own thread (ASYNCAGENTS_WORKER=false, the fallback when no Worker can start).
 func TestStatusAPIFromOutside(t *testing.T) {
+	t.Run("worker", func(t *testing.T) { statusAPIFromOutside(t, "worker") })
+	t.Run("opencode-thread", func(t *testing.T) { statusAPIFromOutside(t, "opencode thread", "ASYNCAGENTS_WORKER=false") })
+}
+
+func statusAPIFromOutside(t *testing.T, thread string, env ...string) {
 	port := freeTCPPort(t)
 	e := start(t, func(req mockmodel.Request) mockmodel.Reply {
 		switch {
@@ -79,7 +85,7 @@ func TestStatusAPIFromOutside(t *testing.T) {
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Observed job", "CHILD api", "general")}}
 		}
 		return mockmodel.Reply{Text: "?"}
-	}, fmt.Sprintf("ASYNCAGENTS_API_PORT=%d", port))
+	}, append(env, fmt.Sprintf("ASYNCAGENTS_API_PORT=%d", port))...)
 	// The plugin loads on the first request for the project.
 	_, err := e.oc.CreateSession(e.ctx(30*time.Second), "warm-up")
 	require.NoError(t, err)
@@ -150,6 +156,7 @@ func TestStatusAPIFromOutside(t *testing.T) {
 	require.Contains(t, body, "api result", "the logs are the child's messages")
 	code, _ = apiGet(t, sj.URL+"/v1/tasks?limit=500", sj.Token, "")
 	require.Equal(t, 400, code)
+	require.Contains(t, e.oc.Logs(), "asyncagents: core loaded ("+thread+"): compiled +", "the core ran where it was asked to")
 
 	require.NoError(t, e.oc.Stop())
 	_, err = os.Stat(st.ServerJSON)

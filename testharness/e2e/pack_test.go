@@ -33,7 +33,7 @@ func TestPackedTarballWorksInstalled(t *testing.T) {
 		}
 	}
 	sort.Strings(files)
-	require.Equal(t, []string{"ABI.md", "README.md", "dist/asyncagents.js", "dist/asyncagents.schema.json", "dist/asyncagents.wasm", "package.json"}, files)
+	require.Equal(t, []string{"ABI.md", "README.md", "dist/asyncagents-worker.js", "dist/asyncagents.js", "dist/asyncagents.schema.json", "dist/asyncagents.wasm", "package.json"}, files)
 	tarballs, _ := filepath.Glob(filepath.Join(tmp, "asyncagents-*.tgz"))
 	require.Len(t, tarballs, 1)
 
@@ -65,4 +65,5 @@ func TestPackedTarballWorksInstalled(t *testing.T) {
 	parent := e.prompt("GO")
 	e.eventually("the notice from the installed plugin", 60*time.Second, func() bool { return len(e.notices(parent)) == 1 })
 	require.Contains(t, e.notices(parent)[0].hidden, "<task_result>\npacked result\n</task_result>")
+	require.Contains(t, oc.Logs(), "asyncagents: core loaded (worker)", "the installed package runs its core in its Worker")
 }

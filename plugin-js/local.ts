@@ -1,0 +1,56 @@
+// Assembles the core's runtime and the status API server in the current thread. The plugin runs
+// this inside a Worker (worker.ts), so that neither the history's restore nor an API request
+// waits on OpenCode's event loop; it runs it in OpenCode's own thread only when no Worker can
+// start (see index.ts).
+
+import type { CoreConfig, Effect } from "../bridge/core";
+import { fileHistory } from "./history";
+import { Runtime, type StorageEnv } from "./runtime";
+import { ApiServer } from "./server";
+
+/** Everything the core's side needs, as plain data: it crosses to the Worker by postMessage. */
+export interface CoreSetup {
+  config: CoreConfig;
+  env: StorageEnv;
+  /** The status API's bearer token, and the plugin's start time (server.json's startedAt). */
+  token: string;
+  startedAt: number;
+  apiEnabled: boolean;
+}
+
+export type Perform = (e: Effect) => Promise<unknown>;
+export type Log = (level: string, message: string) => void;
+
+/**
+ * Starts the runtime over module, and the status API once the core has loaded (it answers every
+ * request). onServer hears where server.json was written, so the thread that owns the process's
+ * signals can remove it; thread names where this runs, for the load log line.
+ */
+export function startLocal(
+  module: Promise<WebAssembly.Module>,
+  setup: CoreSetup,
+  perform: Perform,
+  log: Log,
+  onServer?: (serverJSON: string) => void,
+  thread?: string,
+): { runtime: Runtime; api?: ApiServer } {
+  const runtime = new Runtime(module, setup.config, perform, log, { env: setup.env, open: fileHistory, thread });
+  if (!setup.apiEnabled) return { runtime };
+  const api = new ApiServer({
+    http: (req) => runtime.http(req),
+    logs: (sessionID) => runtime.run({ id: 0, kind: "session.messages", sessionID }),
+    log,
+  });
+  runtime.onBroadcast((frame) => api.broadcast(frame));
+  void runtime.whenReady().then(() => {
+    const storage = runtime.storagePaths;
+    if (!storage) return;
+    const port = api.start(storage.apiPorts, storage.serverJSON, setup.token, setup.startedAt);
+    if (port === undefined) {
+      log("error", "asyncagents: the status API could not bind any port");
+      return;
+    }
+    onServer?.(storage.serverJSON);
+  });
+  return { runtime, api };
+}

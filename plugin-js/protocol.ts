@@ -1,0 +1,30 @@
+// The messages between the plugin's main thread (remote.ts) and its Worker (worker.ts). Plain
+// data only: postMessage copies them.
+
+import type { CoreEvent } from "../bridge/core";
+import type { CoreSetup } from "./local";
+import type { ToolAnswer } from "./runtime";
+
+/** What a tool call carries across: the fields of OpenCode's context the core reads. */
+export interface CallContext {
+  sessionID: string;
+  messageID: string;
+  agent: string;
+  callID?: string;
+}
+
+export type ToWorker =
+  | { t: "init"; wasmURL: string; setup: CoreSetup }
+  | { t: "event"; event: CoreEvent }
+  | { t: "call"; id: number; tool: string; args: unknown; ctx: CallContext }
+  | { t: "abort"; id: number }
+  | { t: "done"; id: number; ok: boolean; result?: unknown; error?: string }
+  | { t: "stop"; graceMs: number }
+  | { t: "dispose" };
+
+export type ToMain =
+  | { t: "perform"; id: number; effect: unknown }
+  | { t: "answer"; id: number; answer?: ToolAnswer; error?: string }
+  | { t: "log"; level: string; message: string }
+  | { t: "server"; serverJSON: string }
+  | { t: "stopped" };

@@ -1,0 +1,118 @@
+// The main thread's side of the plugin's Worker (worker.ts): tool calls and OpenCode's events go
+// over, the effects that need OpenCode come back and are carried out here, on the SDK client
+// OpenCode gave the plugin. The process's signals are handled here too (a Worker gets none):
+// on SIGINT/SIGTERM the Worker's API server stops gracefully, and on exit server.json goes.
+
+import { unlinkSync } from "node:fs";
+import type { CoreEvent, Effect } from "../bridge/core";
+import type { CoreSetup, Log, Perform } from "./local";
+import type { ToMain, ToWorker } from "./protocol";
+import type { ToolAnswer, ToolCallContext } from "./runtime";
+
+/** What the plugin's tools and event hook use, wherever the core runs. */
+export interface CoreHost {
+  callTool(tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolAnswer>;
+  feed(ev: CoreEvent): void;
+}
+
+/** How long a stop waits for the Worker beyond the server's own grace period. */
+const STOP_SLACK_MS = 500;
+
+export class WorkerCore implements CoreHost {
+  private readonly worker: Worker;
+  private seq = 0;
+  private readonly calls = new Map<number, { resolve(a: ToolAnswer): void; reject(e: Error): void }>();
+  private serverJSON?: string;
+  private stopped?: () => void;
+  private failure?: string;
+
+  constructor(workerURL: URL, wasmURL: URL, setup: CoreSetup, private readonly perform: Perform, private readonly log: Log) {
+    this.worker = new Worker(workerURL);
+    // The Worker must never keep OpenCode from exiting.
+    (this.worker as any).unref?.();
+    this.worker.onmessage = (e: MessageEvent<ToMain>) => this.receive(e.data);
+    this.worker.onerror = (e: ErrorEvent) => this.fail(e.message || "the worker failed");
+    this.send({ t: "init", wasmURL: wasmURL.href, setup });
+  }
+
+  callTool(tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolAnswer> {
+    if (this.failure) return Promise.reject(new Error(`asyncagents is unavailable: ${this.failure}`));
+    const id = ++this.seq;
+    return new Promise<ToolAnswer>((resolve, reject) => {
+      this.calls.set(id, { resolve, reject });
+      ctx.abort?.addEventListener("abort", () => this.send({ t: "abort", id }), { once: true });
+      const { sessionID, messageID, agent, callID } = ctx;
+      this.send({ t: "call", id, tool, args, ctx: { sessionID, messageID, agent, callID } });
+    });
+  }
+
+  feed(ev: CoreEvent): void {
+    this.send({ t: "event", event: ev });
+  }
+
+  /** Stops the Worker's API server gracefully (server.json goes first); resolves when it is down. */
+  stop(graceMs: number): Promise<void> {
+    this.removeServerJSON();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, graceMs + STOP_SLACK_MS);
+      this.stopped = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.send({ t: "stop", graceMs });
+    });
+  }
+
+  /** Removes server.json at once. Synchronous, so an 'exit' handler can call it. */
+  removeServerJSON(): void {
+    if (!this.serverJSON) return;
+    try {
+      unlinkSync(this.serverJSON);
+    } catch {}
+    this.serverJSON = undefined;
+  }
+
+  private send(m: ToWorker): void {
+    try {
+      this.worker.postMessage(m);
+    } catch {
+      // An event holding something postMessage cannot copy goes as its JSON.
+      this.worker.postMessage(JSON.parse(JSON.stringify(m)));
+    }
+  }
+
+  private receive(m: ToMain): void {
+    switch (m.t) {
+      case "perform": {
+        const id = m.id;
+        this.perform(m.effect as Effect).then(
+          (result) => this.send({ t: "done", id, ok: true, result }),
+          (err) => this.send({ t: "done", id, ok: false, error: err instanceof Error ? err.message : String(err) }),
+        );
+        return;
+      }
+      case "answer": {
+        const call = this.calls.get(m.id);
+        this.calls.delete(m.id);
+        if (m.error !== undefined) call?.reject(new Error(m.error));
+        else call?.resolve(m.answer!);
+        return;
+      }
+      case "log":
+        return this.log(m.level, m.message);
+      case "server":
+        this.serverJSON = m.serverJSON;
+        return;
+      case "stopped":
+        this.stopped?.();
+        return;
+    }
+  }
+
+  private fail(message: string): void {
+    this.failure = message;
+    this.log("error", `asyncagents: the worker failed: ${message}`);
+    for (const call of this.calls.values()) call.reject(new Error(`asyncagents is unavailable: ${message}`));
+    this.calls.clear();
+  }
+}

@@ -1,0 +1,132 @@
+// The plugin's core in its Worker, as index.ts starts it: a real Worker running worker.ts with the
+// real core, a fake OpenCode on the main thread. Tool calls and events cross over, effects come
+// back and are carried out here, the status API answers from the Worker, and a stop removes
+// server.json and closes the port. Every wait is bounded.
+import { afterEach, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { connect, createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Effect } from "../bridge/core";
+import type { CoreSetup } from "./local";
+import { WorkerCore } from "./remote";
+
+const BOUND_MS = 10_000;
+const workerURL = new URL("./worker.ts", import.meta.url);
+const wasmURL = new URL("../dist/asyncagents.wasm", import.meta.url);
+const ctx = { sessionID: "ses_parent", messageID: "msg_1", agent: "build" };
+
+const dirs: string[] = [];
+const cores: WorkerCore[] = [];
+afterEach(async () => {
+  await Promise.all(cores.splice(0).map((c) => c.stop(0)));
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+async function until(what: string, cond: () => boolean): Promise<void> {
+  const deadline = Date.now() + BOUND_MS;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(10);
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function fakeOpenCode() {
+  const performed: Effect[] = [];
+  const perform = async (e: Effect): Promise<unknown> => {
+    performed.push(e);
+    switch (e.kind) {
+      case "agents.list":
+        return [{ name: "build", mode: "primary" }, { name: "general", mode: "subagent" }];
+      case "session.create":
+        return { id: "ses_child" };
+      case "session.messages":
+        return [
+          { info: { id: "u", role: "user" }, parts: [{ type: "text", text: "p" }] },
+          { info: { id: "a", role: "assistant", finish: "stop", time: { created: 1, completed: 2 } }, parts: [{ type: "text", text: "the answer" }] },
+        ];
+    }
+    return null;
+  };
+  return { performed, perform };
+}
+
+async function start(apiEnabled: boolean) {
+  const root = mkdtempSync(join(tmpdir(), "aa-worker-"));
+  dirs.push(root);
+  const setup: CoreSetup = {
+    config: { api: { token: "t0k3n", auth: "token", startedAt: Date.now() } },
+    env: { xdgDataHome: join(root, "data"), xdgConfigHome: join(root, "config"), home: root, directory: join(root, "project"), apiPort: String(await freePort()) },
+    token: "t0k3n",
+    startedAt: Date.now(),
+    apiEnabled,
+  };
+  const oc = fakeOpenCode();
+  const logs: string[] = [];
+  const core = new WorkerCore(workerURL, wasmURL, setup, oc.perform, (level, message) => logs.push(`${level} ${message}`));
+  cores.push(core);
+  return { core, oc, logs, root, serverJSON: join(root, "data", "opencode", "asyncagents", "server.json") };
+}
+
+test("a launch crosses to the worker and back, and idle brings the notice to the parent", async () => {
+  const { core, oc, logs } = await start(false);
+  const answer = await core.callTool("asyncagents_task", { description: "Job", prompt: "do it", agent: "general" }, { ...ctx, callID: "c1" });
+  expect(answer.output.split("\n")[0]).toBe("task_id: ses_child");
+  expect(answer.title).toBe("Job");
+  expect(oc.performed.map((e) => e.kind)).toEqual(["agents.list", "session.create", "session.promptAsync"]);
+
+  core.feed({ type: "opencode", event: { type: "session.idle", properties: { sessionID: "ses_child" } } });
+  await until("the notice", () => oc.performed.some((e) => e.kind === "session.promptAsync" && e.sessionID === "ses_parent"));
+  const notice = oc.performed.find((e) => e.sessionID === "ses_parent")!;
+  expect(notice.parts![1].text).toContain("<task_result>\nthe answer\n</task_result>");
+  // The worker's log lines reach the main thread's logger.
+  expect(logs.some((l) => l.startsWith("info asyncagents: core loaded (worker): compiled +"))).toBe(true);
+});
+
+test("bad arguments reject with the core's words, across the worker", async () => {
+  const { core } = await start(false);
+  await expect(core.callTool("asyncagents_output", { task_id: "" }, { ...ctx, callID: "c2" })).rejects.toThrow(
+    "asyncagents_output: argument task_id is missing or empty",
+  );
+});
+
+test("an abort on the main thread ends a blocked call in the worker", async () => {
+  const { core } = await start(false);
+  await core.callTool("asyncagents_task", { description: "Slow", prompt: "p", agent: "general" }, { ...ctx, callID: "c3" });
+  const ac = new AbortController();
+  const blocked = core.callTool("asyncagents_output", { task_id: "ses_child", block: true }, { ...ctx, callID: "c4", abort: ac.signal });
+  await Bun.sleep(50);
+  ac.abort();
+  await expect(blocked).rejects.toThrow("aborted while waiting for task ses_child");
+});
+
+test("the status API answers from the worker, and a stop removes server.json and closes the port", async () => {
+  const { core, serverJSON } = await start(true);
+  await core.callTool("asyncagents_task", { description: "Listed", prompt: "p", agent: "general" }, { ...ctx, callID: "c5" });
+  await until("server.json", () => existsSync(serverJSON));
+  const sj = JSON.parse(readFileSync(serverJSON, "utf8"));
+  const res = await fetch(`${sj.url}/v1/tasks`, { headers: { Authorization: `Bearer ${sj.token}` } });
+  expect(res.status).toBe(200);
+  const body = await res.json();
+  expect(body.total).toBe(1);
+  expect(body.tasks[0].description).toBe("Listed");
+
+  await core.stop(500);
+  expect(existsSync(serverJSON)).toBe(false);
+  // No new connection is accepted (a kept-alive one would get a 503, see server.test.ts).
+  const refused = await new Promise<boolean>((resolve) => {
+    const sock = connect(sj.port, "127.0.0.1");
+    sock.once("connect", () => (sock.destroy(), resolve(false)));
+    sock.once("error", () => resolve(true));
+  });
+  expect(refused).toBe(true);
+});
