@@ -23,20 +23,43 @@ import (
 // errSlowPath means the fast decoder declined the input; encoding/json decides.
 var errSlowPath = errors.New("not a record the fast decoder reads")
 
-// structFields maps each JSON name of a struct type to its field index, found once per type
-// by reflection, so the decoder follows the structs as they change.
-var structFields sync.Map // reflect.Type -> map[string]int
+// structFields holds each struct type's JSON names and field indexes, found once per type by
+// reflection, so the decoder follows the structs as they change.
+var structFields sync.Map // reflect.Type -> *jsonFields
 
-func fieldsOf(rt reflect.Type) map[string]int {
-	if m, ok := structFields.Load(rt); ok {
-		return m.(map[string]int)
+// jsonFields are a struct's JSON names: in declaration order, which is the order encoding/json
+// writes them in, and by name.
+type jsonFields struct {
+	names  []string
+	index  []int
+	byName map[string]int
+}
+
+// find returns the field index for key, looking first at the names from *next on (a record the
+// core wrote has its keys in declaration order: no hashing then), and moves *next past it.
+func (fs *jsonFields) find(key string, next *int) (int, bool) {
+	for k := *next; k < len(fs.names); k++ {
+		if fs.names[k] == key {
+			*next = k + 1
+			return fs.index[k], true
+		}
 	}
-	out := map[string]int{}
+	i, ok := fs.byName[key]
+	return i, ok
+}
+
+func fieldsOf(rt reflect.Type) *jsonFields {
+	if m, ok := structFields.Load(rt); ok {
+		return m.(*jsonFields)
+	}
+	out := &jsonFields{byName: map[string]int{}}
 	for i := 0; i < rt.NumField(); i++ {
 		f := rt.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if f.IsExported() && name != "" && name != "-" && i < 64 {
-			out[name] = i
+			out.names = append(out.names, name)
+			out.index = append(out.index, i)
+			out.byName[name] = i
 		}
 	}
 	structFields.Store(rt, out)
@@ -86,6 +109,7 @@ func fastStruct(b string, v reflect.Value) (string, error) {
 	}
 	b = b[1:]
 	var seen uint64
+	next := 0
 	for first := true; ; first = false {
 		if len(b) > 0 && b[0] == '}' {
 			return b[1:], nil
@@ -100,7 +124,7 @@ func fastStruct(b string, v reflect.Value) (string, error) {
 		if err != nil || len(rest) == 0 || rest[0] != ':' {
 			return "", errSlowPath
 		}
-		i, known := fields[key]
+		i, known := fields.find(key, &next)
 		if !known || seen&(1<<i) != 0 {
 			// encoding/json matches keys case-insensitively, skips unknown ones and merges
 			// repeated ones: it decides those.
@@ -222,6 +246,10 @@ func fastString(b string) (string, string, error) {
 		return "", "", errSlowPath
 	}
 	b = b[1:]
+	// The common string: printable ASCII, no escapes. One pass finds its end.
+	if i := plainASCIIPrefix(b); i < len(b) && b[i] == '"' {
+		return b[:i], b[i+1:], nil
+	}
 	end := strings.IndexByte(b, '"')
 	if end < 0 {
 		return "", "", errSlowPath
@@ -312,6 +340,30 @@ func validPlain(s string) bool {
 		}
 	}
 	return validPlainSlow(s[i:])
+}
+
+// plainASCIIPrefix returns the length of the longest prefix of s made of bytes from 0x20 to
+// 0x7f other than '"' and '\\': where a plain string ends, or where it needs a closer look.
+// Eight bytes at a time, as validPlain.
+func plainASCIIPrefix(s string) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	b := unsafe.Slice(unsafe.StringData(s), len(s))
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		q, bs := w^(ones*'"'), w^(ones*'\\')
+		// Any byte below 0x20 or from 0x80, or equal to '"' or '\\', sets its top bit here
+		// (bytes after such a byte may too: the byte loop below finds the first one exactly).
+		if ((w-ones*0x20)|w|((q-ones)&^q)|((bs-ones)&^bs))&highs != 0 {
+			break
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			return i
+		}
+	}
+	return i
 }
 
 func validPlainSlow(s string) bool {

@@ -88,3 +88,26 @@ func TestValidPlainMatchesSlowCheck(t *testing.T) {
 		}
 	}
 }
+
+// plainASCIIPrefix stops exactly at the first quote, backslash, control or non-ASCII byte, at
+// every position and length.
+func TestPlainASCIIPrefix(t *testing.T) {
+	slow := func(s string) int {
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+				return i
+			}
+		}
+		return len(s)
+	}
+	for n := 0; n < 20; n++ {
+		base := strings.Repeat("x", n)
+		require.Equal(t, n, plainASCIIPrefix(base))
+		for at := 0; at <= n; at++ {
+			for _, b := range []string{`"`, `\`, "\x00", "\x1f", "\x7f", "é", "\xff", "!", "#", "[", "]", " ", "~"} {
+				s := base[:at] + b + base[at:]
+				require.Equal(t, slow(s), plainASCIIPrefix(s), "%q", s)
+			}
+		}
+	}
+}
