@@ -168,9 +168,11 @@ func BenchmarkStatusAPI(b *testing.B) {
 		}
 		restart := float64(answered.Sub(started).Microseconds()) / 1000
 
-		// GET /v1/tasks over 10,000 tasks: the default page, and a filtered search, after 200
-		// calls of warm-up (OpenCode is still settling after its start).
-		latencies(b, client, sj.URL+"/v1/tasks", sj.Token, 200)
+		// GET /v1/tasks over 10,000 tasks, the default page: the first 1,000 calls after the API
+		// answered (OpenCode is still settling, and JavaScriptCore still compiling the module's hot
+		// code), then 1,000 calls in steady state, after 2,000 more.
+		cold := latencies(b, client, sj.URL+"/v1/tasks", sj.Token, 1000)
+		latencies(b, client, sj.URL+"/v1/tasks", sj.Token, 2000)
 		lat := latencies(b, client, sj.URL+"/v1/tasks", sj.Token, 1000)
 		// Each request a page not asked for lately, so the core computes every answer afresh (its
 		// cache keeps the last 32 answers while no task changes): the cost while tasks are at work.
@@ -262,7 +264,8 @@ func BenchmarkStatusAPI(b *testing.B) {
 		fmt.Println("| figure | measured | target |")
 		fmt.Println("| --- | --- | --- |")
 		fmt.Printf("| plugin start -> API lists the history | %.0f ms | ≤ 300 ms |\n", restart)
-		fmt.Printf("| GET /v1/tasks p50 / p99 (1000 calls) | %.2f / %.2f ms | p99 ≤ 5 ms |\n", percentile(lat, 0.5), percentile(lat, 0.99))
+		fmt.Printf("| GET /v1/tasks p50 / p99, the first 1000 calls after start | %.2f / %.2f ms | |\n", percentile(cold, 0.5), percentile(cold, 0.99))
+		fmt.Printf("| GET /v1/tasks p50 / p99, 1000 calls in steady state | %.2f / %.2f ms | p99 ≤ 5 ms |\n", percentile(lat, 0.5), percentile(lat, 0.99))
 		fmt.Printf("| GET /v1/tasks?offset=N, a new page each time (no cache) p50 / p99 | %.2f / %.2f ms | |\n", percentile(fresh, 0.5), percentile(fresh, 0.99))
 		fmt.Printf("| GET /v1/tasks?status&search&offset=9000+N (no cache) p50 / p99 | %.2f / %.2f ms | |\n", percentile(search, 0.5), percentile(search, 0.99))
 		fmt.Printf("| GET /v1/health p50 / p99 (the server's floor) | %.2f / %.2f ms | |\n", percentile(health, 0.5), percentile(health, 0.99))
