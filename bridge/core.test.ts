@@ -51,3 +51,25 @@ test("large requests and responses cross the boundary intact", async () => {
   expect(effects[0].error).toContain(big.slice(0, 1000));
   expect(effects[0].error!.length).toBeGreaterThan(2_000_000);
 });
+
+test("a history restores the same from the file's bytes as from text, non-ASCII included", async () => {
+  const line = (task: Record<string, unknown>) => {
+    const json = JSON.stringify({ task });
+    return `${Bun.hash.crc32(json).toString(16).padStart(8, "0")} ${json}\n`;
+  };
+  const text =
+    line({ sessionID: "ses_a", description: "résumé ✓", status: "completed", startedAt: 1, result: "fin 日本" }) +
+    line({ sessionID: "ses_b", description: "plain", status: "completed", startedAt: 2, result: "ok" }) +
+    "0badc0de {torn\n";
+  const fromText = await Core.instantiate(module);
+  fromText.init();
+  const fromBytes = await Core.instantiate(module);
+  fromBytes.init();
+  const a = fromText.call({ op: "restore", now: 10, history: text });
+  const b = fromBytes.call({ op: "restore", now: 10, history: new TextEncoder().encode(text) });
+  expect(b.restore).toEqual(a.restore!);
+  expect(b.restore?.restored).toBe(2);
+  expect(b.restore?.corrupt).toBe(1);
+  expect(fromBytes.tasks()).toEqual(fromText.tasks());
+  expect(fromBytes.tasks().map((t) => t.description)).toEqual(["résumé ✓", "plain"]);
+});

@@ -17,6 +17,8 @@ interface Exports {
 
 export class CoreError extends Error {}
 
+const NUL = new Uint8Array([0]);
+
 /** One instance of the core. Calls are synchronous: the guest never waits on anything. */
 export class Core {
   private readonly encoder = new TextEncoder();
@@ -41,11 +43,21 @@ export class Core {
 
   /** Sends one raw envelope and returns the raw response. */
   callRaw(request: string): string {
+    return this.callParts([this.encoder.encode(request)]);
+  }
+
+  /** Sends an envelope made of parts (copied one after another into the guest's memory). */
+  private callParts(parts: Uint8Array[]): string {
     const ex = this.ex;
-    const req = this.encoder.encode(request);
-    const inPtr = ex.aa_alloc(req.length);
-    new Uint8Array(ex.memory.buffer, inPtr, req.length).set(req);
-    const packed = ex.aa_call(inPtr, req.length);
+    const size = parts.reduce((n, p) => n + p.length, 0);
+    const inPtr = ex.aa_alloc(size);
+    const into = new Uint8Array(ex.memory.buffer, inPtr, size);
+    let at = 0;
+    for (const p of parts) {
+      into.set(p, at);
+      at += p.length;
+    }
+    const packed = ex.aa_call(inPtr, size);
     const outPtr = Number(packed >> 32n);
     const outLen = Number(packed & 0xffffffffn);
     // Read before freeing; the memory buffer may have grown during the call, so view it anew.
@@ -55,12 +67,23 @@ export class Core {
     return text;
   }
 
-  /** Sends one envelope; throws CoreError with the core's own words when it answers ok: false. */
+  /**
+   * Sends one envelope; throws CoreError with the core's own words when it answers ok: false.
+   * A history may be given as text or as the file's bytes: bytes go into the guest as they are,
+   * with no decoding to text and encoding back (10 MB of history with 10,000 tasks).
+   */
   call(request: Record<string, unknown>): CoreResponse {
     // The history travels raw after a NUL byte, not escaped inside the JSON (ABI.md).
     const { history, ...rest } = request;
-    const raw = typeof history === "string" && history !== "" ? JSON.stringify(rest) + "\u0000" + history : JSON.stringify(request);
-    const res = parseResponse(this.callRaw(raw));
+    let raw: string;
+    if (history instanceof Uint8Array && history.length > 0) {
+      raw = this.callParts([this.encoder.encode(JSON.stringify(rest)), NUL, history]);
+    } else if (typeof history === "string" && history !== "") {
+      raw = this.callRaw(JSON.stringify(rest) + "\u0000" + history);
+    } else {
+      raw = this.callRaw(JSON.stringify(rest));
+    }
+    const res = parseResponse(raw);
     if (!res.ok) throw new CoreError(res.error ?? "core error");
     return res;
   }

@@ -7,7 +7,8 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeF
 import { basename, dirname, join } from "node:path";
 
 export interface History {
-  read(): string;
+  /** The whole log: the file's bytes (they go to the core as they are), or text. */
+  read(): string | Uint8Array;
   append(line: string): void;
   rewrite(content: string): void;
 }
@@ -19,7 +20,7 @@ export function fileHistory(path: string): History {
     dirReady = true;
   };
   return {
-    read: () => (existsSync(path) ? readFileSync(path, "utf8") : ""),
+    read: () => (existsSync(path) ? readFileSync(path) : ""),
     append: (line) => {
       ensureDir();
       appendFileSync(path, line, { mode: 0o600 });
