@@ -41,6 +41,11 @@ export class Core {
     return new Core(ex);
   }
 
+  /** The size of the instance's linear memory: at most what the core held at once. */
+  memoryBytes(): number {
+    return this.ex.memory.buffer.byteLength;
+  }
+
   /** Sends one raw envelope and returns the raw response. */
   callRaw(request: string): string {
     return this.callParts([this.encoder.encode(request)]);
@@ -57,7 +62,8 @@ export class Core {
       into.set(p, at);
       at += p.length;
     }
-    const packed = ex.aa_call(inPtr, size);
+    // i64 arrives signed: read it unsigned, or a response past 2 GiB would have a negative address.
+    const packed = BigInt.asUintN(64, ex.aa_call(inPtr, size));
     const outPtr = Number(packed >> 32n);
     const outLen = Number(packed & 0xffffffffn);
     // Read before freeing; the memory buffer may have grown during the call, so view it anew.

@@ -88,5 +88,13 @@ func (c *Core) Call(ctx context.Context, req []byte) ([]byte, error) {
 	return resp, nil
 }
 
+// MemoryBytes is the size of the instance's linear memory: what the core holds, and at most what
+// it held at once.
+func (c *Core) MemoryBytes() uint32 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mod.Memory().Size()
+}
+
 // Close releases the instance.
 func (c *Core) Close(ctx context.Context) error { return c.mod.Close(ctx) }

@@ -6,6 +6,8 @@
 package main
 
 import (
+	goruntime "runtime"
+	"runtime/metrics"
 	"unsafe"
 
 	"github.com/asyncagents/asyncagents/core"
@@ -53,7 +55,32 @@ func call(ptr, size uint32) uint64 {
 	if len(resp) == 0 {
 		resp = []byte(`{"ok":false,"error":"empty response"}`)
 	}
-	out := alloc(uint32(len(resp)))
-	copy(pinned[out], resp)
+	// The response is handed over as it is (no copy), pinned until the host frees it.
+	out := uint32(uintptr(unsafe.Pointer(&resp[0])))
+	pinned[out] = resp
+	collect()
 	return uint64(out)<<32 | uint64(len(resp))
+}
+
+// Go's collector does not finish a cycle on its own in this module: its mark workers are
+// goroutines, and between two calls from the host no goroutine runs. Left alone, the heap only
+// grew: 56 MB per event-stream snapshot of 10,000 tasks, 2 GB (and a broken instance) after 35 of
+// them. So a call that leaves the heap at twice what the last collection kept (and at least
+// minCollectHeap) ends with a full collection, GOGC's rule applied where the host can wait.
+const minCollectHeap = 16 << 20
+
+var (
+	heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	keptHeap   uint64 // live heap after the last collection
+)
+
+func collect() {
+	metrics.Read(heapSample)
+	heap := heapSample[0].Value.Uint64()
+	if heap < minCollectHeap || heap < 2*keptHeap {
+		return
+	}
+	goruntime.GC()
+	metrics.Read(heapSample)
+	keptHeap = heapSample[0].Value.Uint64()
 }
