@@ -5,10 +5,11 @@ import { afterEach, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { compile, type Effect } from "../bridge/core";
+import { compile } from "../bridge/core";
 import { noHistory } from "./history";
 import { Runtime } from "./runtime";
 import { readConfigFiles } from "./config";
+import { fakeOpenCode } from "./fake_opencode";
 
 const module = compile(readFileSync(join(import.meta.dir, "..", "dist", "asyncagents.wasm")));
 const ctx = { sessionID: "ses_parent", messageID: "msg_1", agent: "build" };
@@ -28,20 +29,6 @@ function place() {
   return { root, home, project };
 }
 
-function fakeOpenCode() {
-  const performed: Effect[] = [];
-  const perform = async (e: Effect): Promise<unknown> => {
-    performed.push(e);
-    switch (e.kind) {
-      case "agents.list":
-        return [{ name: "build", mode: "primary" }, { name: "general", mode: "subagent" }];
-      case "session.create":
-        return { id: "ses_child" };
-    }
-    return null;
-  };
-  return { performed, perform };
-}
 
 test("a bad project file is logged, and asyncagents_task fails naming the file and the field", async () => {
   const { home, project } = place();

@@ -3,10 +3,10 @@
 // OpenCode gave the plugin. The process's signals are handled here too (a Worker gets none):
 // on SIGINT/SIGTERM the Worker's API server stops gracefully, and on exit server.json goes.
 
-import { unlinkSync } from "node:fs";
 import type { CoreEvent, Effect } from "../bridge/core";
 import type { CoreSetup, Log, Perform } from "./local";
 import type { ToMain, ToWorker } from "./protocol";
+import { removeFile } from "./server";
 import type { ToolAnswer, ToolCallContext } from "./runtime";
 
 /** What the plugin's tools and event hook use, wherever the core runs. */
@@ -65,10 +65,7 @@ export class WorkerCore implements CoreHost {
 
   /** Removes server.json at once. Synchronous, so an 'exit' handler can call it. */
   removeServerJSON(): void {
-    if (!this.serverJSON) return;
-    try {
-      unlinkSync(this.serverJSON);
-    } catch {}
+    removeFile(this.serverJSON);
     this.serverJSON = undefined;
   }
 

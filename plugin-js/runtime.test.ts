@@ -3,34 +3,13 @@
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Effect } from "../bridge/core";
 import { Runtime } from "./runtime";
 import { compile } from "../bridge/core";
 import { noHistory } from "./history";
+import { fakeOpenCode } from "./fake_opencode";
 
 const module = compile(readFileSync(join(import.meta.dir, "..", "dist", "asyncagents.wasm")));
 
-function fakeOpenCode() {
-  const performed: Effect[] = [];
-  const perform = async (e: Effect): Promise<unknown> => {
-    performed.push(e);
-    switch (e.kind) {
-      case "agents.list":
-        return [{ name: "build", mode: "primary" }, { name: "general", mode: "subagent" }];
-      case "session.create":
-        return { id: "ses_child" };
-      case "session.messages":
-        return [
-          { info: { id: "u", role: "user" }, parts: [{ type: "text", text: "p" }] },
-          { info: { id: "a", role: "assistant", finish: "stop", time: { created: 1, completed: 2 } }, parts: [{ type: "text", text: "the answer" }] },
-        ];
-      case "session.create.fail":
-        throw new Error("nope");
-    }
-    return null;
-  };
-  return { performed, perform };
-}
 
 const ctx = { sessionID: "ses_parent", messageID: "msg_1", agent: "build" };
 const until = async (cond: () => boolean) => {

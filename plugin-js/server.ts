@@ -111,10 +111,7 @@ export class ApiServer {
 
   /** Removes server.json at once. Synchronous, so an 'exit' handler can call it. */
   removeServerJSON(): void {
-    if (!this.serverJSON) return;
-    try {
-      unlinkSync(this.serverJSON);
-    } catch {}
+    removeFile(this.serverJSON);
     this.serverJSON = undefined;
   }
 
@@ -231,6 +228,14 @@ export function splitTarget(url: string, host: string): { path: string; query: s
   }
   const q = target.indexOf("?");
   return q < 0 ? { path: target, query: "" } : { path: target.slice(0, q), query: target.slice(q + 1) };
+}
+
+/** Removes a file if there is one; a file already gone is fine. Synchronous, for 'exit'. */
+export function removeFile(path: string | undefined): void {
+  if (!path) return;
+  try {
+    unlinkSync(path);
+  } catch {}
 }
 
 /** A server the process's end stops: an ApiServer here, or one in the plugin's Worker. */

@@ -7,9 +7,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Effect } from "../bridge/core";
 import type { CoreSetup } from "./local";
 import { WorkerCore } from "./remote";
+import { fakeOpenCode } from "./fake_opencode";
 
 const BOUND_MS = 10_000;
 const workerURL = new URL("./worker.ts", import.meta.url);
@@ -40,25 +40,6 @@ function freePort(): Promise<number> {
   });
 }
 
-function fakeOpenCode() {
-  const performed: Effect[] = [];
-  const perform = async (e: Effect): Promise<unknown> => {
-    performed.push(e);
-    switch (e.kind) {
-      case "agents.list":
-        return [{ name: "build", mode: "primary" }, { name: "general", mode: "subagent" }];
-      case "session.create":
-        return { id: "ses_child" };
-      case "session.messages":
-        return [
-          { info: { id: "u", role: "user" }, parts: [{ type: "text", text: "p" }] },
-          { info: { id: "a", role: "assistant", finish: "stop", time: { created: 1, completed: 2 } }, parts: [{ type: "text", text: "the answer" }] },
-        ];
-    }
-    return null;
-  };
-  return { performed, perform };
-}
 
 async function start(apiEnabled: boolean) {
   const root = mkdtempSync(join(tmpdir(), "aa-worker-"));
