@@ -2,10 +2,6 @@ package host_test
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"hash/crc32"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,6 +9,7 @@ import (
 	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/core/conformance"
 	"github.com/asyncagents/asyncagents/host"
+	"github.com/asyncagents/asyncagents/internal/fixture"
 	"github.com/asyncagents/asyncagents/internal/wasmbuild"
 )
 
@@ -68,19 +65,6 @@ func TestTypedAPI(t *testing.T) {
 	require.Empty(t, tasks)
 }
 
-// storedHistory is n finished tasks as the core writes them, one checksummed line each.
-func storedHistory(n int) string {
-	var b strings.Builder
-	for i := 0; i < n; i++ {
-		t := core.Task{ID: fmt.Sprintf("ses_%06d", i), ParentSessionID: "ses_p", BatchID: fmt.Sprintf("m%d", i/5), Description: "survey a module",
-			Prompt: strings.Repeat("Look at the code. ", 10), Agent: "general", Status: core.StatusCompleted,
-			StartedAt: int64(1_700_000_000_000 + i), CompletedAt: int64(1_700_000_005_000 + i), Result: strings.Repeat("Findings. ", 50)}
-		line, _ := json.Marshal(map[string]any{"task": t})
-		fmt.Fprintf(&b, "%08x %s\n", crc32.ChecksumIEEE(line), line)
-	}
-	return b.String()
-}
-
 // The module's memory stays bounded however many large answers it gives. Under Bun, Go's
 // collector did not finish a cycle on its own between calls, and each event-stream snapshot left
 // its garbage for good (bridge/core.test.ts has the twin of this test, which caught it); the
@@ -92,7 +76,7 @@ func TestMemoryStaysBoundedAcrossLargeAnswers(t *testing.T) {
 	defer inst.Close(ctx)
 	_, err = inst.Init(ctx, core.Config{API: core.APIConfig{Auth: "none"}})
 	require.NoError(t, err)
-	_, err = inst.Do(ctx, core.Request{Op: "restore", Now: 1, History: storedHistory(10_000)})
+	_, err = inst.Do(ctx, core.Request{Op: "restore", Now: 1, History: fixture.History(10_000)})
 	require.NoError(t, err)
 	req := core.Request{Op: "http", Now: 2, HTTP: &core.HTTPRequest{Method: "GET", Path: "/v1/events", Headers: map[string]string{"host": "127.0.0.1"}}}
 	var after5 uint32

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"net"
 	"net/http"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/internal/fixture"
 	"github.com/asyncagents/asyncagents/testharness/mockmodel"
 	"github.com/asyncagents/asyncagents/testharness/ocserve"
 )
@@ -41,21 +41,6 @@ var subscribers = func() int {
 	}
 	return 100
 }()
-
-// syntheticHistory writes n finished tasks as the core writes them, one checksummed line each:
-// the compacted log of a long-used install.
-func syntheticHistory(n int) string {
-	var b strings.Builder
-	for i := 0; i < n; i++ {
-		t := core.Task{ID: fmt.Sprintf("ses_hist%06d", i), ParentSessionID: "ses_old", ParentMessageID: "msg_old", BatchID: fmt.Sprintf("msg_old%d", i/5),
-			Description: "survey a module", Prompt: strings.Repeat("Look at the code and report. ", 8), Agent: "general", Status: core.StatusCompleted,
-			StartedAt: int64(1_700_000_000_000 + i), CompletedAt: int64(1_700_000_005_000 + i), Result: strings.Repeat("Findings line. ", 30),
-			Progress: core.Progress{ToolCalls: 7, LastTools: []string{"read", "grep", "read", "glob", "read"}}, Depth: 1}
-		line, _ := json.Marshal(map[string]any{"task": t})
-		fmt.Fprintf(&b, "%08x %s\n", crc32.ChecksumIEEE(line), line)
-	}
-	return b.String()
-}
 
 func freePort(b *testing.B) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -131,7 +116,7 @@ func BenchmarkStatusAPI(b *testing.B) {
 		if err := os.MkdirAll(filepath.Dir(st.History), 0o700); err != nil {
 			b.Fatal(err)
 		}
-		if err := os.WriteFile(st.History, []byte(syntheticHistory(historyTasks)), 0o600); err != nil {
+		if err := os.WriteFile(st.History, []byte(fixture.History(historyTasks)), 0o600); err != nil {
 			b.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -292,7 +277,7 @@ func BenchmarkServeCLI(b *testing.B) {
 	if err := os.MkdirAll(filepath.Dir(st.History), 0o700); err != nil {
 		b.Fatal(err)
 	}
-	if err := os.WriteFile(st.History, []byte(syntheticHistory(historyTasks)), 0o600); err != nil {
+	if err := os.WriteFile(st.History, []byte(fixture.History(historyTasks)), 0o600); err != nil {
 		b.Fatal(err)
 	}
 	once := func() (startMs float64, lat []float64) {
