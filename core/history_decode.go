@@ -89,7 +89,7 @@ func fastRecord(b string) (historyRecord, error) {
 		return r, nil
 	case strings.HasPrefix(b, (`{"task":{`)) && strings.HasSuffix(b, ("}}")):
 		t := &Task{}
-		rest, err := fastStruct(b[len(`{"task":`):len(b)-1], reflect.ValueOf(t).Elem())
+		rest, err := fastTask(b[len(`{"task":`):len(b)-1], t)
 		if err != nil || len(rest) != 0 {
 			return r, errSlowPath
 		}
@@ -151,35 +151,25 @@ func fastValue(b string, f reflect.Value) (string, error) {
 		f.SetString(s)
 		return rest, nil
 	case c == '-' || (c >= '0' && c <= '9'):
-		n := 1
-		for n < len(b) && b[n] >= '0' && b[n] <= '9' {
-			n++
-		}
-		if n < len(b) && (b[n] == '.' || b[n] == 'e' || b[n] == 'E') {
+		if f.Kind() != reflect.Int64 && f.Kind() != reflect.Int {
 			return "", errSlowPath
 		}
-		if (f.Kind() != reflect.Int64 && f.Kind() != reflect.Int) || (n > 1 && b[0] == '0') || (n > 2 && b[0] == '-' && b[1] == '0') {
-			return "", errSlowPath
-		}
-		x, err := strconv.ParseInt(b[:n], 10, 64)
+		x, rest, err := fastInt(b)
 		if err != nil || f.OverflowInt(x) {
 			return "", errSlowPath
 		}
 		f.SetInt(x)
-		return b[n:], nil
+		return rest, nil
 	case c == 't' || c == 'f':
 		if f.Kind() != reflect.Bool {
 			return "", errSlowPath
 		}
-		switch {
-		case strings.HasPrefix(b, ("true")):
-			f.SetBool(true)
-			return b[4:], nil
-		case strings.HasPrefix(b, ("false")):
-			f.SetBool(false)
-			return b[5:], nil
+		x, rest, err := fastBool(b)
+		if err != nil {
+			return "", errSlowPath
 		}
-		return "", errSlowPath
+		f.SetBool(x)
+		return rest, nil
 	case c == '{':
 		switch {
 		case f.Kind() == reflect.Struct:
@@ -198,34 +188,16 @@ func fastValue(b string, f reflect.Value) (string, error) {
 		if f.Kind() != reflect.Slice || f.Type().Elem().Kind() != reflect.String {
 			return "", errSlowPath
 		}
-		var out []string
-		b = b[1:]
-		for len(b) > 0 && b[0] != ']' {
-			if len(out) > 0 {
-				if b[0] != ',' {
-					return "", errSlowPath
-				}
-				b = b[1:]
-			}
-			s, rest, err := fastString(b)
-			if err != nil {
-				return "", errSlowPath
-			}
-			out = append(out, s)
-			b = rest
-		}
-		if len(b) == 0 {
+		out, rest, err := fastStrings(b)
+		if err != nil {
 			return "", errSlowPath
-		}
-		if out == nil {
-			out = []string{}
 		}
 		sl := reflect.MakeSlice(f.Type(), len(out), len(out))
 		for i, s := range out {
 			sl.Index(i).SetString(s)
 		}
 		f.Set(sl)
-		return b[1:], nil
+		return rest, nil
 	case c == 'n':
 		if !strings.HasPrefix(b, ("null")) {
 			return "", errSlowPath

@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -109,5 +110,59 @@ func TestPlainASCIIPrefix(t *testing.T) {
 				require.Equal(t, slow(s), plainASCIIPrefix(s), "%q", s)
 			}
 		}
+	}
+}
+
+// Every field of a task, set: the hand-written reader gives what encoding/json gives, and takes
+// the fast path for all of them but fallbackInfo (a list of structs, which encoding/json reads).
+func TestFastTaskReadsEveryField(t *testing.T) {
+	full := Task{ID: "ses_a", ParentSessionID: "ses_p", ParentMessageID: "msg_p", ParentAgent: "build", BatchID: "b1",
+		Description: "d", Prompt: "p\n\"q\"", Agent: "general", Status: StatusError, StartedAt: 1, CompletedAt: -2, Result: "r",
+		Error: &TaskError{Name: "E", Message: "m", StatusCode: 429}, Progress: Progress{ToolCalls: 3, LastTools: []string{"read", "grep"}, LastUpdate: 4},
+		ResumeCount: 5, IsForked: true, RetrievedAt: 6, Queued: true, Depth: 2, CancelReason: "why", ResumedAt: 7, ForkTokens: 8,
+		Models: []string{"a/b", "c/d"}, Model: "a/b"}
+	// The test notices a field added to Task and not set here.
+	v := reflect.ValueOf(full)
+	for i := 0; i < v.NumField(); i++ {
+		if v.Type().Field(i).IsExported() && v.Type().Field(i).Name != "FallbackInfo" {
+			require.False(t, v.Field(i).IsZero(), "set %s in this test", v.Type().Field(i).Name)
+		}
+	}
+	withFallback := full
+	withFallback.FallbackInfo = &FallbackInfo{Occurred: true, Attempts: []FallbackAttempt{{Model: "a/b"}}, TotalAttempts: 1}
+	for _, task := range []Task{full, withFallback} {
+		body, err := json.Marshal(historyRecord{Task: &task})
+		require.NoError(t, err)
+		var want historyRecord
+		require.NoError(t, json.Unmarshal(body, &want))
+		got, err := decodeRecord(string(body))
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+		_, err = fastRecord(string(body))
+		if task.FallbackInfo == nil {
+			require.NoError(t, err, "the fast path reads every other field")
+		} else {
+			require.ErrorIs(t, err, errSlowPath)
+		}
+	}
+}
+
+// A repeated key, a key in another case, a null and a space are left to encoding/json, which merges,
+// matches case-insensitively and ignores them.
+func TestFastTaskLeavesOddRecordsToEncodingJSON(t *testing.T) {
+	for _, body := range []string{
+		`{"task":{"sessionID":"a","sessionID":"b"}}`,
+		`{"task":{"SessionID":"a"}}`,
+		`{"task":{"sessionID":"a","result":null}}`,
+		`{"task":{"sessionID": "a"}}`,
+		`{"task":{"sessionID":"a","progress":{"toolCalls":1,"toolCalls":2}}}`,
+	} {
+		_, err := fastRecord(body)
+		require.ErrorIs(t, err, errSlowPath, body)
+		var want historyRecord
+		require.NoError(t, json.Unmarshal([]byte(body), &want))
+		got, err := decodeRecord(body)
+		require.NoError(t, err)
+		require.Equal(t, want, got, body)
 	}
 }

@@ -1,0 +1,204 @@
+package core
+
+import (
+	"reflect"
+	"strconv"
+)
+
+// A task record is read field by field by hand: through reflect (fastStruct), every field cost a
+// Field lookup and a Set call, and inside WebAssembly that was most of a 10,000-task restore.
+// The fields every record has are read here; the others (error, models, fallbackInfo...) still
+// go through fastValue, and anything unexpected declines the whole record to encoding/json, so
+// FuzzDecodeRecord holds this reader to encoding/json as it holds the rest.
+
+var taskFields = fieldsOf(reflect.TypeOf(Task{}))
+
+// fastTask fills t from a task object with no whitespace and returns the rest of b.
+func fastTask(b string, t *Task) (string, error) {
+	if len(b) == 0 || b[0] != '{' {
+		return "", errSlowPath
+	}
+	b = b[1:]
+	// seen has a bit per field, by its index in Task: encoding/json merges a repeated key, and
+	// decides such records itself.
+	var seen uint64
+	next := 0
+	for first := true; ; first = false {
+		if len(b) > 0 && b[0] == '}' {
+			return b[1:], nil
+		}
+		if !first {
+			if len(b) == 0 || b[0] != ',' {
+				return "", errSlowPath
+			}
+			b = b[1:]
+		}
+		key, rest, err := fastString(b)
+		if err != nil || len(rest) == 0 || rest[0] != ':' {
+			return "", errSlowPath
+		}
+		i, known := taskFields.find(key, &next)
+		if !known || seen&(1<<i) != 0 {
+			return "", errSlowPath
+		}
+		seen |= 1 << i
+		b = rest[1:]
+		switch key {
+		case "sessionID":
+			t.ID, b, err = fastString(b)
+		case "parentSessionID":
+			t.ParentSessionID, b, err = fastString(b)
+		case "parentMessageID":
+			t.ParentMessageID, b, err = fastString(b)
+		case "parentAgent":
+			t.ParentAgent, b, err = fastString(b)
+		case "batchId":
+			t.BatchID, b, err = fastString(b)
+		case "description":
+			t.Description, b, err = fastString(b)
+		case "prompt":
+			t.Prompt, b, err = fastString(b)
+		case "agent":
+			t.Agent, b, err = fastString(b)
+		case "status":
+			var s string
+			s, b, err = fastString(b)
+			t.Status = Status(s)
+		case "startedAt":
+			t.StartedAt, b, err = fastInt(b)
+		case "completedAt":
+			t.CompletedAt, b, err = fastInt(b)
+		case "result":
+			t.Result, b, err = fastString(b)
+		case "progress":
+			b, err = fastProgress(b, &t.Progress)
+		case "resumeCount":
+			var n int64
+			n, b, err = fastInt(b)
+			t.ResumeCount = int(n)
+		case "isForked":
+			t.IsForked, b, err = fastBool(b)
+		case "retrievedAt":
+			t.RetrievedAt, b, err = fastInt(b)
+		case "depth":
+			var n int64
+			n, b, err = fastInt(b)
+			t.Depth = int(n)
+		case "model":
+			t.Model, b, err = fastString(b)
+		default:
+			b, err = fastValue(b, reflect.ValueOf(t).Elem().Field(i))
+		}
+		if err != nil {
+			return "", errSlowPath
+		}
+	}
+}
+
+// fastProgress fills p from a progress object, as fastTask does a task.
+func fastProgress(b string, p *Progress) (string, error) {
+	if len(b) == 0 || b[0] != '{' {
+		return "", errSlowPath
+	}
+	b = b[1:]
+	var seen uint8
+	for first := true; ; first = false {
+		if len(b) > 0 && b[0] == '}' {
+			return b[1:], nil
+		}
+		if !first {
+			if len(b) == 0 || b[0] != ',' {
+				return "", errSlowPath
+			}
+			b = b[1:]
+		}
+		key, rest, err := fastString(b)
+		if err != nil || len(rest) == 0 || rest[0] != ':' {
+			return "", errSlowPath
+		}
+		b = rest[1:]
+		var bit uint8
+		switch key {
+		case "toolCalls":
+			bit = 1
+			var n int64
+			n, b, err = fastInt(b)
+			p.ToolCalls = int(n)
+		case "lastTools":
+			bit = 2
+			p.LastTools, b, err = fastStrings(b)
+		case "lastUpdate":
+			bit = 4
+			p.LastUpdate, b, err = fastInt(b)
+		default:
+			return "", errSlowPath
+		}
+		if err != nil || seen&bit != 0 {
+			return "", errSlowPath
+		}
+		seen |= bit
+	}
+}
+
+// fastInt reads a JSON integer that fits an int64. Fractions, exponents, leading zeros and null
+// decline: encoding/json decides those.
+func fastInt(b string) (int64, string, error) {
+	n := 0
+	if n < len(b) && b[n] == '-' {
+		n++
+	}
+	digits := n
+	for n < len(b) && b[n] >= '0' && b[n] <= '9' {
+		n++
+	}
+	if n == digits || (n < len(b) && (b[n] == '.' || b[n] == 'e' || b[n] == 'E')) || (n-digits > 1 && b[digits] == '0') {
+		return 0, "", errSlowPath
+	}
+	x, err := strconv.ParseInt(b[:n], 10, 64)
+	if err != nil {
+		return 0, "", errSlowPath
+	}
+	return x, b[n:], nil
+}
+
+// fastBool reads true or false.
+func fastBool(b string) (bool, string, error) {
+	switch {
+	case len(b) >= 4 && b[:4] == "true":
+		return true, b[4:], nil
+	case len(b) >= 5 && b[:5] == "false":
+		return false, b[5:], nil
+	}
+	return false, "", errSlowPath
+}
+
+// fastStrings reads an array of strings; an empty array is an empty slice, as encoding/json
+// gives. null declines.
+func fastStrings(b string) ([]string, string, error) {
+	if len(b) == 0 || b[0] != '[' {
+		return nil, "", errSlowPath
+	}
+	b = b[1:]
+	var out []string
+	for len(b) > 0 && b[0] != ']' {
+		if len(out) > 0 {
+			if b[0] != ',' {
+				return nil, "", errSlowPath
+			}
+			b = b[1:]
+		}
+		s, rest, err := fastString(b)
+		if err != nil {
+			return nil, "", errSlowPath
+		}
+		out = append(out, s)
+		b = rest
+	}
+	if len(b) == 0 {
+		return nil, "", errSlowPath
+	}
+	if out == nil {
+		out = []string{}
+	}
+	return out, b[1:], nil
+}
