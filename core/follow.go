@@ -21,7 +21,7 @@ func (m *Machine) Follow(now int64, lines string, replace bool) (RestoreResult, 
 		m.tasks = map[string]*Task{}
 		m.storeChanged()
 	}
-	touched, _, _ := m.applyHistory(lines, &res, true)
+	touched, _, _, _ := m.applyHistory(lines, &res, true)
 	m.pruneOrder()
 	m.rebuildIndex()
 	for _, id := range touched {
