@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
+	"unsafe"
 )
 
 // ABIVersion is the version of the JSON envelope every host speaks to the core. A host refuses
@@ -81,14 +82,28 @@ type Response struct {
 // what the native twin tests call, so both run the very same dispatch code.
 type Runtime struct {
 	m *Machine
+	// keptAll: the last call was a restore, whose allocations are the restored tasks and the
+	// history they point into (see KeptAll).
+	keptAll bool
 }
+
+// KeptAll reports whether the last call kept nearly all it allocated: a restore builds the
+// machine's state and little else. The module skips its garbage collection after such a call:
+// over 10,000 tasks a collection found next to nothing to free and cost 100 ms of the restart.
+func (r *Runtime) KeptAll() bool { return r.keptAll }
 
 // NewRuntime returns a runtime with a machine on default configuration.
 func NewRuntime() *Runtime { return &Runtime{m: NewMachine(Config{})} }
 
 // Call decodes one request, runs it and encodes the response. It never panics: a panic in the
 // core becomes an error response, so a bug costs one call, not the instance.
+//
+// Call takes req over: the history after the NUL byte is read in place, and the tasks restored
+// from it keep their strings inside it, so the caller must not change req afterwards. (The
+// module's hosts free the buffer after the call and never write to it again; copying 10 MB of
+// history took 20 ms in Bun.)
 func (r *Runtime) Call(req []byte) (out []byte) {
+	r.keptAll = false
 	defer func() {
 		if p := recover(); p != nil {
 			out = encode(Response{Error: fmt.Sprintf("core panic: %v", p)})
@@ -105,8 +120,8 @@ func (r *Runtime) Call(req []byte) (out []byte) {
 	if err := json.Unmarshal(req, &q); err != nil {
 		return encode(Response{Error: "bad request envelope: " + err.Error()})
 	}
-	if payload != nil {
-		q.History = string(payload)
+	if len(payload) > 0 {
+		q.History = unsafe.String(&payload[0], len(payload))
 	}
 	resp := r.handle(q)
 	if resp.HTTP != nil && resp.HTTP.Body != "" {
@@ -171,8 +186,10 @@ func (r *Runtime) handle(q Request) Response {
 	case "restore":
 		// A restore allocates the whole store at once; collecting while it grows (the
 		// collector inside WebAssembly stops the world) only repeats work: about a third of
-		// a 10,000-task restore. One collection follows instead.
+		// a 10,000-task restore. What it allocated is the state it keeps (KeptAll): the
+		// next collection comes once the heap has doubled from there.
 		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+		r.keptAll = true
 		r.m.RestoreHealth(q.State)
 		res, effects := r.m.Restore(q.Now, q.History)
 		return Response{OK: true, Restore: &res, Effects: effects}

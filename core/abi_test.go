@@ -22,6 +22,20 @@ func TestEnvelopeCarriesARawHistory(t *testing.T) {
 	require.Contains(t, res.Error, "bad request envelope")
 }
 
+// A restore reports that it kept what it allocated (the module skips its collection after it);
+// no other call does.
+func TestOnlyARestoreKeepsAll(t *testing.T) {
+	_, log := historyRun(t, 2)
+	rt := NewRuntime()
+	require.False(t, rt.KeptAll())
+	rt.Call(append([]byte(`{"op":"restore","now":1}`+"\x00"), log...))
+	require.True(t, rt.KeptAll())
+	rt.Call([]byte(`{"op":"tasks"}`))
+	require.False(t, rt.KeptAll())
+	rt.Call([]byte(`{"op":"restore","now":1`))
+	require.False(t, rt.KeptAll(), "a restore that never ran kept nothing")
+}
+
 // BenchmarkHTTPOp10k is a status API request as a host sends it, envelope and all, over 10,000
 // restored tasks: the share of a request's latency that is the core's.
 func BenchmarkHTTPOp10k(b *testing.B) {

@@ -66,7 +66,8 @@ func call(ptr, size uint32) uint64 {
 // goroutines, and between two calls from the host no goroutine runs. Left alone, the heap only
 // grew: 56 MB per event-stream snapshot of 10,000 tasks, 2 GB (and a broken instance) after 35 of
 // them. So a call that leaves the heap at twice what the last collection kept (and at least
-// minCollectHeap) ends with a full collection, GOGC's rule applied where the host can wait.
+// minCollectHeap) ends with a full collection, GOGC's rule applied where the host can wait. A
+// restore's heap counts as kept without collecting (Runtime.KeptAll).
 const minCollectHeap = 16 << 20
 
 var (
@@ -77,6 +78,12 @@ var (
 func collect() {
 	metrics.Read(heapSample)
 	heap := heapSample[0].Value.Uint64()
+	if runtime.KeptAll() {
+		// A restore: the heap is the restored state (and the history it points into), not
+		// garbage. It is the base the next collection is measured from.
+		keptHeap = heap
+		return
+	}
 	if heap < minCollectHeap || heap < 2*keptHeap {
 		return
 	}
