@@ -22,9 +22,10 @@ export type Perform = (e: Effect) => Promise<unknown>;
 export type Log = (level: string, message: string) => void;
 
 /**
- * Starts the runtime over module, and the status API once the core has loaded (it answers every
- * request). onServer hears where server.json was written, so the thread that owns the process's
- * signals can remove it; thread names where this runs, for the load log line.
+ * Starts the runtime over module, and the status API once the core is configured (before the
+ * history's restore, see serve). onServer hears where server.json was written, so the thread
+ * that owns the process's signals can remove it; thread names where this runs, for the load
+ * log line.
  */
 export function startLocal(
   module: Promise<WebAssembly.Module>,
@@ -34,23 +35,33 @@ export function startLocal(
   onServer?: (serverJSON: string) => void,
   thread?: string,
 ): { runtime: Runtime; api?: ApiServer } {
-  const runtime = new Runtime(module, setup.config, perform, log, { env: setup.env, open: fileHistory, thread });
-  if (!setup.apiEnabled) return { runtime };
-  const api = new ApiServer({
-    http: (req) => runtime.http(req),
-    logs: (sessionID) => runtime.run({ id: 0, kind: "session.messages", sessionID }),
-    log,
-  });
-  runtime.onBroadcast((frame) => api.broadcast(frame));
-  void runtime.whenReady().then(() => {
+  // The server binds as soon as the core says where (its ports and server.json), before the
+  // history is restored: a client that finds server.json waits for the restore in the socket's
+  // queue instead of finding nothing, and binding is off the restart's critical path.
+  let api: ApiServer | undefined;
+  const serve = () => {
     const storage = runtime.storagePaths;
-    if (!storage) return;
+    if (!api || !storage) return;
     const port = api.start(storage.apiPorts, storage.serverJSON, setup.token, setup.startedAt);
     if (port === undefined) {
       log("error", "asyncagents: the status API could not bind any port");
       return;
     }
     onServer?.(storage.serverJSON);
+  };
+  const runtime = new Runtime(module, setup.config, perform, log, {
+    env: setup.env,
+    open: fileHistory,
+    thread,
+    onConfigured: setup.apiEnabled ? serve : undefined,
+    startedAt: setup.startedAt,
   });
+  if (!setup.apiEnabled) return { runtime };
+  api = new ApiServer({
+    http: (req) => runtime.http(req),
+    logs: (sessionID) => runtime.run({ id: 0, kind: "session.messages", sessionID }),
+    log,
+  });
+  runtime.onBroadcast((frame) => api!.broadcast(frame));
   return { runtime, api };
 }

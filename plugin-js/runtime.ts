@@ -68,13 +68,23 @@ export class Runtime {
       readConfig?: (paths: string[]) => ConfigFile[];
       /** Where this runtime runs ("worker", "opencode thread"), for the load log line. */
       thread?: string;
+      /**
+       * Called once the core is configured, before the history is restored: the status API binds
+       * then, and the requests it accepts meanwhile are answered when the restore is done (the
+       * restore holds this thread, so none is answered from a half-restored store).
+       */
+      onConfigured?: () => void;
+      /** When the plugin started (ms since the epoch): the load log line counts from there. */
+      startedAt?: number;
     },
   ) {
     // Compiling the module takes about 100 ms: it happens in the background, and OpenCode does
     // not wait for it. Events that arrive meanwhile are kept and fed in order.
-    const t0 = performance.now();
+    // Wall-clock times from the plugin's start: in a Worker, this thread's clock starts later.
+    const t0 = storage.startedAt ?? Date.now();
     const marks: string[] = [];
-    const mark = (what: string) => marks.push(`${what} +${Math.round(performance.now() - t0)}`);
+    const mark = (what: string) => marks.push(`${what} +${Date.now() - t0}`);
+    mark("runtime");
     this.ready = module
       .then((m) => {
         mark("compiled");
@@ -96,6 +106,10 @@ export class Runtime {
         this.history = storage.open(this.storagePaths.history);
         this.core = core;
         mark("configured");
+        if (storage.onConfigured) {
+          storage.onConfigured();
+          mark("serving");
+        }
         // The history first: tasks from before a restart are back, and those that were running
         // are reconciled, before any new event is handled.
         const state = this.guardRead("reading the model health", () => readState(this.storagePaths!.modelHealth));
@@ -107,7 +121,7 @@ export class Runtime {
         this.feed({ type: "start" });
         for (const ev of this.backlog.splice(0)) this.feed(ev);
         mark("started");
-        // One line per load, with where its time went (ms since the plugin asked for the core).
+        // One line per load, with where its time went (ms since the plugin started).
         const where = storage.thread ? ` (${storage.thread})` : "";
         this.log("info", `asyncagents: core loaded${where}: ${marks.join(", ")}`);
       })
@@ -149,7 +163,7 @@ export class Runtime {
 
   /** Answers a status API request from the core's store. */
   http(req: unknown): { status: number; headers?: Record<string, string>; body?: string; stream?: boolean; logs?: string } {
-    if (!this.core) {
+    if (!this.core || this.failure) {
       return { status: 503, headers: { "Content-Type": "application/json" }, body: JSON.stringify({ error: "asyncagents is starting" }) };
     }
     return (this.core.call({ op: "http", now: Date.now(), http: req }) as any).http;

@@ -3,10 +3,11 @@
 // back and are carried out here, the status API answers from the Worker, and a stop removes
 // server.json and closes the port. Every wait is bounded.
 import { afterEach, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { compile } from "../bridge/core";
 import type { CoreSetup } from "./local";
 import { WorkerCore } from "./remote";
 import { fakeOpenCode } from "./fake_opencode";
@@ -14,6 +15,8 @@ import { fakeOpenCode } from "./fake_opencode";
 const BOUND_MS = 10_000;
 const workerURL = new URL("./worker.ts", import.meta.url);
 const wasmURL = new URL("../dist/asyncagents.wasm", import.meta.url);
+// Compiled once for every Worker, as index.ts does.
+const module = Bun.file(wasmURL).arrayBuffer().then(compile);
 const ctx = { sessionID: "ses_parent", messageID: "msg_1", agent: "build" };
 
 const dirs: string[] = [];
@@ -41,9 +44,10 @@ function freePort(): Promise<number> {
 }
 
 
-async function start(apiEnabled: boolean) {
+async function start(apiEnabled: boolean, prepare?: (root: string) => void, compiled = module) {
   const root = mkdtempSync(join(tmpdir(), "aa-worker-"));
   dirs.push(root);
+  prepare?.(root);
   const setup: CoreSetup = {
     config: { api: { token: "t0k3n", auth: "token", startedAt: Date.now() } },
     env: { xdgDataHome: join(root, "data"), xdgConfigHome: join(root, "config"), home: root, directory: join(root, "project"), apiPort: String(await freePort()) },
@@ -53,7 +57,7 @@ async function start(apiEnabled: boolean) {
   };
   const oc = fakeOpenCode();
   const logs: string[] = [];
-  const core = new WorkerCore(workerURL, wasmURL, setup, oc.perform, (level, message) => logs.push(`${level} ${message}`));
+  const core = new WorkerCore(workerURL, compiled, setup, oc.perform, (level, message) => logs.push(`${level} ${message}`));
   cores.push(core);
   return { core, oc, logs, root, serverJSON: join(root, "data", "opencode", "asyncagents", "server.json") };
 }
@@ -70,7 +74,7 @@ test("a launch crosses to the worker and back, and idle brings the notice to the
   const notice = oc.performed.find((e) => e.sessionID === "ses_parent")!;
   expect(notice.parts![1].text).toContain("<task_result>\nthe answer\n</task_result>");
   // The worker's log lines reach the main thread's logger.
-  expect(logs.some((l) => l.startsWith("info asyncagents: core loaded (worker): compiled +"))).toBe(true);
+  expect(logs.some((l) => l.startsWith("info asyncagents: core loaded (worker): runtime +"))).toBe(true);
 });
 
 test("bad arguments reject with the core's words, across the worker", async () => {
@@ -110,4 +114,49 @@ test("the status API answers from the worker, and a stop removes server.json and
     sock.once("error", () => resolve(true));
   });
   expect(refused).toBe(true);
+});
+
+/** n finished tasks as the core writes them: one `<crc32> <json>` line each. */
+function historyOf(n: number): string {
+  let out = "";
+  for (let i = 0; i < n; i++) {
+    const task = {
+      sessionID: `ses_h${i}`, parentSessionID: "ses_old", parentMessageID: "msg_old", batchId: `b${i}`, description: "old job",
+      prompt: "p", agent: "general", status: "completed", startedAt: 1_700_000_000_000 + i, completedAt: 1_700_000_001_000 + i,
+      result: "done", progress: { toolCalls: 1, lastTools: ["read"], lastUpdate: 0 }, resumeCount: 0, isForked: false, depth: 1,
+    };
+    const json = JSON.stringify({ task });
+    out += `${Bun.hash.crc32(json).toString(16).padStart(8, "0")} ${json}\n`;
+  }
+  return out;
+}
+
+test("the status API binds before the history is restored, and its first answer lists all of it", async () => {
+  const n = 3000;
+  const { logs, serverJSON } = await start(true, (root) => {
+    const dir = join(root, "data", "opencode", "asyncagents");
+    mkdirSync(dir, { recursive: true });
+    const project = new Bun.CryptoHasher("sha256").update(join(root, "project")).digest("hex").slice(0, 16);
+    writeFileSync(join(dir, `history-${project}.log`), historyOf(n));
+  });
+  await until("server.json", () => existsSync(serverJSON));
+  const sj = JSON.parse(readFileSync(serverJSON, "utf8"));
+  // Asked as soon as server.json exists: answered once the restore is done, never from a part of it.
+  const res = await fetch(`${sj.url}/v1/tasks?limit=1`, { headers: { Authorization: `Bearer ${sj.token}` } });
+  expect(res.status).toBe(200);
+  expect((await res.json()).total).toBe(n);
+  await until("the load log line", () => logs.some((l) => l.includes("core loaded")));
+  const line = logs.find((l) => l.includes("core loaded"))!;
+  expect(line).toContain(`restored ${n} tasks`);
+  expect(line.indexOf("serving +")).toBeGreaterThan(0);
+  expect(line.indexOf("serving +")).toBeLessThan(line.indexOf("restored "));
+});
+
+test("a module the main thread could not compile fails the tools with the reason", async () => {
+  const broken = Promise.reject(new Error("not a wasm module"));
+  broken.catch(() => {});
+  const { core } = await start(false, undefined, broken);
+  await expect(core.callTool("asyncagents_list", {}, { ...ctx, callID: "c9" })).rejects.toThrow(
+    "its core failed to load (not a wasm module)",
+  );
 });

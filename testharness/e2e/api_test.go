@@ -156,7 +156,7 @@ func statusAPIFromOutside(t *testing.T, thread string, env ...string) {
 	require.Contains(t, body, "api result", "the logs are the child's messages")
 	code, _ = apiGet(t, sj.URL+"/v1/tasks?limit=500", sj.Token, "")
 	require.Equal(t, 400, code)
-	require.Contains(t, e.oc.Logs(), "asyncagents: core loaded ("+thread+"): compiled +", "the core ran where it was asked to")
+	require.Contains(t, e.oc.Logs(), "asyncagents: core loaded ("+thread+"): runtime +", "the core ran where it was asked to")
 
 	require.NoError(t, e.oc.Stop())
 	_, err = os.Stat(st.ServerJSON)
