@@ -226,7 +226,7 @@ func (m *Machine) noteCompaction(t *Task) {
 // onCompacted: OpenCode continues the compacted session by itself, so a successful compaction
 // needs nothing more. If it could not compact, the next model gets the task.
 func (m *Machine) onCompacted(p pending, ev Event) {
-	t := m.tasks[p.taskID]
+	t := m.task(p.taskID)
 	if t == nil || t.Status.Terminal() || !t.compacting {
 		return
 	}
@@ -276,7 +276,7 @@ func (m *Machine) abandonAttempt(t *Task, e *TaskError, class ErrorClass) {
 // is prompted once the session is also idle: OpenCode 1.18 drops a prompt that reaches a session
 // still winding down its aborted turn.
 func (m *Machine) onAbortedForSwitch(p pending, ev Event) {
-	t := m.tasks[p.taskID]
+	t := m.task(p.taskID)
 	if t == nil || t.Status.Terminal() || t.pendingErr == nil {
 		return
 	}
@@ -349,7 +349,7 @@ func (m *Machine) hasNextModel(t *Task) bool {
 
 // onAttemptTimer abandons an attempt that has shown no activity for attemptTimeoutMs.
 func (m *Machine) onAttemptTimer(id string) {
-	t := m.tasks[id]
+	t := m.task(id)
 	if t == nil || t.Status.Terminal() || t.FallbackInfo == nil || t.Queued || (t.switching && !t.compacting) {
 		return
 	}

@@ -24,7 +24,7 @@ func (m *Machine) startFork(t *Task) {
 
 // onForkMessages builds the context and hands it to the child without a model turn.
 func (m *Machine) onForkMessages(p pending, ev Event) {
-	t := m.tasks[p.taskID]
+	t := m.task(p.taskID)
 	if t == nil || t.Status.Terminal() {
 		return
 	}
@@ -51,7 +51,7 @@ func (m *Machine) onForkMessages(p pending, ev Event) {
 
 // onForkContextSent starts the forked task once its context is in place.
 func (m *Machine) onForkContextSent(p pending, ev Event) {
-	t := m.tasks[p.taskID]
+	t := m.task(p.taskID)
 	if t == nil || t.Status.Terminal() {
 		return
 	}

@@ -193,7 +193,7 @@ func (m *Machine) applyHistory(history string, res *RestoreResult, track bool) (
 			continue
 		}
 		lines++
-		r, old, err := parseHistoryLine(line)
+		r, old, err := parseHistoryLine(line, true)
 		if old && err == nil {
 			legacy++
 		}
@@ -258,9 +258,10 @@ func (m *Machine) pruneOrder() {
 	m.storeChanged()
 }
 
-// parseHistoryLine checks a line's checksum and decodes its record; legacy says the line
-// carries a CRC-32, as lines did before XXH64.
-func parseHistoryLine(line string) (r historyRecord, legacy bool, err error) {
+// parseHistoryLine checks a line's checksum and decodes its record (with lazy, only the head of
+// a finished task's, see history_lazy.go); legacy says the line carries a CRC-32, as lines did
+// before XXH64.
+func parseHistoryLine(line string, lazy bool) (r historyRecord, legacy bool, err error) {
 	sum, body, ok := strings.Cut(line, " ")
 	if !ok || (len(sum) != 16 && len(sum) != 8) {
 		return r, false, fmt.Errorf("no checksum")
@@ -276,7 +277,11 @@ func parseHistoryLine(line string) (r historyRecord, legacy bool, err error) {
 	if (legacy && uint64(crc32.ChecksumIEEE(bytes)) != want) || (!legacy && xxh64(bytes) != want) {
 		return r, legacy, fmt.Errorf("checksum mismatch (torn or corrupt)")
 	}
-	r, err = decodeRecord(body)
+	if lazy {
+		r, err = readRecordHead(body)
+	} else {
+		r, err = decodeRecord(body)
+	}
 	if err != nil {
 		return r, legacy, fmt.Errorf("bad JSON: %v", err)
 	}
@@ -332,7 +337,7 @@ func (m *Machine) onReconcileStatus(p pending, ev Event) {
 		_ = json.Unmarshal(ev.Result, &busy)
 	}
 	for _, id := range p.reconcile {
-		t := m.tasks[id]
+		t := m.task(id)
 		if t == nil || t.Status.Terminal() {
 			continue
 		}
@@ -345,7 +350,7 @@ func (m *Machine) onReconcileStatus(p pending, ev Event) {
 // onReconcileMessages ends a restored task as its child's messages say: finished meanwhile, gone,
 // or interrupted. A child OpenCode still lists as busy goes on being tracked.
 func (m *Machine) onReconcileMessages(p pending, ev Event) {
-	t := m.tasks[p.taskID]
+	t := m.task(p.taskID)
 	if t == nil || t.Status.Terminal() {
 		return
 	}

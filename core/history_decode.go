@@ -89,7 +89,7 @@ func fastRecord(b string) (historyRecord, error) {
 		return r, nil
 	case strings.HasPrefix(b, (`{"task":{`)) && strings.HasSuffix(b, ("}}")):
 		t := &Task{}
-		rest, err := fastTask(b[len(`{"task":`):len(b)-1], t)
+		rest, _, err := fastTask(b[len(`{"task":`):len(b)-1], t, "")
 		if err != nil || len(rest) != 0 {
 			return r, errSlowPath
 		}

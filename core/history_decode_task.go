@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"reflect"
 	"strconv"
 )
@@ -13,33 +14,50 @@ import (
 
 var taskFields = fieldsOf(reflect.TypeOf(Task{}))
 
-// fastTask fills t from a task object with no whitespace and returns the rest of b.
-func fastTask(b string, t *Task) (string, error) {
+// fastTask fills t from a task object with no whitespace and returns the rest of b. With
+// stopAfter set, it stops once that key's value is read (stopped), leaving the rest unread.
+func fastTask(b string, t *Task, stopAfter string) (rest string, stopped bool, err error) {
+	rest, _, stopped, err = fastTaskSeen(b, t, stopAfter)
+	return rest, stopped, err
+}
+
+// fastTaskSeen is fastTask that also says which fields it read (a bit per field index).
+func fastTaskSeen(b string, t *Task, stopAfter string) (rest string, seen uint64, stopped bool, err error) {
+	rest, seen, err = fastTaskFields(b, t, stopAfter)
+	if err == errStoppedEarly {
+		return rest, seen, true, nil
+	}
+	return rest, seen, false, err
+}
+
+// errStoppedEarly: fastTaskFields read stopAfter and went no further.
+var errStoppedEarly = errors.New("stopped after the key asked for")
+
+func fastTaskFields(b string, t *Task, stopAfter string) (_ string, seen uint64, _ error) {
 	if len(b) == 0 || b[0] != '{' {
-		return "", errSlowPath
+		return "", 0, errSlowPath
 	}
 	b = b[1:]
 	// seen has a bit per field, by its index in Task: encoding/json merges a repeated key, and
 	// decides such records itself.
-	var seen uint64
 	next := 0
 	for first := true; ; first = false {
 		if len(b) > 0 && b[0] == '}' {
-			return b[1:], nil
+			return b[1:], seen, nil
 		}
 		if !first {
 			if len(b) == 0 || b[0] != ',' {
-				return "", errSlowPath
+				return "", 0, errSlowPath
 			}
 			b = b[1:]
 		}
 		key, rest, err := fastString(b)
 		if err != nil || len(rest) == 0 || rest[0] != ':' {
-			return "", errSlowPath
+			return "", 0, errSlowPath
 		}
 		i, known := taskFields.find(key, &next)
 		if !known || seen&(1<<i) != 0 {
-			return "", errSlowPath
+			return "", 0, errSlowPath
 		}
 		seen |= 1 << i
 		b = rest[1:]
@@ -90,7 +108,10 @@ func fastTask(b string, t *Task) (string, error) {
 			b, err = fastValue(b, reflect.ValueOf(t).Elem().Field(i))
 		}
 		if err != nil {
-			return "", errSlowPath
+			return "", 0, errSlowPath
+		}
+		if key == stopAfter {
+			return b, seen, errStoppedEarly
 		}
 	}
 }

@@ -148,7 +148,7 @@ func FuzzHistoryLine(f *testing.F) {
 	f.Add("00000000 {}")
 	f.Add("zzzzzzzz {\"task\":{\"id\":\"a\"}}")
 	f.Fuzz(func(t *testing.T, line string) {
-		r, _, err := parseHistoryLine(line)
+		r, _, err := parseHistoryLine(line, false)
 		if err != nil {
 			return
 		}
@@ -156,7 +156,7 @@ func FuzzHistoryLine(f *testing.F) {
 			require.NotNil(t, r.Task)
 			require.NotEmpty(t, r.Task.ID)
 		}
-		again, legacy, err := parseHistoryLine(strings.TrimSuffix(historyLine(r), "\n"))
+		again, legacy, err := parseHistoryLine(strings.TrimSuffix(historyLine(r), "\n"), false)
 		require.False(t, legacy, "lines are written with XXH64")
 		require.NoError(t, err)
 		require.Equal(t, r.Removed, again.Removed)

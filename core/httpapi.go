@@ -133,6 +133,7 @@ func (m *Machine) freshView() []*Task {
 // apiOut is the copy of a task the API shows: as Machine.Tasks shows it, with lastTools an
 // array even before the first tool. The copy is shallow; the task itself is not changed.
 func apiOut(t *Task) *Task {
+	t.load()
 	c := *t
 	if c.Progress.LastTools == nil {
 		c.Progress.LastTools = []string{}
@@ -145,6 +146,7 @@ func apiOutAll(tasks []*Task, idx []int) []*Task {
 	copies := make([]Task, len(idx))
 	out := make([]*Task, len(idx))
 	for k, i := range idx {
+		tasks[i].load()
 		copies[k] = *tasks[i]
 		if copies[k].Progress.LastTools == nil {
 			copies[k].Progress.LastTools = []string{}
@@ -489,7 +491,7 @@ func apiServeGroup(tasks []*Task, batchID string, now int64) HTTPResponse {
 		if t.BatchID != batchID {
 			continue
 		}
-		g.Tasks = append(g.Tasks, apiOut(t))
+		g.Tasks = append(g.Tasks, apiOut(t)) // read whole (load): the stats below read past the head
 		s := &g.Stats
 		switch t.Status {
 		case StatusCompleted:

@@ -82,7 +82,7 @@ func (m *Machine) batch(batchID string) []*Task {
 	var out []*Task
 	seen := map[string]bool{}
 	for _, id := range m.batchIndex()[batchID] {
-		if t := m.tasks[id]; t != nil && t.BatchID == batchID && !seen[id] {
+		if t := m.task(id); t != nil && t.BatchID == batchID && !seen[id] {
 			seen[id] = true
 			out = append(out, t)
 		}

@@ -134,8 +134,8 @@ func (m *Machine) Step(now int64, ev Event) []Effect {
 
 // Task returns a copy of the task with id, if the machine has it.
 func (m *Machine) Task(id string) (Task, bool) {
-	t, ok := m.tasks[id]
-	if !ok {
+	t := m.task(id)
+	if t == nil {
 		return Task{}, false
 	}
 	return t.public(), true
@@ -145,7 +145,7 @@ func (m *Machine) Task(id string) (Task, bool) {
 func (m *Machine) Tasks() []Task {
 	out := make([]Task, 0, len(m.order))
 	for _, id := range m.order {
-		if t, ok := m.tasks[id]; ok {
+		if t := m.task(id); t != nil {
 			out = append(out, t.public())
 		}
 	}
@@ -154,6 +154,7 @@ func (m *Machine) Tasks() []Task {
 
 // public is the copy of a task that leaves the machine: no shared slices.
 func (t *Task) public() Task {
+	t.load()
 	c := *t
 	c.Progress.LastTools = append([]string{}, t.Progress.LastTools...)
 	if t.Error != nil {

@@ -88,7 +88,7 @@ func (m *Machine) checkTask(t *Task, fromIdle bool) {
 }
 
 func (m *Machine) onMessages(p pending, ev Event) {
-	t := m.tasks[p.taskID]
+	t := m.task(p.taskID)
 	if t == nil || t.Status.Terminal() {
 		return
 	}

@@ -34,7 +34,7 @@ func (m *Machine) onOpenCode(e OpenCodeEvent) {
 			m.onChildIdle(p.SessionID)
 		} else {
 			m.onParentStatus(p.SessionID, true)
-			if t := m.tasks[p.SessionID]; t != nil && !t.Status.Terminal() {
+			if t := m.task(p.SessionID); t != nil && !t.Status.Terminal() {
 				t.awaitBusy = false
 				if p.Status.Type == "retry" {
 					m.onChildRetry(t, p.Status.Message)
@@ -49,7 +49,7 @@ func (m *Machine) onOpenCode(e OpenCodeEvent) {
 		if json.Unmarshal(e.Properties, &p) != nil || p.Error == nil {
 			return
 		}
-		if t := m.tasks[p.SessionID]; t != nil && !t.Status.Terminal() && !t.switching {
+		if t := m.task(p.SessionID); t != nil && !t.Status.Terminal() && !t.switching {
 			t.sessionError = p.Error.taskError()
 		}
 	case "session.deleted":
@@ -71,7 +71,7 @@ func (m *Machine) onOpenCode(e OpenCodeEvent) {
 // onChildIdle finishes a task whose child says it is idle: at once when the events described its
 // last answer completely, else after reading its messages.
 func (m *Machine) onChildIdle(sessionID string) {
-	t := m.tasks[sessionID]
+	t := m.task(sessionID)
 	if t == nil || t.Status.Terminal() {
 		return
 	}
@@ -118,7 +118,7 @@ func (m *Machine) onPartUpdated(props json.RawMessage) {
 	if json.Unmarshal(props, &p) != nil {
 		return
 	}
-	if t := m.tasks[p.Part.SessionID]; t != nil && p.Part.Type == "tool" && p.Part.CallID != "" {
+	if t := m.task(p.Part.SessionID); t != nil && p.Part.Type == "tool" && p.Part.CallID != "" {
 		// A tool at work (a long build, a test run) is the child working, not the model
 		// hanging: the attempt timeout waits for it.
 		if p.Part.State.Status == "pending" || p.Part.State.Status == "running" {
@@ -130,7 +130,7 @@ func (m *Machine) onPartUpdated(props json.RawMessage) {
 			delete(t.toolsRunning, p.Part.CallID)
 		}
 	}
-	t := m.tasks[p.Part.SessionID]
+	t := m.task(p.Part.SessionID)
 	if t == nil || t.Status.Terminal() {
 		return
 	}

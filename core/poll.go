@@ -31,7 +31,7 @@ func (m *Machine) onStatus(ev Event) {
 		busy := map[string]json.RawMessage{}
 		if json.Unmarshal(ev.Result, &busy) == nil {
 			for _, id := range m.running() {
-				t := m.tasks[id]
+				t := m.task(id)
 				_, isBusy := busy[id]
 				switch {
 				case isBusy:

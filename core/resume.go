@@ -17,7 +17,7 @@ func (m *Machine) onResumeCall(ev Event, a taskArgs) {
 		m.failTool(ev.CallID, "asyncagents_task: "+fmt.Sprintf(format, args...))
 	}
 	id := strings.TrimSpace(a.Resume)
-	t := m.tasks[id]
+	t := m.task(id)
 	switch {
 	case a.Fork:
 		fail("fork and resume are mutually exclusive: fork starts a new task with this session's context, resume continues an existing task; no task was changed")
@@ -40,7 +40,7 @@ func (m *Machine) onResumeCall(ev Event, a taskArgs) {
 // onResumeChecked resumes the task once its session is known to exist.
 func (m *Machine) onResumeChecked(p pending, ev Event) {
 	r := p.resume
-	t := m.tasks[r.taskID]
+	t := m.task(r.taskID)
 	if t == nil {
 		m.failTool(r.callID, fmt.Sprintf("asyncagents_task: task %s was cleared before it could be resumed; start a new task with asyncagents_task", r.taskID))
 		return

@@ -90,6 +90,9 @@ type Task struct {
 	pendingCompact, compacting bool
 	// toolsRunning: the child's tool calls still at work, by call ID.
 	toolsRunning map[string]bool
+	// rest: the history record of a task a restore read only the head of, until load reads
+	// the rest (history_lazy.go).
+	rest string
 }
 
 // TaskError is a failure as OpenCode reports it: the error's name and its message, and the
@@ -119,6 +122,7 @@ const maxLastTools = 5
 
 // Duration is how long the task has run, or ran: until now while it runs.
 func (t *Task) Duration(now int64) int64 {
+	t.load()
 	end := t.CompletedAt
 	if end == 0 || !t.Status.Terminal() {
 		end = now

@@ -31,7 +31,7 @@ func (m *Machine) onCancelCall(ev Event) {
 	if a.All {
 		var lines []string
 		for _, id := range m.order {
-			t := m.tasks[id]
+			t := m.task(id)
 			if t != nil && t.ParentSessionID == ev.SessionID && !t.Status.Terminal() {
 				m.cancel(t, a.Reason)
 				lines = append(lines, fmt.Sprintf("- %s %q after %s", t.ID, t.Description, FormatDuration(t.Duration(m.now))))
@@ -53,7 +53,7 @@ func (m *Machine) onCancelCall(ev Event) {
 		m.replyTool(ev.CallID, strings.Join(out, "\n"), map[string]any{"title": fmt.Sprintf("cancelled %d tasks", len(lines)+starting)})
 		return
 	}
-	t := m.tasks[a.TaskID]
+	t := m.task(a.TaskID)
 	switch {
 	case t == nil:
 		m.failTool(ev.CallID, fmt.Sprintf("asyncagents_cancel: no background task has task_id %s; call asyncagents_list to see this session's tasks", quote(a.TaskID)))

@@ -9,7 +9,7 @@ import (
 func (m *Machine) onListCall(ev Event) {
 	var lines []string
 	for _, id := range m.order {
-		t := m.tasks[id]
+		t := m.task(id)
 		if t == nil || t.ParentSessionID != ev.SessionID {
 			continue
 		}
@@ -57,7 +57,7 @@ func (m *Machine) onClearCall(ev Event) {
 	cleared, kept := 0, 0
 	order := m.order[:0]
 	for _, id := range m.order {
-		t := m.tasks[id]
+		t := m.task(id)
 		switch {
 		case t == nil:
 			continue
@@ -84,7 +84,7 @@ func (m *Machine) onClearCall(ev Event) {
 func (m *Machine) onSessionDeleted(sessionID string) {
 	order := m.order[:0]
 	for _, id := range m.order {
-		t := m.tasks[id]
+		t := m.task(id)
 		if t == nil {
 			continue
 		}

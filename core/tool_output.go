@@ -38,7 +38,7 @@ func (m *Machine) onOutputCall(ev Event) {
 		}
 		timeoutMs = int64(s * 1000)
 	}
-	t := m.tasks[a.TaskID]
+	t := m.task(a.TaskID)
 	if t == nil {
 		m.failTool(ev.CallID, fmt.Sprintf("asyncagents_output: no background task has task_id %s; task IDs are the full IDs returned by asyncagents_task", quote(a.TaskID)))
 		return
@@ -123,7 +123,7 @@ func (m *Machine) onWaitTimeout(callID string) {
 		return
 	}
 	delete(m.waiters, callID)
-	if t := m.tasks[w.taskID]; t != nil {
+	if t := m.task(w.taskID); t != nil {
 		m.replyOutput(callID, t)
 	}
 }

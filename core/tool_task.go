@@ -96,7 +96,7 @@ func (m *Machine) onTaskCall(ev Event) {
 		return
 	}
 	l := &launch{callID: ev.CallID, sessionID: ev.SessionID, messageID: ev.MessageID, parentAgent: ev.Agent, args: a, depth: 1, fork: a.Fork}
-	if p := m.tasks[ev.SessionID]; p != nil {
+	if p := m.task(ev.SessionID); p != nil {
 		// A task's child launching tasks of its own: only as deep as MaxDepth allows.
 		l.depth = p.Depth + 1
 		if l.depth > m.cfg.MaxDepth {
@@ -251,7 +251,7 @@ func batchID(sessionID, messageID string) string {
 }
 
 func (m *Machine) onPromptSent(p pending, ev Event) {
-	t := m.tasks[p.taskID]
+	t := m.task(p.taskID)
 	if t == nil || t.Status.Terminal() {
 		return
 	}

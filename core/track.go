@@ -103,7 +103,7 @@ func (m *Machine) onMessageUpdated(props json.RawMessage) {
 		// The model a parent's turn runs on: a task it launches inherits it by default.
 		m.sessionModel[p.Info.SessionID] = p.Info.Provider + "/" + p.Info.ModelID
 	}
-	t := m.tasks[p.Info.SessionID]
+	t := m.task(p.Info.SessionID)
 	if t == nil || t.Status.Terminal() {
 		return
 	}

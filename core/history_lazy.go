@@ -1,0 +1,76 @@
+package core
+
+import "strings"
+
+// A restore reads each finished task's record only up to startedAt: the ID, parents, batch,
+// description, prompt, agent, status and start time are what the restore, the indexes, the
+// list's filters and its order need. The rest of the record (result, progress, error...) is kept
+// as the line's text, inside the history the task's strings already point into, and read the
+// first time anything needs it (Task.load). Over 10,000 tasks that halves the decoding of a
+// restart, which inside WebAssembly in Bun is most of its time.
+//
+// For every record the core writes, a head and its load give what reading it whole gives
+// (FuzzLazyRecord, TestLazyRestoreAnswersAsAWholeRead). A line made by hand, with a valid
+// checksum over JSON the core would not write (a head key repeated after startedAt), may show
+// its head's values until it is loaded.
+//
+// Who calls load: Machine.task (every lookup by ID), public (every copy that leaves the core or
+// is persisted), Duration, and the status API wherever it shows or aggregates more than the
+// head (apiOut, apiOutAll, groups, stats). Tasks still at work are always read whole: they are
+// about to change, and a task is only changed after a lookup. The line's checksum has been
+// checked at restore, so the rest reads as the core wrote it.
+
+// lazyHeadEnd is the last key a restore reads of a finished task's record.
+const lazyHeadEnd = "startedAt"
+
+// lazyHead is the fields a head must hold (a bit per field index in Task): those the restore,
+// the indexes and the list read. A record written in another order is read whole.
+var lazyHead = func() (mask uint64) {
+	for _, name := range []string{"sessionID", "parentSessionID", "parentMessageID", "batchId", "description", "prompt", "agent", "status", lazyHeadEnd} {
+		mask |= 1 << taskFields.byName[name]
+	}
+	return mask
+}()
+
+// readRecordHead reads a record for a restore: a finished task's head only (keeping body for
+// load), anything else whole.
+func readRecordHead(body string) (historyRecord, error) {
+	if strings.HasPrefix(body, `{"task":{`) && strings.HasSuffix(body, "}}") {
+		t := &Task{}
+		_, seen, stopped, err := fastTaskSeen(body[len(`{"task":`):len(body)-1], t, lazyHeadEnd)
+		if err == nil && stopped && seen&lazyHead == lazyHead && t.ID != "" && t.Status.Terminal() {
+			t.rest = body
+			return historyRecord{Task: t}, nil
+		}
+	}
+	return decodeRecord(body)
+}
+
+// load reads the rest of a task a restore read only the head of; for any other task it does
+// nothing.
+func (t *Task) load() {
+	if t.rest == "" {
+		return
+	}
+	body := t.rest
+	t.rest = ""
+	r, err := decodeRecord(body)
+	if err != nil || r.Task == nil || r.Task.ID != t.ID {
+		// Only a line made by hand, with a checksum that holds over JSON the core would not
+		// write, gets here: the head read at restore stays.
+		return
+	}
+	if r.Task.Progress.LastTools == nil {
+		r.Task.Progress.LastTools = []string{}
+	}
+	*t = *r.Task
+}
+
+// task returns the task with id, read whole, or nil.
+func (m *Machine) task(id string) *Task {
+	t := m.tasks[id]
+	if t != nil {
+		t.load()
+	}
+	return t
+}
