@@ -25,7 +25,7 @@ function readEnv(name: string): string | undefined {
   return process.env[name];
 }
 
-// Compiled once per process, for every instance, in a Worker or not (see startCore).
+// Compiled once per process, for the instances that run in OpenCode's thread (see startCore).
 let compiled: Promise<WebAssembly.Module> | undefined;
 
 // Options come from opencode.json: "plugin": [["asyncagents", { "maxResultChars": 20000 }]]. The
@@ -81,18 +81,16 @@ export const AsyncAgents: Plugin = async (input, options) => {
 function startCore(setup: CoreSetup, perform: Perform, log: Log): CoreHost {
   const wasmURL = new URL("./asyncagents.wasm", import.meta.url);
   const workerURL = new URL(import.meta.url.endsWith(".ts") ? "./worker.ts" : "./asyncagents-worker.js", import.meta.url);
-  // Compiling is asynchronous (JavaScriptCore's threads do most of it; OpenCode's thread saw at
-  // most 10 to 15 ms of it), and it starts before the Worker does.
-  compiled ??= Bun.file(wasmURL).arrayBuffer().then(compile);
   if (readEnv("ASYNCAGENTS_WORKER") !== "false" && typeof Worker !== "undefined" && existsSync(fileURLToPath(workerURL))) {
     try {
-      const remote = new WorkerCore(workerURL, compiled, setup, perform, log);
+      const remote = new WorkerCore(workerURL, wasmURL, setup, perform, log);
       if (setup.apiEnabled) stopWithProcess(remote);
       return remote;
     } catch (err) {
       log("warn", `asyncagents: no worker (${(err as Error).message}); the core runs in OpenCode's thread`);
     }
   }
+  compiled ??= Bun.file(wasmURL).arrayBuffer().then(compile);
   const { runtime, api } = startLocal(compiled, setup, perform, log, undefined, "opencode thread");
   if (api) stopWithProcess(api);
   return runtime;

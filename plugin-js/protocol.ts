@@ -1,5 +1,5 @@
 // The messages between the plugin's main thread (remote.ts) and its Worker (worker.ts). Plain
-// data only (postMessage copies them), and a compiled WebAssembly.Module, which it shares.
+// data only: postMessage copies them.
 
 import type { CoreEvent } from "../bridge/core";
 import type { CoreSetup } from "./local";
@@ -14,10 +14,7 @@ export interface CallContext {
 }
 
 export type ToWorker =
-  | { t: "init"; setup: CoreSetup }
-  // The compiled core, once the main thread has it (or why it has not): compiled once per
-  // process, and while the Worker starts.
-  | { t: "module"; module?: WebAssembly.Module; error?: string }
+  | { t: "init"; wasmURL: string; setup: CoreSetup }
   | { t: "event"; event: CoreEvent }
   | { t: "call"; id: number; tool: string; args: unknown; ctx: CallContext }
   | { t: "abort"; id: number }

@@ -4,6 +4,7 @@
 // and never holds it up. What needs OpenCode (its SDK client, the log, tmux) is asked of the
 // main thread, which carries it out and sends back the result.
 
+import { compile } from "../bridge/core";
 import { startLocal } from "./local";
 import type { Runtime } from "./runtime";
 import type { ApiServer } from "./server";
@@ -12,8 +13,6 @@ import type { ToMain, ToWorker } from "./protocol";
 declare const self: Worker;
 
 let runtime: Runtime | undefined;
-// Settles the module promise the runtime waits on, when the main thread sends the module.
-let moduleArrived: { resolve(m: WebAssembly.Module): void; reject(e: Error): void } | undefined;
 let api: ApiServer | undefined;
 let seq = 0;
 const performing = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
@@ -25,7 +24,7 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
   const m = e.data;
   switch (m.t) {
     case "init": {
-      const module = new Promise<WebAssembly.Module>((resolve, reject) => (moduleArrived = { resolve, reject }));
+      const module = Bun.file(new URL(m.wasmURL)).arrayBuffer().then(compile);
       const perform = (effect: unknown) =>
         new Promise<unknown>((resolve, reject) => {
           const id = ++seq;
@@ -36,10 +35,6 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
       ({ runtime, api } = startLocal(module, m.setup, perform as any, log, (serverJSON) => send({ t: "server", serverJSON }), "worker"));
       return;
     }
-    case "module":
-      if (m.module) moduleArrived?.resolve(m.module);
-      else moduleArrived?.reject(new Error(m.error ?? "no module"));
-      return;
     case "done": {
       const p = performing.get(m.id);
       performing.delete(m.id);
