@@ -9,9 +9,7 @@ import "sort"
 //   - active: the tasks not yet finished, in the order they became active. Finished ones are
 //     dropped lazily, when the list is read, so no status change has to remember the index.
 //   - batches: each batch's task IDs in launch order. A resumed task moves to a new batch; the
-//     old list keeps its ID and the reader checks the task's BatchID. After a restore it is
-//     built when first read (a batch's notice), not during the restore: over 10,000 tasks that
-//     was 15 to 20 ms of a restart inside WebAssembly.
+//     old list keeps its ID and the reader checks the task's BatchID.
 type taskIndex struct {
 	active    []string
 	activeSet map[string]bool
@@ -22,42 +20,24 @@ type taskIndex struct {
 func (m *Machine) indexTask(t *Task) {
 	if m.index.activeSet == nil {
 		m.index.activeSet = map[string]bool{}
+		m.index.batches = map[string][]string{}
 	}
 	if !t.Status.Terminal() && !m.index.activeSet[t.ID] {
 		m.index.activeSet[t.ID] = true
 		m.index.active = append(m.index.active, t.ID)
 	}
-	if m.index.batches != nil {
-		m.addToBatch(t)
-	}
-}
-
-func (m *Machine) addToBatch(t *Task) {
 	ids := m.index.batches[t.BatchID]
 	if len(ids) == 0 || ids[len(ids)-1] != t.ID {
 		m.index.batches[t.BatchID] = append(ids, t.ID)
 	}
 }
 
-// rebuildIndex indexes every task afresh, in launch order (after a restore); the batches wait
-// for their first reader (batchIndex).
+// rebuildIndex indexes every task afresh, in launch order (after a restore).
 func (m *Machine) rebuildIndex() {
-	m.index = taskIndex{activeSet: map[string]bool{}}
+	m.index = taskIndex{}
 	for _, t := range m.apiView() {
 		m.indexTask(t)
 	}
-}
-
-// batchIndex returns the batches' lists, building them from the store in launch order if a
-// restore left them unbuilt.
-func (m *Machine) batchIndex() map[string][]string {
-	if m.index.batches == nil {
-		m.index.batches = map[string][]string{}
-		for _, t := range m.apiView() {
-			m.addToBatch(t)
-		}
-	}
-	return m.index.batches
 }
 
 // activeTasks returns the tasks still at work, oldest first, dropping finished ones from the
@@ -81,7 +61,7 @@ func (m *Machine) activeTasks() []*Task {
 func (m *Machine) batch(batchID string) []*Task {
 	var out []*Task
 	seen := map[string]bool{}
-	for _, id := range m.batchIndex()[batchID] {
+	for _, id := range m.index.batches[batchID] {
 		if t := m.task(id); t != nil && t.BatchID == batchID && !seen[id] {
 			seen[id] = true
 			out = append(out, t)
