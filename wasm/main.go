@@ -7,7 +7,6 @@ package main
 
 import (
 	goruntime "runtime"
-	"runtime/debug"
 	"runtime/metrics"
 	"unsafe"
 
@@ -15,11 +14,6 @@ import (
 )
 
 func main() {}
-
-// Go's own pacing is off: the module collects at call boundaries instead (collect). Its pacer
-// starts cycles that only finish when the next call waits on them: a 10 MB history, allocated
-// by the host for a restore, started one that the restore then waited 5 to 17 ms for in Bun.
-func init() { debug.SetGCPercent(-1) }
 
 var runtime = core.NewRuntime()
 
