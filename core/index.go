@@ -34,9 +34,32 @@ func (m *Machine) indexTask(t *Task) {
 
 // rebuildIndex indexes every task afresh, in launch order (after a restore).
 func (m *Machine) rebuildIndex() {
-	m.index = taskIndex{}
-	for _, t := range m.apiView() {
-		m.indexTask(t)
+	view := m.apiView()
+	m.index = taskIndex{activeSet: map[string]bool{}, batches: make(map[string][]string, len(view)/4+1)}
+	// A batch's tasks are launched in one turn, so they nearly always sit side by side in launch
+	// order: each run of them takes one map update and one exact allocation, not one each (a
+	// quarter of a 10,000-task restore went into this index otherwise).
+	for i := 0; i < len(view); {
+		batchID := view[i].BatchID
+		j := i + 1
+		for j < len(view) && view[j].BatchID == batchID {
+			j++
+		}
+		ids := m.index.batches[batchID]
+		if ids == nil {
+			ids = make([]string, 0, j-i)
+		}
+		for _, t := range view[i:j] {
+			if !t.Status.Terminal() && !m.index.activeSet[t.ID] {
+				m.index.activeSet[t.ID] = true
+				m.index.active = append(m.index.active, t.ID)
+			}
+			if len(ids) == 0 || ids[len(ids)-1] != t.ID {
+				ids = append(ids, t.ID)
+			}
+		}
+		m.index.batches[batchID] = ids
+		i = j
 	}
 }
 

@@ -1,0 +1,33 @@
+package core
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// rebuildIndex, which takes a batch's side-by-side tasks as one run, builds the index that
+// indexing each task in launch order builds, when batches interleave too.
+func TestRebuildIndexMatchesTaskByTask(t *testing.T) {
+	var log strings.Builder
+	batches := []string{"a", "a", "b", "a", "c", "c", "b", "d", "d", "d"}
+	statuses := []Status{StatusCompleted, StatusRunning, StatusError, StatusCompleted, StatusResumed}
+	for i, b := range batches {
+		log.WriteString(HistoryLine(Task{ID: fmt.Sprintf("ses_%02d", i), BatchID: b, Status: statuses[i%len(statuses)], StartedAt: int64(i), Agent: "general"}))
+	}
+	m := NewMachine(Config{})
+	m.Restore(100, log.String())
+	want := taskIndex{}
+	saved := m.index
+	m.index = want
+	for _, task := range m.apiView() {
+		m.indexTask(task)
+	}
+	want, m.index = m.index, saved
+	require.Equal(t, want.batches, m.index.batches)
+	require.Equal(t, want.active, m.index.active)
+	require.Equal(t, want.activeSet, m.index.activeSet)
+	require.Equal(t, []string{"ses_00", "ses_01", "ses_03"}, m.index.batches["a"])
+}
