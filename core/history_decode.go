@@ -111,18 +111,12 @@ func fastStruct(b string, v reflect.Value) (string, error) {
 	var seen uint64
 	next := 0
 	for first := true; ; first = false {
-		if len(b) > 0 && b[0] == '}' {
-			return b[1:], nil
-		}
-		if !first {
-			if len(b) == 0 || b[0] != ',' {
-				return "", errSlowPath
-			}
-			b = b[1:]
-		}
-		key, rest, err := fastString(b)
-		if err != nil || len(rest) == 0 || rest[0] != ':' {
+		key, rest, end, ok := nextKey(b, first)
+		if !ok {
 			return "", errSlowPath
+		}
+		if end {
+			return rest, nil
 		}
 		i, known := fields.find(key, &next)
 		if !known || seen&(1<<i) != 0 {
@@ -131,10 +125,31 @@ func fastStruct(b string, v reflect.Value) (string, error) {
 			return "", errSlowPath
 		}
 		seen |= 1 << i
-		if b, err = fastValue(rest[1:], v.Field(i)); err != nil {
+		var err error
+		if b, err = fastValue(rest, v.Field(i)); err != nil {
 			return "", err
 		}
 	}
+}
+
+// nextKey reads, inside an object with no whitespace, either its end (end, with rest after the
+// '}') or its next key (with rest after the ':'); first says no member has been read yet. Not
+// ok: anything else.
+func nextKey(b string, first bool) (key, rest string, end, ok bool) {
+	if len(b) > 0 && b[0] == '}' {
+		return "", b[1:], true, true
+	}
+	if !first {
+		if len(b) == 0 || b[0] != ',' {
+			return "", "", false, false
+		}
+		b = b[1:]
+	}
+	key, rest, err := fastString(b)
+	if err != nil || len(rest) == 0 || rest[0] != ':' {
+		return "", "", false, false
+	}
+	return key, rest[1:], false, true
 }
 
 // fastValue reads one value at the start of b into f and returns the rest of b.

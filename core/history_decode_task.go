@@ -42,25 +42,20 @@ func fastTaskFields(b string, t *Task, stopAfter string) (_ string, seen uint64,
 	// decides such records itself.
 	next := 0
 	for first := true; ; first = false {
-		if len(b) > 0 && b[0] == '}' {
-			return b[1:], seen, nil
-		}
-		if !first {
-			if len(b) == 0 || b[0] != ',' {
-				return "", 0, errSlowPath
-			}
-			b = b[1:]
-		}
-		key, rest, err := fastString(b)
-		if err != nil || len(rest) == 0 || rest[0] != ':' {
+		key, rest, end, ok := nextKey(b, first)
+		if !ok {
 			return "", 0, errSlowPath
+		}
+		if end {
+			return rest, seen, nil
 		}
 		i, known := taskFields.find(key, &next)
 		if !known || seen&(1<<i) != 0 {
 			return "", 0, errSlowPath
 		}
 		seen |= 1 << i
-		b = rest[1:]
+		b = rest
+		var err error
 		switch key {
 		case "sessionID":
 			t.ID, b, err = fastString(b)
@@ -124,21 +119,16 @@ func fastProgress(b string, p *Progress) (string, error) {
 	b = b[1:]
 	var seen uint8
 	for first := true; ; first = false {
-		if len(b) > 0 && b[0] == '}' {
-			return b[1:], nil
-		}
-		if !first {
-			if len(b) == 0 || b[0] != ',' {
-				return "", errSlowPath
-			}
-			b = b[1:]
-		}
-		key, rest, err := fastString(b)
-		if err != nil || len(rest) == 0 || rest[0] != ':' {
+		key, rest, end, ok := nextKey(b, first)
+		if !ok {
 			return "", errSlowPath
 		}
-		b = rest[1:]
+		if end {
+			return rest, nil
+		}
+		b = rest
 		var bit uint8
+		var err error
 		switch key {
 		case "toolCalls":
 			bit = 1
