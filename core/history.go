@@ -214,8 +214,8 @@ func (m *Machine) applyHistory(history string, res *RestoreResult, track bool) (
 			if _, known := m.tasks[id]; !known {
 				m.order = append(m.order, id)
 			}
-			if t.Progress.LastTools == nil {
-				t.Progress.LastTools = []string{}
+			if t.Progress.LastTools == nil && t.rest == "" {
+				t.Progress.LastTools = []string{} // a head only: load does this
 			}
 			m.tasks[id] = t
 		}

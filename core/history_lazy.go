@@ -11,8 +11,10 @@ import "strings"
 //
 // For every record the core writes, a head and its load give what reading it whole gives
 // (FuzzLazyRecord, TestLazyRestoreAnswersAsAWholeRead). A line made by hand, with a valid
-// checksum over JSON the core would not write (a head key repeated after startedAt), may show
-// its head's values until it is loaded.
+// checksum over JSON the core would not write, differs: with a head key repeated after
+// startedAt it shows its head's values until loaded; with JSON that breaks after startedAt it is
+// restored (head only, for good) where a whole read would have counted it corrupt. A torn or
+// corrupt line never gets this far: its checksum fails.
 //
 // Who calls load: Machine.task (every lookup by ID), public (every copy that leaves the core or
 // is persisted), Duration, and the status API wherever it shows or aggregates more than the
