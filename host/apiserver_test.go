@@ -116,12 +116,7 @@ func TestHTTPConformanceOverNetHTTP(t *testing.T) {
 // An event stream over net/http: the snapshot first, then broadcast frames; a subscriber that
 // stops reading is dropped without holding up the broadcaster.
 func TestEventStreamOverNetHTTP(t *testing.T) {
-	ctx := context.Background()
-	inst, err := compiled(t).New(ctx)
-	require.NoError(t, err)
-	defer inst.Close(ctx)
-	_, err = inst.Init(ctx, core.Config{API: core.APIConfig{Auth: "none"}})
-	require.NoError(t, err)
+	inst := openInstance(t)
 	api := &host.APIServer{Core: inst, Now: func() int64 { return 1000 }}
 	srv := httptest.NewServer(api)
 	defer srv.Close()

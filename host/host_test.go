@@ -25,6 +25,19 @@ func compiled(t *testing.T) *host.Module {
 	return module
 }
 
+// openInstance is a fresh instance of the module, initialised with the API open (no token), closed
+// when the test ends.
+func openInstance(t *testing.T) *host.Core {
+	t.Helper()
+	ctx := context.Background()
+	inst, err := compiled(t).New(ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() { inst.Close(ctx) })
+	_, err = inst.Init(ctx, core.Config{API: core.APIConfig{Auth: "none"}})
+	require.NoError(t, err)
+	return inst
+}
+
 // TestConformanceWasm is the twin of core/conformance's TestNative: the same cases, through the
 // .wasm under wazero.
 func TestConformanceWasm(t *testing.T) {
@@ -71,12 +84,8 @@ func TestTypedAPI(t *testing.T) {
 // module now collects at call boundaries (wasm/main.go). Under wazero it never grew, and must not.
 func TestMemoryStaysBoundedAcrossLargeAnswers(t *testing.T) {
 	ctx := context.Background()
-	inst, err := compiled(t).New(ctx)
-	require.NoError(t, err)
-	defer inst.Close(ctx)
-	_, err = inst.Init(ctx, core.Config{API: core.APIConfig{Auth: "none"}})
-	require.NoError(t, err)
-	_, err = inst.Do(ctx, core.Request{Op: "restore", Now: 1, History: fixture.History(10_000)})
+	inst := openInstance(t)
+	_, err := inst.Do(ctx, core.Request{Op: "restore", Now: 1, History: fixture.History(10_000)})
 	require.NoError(t, err)
 	req := core.Request{Op: "http", Now: 2, HTTP: &core.HTTPRequest{Method: "GET", Path: "/v1/events", Headers: map[string]string{"host": "127.0.0.1"}}}
 	var after5 uint32
