@@ -22,14 +22,24 @@ func (m *Machine) indexTask(t *Task) {
 		m.index.activeSet = map[string]bool{}
 		m.index.batches = map[string][]string{}
 	}
+	m.indexActive(t)
+	m.index.batches[t.BatchID] = appendOnce(m.index.batches[t.BatchID], t.ID)
+}
+
+// indexActive adds a task still at work to the active list, once.
+func (m *Machine) indexActive(t *Task) {
 	if !t.Status.Terminal() && !m.index.activeSet[t.ID] {
 		m.index.activeSet[t.ID] = true
 		m.index.active = append(m.index.active, t.ID)
 	}
-	ids := m.index.batches[t.BatchID]
-	if len(ids) == 0 || ids[len(ids)-1] != t.ID {
-		m.index.batches[t.BatchID] = append(ids, t.ID)
+}
+
+// appendOnce appends id to a batch's list unless it is already its last.
+func appendOnce(ids []string, id string) []string {
+	if len(ids) == 0 || ids[len(ids)-1] != id {
+		return append(ids, id)
 	}
+	return ids
 }
 
 // rebuildIndex indexes every task afresh, in launch order (after a restore).
@@ -50,13 +60,8 @@ func (m *Machine) rebuildIndex() {
 			ids = make([]string, 0, j-i)
 		}
 		for _, t := range view[i:j] {
-			if !t.Status.Terminal() && !m.index.activeSet[t.ID] {
-				m.index.activeSet[t.ID] = true
-				m.index.active = append(m.index.active, t.ID)
-			}
-			if len(ids) == 0 || ids[len(ids)-1] != t.ID {
-				ids = append(ids, t.ID)
-			}
+			m.indexActive(t)
+			ids = appendOnce(ids, t.ID)
 		}
 		m.index.batches[batchID] = ids
 		i = j
