@@ -164,7 +164,8 @@ export class Runtime {
   /** Answers a status API request from the core's store. */
   http(req: unknown): { status: number; headers?: Record<string, string>; body?: string; stream?: boolean; logs?: string } {
     if (!this.core || this.failure) {
-      return { status: 503, headers: { "Content-Type": "application/json" }, body: JSON.stringify({ error: "asyncagents is starting" }) };
+      const error = this.failure ? `asyncagents is unavailable: its core failed to load (${this.failure.message})` : "asyncagents is starting";
+      return { status: 503, headers: { "Content-Type": "application/json" }, body: JSON.stringify({ error }) };
     }
     return (this.core.call({ op: "http", now: Date.now(), http: req }) as any).http;
   }

@@ -6,7 +6,8 @@ import { afterEach, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { compile, Core } from "../bridge/core";
 import type { CoreSetup } from "./local";
 import { WorkerCore } from "./remote";
 import { fakeOpenCode } from "./fake_opencode";
@@ -41,13 +42,14 @@ function freePort(): Promise<number> {
 }
 
 
-async function start(apiEnabled: boolean, prepare?: (root: string) => void, wasm = wasmURL) {
+async function start(apiEnabled: boolean, prepare?: (env: CoreSetup["env"]) => Promise<void>, wasm = wasmURL) {
   const root = mkdtempSync(join(tmpdir(), "aa-worker-"));
   dirs.push(root);
-  prepare?.(root);
+  const env = { xdgDataHome: join(root, "data"), xdgConfigHome: join(root, "config"), home: root, directory: join(root, "project"), apiPort: String(await freePort()) };
+  await prepare?.(env);
   const setup: CoreSetup = {
     config: { api: { token: "t0k3n", auth: "token", startedAt: Date.now() } },
-    env: { xdgDataHome: join(root, "data"), xdgConfigHome: join(root, "config"), home: root, directory: join(root, "project"), apiPort: String(await freePort()) },
+    env,
     token: "t0k3n",
     startedAt: Date.now(),
     apiEnabled,
@@ -113,7 +115,7 @@ test("the status API answers from the worker, and a stop removes server.json and
   expect(refused).toBe(true);
 });
 
-/** n finished tasks as the core writes them: one `<crc32> <json>` line each. */
+/** n finished tasks as the core writes them: one `<xxh64> <json>` line each. */
 function historyOf(n: number): string {
   let out = "";
   for (let i = 0; i < n; i++) {
@@ -123,18 +125,19 @@ function historyOf(n: number): string {
       result: "done", progress: { toolCalls: 1, lastTools: ["read"], lastUpdate: 0 }, resumeCount: 0, isForked: false, depth: 1,
     };
     const json = JSON.stringify({ task });
-    out += `${Bun.hash.crc32(json).toString(16).padStart(8, "0")} ${json}\n`;
+    out += `${Bun.hash.xxHash64(json).toString(16).padStart(16, "0")} ${json}\n`;
   }
   return out;
 }
 
 test("the status API binds before the history is restored, and its first answer lists all of it", async () => {
   const n = 3000;
-  const { logs, serverJSON } = await start(true, (root) => {
-    const dir = join(root, "data", "opencode", "asyncagents");
-    mkdirSync(dir, { recursive: true });
-    const project = new Bun.CryptoHasher("sha256").update(join(root, "project")).digest("hex").slice(0, 16);
-    writeFileSync(join(dir, `history-${project}.log`), historyOf(n));
+  const { logs, serverJSON } = await start(true, async (env) => {
+    // Where the history lives is the core's call: ask it, as the runtime does.
+    const core = await Core.instantiate(await compile(await Bun.file(wasmURL).arrayBuffer()));
+    const { history } = core.call({ op: "storage", env }).storage!;
+    mkdirSync(dirname(history), { recursive: true });
+    writeFileSync(history, historyOf(n));
   });
   await until("server.json", () => existsSync(serverJSON));
   const sj = JSON.parse(readFileSync(serverJSON, "utf8"));
