@@ -76,3 +76,15 @@ func (m *Machine) task(id string) *Task {
 	}
 	return t
 }
+
+// sessionTask returns the task with id if a session launched it, read whole; nil otherwise.
+// Loops over every task that pick one session's use it: the parent is in the head, so the
+// other sessions' tasks (a whole history of them) are not read.
+func (m *Machine) sessionTask(id, parentSessionID string) *Task {
+	t := m.tasks[id]
+	if t == nil || t.ParentSessionID != parentSessionID {
+		return nil
+	}
+	t.load()
+	return t
+}

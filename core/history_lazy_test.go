@@ -154,3 +154,24 @@ func FuzzLazyRecord(f *testing.F) {
 		require.Equal(t, whole.Task, r.Task, "%q", body)
 	})
 }
+
+// Listing one session's tasks reads that session's records whole, and leaves the rest of the
+// history (other sessions' tasks) as heads.
+func TestListingASessionReadsOnlyItsTasks(t *testing.T) {
+	other := Task{ID: "ses_mine", ParentSessionID: "ses_other", BatchID: "b", Description: "mine", Agent: "general",
+		Status: StatusCompleted, StartedAt: 1, CompletedAt: 2, Result: "r"}
+	m := NewMachine(Config{})
+	m.Restore(apiNow, lazyHistory(50)+HistoryLine(other))
+	effects := m.Step(apiNow+1, Event{Type: EventToolCall, CallID: "l1", Tool: ToolList, SessionID: "ses_other", MessageID: "msg_o", Agent: "build"})
+	require.Len(t, effects, 1)
+	require.Contains(t, effects[0].Output, "ses_mine")
+	require.NotContains(t, effects[0].Output, "ses_00000000")
+	require.Empty(t, m.tasks["ses_mine"].rest)
+	heads := 0
+	for _, task := range m.tasks {
+		if task.rest != "" {
+			heads++
+		}
+	}
+	require.Greater(t, heads, 30, "the other session's finished tasks are still heads")
+}

@@ -31,8 +31,8 @@ func (m *Machine) onCancelCall(ev Event) {
 	if a.All {
 		var lines []string
 		for _, id := range m.order {
-			t := m.task(id)
-			if t != nil && t.ParentSessionID == ev.SessionID && !t.Status.Terminal() {
+			t := m.sessionTask(id, ev.SessionID)
+			if t != nil && !t.Status.Terminal() {
 				m.cancel(t, a.Reason)
 				lines = append(lines, fmt.Sprintf("- %s %q after %s", t.ID, t.Description, FormatDuration(t.Duration(m.now))))
 			}

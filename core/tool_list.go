@@ -9,8 +9,8 @@ import (
 func (m *Machine) onListCall(ev Event) {
 	var lines []string
 	for _, id := range m.order {
-		t := m.task(id)
-		if t == nil || t.ParentSessionID != ev.SessionID {
+		t := m.sessionTask(id, ev.SessionID)
+		if t == nil {
 			continue
 		}
 		lines = append(lines, m.listLine(t))
@@ -57,7 +57,7 @@ func (m *Machine) onClearCall(ev Event) {
 	cleared, kept := 0, 0
 	order := m.order[:0]
 	for _, id := range m.order {
-		t := m.task(id)
+		t := m.tasks[id] // parent and status are in a restored task's head: no need to read it whole
 		switch {
 		case t == nil:
 			continue
@@ -84,12 +84,11 @@ func (m *Machine) onClearCall(ev Event) {
 func (m *Machine) onSessionDeleted(sessionID string) {
 	order := m.order[:0]
 	for _, id := range m.order {
-		t := m.task(id)
+		t := m.sessionTask(id, sessionID)
 		if t == nil {
-			continue
-		}
-		if t.ParentSessionID != sessionID {
-			order = append(order, id)
+			if m.tasks[id] != nil {
+				order = append(order, id)
+			}
 			continue
 		}
 		if !t.Status.Terminal() {
