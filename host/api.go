@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"unsafe"
 
 	json "github.com/goccy/go-json"
 
@@ -18,15 +19,31 @@ const ABIVersion = core.ABIVersion
 func (c *Core) Do(ctx context.Context, q core.Request) (core.Response, error) {
 	history := q.History
 	q.History = ""
-	req, err := json.Marshal(q)
+	var body []byte
+	if history != "" {
+		// Only read: call2 copies it into the core's memory.
+		body = unsafe.Slice(unsafe.StringData(history), len(history))
+	}
+	return c.do(ctx, q, body)
+}
+
+// DoHistory is Do for a request that carries a history (restore, follow) held as bytes, as read
+// from the file: it reaches the core's memory in one copy, with no string made of it first.
+func (c *Core) DoHistory(ctx context.Context, q core.Request, history []byte) (core.Response, error) {
+	q.History = ""
+	if len(history) == 0 {
+		history = nil // as Do with no history: no body at all
+	}
+	return c.do(ctx, q, history)
+}
+
+func (c *Core) do(ctx context.Context, q core.Request, history []byte) (core.Response, error) {
+	env, err := json.Marshal(q)
 	if err != nil {
 		return core.Response{}, err
 	}
-	if history != "" {
-		// The history travels raw after a NUL byte, not escaped inside the JSON (ABI.md).
-		req = append(append(req, 0), history...)
-	}
-	raw, err := c.Call(ctx, req)
+	// The history travels raw after a NUL byte, not escaped inside the JSON (ABI.md).
+	raw, err := c.call2(ctx, env, history)
 	if err != nil {
 		return core.Response{}, err
 	}

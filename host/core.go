@@ -59,22 +59,38 @@ func (m *Module) New(ctx context.Context) (*Core, error) {
 // Call sends one raw JSON request envelope and returns the raw response envelope. An error means
 // the instance trapped or its memory was unreadable; the instance is then unusable.
 func (c *Core) Call(ctx context.Context, req []byte) ([]byte, error) {
+	return c.call2(ctx, req, nil)
+}
+
+// call2 sends the envelope env, followed by a NUL and body when body is not nil (ABI.md), written
+// straight into the core's memory: a 10 MB history is copied once, not joined to env first.
+func (c *Core) call2(ctx context.Context, env, body []byte) ([]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	res, err := c.alloc.Call(ctx, uint64(len(req)))
+	size := len(env)
+	if body != nil {
+		size += 1 + len(body)
+	}
+	res, err := c.alloc.Call(ctx, uint64(size))
 	if err != nil {
 		return nil, fmt.Errorf("aa_alloc: %w", err)
 	}
 	in := uint32(res[0])
-	if !c.mod.Memory().Write(in, req) {
+	into, ok := c.mod.Memory().Read(in, uint32(size))
+	if !ok {
 		return nil, errors.New("aa_alloc returned a buffer outside memory")
 	}
-	res, err = c.call.Call(ctx, uint64(in), uint64(len(req)))
+	n := copy(into, env)
+	if body != nil {
+		into[n] = 0
+		copy(into[n+1:], body)
+	}
+	res, err = c.call.Call(ctx, uint64(in), uint64(size))
 	if err != nil {
 		return nil, fmt.Errorf("aa_call: %w", err)
 	}
-	out, size := uint32(res[0]>>32), uint32(res[0])
-	view, ok := c.mod.Memory().Read(out, size)
+	out, outSize := uint32(res[0]>>32), uint32(res[0])
+	view, ok := c.mod.Memory().Read(out, outSize)
 	if !ok {
 		return nil, errors.New("aa_call returned a response outside memory")
 	}

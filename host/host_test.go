@@ -99,3 +99,26 @@ func TestMemoryStaysBoundedAcrossLargeAnswers(t *testing.T) {
 	}
 	require.LessOrEqual(t, inst.MemoryBytes(), after5+32<<20, "memory grew from %d MB after 5 answers to %d MB after 30", after5>>20, inst.MemoryBytes()>>20)
 }
+
+// DoHistory, which serve and ls use to hand the core a history read from disk, restores what Do
+// restores from the same log given as a string; an empty history restores nothing.
+func TestDoHistoryRestoresAsDo(t *testing.T) {
+	ctx := context.Background()
+	log := fixture.History(20) + "0123456789abcdef torn"
+	viaDo, err := openInstance(t).Do(ctx, core.Request{Op: "restore", Now: 1, History: log})
+	require.NoError(t, err)
+	bytesInst := openInstance(t)
+	viaBytes, err := bytesInst.DoHistory(ctx, core.Request{Op: "restore", Now: 1}, []byte(log))
+	require.NoError(t, err)
+	require.Equal(t, 20, viaDo.Restore.Restored)
+	require.Equal(t, 1, viaDo.Restore.Corrupt)
+	require.Equal(t, viaDo.Restore, viaBytes.Restore)
+	tasks, err := bytesInst.Tasks(ctx)
+	require.NoError(t, err)
+	require.Len(t, tasks, 20)
+
+	empty, err := openInstance(t).DoHistory(ctx, core.Request{Op: "restore", Now: 1}, nil)
+	require.NoError(t, err)
+	require.Equal(t, 0, empty.Restore.Restored)
+	require.Equal(t, 0, empty.Restore.Corrupt)
+}

@@ -83,7 +83,7 @@ func ls(args []string, stdout io.Writer) error {
 		return err
 	}
 	now := time.Now().UnixMilli()
-	r, err := c.Do(ctx, core.Request{Op: "restore", Now: now, History: string(history)})
+	r, err := c.DoHistory(ctx, core.Request{Op: "restore", Now: now}, history)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -128,7 +129,7 @@ func (s *server) load(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	r, err := s.core.Do(ctx, core.Request{Op: "restore", Now: nowMs(), History: string(data)})
+	r, err := s.core.DoHistory(ctx, core.Request{Op: "restore", Now: nowMs()}, data)
 	if err != nil {
 		return 0, err
 	}
@@ -164,7 +165,7 @@ func (s *server) follow(ctx context.Context) error {
 		replaced = true
 	}
 	chunk := data[from:completeLines(data)]
-	r, err := s.core.Do(ctx, core.Request{Op: "follow", Now: nowMs(), History: string(chunk), Replace: replaced})
+	r, err := s.core.DoHistory(ctx, core.Request{Op: "follow", Now: nowMs(), Replace: replaced}, chunk)
 	if err != nil {
 		return err
 	}
@@ -238,8 +239,11 @@ func readHistory(path string) ([]byte, os.FileInfo, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	data, err := io.ReadAll(f)
-	return data, info, err
+	// Sized from the start: io.ReadAll's doublings copied a 10 MB history about twenty times,
+	// 30 to 80 ms of `asyncagents serve`'s start.
+	buf := bytes.NewBuffer(make([]byte, 0, info.Size()+512))
+	_, err = buf.ReadFrom(f)
+	return buf.Bytes(), info, err
 }
 
 // completeLines is how many bytes of data end with a newline: a line still being written waits
