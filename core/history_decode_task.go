@@ -14,15 +14,71 @@ import (
 
 var taskFields = fieldsOf(reflect.TypeOf(Task{}))
 
+// The Task fields fastTaskFields reads itself, each a slot: it switches on a field's slot (a
+// jump table) rather than on its name (string comparisons, each a call inside WebAssembly).
+const (
+	slotOther = iota // read by fastValue, through reflect
+	slotID
+	slotParentSessionID
+	slotParentMessageID
+	slotParentAgent
+	slotBatchID
+	slotDescription
+	slotPrompt
+	slotAgent
+	slotStatus
+	slotStartedAt
+	slotCompletedAt
+	slotResult
+	slotProgress
+	slotResumeCount
+	slotIsForked
+	slotRetrievedAt
+	slotDepth
+	slotModel
+)
+
+// taskSlots is the slot of each Task field, by field index.
+var taskSlots = func() (slots [64]uint8) {
+	for name, slot := range map[string]uint8{
+		"sessionID": slotID, "parentSessionID": slotParentSessionID, "parentMessageID": slotParentMessageID,
+		"parentAgent": slotParentAgent, "batchId": slotBatchID, "description": slotDescription,
+		"prompt": slotPrompt, "agent": slotAgent, "status": slotStatus, "startedAt": slotStartedAt,
+		"completedAt": slotCompletedAt, "result": slotResult, "progress": slotProgress,
+		"resumeCount": slotResumeCount, "isForked": slotIsForked, "retrievedAt": slotRetrievedAt,
+		"depth": slotDepth, "model": slotModel,
+	} {
+		i, ok := taskFields.byName[name]
+		if !ok {
+			panic("core: Task has no JSON field " + name)
+		}
+		slots[i] = slot
+	}
+	return slots
+}()
+
+// noStop: read the whole task object.
+const noStop = -1
+
+// fieldIndex is the index in Task of the field with JSON name name.
+func fieldIndex(name string) int {
+	i, ok := taskFields.byName[name]
+	if !ok {
+		panic("core: Task has no JSON field " + name)
+	}
+	return i
+}
+
 // fastTask fills t from a task object with no whitespace and returns the rest of b. With
-// stopAfter set, it stops once that key's value is read (stopped), leaving the rest unread.
-func fastTask(b string, t *Task, stopAfter string) (rest string, stopped bool, err error) {
+// stopAfter a field index (not noStop), it stops once that field's value is read (stopped),
+// leaving the rest unread.
+func fastTask(b string, t *Task, stopAfter int) (rest string, stopped bool, err error) {
 	rest, _, stopped, err = fastTaskSeen(b, t, stopAfter)
 	return rest, stopped, err
 }
 
 // fastTaskSeen is fastTask that also says which fields it read (a bit per field index).
-func fastTaskSeen(b string, t *Task, stopAfter string) (rest string, seen uint64, stopped bool, err error) {
+func fastTaskSeen(b string, t *Task, stopAfter int) (rest string, seen uint64, stopped bool, err error) {
 	rest, seen, err = fastTaskFields(b, t, stopAfter)
 	if err == errStoppedEarly {
 		return rest, seen, true, nil
@@ -33,7 +89,7 @@ func fastTaskSeen(b string, t *Task, stopAfter string) (rest string, seen uint64
 // errStoppedEarly: fastTaskFields read stopAfter and went no further.
 var errStoppedEarly = errors.New("stopped after the key asked for")
 
-func fastTaskFields(b string, t *Task, stopAfter string) (_ string, seen uint64, _ error) {
+func fastTaskFields(b string, t *Task, stopAfter int) (_ string, seen uint64, _ error) {
 	if len(b) == 0 || b[0] != '{' {
 		return "", 0, errSlowPath
 	}
@@ -42,62 +98,70 @@ func fastTaskFields(b string, t *Task, stopAfter string) (_ string, seen uint64,
 	// decides such records itself.
 	next := 0
 	for first := true; ; first = false {
-		key, rest, end, ok := nextKey(b, first)
-		if !ok {
-			return "", 0, errSlowPath
+		i, rest, ok := taskFields.expected(b, first, next)
+		if ok {
+			next++
+		} else {
+			var key string
+			var end bool
+			if key, rest, end, ok = nextKey(b, first); !ok {
+				return "", 0, errSlowPath
+			}
+			if end {
+				return rest, seen, nil
+			}
+			if i, ok = taskFields.find(key, &next); !ok {
+				return "", 0, errSlowPath
+			}
 		}
-		if end {
-			return rest, seen, nil
-		}
-		i, known := taskFields.find(key, &next)
-		if !known || seen&(1<<i) != 0 {
+		if seen&(1<<i) != 0 {
 			return "", 0, errSlowPath
 		}
 		seen |= 1 << i
 		b = rest
 		var err error
-		switch key {
-		case "sessionID":
+		switch taskSlots[i] {
+		case slotID:
 			t.ID, b, err = fastString(b)
-		case "parentSessionID":
+		case slotParentSessionID:
 			t.ParentSessionID, b, err = fastString(b)
-		case "parentMessageID":
+		case slotParentMessageID:
 			t.ParentMessageID, b, err = fastString(b)
-		case "parentAgent":
+		case slotParentAgent:
 			t.ParentAgent, b, err = fastString(b)
-		case "batchId":
+		case slotBatchID:
 			t.BatchID, b, err = fastString(b)
-		case "description":
+		case slotDescription:
 			t.Description, b, err = fastString(b)
-		case "prompt":
+		case slotPrompt:
 			t.Prompt, b, err = fastString(b)
-		case "agent":
+		case slotAgent:
 			t.Agent, b, err = fastString(b)
-		case "status":
+		case slotStatus:
 			var s string
 			s, b, err = fastString(b)
 			t.Status = Status(s)
-		case "startedAt":
+		case slotStartedAt:
 			t.StartedAt, b, err = fastInt(b)
-		case "completedAt":
+		case slotCompletedAt:
 			t.CompletedAt, b, err = fastInt(b)
-		case "result":
+		case slotResult:
 			t.Result, b, err = fastString(b)
-		case "progress":
+		case slotProgress:
 			b, err = fastProgress(b, &t.Progress)
-		case "resumeCount":
+		case slotResumeCount:
 			var n int64
 			n, b, err = fastInt(b)
 			t.ResumeCount = int(n)
-		case "isForked":
+		case slotIsForked:
 			t.IsForked, b, err = fastBool(b)
-		case "retrievedAt":
+		case slotRetrievedAt:
 			t.RetrievedAt, b, err = fastInt(b)
-		case "depth":
+		case slotDepth:
 			var n int64
 			n, b, err = fastInt(b)
 			t.Depth = int(n)
-		case "model":
+		case slotModel:
 			t.Model, b, err = fastString(b)
 		default:
 			b, err = fastValue(b, reflect.ValueOf(t).Elem().Field(i))
@@ -105,7 +169,7 @@ func fastTaskFields(b string, t *Task, stopAfter string) (_ string, seen uint64,
 		if err != nil {
 			return "", 0, errSlowPath
 		}
-		if key == stopAfter {
+		if i == stopAfter {
 			return b, seen, errStoppedEarly
 		}
 	}

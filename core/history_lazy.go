@@ -25,6 +25,9 @@ import "strings"
 // lazyHeadEnd is the last key a restore reads of a finished task's record.
 const lazyHeadEnd = "startedAt"
 
+// lazyHeadEndField is lazyHeadEnd's field index in Task.
+var lazyHeadEndField = fieldIndex(lazyHeadEnd)
+
 // lazyHead is the fields a head must hold (a bit per field index in Task): those the restore,
 // the indexes and the list read. A record written in another order is read whole.
 var lazyHead = func() (mask uint64) {
@@ -39,7 +42,7 @@ var lazyHead = func() (mask uint64) {
 func readRecordHead(body string) (historyRecord, error) {
 	if strings.HasPrefix(body, `{"task":{`) && strings.HasSuffix(body, "}}") {
 		t := &Task{}
-		_, seen, stopped, err := fastTaskSeen(body[len(`{"task":`):len(body)-1], t, lazyHeadEnd)
+		_, seen, stopped, err := fastTaskSeen(body[len(`{"task":`):len(body)-1], t, lazyHeadEndField)
 		if err == nil && stopped && seen&lazyHead == lazyHead && t.ID != "" && t.Status.Terminal() {
 			t.rest = body
 			return historyRecord{Task: t}, nil
