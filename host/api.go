@@ -21,7 +21,7 @@ func (c *Core) Do(ctx context.Context, q core.Request) (core.Response, error) {
 	q.History = ""
 	var body []byte
 	if history != "" {
-		// Only read: call2 copies it into the core's memory.
+		// Only read: callWithBody copies it into the core's memory.
 		body = unsafe.Slice(unsafe.StringData(history), len(history))
 	}
 	return c.do(ctx, q, body)
@@ -43,7 +43,7 @@ func (c *Core) do(ctx context.Context, q core.Request, history []byte) (core.Res
 		return core.Response{}, err
 	}
 	// The history travels raw after a NUL byte, not escaped inside the JSON (ABI.md).
-	raw, err := c.call2(ctx, env, history)
+	raw, err := c.callWithBody(ctx, env, history)
 	if err != nil {
 		return core.Response{}, err
 	}

@@ -59,12 +59,12 @@ func (m *Module) New(ctx context.Context) (*Core, error) {
 // Call sends one raw JSON request envelope and returns the raw response envelope. An error means
 // the instance trapped or its memory was unreadable; the instance is then unusable.
 func (c *Core) Call(ctx context.Context, req []byte) ([]byte, error) {
-	return c.call2(ctx, req, nil)
+	return c.callWithBody(ctx, req, nil)
 }
 
-// call2 sends the envelope env, followed by a NUL and body when body is not nil (ABI.md), written
+// callWithBody sends the envelope env, followed by a NUL and body when body is not nil (ABI.md), written
 // straight into the core's memory: a 10 MB history is copied once, not joined to env first.
-func (c *Core) call2(ctx context.Context, env, body []byte) ([]byte, error) {
+func (c *Core) callWithBody(ctx context.Context, env, body []byte) ([]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	size := len(env)
