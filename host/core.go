@@ -62,8 +62,9 @@ func (c *Core) Call(ctx context.Context, req []byte) ([]byte, error) {
 	return c.callWithBody(ctx, req, nil)
 }
 
-// callWithBody sends the envelope env, followed by a NUL and body when body is not nil (ABI.md), written
-// straight into the core's memory: a 10 MB history is copied once, not joined to env first.
+// callWithBody sends the envelope env, followed by a NUL and body when body is not nil
+// (ABI.md), written straight into the core's memory: a 10 MB history is copied once, not
+// joined to env first.
 func (c *Core) callWithBody(ctx context.Context, env, body []byte) ([]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
