@@ -28,7 +28,8 @@ func (c *Core) Do(ctx context.Context, q core.Request) (core.Response, error) {
 }
 
 // DoHistory is Do for a request that carries a history (restore, follow) held as bytes, as read
-// from the file: it reaches the core's memory in one copy, with no string made of it first.
+// from the file: it reaches the core's memory in one copy, with no string made of it first. The
+// history is this argument alone; q.History is not sent.
 func (c *Core) DoHistory(ctx context.Context, q core.Request, history []byte) (core.Response, error) {
 	q.History = ""
 	if len(history) == 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -71,6 +72,9 @@ func (c *Core) callWithBody(ctx context.Context, env, body []byte) ([]byte, erro
 	size := len(env)
 	if body != nil {
 		size += 1 + len(body)
+	}
+	if size > math.MaxUint32 {
+		return nil, fmt.Errorf("a request of %d bytes is more than the core's 32-bit memory can take", size)
 	}
 	res, err := c.alloc.Call(ctx, uint64(size))
 	if err != nil {

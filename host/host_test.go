@@ -117,8 +117,10 @@ func TestDoHistoryRestoresAsDo(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, tasks, 20)
 
-	empty, err := openInstance(t).DoHistory(ctx, core.Request{Op: "restore", Now: 1}, nil)
-	require.NoError(t, err)
-	require.Equal(t, 0, empty.Restore.Restored)
-	require.Equal(t, 0, empty.Restore.Corrupt)
+	for _, none := range [][]byte{nil, {}} {
+		empty, err := openInstance(t).DoHistory(ctx, core.Request{Op: "restore", Now: 1}, none)
+		require.NoError(t, err)
+		require.Equal(t, 0, empty.Restore.Restored)
+		require.Equal(t, 0, empty.Restore.Corrupt)
+	}
 }
