@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -125,9 +126,16 @@ func nowMs() int64 { return time.Now().UnixMilli() }
 
 // load restores the whole history and returns how many tasks it holds.
 func (s *server) load(ctx context.Context) (int, error) {
-	data, info, err := readHistory(s.history)
+	f, info, err := openHistory(s.history)
 	if err != nil {
 		return 0, err
+	}
+	var data []byte
+	if f != nil {
+		defer f.Close()
+		if data, err = readFrom(f, 0, info.Size()); err != nil {
+			return 0, err
+		}
 	}
 	r, err := s.core.DoHistory(ctx, core.Request{Op: "restore", Now: nowMs()}, data)
 	if err != nil {
@@ -139,32 +147,27 @@ func (s *server) load(ctx context.Context) (int, error) {
 }
 
 // follow applies what the plugin appended since the last look, or the whole log after a
-// compaction replaced the file.
+// compaction replaced the file. Only the appended bytes are read: a working plugin appends every
+// few seconds, and reading a 10 MB history whole each time would cost 10 MB a look.
 func (s *server) follow(ctx context.Context) error {
-	info, err := os.Stat(s.history)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
+	f, info, err := openHistory(s.history)
+	if f == nil || err != nil {
 		return err
 	}
+	defer f.Close()
 	replaced := s.file == nil || !os.SameFile(info, s.file) || info.Size() < s.offset
 	if !replaced && info.Size() == s.offset {
 		return nil
-	}
-	data, info, err := readHistory(s.history)
-	if err != nil {
-		return err
 	}
 	from := s.offset
 	if replaced {
 		from = 0
 	}
-	if from > int64(len(data)) {
-		from = 0
-		replaced = true
+	data, err := readFrom(f, from, info.Size())
+	if err != nil {
+		return err
 	}
-	chunk := data[from:completeLines(data)]
+	chunk := data[:completeLines(data)]
 	r, err := s.core.DoHistory(ctx, core.Request{Op: "follow", Now: nowMs(), Replace: replaced}, chunk)
 	if err != nil {
 		return err
@@ -225,8 +228,9 @@ func (s *server) stopTimers() {
 	}
 }
 
-// readHistory reads the log; a missing log is an empty history.
-func readHistory(path string) ([]byte, os.FileInfo, error) {
+// openHistory opens the log and says what file it is (a compaction renames a new one over it);
+// a missing log is no file and no error.
+func openHistory(path string) (*os.File, os.FileInfo, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil, nil
@@ -234,16 +238,21 @@ func readHistory(path string) ([]byte, os.FileInfo, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
+		f.Close()
 		return nil, nil, err
 	}
-	// Sized from the start: io.ReadAll's doublings copied a 10 MB history about twenty times,
-	// 30 to 80 ms of `asyncagents serve`'s start.
-	buf := bytes.NewBuffer(make([]byte, 0, info.Size()+512))
-	_, err = buf.ReadFrom(f)
-	return buf.Bytes(), info, err
+	return f, info, nil
+}
+
+// readFrom reads f from byte offset from to its end; size is its size when opened, which sizes
+// the buffer (io.ReadAll's doublings copied a 10 MB history about twenty times, 30 to 80 ms of
+// `asyncagents serve`'s start).
+func readFrom(f *os.File, from, size int64) ([]byte, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, max(size-from, 0)+512))
+	_, err := buf.ReadFrom(io.NewSectionReader(f, from, math.MaxInt64-from))
+	return buf.Bytes(), err
 }
 
 // completeLines is how many bytes of data end with a newline: a line still being written waits

@@ -3,9 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
-	"fmt"
-	"hash/crc32"
 	"io"
 	"net/http"
 	"os"
@@ -19,13 +16,6 @@ import (
 	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/internal/wasmbuild"
 )
-
-// historyLine writes a task record as the core does: `<crc32> {"task":...}`.
-func historyLine(t *testing.T, task core.Task) string {
-	b, err := json.Marshal(map[string]any{"task": task})
-	require.NoError(t, err)
-	return fmt.Sprintf("%08x %s\n", crc32.ChecksumIEEE(b), b)
-}
 
 // `asyncagents serve` answers the status API over a stored history with no OpenCode running,
 // requires the token it prints, follows lines appended while it runs (its event stream sees
@@ -41,7 +31,7 @@ func TestServeFollowsTheStoredHistory(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Dir(st.History), 0o700))
 	running := core.Task{ID: "ses_abc", ParentSessionID: "ses_p", ParentMessageID: "m", BatchID: "m", Description: "Survey auth",
 		Prompt: "p", Agent: "general", Status: core.StatusRunning, StartedAt: 1_700_000_000_000, Progress: core.Progress{LastTools: []string{}}, Depth: 1}
-	require.NoError(t, os.WriteFile(st.History, []byte(historyLine(t, running)), 0o600))
+	require.NoError(t, os.WriteFile(st.History, []byte(core.HistoryLine(running)), 0o600))
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -100,7 +90,7 @@ func TestServeFollowsTheStoredHistory(t *testing.T) {
 	done2.Status, done2.Result, done2.CompletedAt = core.StatusCompleted, "found it", 1_700_000_005_000
 	f, err := os.OpenFile(st.History, os.O_APPEND|os.O_WRONLY, 0o600)
 	require.NoError(t, err)
-	_, err = f.WriteString(historyLine(t, done2))
+	_, err = f.WriteString(core.HistoryLine(done2))
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 	for {
@@ -121,7 +111,7 @@ func TestServeFollowsTheStoredHistory(t *testing.T) {
 	other := running
 	other.ID, other.Description = "ses_new", "Map routes"
 	tmp := st.History + ".tmp"
-	require.NoError(t, os.WriteFile(tmp, []byte(historyLine(t, other)), 0o600))
+	require.NoError(t, os.WriteFile(tmp, []byte(core.HistoryLine(other)), 0o600))
 	require.NoError(t, os.Rename(tmp, st.History))
 	for {
 		line, err = events.ReadString('\n')
@@ -148,4 +138,30 @@ func TestServeFollowsTheStoredHistory(t *testing.T) {
 func TestServeRejectsABadPort(t *testing.T) {
 	err := serve(context.Background(), []string{"--port", "http"}, io.Discard)
 	require.ErrorContains(t, err, `--port: "http" is not a port number`)
+}
+
+// follow reads only what was appended since its last look: readFrom gives the file from an
+// offset to its end, including what was written after the file was opened and sized.
+func TestReadFromReadsTheFileFromAnOffset(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.log")
+	require.NoError(t, os.WriteFile(path, []byte("line one\nline two\n"), 0o600))
+	f, info, err := openHistory(path)
+	require.NoError(t, err)
+	defer f.Close()
+	appended, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = appended.WriteString("line three\n")
+	require.NoError(t, err)
+	require.NoError(t, appended.Close())
+
+	for from, want := range map[int64]string{0: "line one\nline two\nline three\n", 9: "line two\nline three\n", 18: "line three\n", 29: ""} {
+		data, err := readFrom(f, from, info.Size())
+		require.NoError(t, err)
+		require.Equal(t, want, string(data), "from %d", from)
+	}
+
+	f, info, err = openHistory(filepath.Join(t.TempDir(), "missing.log"))
+	require.NoError(t, err)
+	require.Nil(t, f)
+	require.Nil(t, info)
 }
