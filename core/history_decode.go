@@ -134,34 +134,42 @@ func fastStruct(b string, v reflect.Value) (string, error) {
 	var seen uint64
 	next := 0
 	for first := true; ; first = false {
-		i, rest, ok := fields.expected(b, first, next)
-		if ok {
-			next++
-		} else {
-			var key string
-			var end bool
-			if key, rest, end, ok = nextKey(b, first); !ok {
-				return "", errSlowPath
-			}
-			if end {
-				return rest, nil
-			}
-			if i, ok = fields.find(key, &next); !ok {
-				// encoding/json matches keys case-insensitively and skips unknown ones: it
-				// decides those.
-				return "", errSlowPath
-			}
-		}
-		if seen&(1<<i) != 0 {
-			// encoding/json merges repeated keys: it decides those too.
+		i, rest, end, ok := fields.member(b, first, &next, &seen)
+		if !ok {
 			return "", errSlowPath
 		}
-		seen |= 1 << i
+		if end {
+			return rest, nil
+		}
 		var err error
 		if b, err = fastValue(rest, v.Field(i)); err != nil {
 			return "", err
 		}
 	}
+}
+
+// member reads, inside an object with no whitespace, either its end (end, with rest after the
+// '}') or its next member's key, as its field's index (i, with rest after the ':'), and marks the
+// field in seen. Not ok: what encoding/json decides instead (a key no field has, which it matches
+// case-insensitively or skips; a repeated key, which it merges; anything malformed). next is
+// where the search in declaration order goes on from.
+func (fs *jsonFields) member(b string, first bool, next *int, seen *uint64) (i int, rest string, end, ok bool) {
+	if i, rest, ok = fs.expected(b, first, *next); ok {
+		*next++
+	} else {
+		var key string
+		if key, rest, end, ok = nextKey(b, first); !ok || end {
+			return 0, rest, end, ok
+		}
+		if i, ok = fs.find(key, next); !ok {
+			return 0, "", false, false
+		}
+	}
+	if *seen&(1<<i) != 0 {
+		return 0, "", false, false
+	}
+	*seen |= 1 << i
+	return i, rest, false, true
 }
 
 // nextKey reads, inside an object with no whitespace, either its end (end, with rest after the

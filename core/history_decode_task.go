@@ -98,26 +98,13 @@ func fastTaskFields(b string, t *Task, stopAfter int) (_ string, seen uint64, _ 
 	// decides such records itself.
 	next := 0
 	for first := true; ; first = false {
-		i, rest, ok := taskFields.expected(b, first, next)
-		if ok {
-			next++
-		} else {
-			var key string
-			var end bool
-			if key, rest, end, ok = nextKey(b, first); !ok {
-				return "", 0, errSlowPath
-			}
-			if end {
-				return rest, seen, nil
-			}
-			if i, ok = taskFields.find(key, &next); !ok {
-				return "", 0, errSlowPath
-			}
-		}
-		if seen&(1<<i) != 0 {
+		i, rest, end, ok := taskFields.member(b, first, &next, &seen)
+		if !ok {
 			return "", 0, errSlowPath
 		}
-		seen |= 1 << i
+		if end {
+			return rest, seen, nil
+		}
 		b = rest
 		var err error
 		switch taskSlots[i] {
