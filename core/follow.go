@@ -21,7 +21,9 @@ func (m *Machine) Follow(now int64, lines string, replace bool) (RestoreResult, 
 		m.tasks = map[string]*Task{}
 		m.storeChanged()
 	}
-	touched, _, _, _ := m.applyHistory(lines, &res, true)
+	// Appended lines each become an event-stream frame, which shows the whole task: they are
+	// read whole. A compacted log read again is mostly tasks already known and unchanged.
+	touched, _, _, _ := m.applyHistory(lines, &res, true, replace)
 	m.pruneOrder()
 	m.rebuildIndex()
 	for _, id := range touched {

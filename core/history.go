@@ -62,12 +62,15 @@ func checksummed(b []byte) string {
 	return fmt.Sprintf("%016x %s\n", xxh64(b), b)
 }
 
-// HistoryLine is a task's history record as the core writes it, for tests and benchmarks that
-// build a history without running the tasks.
-func HistoryLine(t Task) string {
+// taskLine is t's history record (read whole first, if a restore read only its head).
+func taskLine(t *Task) string {
 	c := t.public()
 	return historyLine(historyRecord{Task: &c})
 }
+
+// HistoryLine is a task's history record as the core writes it, for tests and benchmarks that
+// build a history without running the tasks.
+func HistoryLine(t Task) string { return taskLine(&t) }
 
 // persistDirty turns this step's changed tasks into append effects placed before all others.
 func (m *Machine) persistDirty() {
@@ -124,7 +127,7 @@ func (m *Machine) Restore(now int64, history string) (RestoreResult, []Effect) {
 	}
 	m.out = nil
 	var res RestoreResult
-	_, lines, legacy, removals := m.applyHistory(history, &res, false)
+	_, lines, legacy, removals := m.applyHistory(history, &res, false, true)
 	if removals {
 		m.pruneOrder()
 	}
@@ -176,8 +179,9 @@ func (m *Machine) sortRestored() {
 // applyHistory applies a log's records in order (the last record of a task wins) and returns
 // how many non-empty lines there were, how many of them carry a CRC-32, whether any record
 // removed a task and, when track is set, the IDs the records touched, in order of first touch.
-// Corrupt lines are counted and reported in res.
-func (m *Machine) applyHistory(history string, res *RestoreResult, track bool) (touched []string, lines, legacy int, removals bool) {
+// With lazy, finished tasks are read as far as their head (history_lazy.go). Corrupt lines are
+// counted and reported in res.
+func (m *Machine) applyHistory(history string, res *RestoreResult, track, lazy bool) (touched []string, lines, legacy int, removals bool) {
 	m.storeChanged()
 	var seen map[string]bool
 	if track {
@@ -193,7 +197,7 @@ func (m *Machine) applyHistory(history string, res *RestoreResult, track bool) (
 			continue
 		}
 		lines++
-		r, old, err := parseHistoryLine(line, true)
+		r, old, err := parseHistoryLine(line, lazy)
 		if old && err == nil {
 			legacy++
 		}
@@ -307,8 +311,7 @@ func (m *Machine) compact() {
 	var b strings.Builder
 	for _, id := range m.order {
 		if t := m.tasks[id]; t != nil {
-			c := t.public()
-			b.WriteString(historyLine(historyRecord{Task: &c}))
+			b.WriteString(taskLine(t))
 		}
 	}
 	m.out = append(m.out, Effect{Kind: EffectHistoryRewrite, Content: b.String()})

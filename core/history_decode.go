@@ -112,7 +112,7 @@ func fastRecord(b string) (historyRecord, error) {
 		return r, nil
 	case strings.HasPrefix(b, (`{"task":{`)) && strings.HasSuffix(b, ("}}")):
 		t := &Task{}
-		rest, _, err := fastTask(b[len(`{"task":`):len(b)-1], t, noStop)
+		rest, _, _, err := fastTaskFields(b[len(`{"task":`):len(b)-1], t, noStop)
 		if err != nil || len(rest) != 0 {
 			return r, errSlowPath
 		}

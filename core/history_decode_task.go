@@ -1,7 +1,6 @@
 package core
 
 import (
-	"errors"
 	"reflect"
 	"strconv"
 )
@@ -48,11 +47,7 @@ var taskSlots = func() (slots [64]uint8) {
 		"resumeCount": slotResumeCount, "isForked": slotIsForked, "retrievedAt": slotRetrievedAt,
 		"depth": slotDepth, "model": slotModel,
 	} {
-		i, ok := taskFields.byName[name]
-		if !ok {
-			panic("core: Task has no JSON field " + name)
-		}
-		slots[i] = slot
+		slots[fieldIndex(name)] = slot
 	}
 	return slots
 }()
@@ -69,29 +64,14 @@ func fieldIndex(name string) int {
 	return i
 }
 
-// fastTask fills t from a task object with no whitespace and returns the rest of b. With
-// stopAfter a field index (not noStop), it stops once that field's value is read (stopped),
-// leaving the rest unread.
-func fastTask(b string, t *Task, stopAfter int) (rest string, stopped bool, err error) {
-	rest, _, stopped, err = fastTaskSeen(b, t, stopAfter)
-	return rest, stopped, err
-}
-
-// fastTaskSeen is fastTask that also says which fields it read (a bit per field index).
-func fastTaskSeen(b string, t *Task, stopAfter int) (rest string, seen uint64, stopped bool, err error) {
-	rest, seen, err = fastTaskFields(b, t, stopAfter)
-	if err == errStoppedEarly {
-		return rest, seen, true, nil
-	}
-	return rest, seen, false, err
-}
-
-// errStoppedEarly: fastTaskFields read stopAfter and went no further.
-var errStoppedEarly = errors.New("stopped after the key asked for")
-
-func fastTaskFields(b string, t *Task, stopAfter int) (_ string, seen uint64, _ error) {
+// fastTaskFields fills t from a task object with no whitespace and returns the rest of b and
+// which fields it read (seen, a bit per field index). With headEnd a field index (not noStop), a
+// task whose status, read by then, is terminal stops once that field's value is read (stopped),
+// leaving the rest unread: the head a restore keeps (history_lazy.go). A task still at work is
+// read whole in the same pass.
+func fastTaskFields(b string, t *Task, headEnd int) (_ string, seen uint64, stopped bool, _ error) {
 	if len(b) == 0 || b[0] != '{' {
-		return "", 0, errSlowPath
+		return "", 0, false, errSlowPath
 	}
 	b = b[1:]
 	// seen has a bit per field, by its index in Task: encoding/json merges a repeated key, and
@@ -100,10 +80,10 @@ func fastTaskFields(b string, t *Task, stopAfter int) (_ string, seen uint64, _ 
 	for first := true; ; first = false {
 		i, rest, end, ok := taskFields.member(b, first, &next, &seen)
 		if !ok {
-			return "", 0, errSlowPath
+			return "", 0, false, errSlowPath
 		}
 		if end {
-			return rest, seen, nil
+			return rest, seen, false, nil
 		}
 		b = rest
 		var err error
@@ -154,15 +134,15 @@ func fastTaskFields(b string, t *Task, stopAfter int) (_ string, seen uint64, _ 
 			b, err = fastValue(b, reflect.ValueOf(t).Elem().Field(i))
 		}
 		if err != nil {
-			return "", 0, errSlowPath
+			return "", 0, false, errSlowPath
 		}
-		if i == stopAfter {
-			return b, seen, errStoppedEarly
+		if i == headEnd && t.Status.Terminal() {
+			return b, seen, true, nil
 		}
 	}
 }
 
-// fastProgress fills p from a progress object, as fastTask does a task.
+// fastProgress fills p from a progress object, as fastTaskFields does a task.
 func fastProgress(b string, p *Progress) (string, error) {
 	if len(b) == 0 || b[0] != '{' {
 		return "", errSlowPath

@@ -32,20 +32,23 @@ var lazyHeadEndField = fieldIndex(lazyHeadEnd)
 // the indexes and the list read. A record written in another order is read whole.
 var lazyHead = func() (mask uint64) {
 	for _, name := range []string{"sessionID", "parentSessionID", "parentMessageID", "batchId", "description", "prompt", "agent", "status", lazyHeadEnd} {
-		mask |= 1 << taskFields.byName[name]
+		mask |= 1 << fieldIndex(name)
 	}
 	return mask
 }()
 
 // readRecordHead reads a record for a restore: a finished task's head only (keeping body for
-// load), anything else whole.
+// load), anything else whole. One pass: a task still at work is read on past its head.
 func readRecordHead(body string) (historyRecord, error) {
 	if strings.HasPrefix(body, `{"task":{`) && strings.HasSuffix(body, "}}") {
 		t := &Task{}
-		_, seen, stopped, err := fastTaskSeen(body[len(`{"task":`):len(body)-1], t, lazyHeadEndField)
-		if err == nil && stopped && seen&lazyHead == lazyHead && t.ID != "" && t.Status.Terminal() {
+		rest, seen, stopped, err := fastTaskFields(body[len(`{"task":`):len(body)-1], t, lazyHeadEndField)
+		switch {
+		case err == nil && stopped && seen&lazyHead == lazyHead && t.ID != "":
 			t.rest = body
 			return historyRecord{Task: t}, nil
+		case err == nil && !stopped && rest == "":
+			return historyRecord{Task: t}, nil // read whole, as fastRecord reads it
 		}
 	}
 	return decodeRecord(body)

@@ -84,11 +84,14 @@ func (m *Machine) onClearCall(ev Event) {
 func (m *Machine) onSessionDeleted(sessionID string) {
 	order := m.order[:0]
 	for _, id := range m.order {
-		t := m.sessionTask(id, sessionID)
+		// The parent and the status are in a restored task's head, and a task at work is always
+		// read whole: the finished tasks forgotten here need not be read.
+		t := m.tasks[id]
 		if t == nil {
-			if m.tasks[id] != nil {
-				order = append(order, id)
-			}
+			continue
+		}
+		if t.ParentSessionID != sessionID {
+			order = append(order, id)
 			continue
 		}
 		if !t.Status.Terminal() {
