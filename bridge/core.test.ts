@@ -55,7 +55,7 @@ test("large requests and responses cross the boundary intact", async () => {
 test("a history restores the same from the file's bytes as from text, non-ASCII included", async () => {
   const line = (task: Record<string, unknown>) => {
     const json = JSON.stringify({ task });
-    return `${Bun.hash.crc32(json).toString(16).padStart(8, "0")} ${json}\n`;
+    return `${Bun.hash.xxHash64(json).toString(16).padStart(16, "0")} ${json}\n`;
   };
   const text =
     line({ sessionID: "ses_a", description: "résumé ✓", status: "completed", startedAt: 1, result: "fin 日本" }) +
@@ -85,7 +85,7 @@ test("memory stays bounded however many large answers the core gives", async () 
     const json = JSON.stringify({
       task: { sessionID: `ses_${i}`, parentSessionID: "ses_p", description: "survey a module", prompt: "Look. ".repeat(30), status: "completed", startedAt: i + 1, result: "Found. ".repeat(60) },
     });
-    history += `${Bun.hash.crc32(json).toString(16).padStart(8, "0")} ${json}\n`;
+    history += `${Bun.hash.xxHash64(json).toString(16).padStart(16, "0")} ${json}\n`;
   }
   expect(core.call({ op: "restore", now: 50_000, history }).restore?.restored).toBe(10_000);
   const req = { method: "GET", path: "/v1/events", query: "", headers: { host: "127.0.0.1" }, subscribers: 0 };

@@ -1,11 +1,8 @@
 package host_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"hash/crc32"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -23,14 +20,13 @@ import (
 	"github.com/asyncagents/asyncagents/host"
 )
 
-// historyOf renders tasks as a history log, the way the core writes one.
-func historyOf(tasks []json.RawMessage) string {
+// historyOf renders tasks as a history log, the way the core writes one (core.HistoryLine).
+func historyOf(t *testing.T, tasks []json.RawMessage) string {
 	var b strings.Builder
-	for _, t := range tasks {
-		var compact bytes.Buffer
-		_ = json.Compact(&compact, t)
-		line := []byte(`{"task":` + compact.String() + `}`)
-		fmt.Fprintf(&b, "%08x %s\n", crc32.ChecksumIEEE(line), line)
+	for _, raw := range tasks {
+		var task core.Task
+		require.NoError(t, json.Unmarshal(raw, &task))
+		b.WriteString(core.HistoryLine(task))
 	}
 	return b.String()
 }
@@ -64,7 +60,7 @@ func TestHTTPConformanceOverNetHTTP(t *testing.T) {
 			defer inst.Close(ctx)
 			_, err = inst.Init(ctx, core.Config{API: f.Config, MaxConcurrentStarts: 1000})
 			require.NoError(t, err)
-			_, err = inst.Do(ctx, core.Request{Op: "restore", Now: f.Now, History: historyOf(f.Tasks)})
+			_, err = inst.Do(ctx, core.Request{Op: "restore", Now: f.Now, History: historyOf(t, f.Tasks)})
 			require.NoError(t, err)
 			logs := func(context.Context, string) ([]byte, error) { return []byte("[]"), nil }
 			srv := httptest.NewServer(&host.APIServer{Core: inst, Now: func() int64 { return f.Now }, Logs: logs})

@@ -113,9 +113,9 @@ export class Runtime {
         // The history first: tasks from before a restart are back, and those that were running
         // are reconciled, before any new event is handled.
         const state = this.guardRead("reading the model health", () => readState(this.storagePaths!.modelHealth));
-        const text = this.history.read();
+        const stored = this.history.read();
         mark("read");
-        const restored = core.call({ op: "restore", now: Date.now(), history: text, state });
+        const restored = core.call({ op: "restore", now: Date.now(), history: stored, state });
         mark(`restored ${restored.restore?.restored ?? 0} tasks`);
         for (const e of restored.effects ?? []) this.carryOut(e);
         this.feed({ type: "start" });
