@@ -15,7 +15,7 @@ import { homedir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { startLocal, type CoreSetup, type Log, type Perform } from "./local";
 import { WorkerCore, type CoreHost } from "./remote";
-import { stopWithProcess } from "./server";
+import { stopWithProcess } from "./process_end";
 import { makeTools } from "./tools";
 import { TmuxPanes, tmuxConfig } from "./tmux";
 
@@ -61,7 +61,7 @@ export const AsyncAgents: Plugin = async (input, options) => {
     apiEnabled: readEnv("ASYNCAGENTS_API_ENABLED") !== "false",
   };
   // serverUrl is read at each pane: OpenCode may start listening after the plugin loads.
-  const perform = makeExecutor(client as unknown as Client, directory, new TmuxPanes({ serverUrl: () => input.serverUrl, directory, log }));
+  const perform = makeExecutor(client as unknown as Client, directory, new TmuxPanes({ serverUrl: () => input.serverUrl, directory, log, endWithProcess: stopWithProcess }));
   const core = startCore(setup, perform, log);
   const subscribed = new Set<string>(manifest.subscribe);
   return {

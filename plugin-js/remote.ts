@@ -74,6 +74,11 @@ export class WorkerCore implements CoreHost {
     this.serverJSON = undefined;
   }
 
+  /** What the process's 'exit' does for the Worker's server (see stopWithProcess): server.json goes. */
+  atExit(): void {
+    this.removeServerJSON();
+  }
+
   private send(m: ToWorker): void {
     try {
       this.worker.postMessage(m);

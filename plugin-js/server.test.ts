@@ -220,7 +220,8 @@ test("the request target is taken as sent, whatever the Host", () => {
 
 // The process side, in a child process: stopWithProcess on SIGTERM, then the signal again.
 const childScript = (serverTs: string) => `
-import { ApiServer, stopWithProcess } from ${JSON.stringify(serverTs)};
+import { ApiServer } from ${JSON.stringify(serverTs)};
+import { stopWithProcess } from ${JSON.stringify(serverTs.replace(/server\.ts$/, "process_end.ts"))};
 const grace = Number(process.env.GRACE_MS);
 const api = new ApiServer({
   http: (req) => {

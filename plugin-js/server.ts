@@ -115,6 +115,11 @@ export class ApiServer {
     this.serverJSON = undefined;
   }
 
+  /** What the process's 'exit' does for this server (see stopWithProcess): server.json goes. */
+  atExit(): void {
+    this.removeServerJSON();
+  }
+
   /**
    * Stops gracefully: server.json goes at once, event streams end (they never go idle), no new
    * connection is accepted and a request on a connection kept alive gets 503; the answers in
@@ -238,37 +243,3 @@ export function removeFile(path: string | undefined): void {
   } catch {}
 }
 
-/** A server the process's end stops: an ApiServer here, or one in the plugin's Worker. */
-export interface Stoppable {
-  stop(graceMs?: number): Promise<void>;
-  removeServerJSON(): void;
-}
-
-/** The servers to stop when the process ends, each with its grace period. */
-const stopWithProcessServers = new Map<Stoppable, number>();
-let processHooked = false;
-
-/**
- * Ties a server to the process's end. On 'exit', server.json is removed (synchronously: all an
- * exit handler can do). On SIGINT or SIGTERM every server of the process stops gracefully (see
- * stop), and then, if nobody else listens for the signal, the signal is raised again so it ends
- * the process as it would have without the plugin: OpenCode is never kept alive longer than the
- * grace period. A second signal during it finds no listener of ours and ends the process at once.
- */
-export function stopWithProcess(api: Stoppable, graceMs = STOP_GRACE_MS): void {
-  stopWithProcessServers.set(api, graceMs);
-  if (processHooked) return;
-  processHooked = true;
-  process.once("exit", () => {
-    for (const s of stopWithProcessServers.keys()) s.removeServerJSON();
-  });
-  for (const sig of ["SIGINT", "SIGTERM"] as const) {
-    process.once(sig, () => {
-      const all = [...stopWithProcessServers];
-      stopWithProcessServers.clear();
-      void Promise.allSettled(all.map(([s, grace]) => s.stop(grace))).then(() => {
-        if (process.listenerCount(sig) === 0) process.kill(process.pid, sig);
-      });
-    });
-  }
-}

@@ -138,6 +138,74 @@ describe.skipIf(!hasTmux)("TmuxPanes in a real tmux", () => {
     expect(panes().map((p) => p.id)).toEqual([basePane]);
   });
 
+  test("stop closes every pane still open, once the one opening is open, and opens no more", async () => {
+    const tied: TmuxPanes[] = [];
+    const { tp, logs } = make({ endWithProcess: (p) => tied.push(p) });
+    await tp.open("ses_a");
+    await tp.open("ses_b");
+    expect(tied).toEqual([tp]); // tied to the process once, at the first pane
+    const opening = tp.open("ses_c");
+    await tp.stop(3000);
+    await opening;
+    expect(panes().map((p) => p.id)).toEqual([basePane]);
+    expect((await tp.list()).size).toBe(0);
+    await tp.open("ses_d");
+    expect(panes().map((p) => p.id)).toEqual([basePane]);
+    expect(logs.filter((l) => l.level !== "info")).toEqual([]);
+  });
+
+  // The process side, in a child process: the panes tied to its end by stopWithProcess.
+  async function childWithPane(how: "exit" | "signal") {
+    const script = join(dir, `child-${how}.ts`);
+    writeFileSync(
+      script,
+      `import { TmuxPanes } from ${JSON.stringify(join(import.meta.dir, "tmux.ts"))};
+import { stopWithProcess } from ${JSON.stringify(join(import.meta.dir, "process_end.ts"))};
+const tp = new TmuxPanes({ serverUrl: () => process.env.SERVER_URL, opencode: process.env.FAKE_OC, log: () => {}, timeoutMs: 3000, endWithProcess: stopWithProcess });
+await tp.open("ses_child");
+console.log("pane " + (await tp.list()).get("ses_child"));
+if (process.env.HOW === "exit") process.exit(0);
+setInterval(() => {}, 1000); // stays until signalled
+`,
+    );
+    const child = Bun.spawn([process.execPath, script], {
+      env: { ...(env as Record<string, string>), SERVER_URL: server!.url.toString(), FAKE_OC: fakeOpencode, HOW: how },
+      stdout: "pipe",
+      stderr: "inherit",
+    });
+    const reader = child.stdout.getReader();
+    const first = await Promise.race([reader.read(), Bun.sleep(3000).then(() => undefined)]);
+    const line = first && !first.done ? new TextDecoder().decode(first.value) : "";
+    const pane = /pane (%\d+)/.exec(line)?.[1];
+    if (!pane) child.kill("SIGKILL");
+    return { child, pane };
+  }
+
+  test("when the process exits, its panes close with it", async () => {
+    const { child, pane } = await childWithPane("exit");
+    try {
+      expect(pane).toBeDefined();
+      expect(await Promise.race([child.exited, Bun.sleep(4000).then(() => "still running")])).toBe(0);
+      expect(panes().map((p) => p.id)).toEqual([basePane]);
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+
+  test("on SIGTERM the process closes its panes, then ends by the signal", async () => {
+    const { child, pane } = await childWithPane("signal");
+    try {
+      expect(pane).toBeDefined();
+      expect(panes().map((p) => p.id)).toContain(pane!);
+      child.kill("SIGTERM");
+      await Promise.race([child.exited, Bun.sleep(4000)]);
+      expect(child.signalCode).toBe("SIGTERM");
+      expect(panes().map((p) => p.id)).toEqual([basePane]);
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+
   test("a pane that cannot open only logs: bad target, no tmux server, no OpenCode server", async () => {
     const badTarget = make({ env: { ...env, TMUX_PANE: "%999" } });
     await badTarget.tp.open("ses_x", "X");

@@ -2,8 +2,10 @@
 // <id>` for each running child, closed when its task ends. The core decides when (only with
 // tmux.enabled, and inside tmux); this file only runs tmux. A pane is a convenience: every
 // failure is logged, nothing here throws, and no tmux command runs longer than timeoutMs.
+// The panes are this process's handles: when OpenCode ends, those still open close with it
+// (endWithProcess), or they would hold attach TUIs to a server that is gone.
 
-import { execFile } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { basename } from "node:path";
 
 type Log = (level: string, message: string) => void;
@@ -21,7 +23,12 @@ export interface TmuxOptions {
   /** Bounds each tmux command and the server check. Default 5000 ms. */
   timeoutMs?: number;
   tmux?: string;
+  /** Called once, when the first pane opens, to tie the panes to the process's end (stopWithProcess). */
+  endWithProcess?: (panes: TmuxPanes) => void;
 }
+
+/** How long the process's 'exit' waits on tmux for each pane it closes. */
+const EXIT_KILL_TIMEOUT_MS = 1000;
 
 /** The OpenCode program to attach with: the binary running this plugin, when it is OpenCode's. */
 export function opencodeProgram(execPath: string = process.execPath): string {
@@ -34,11 +41,14 @@ export class TmuxPanes {
   /** The child panes in the order they opened: a new pane splits the newest one still open. */
   private readonly order: string[] = [];
   private readonly reachable = new Set<string>();
+  private tied = false;
+  private stopping?: Promise<void>;
 
   constructor(private readonly opt: TmuxOptions) {}
 
   /** Opens a pane attached to sessionID; resolves once tmux answered (or failed). */
   open(sessionID: string, title?: string): Promise<void> {
+    if (this.stopping) return Promise.resolve(); // the process is ending
     if (this.panes.has(sessionID)) return this.panes.get(sessionID)!.then(() => {});
     const pane = this.split(sessionID, title ?? sessionID).catch((err) => {
       this.opt.log("warn", `asyncagents: no tmux pane for ${sessionID}: ${errorText(err)}`);
@@ -62,6 +72,34 @@ export class TmuxPanes {
       // The user may have closed it already.
       this.opt.log("info", `asyncagents: closing tmux pane ${pane} of ${sessionID}: ${errorText(err)}`);
     }
+  }
+
+  /**
+   * On SIGINT/SIGTERM: closes every pane still open, once the opens under way have finished
+   * (within graceMs), and opens no more.
+   */
+  stop(graceMs = this.timeout): Promise<void> {
+    this.stopping ??= (async () => {
+      const all = [...this.panes.keys()];
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+      await Promise.race([Promise.allSettled(all.map((id) => this.close(id))), late]);
+      clearTimeout(timer);
+    })();
+    return this.stopping;
+  }
+
+  /**
+   * On 'exit': kills the panes open now, synchronously (an exit handler can do nothing else).
+   * A pane whose open tmux has not answered yet is beyond reach.
+   */
+  atExit(): void {
+    for (const pane of this.order.splice(0)) {
+      try {
+        execFileSync(this.opt.tmux ?? "tmux", ["kill-pane", "-t", pane], { env: this.env(), timeout: EXIT_KILL_TIMEOUT_MS, stdio: "ignore", killSignal: "SIGKILL" });
+      } catch {}
+    }
+    this.panes.clear();
   }
 
   /** The pane IDs open now, by session. */
@@ -103,6 +141,10 @@ export class TmuxPanes {
         const pane = out.trim();
         if (!pane.startsWith("%")) throw new Error(`tmux answered ${JSON.stringify(out)}`);
         this.order.push(pane);
+        if (!this.tied) {
+          this.tied = true;
+          this.opt.endWithProcess?.(this);
+        }
         this.opt.log("info", `asyncagents: tmux pane ${pane} for "${title}" (${sessionID})`);
         return pane;
       } catch (err) {
@@ -136,8 +178,12 @@ export class TmuxPanes {
     return this.opt.timeoutMs ?? 5000;
   }
 
+  private env(): Record<string, string> {
+    return Object.fromEntries(Object.entries(this.opt.env ?? process.env).filter((kv): kv is [string, string] => kv[1] !== undefined));
+  }
+
   private tmux(args: string[]): Promise<string> {
-    const env = Object.fromEntries(Object.entries(this.opt.env ?? process.env).filter((kv): kv is [string, string] => kv[1] !== undefined));
+    const env = this.env();
     return new Promise((resolve, reject) => {
       execFile(this.opt.tmux ?? "tmux", args, { env, timeout: this.timeout, killSignal: "SIGKILL" }, (err, stdout, stderr) => {
         if (err) {

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,10 +68,18 @@ func (s *tmuxServer) panes() map[string]string {
 	return out
 }
 
-// With tmux.enabled in the plugin options and OpenCode inside tmux ($TMUX, $TMUX_PANE), a running
-// child gets a pane running `opencode attach <server> --session <task id>`: the real attach TUI
-// renders the child's conversation there, and the pane closes when the task completes.
-func TestTmuxPaneFollowsTask(t *testing.T) {
+// paneSetup is OpenCode inside a private tmux with tmux.enabled, one task launched whose child
+// answers only once release is closed, and the pane attached to that child.
+type paneSetup struct {
+	*env
+	tm            *tmuxServer
+	ocPane, pane  string
+	command       string
+	parent, child string
+	release       func()
+}
+
+func startPaneTask(t *testing.T) *paneSetup {
 	tm := startTmux(t)
 	ocPane := tm.run("display", "-p", "#{pane_id}")
 	socketPath := tm.run("display", "-p", "#{socket_path}")
@@ -94,12 +103,9 @@ func TestTmuxPaneFollowsTask(t *testing.T) {
 		}
 		return mockmodel.Reply{Text: "?"}
 	})
-	released := false
-	t.Cleanup(func() {
-		if !released {
-			close(release)
-		}
-	})
+	var once sync.Once
+	releaseFn := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(releaseFn)
 	oc := ocserve.Start(t, ocserve.Options{
 		ModelURL: model.URL(),
 		Config:   map[string]any{"plugin": []any{[]any{ocserve.PluginSpec(t), map[string]any{"tmux": map[string]any{"enabled": true}}}}},
@@ -130,8 +136,17 @@ func TestTmuxPaneFollowsTask(t *testing.T) {
 		return false
 	})
 	t.Logf("pane %s: %s", pane, command)
-	require.Contains(t, command, ocserve.Binary(t)+" attach "+oc.URL, "the OpenCode binary running the plugin attaches to its server")
-	require.Contains(t, command, "--dir "+oc.Dir)
+	return &paneSetup{env: e, tm: tm, ocPane: ocPane, pane: pane, command: command, parent: parent, child: child, release: releaseFn}
+}
+
+// With tmux.enabled in the plugin options and OpenCode inside tmux ($TMUX, $TMUX_PANE), a running
+// child gets a pane running `opencode attach <server> --session <task id>`: the real attach TUI
+// renders the child's conversation there, and the pane closes when the task completes.
+func TestTmuxPaneFollowsTask(t *testing.T) {
+	s := startPaneTask(t)
+	e, tm, pane := s.env, s.tm, s.pane
+	require.Contains(t, s.command, ocserve.Binary(t)+" attach "+e.oc.URL, "the OpenCode binary running the plugin attaches to its server")
+	require.Contains(t, s.command, "--dir "+e.oc.Dir)
 
 	// The attach TUI shows the child's session: its prompt, and its title as the pane title.
 	var screen string
@@ -148,15 +163,31 @@ func TestTmuxPaneFollowsTask(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "0", dead, "the attach process is alive while the task runs")
 
-	released = true
-	close(release)
-	e.eventually("the notice", 60*time.Second, func() bool { return len(e.notices(parent)) == 1 })
-	require.Contains(t, e.notices(parent)[0].hidden, "watched")
+	s.release()
+	e.eventually("the notice", 60*time.Second, func() bool { return len(e.notices(s.parent)) == 1 })
+	require.Contains(t, e.notices(s.parent)[0].hidden, "watched")
 	e.eventually("the pane to close", 30*time.Second, func() bool {
 		_, open := tm.panes()[pane]
 		return !open
 	})
-	require.Contains(t, tm.panes(), ocPane, "OpenCode's own pane stays")
-	require.Contains(t, oc.Logs(), fmt.Sprintf("tmux pane %s for", pane))
-	require.NotContains(t, oc.Logs(), "no tmux pane")
+	require.Contains(t, tm.panes(), s.ocPane, "OpenCode's own pane stays")
+	require.Contains(t, e.oc.Logs(), fmt.Sprintf("tmux pane %s for", pane))
+	require.NotContains(t, e.oc.Logs(), "no tmux pane")
+}
+
+// When OpenCode stops while a child still runs, the child's pane closes with it: a pane left
+// behind would hold an attach TUI to a server that is gone.
+func TestTmuxPaneClosesWhenOpenCodeStops(t *testing.T) {
+	s := startPaneTask(t)
+	e, tm := s.env, s.tm
+	e.eventually("the attach TUI to show the child's prompt", 60*time.Second, func() bool {
+		screen, _ := tm.try("capture-pane", "-p", "-t", s.pane)
+		return strings.Contains(screen, "CHILD watch me")
+	})
+	require.NoError(t, e.oc.Stop(), "opencode must exit on SIGTERM within %s", ocserve.StopGrace)
+	e.eventually("the pane to close", 20*time.Second, func() bool {
+		_, open := tm.panes()[s.pane]
+		return !open
+	})
+	require.Contains(t, tm.panes(), s.ocPane, "OpenCode's own pane stays")
 }
