@@ -14,8 +14,8 @@ import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { startLocal, type CoreSetup, type Log, type Perform } from "./local";
-import { WorkerCore, type CoreHost } from "./remote";
-import { stopWithProcess } from "./process_end";
+import { DISPOSE_GRACE_MS, WorkerCore, type CoreHost } from "./remote";
+import { forgetAtProcessEnd, stopWithProcess } from "./process_end";
 import { makeTools } from "./tools";
 import { TmuxPanes, tmuxConfig } from "./tmux";
 
@@ -61,13 +61,24 @@ export const AsyncAgents: Plugin = async (input, options) => {
     apiEnabled: readEnv("ASYNCAGENTS_API_ENABLED") !== "false",
   };
   // serverUrl is read at each pane: OpenCode may start listening after the plugin loads.
-  const perform = makeExecutor(client as unknown as Client, directory, new TmuxPanes({ serverUrl: () => input.serverUrl, directory, log, endWithProcess: stopWithProcess }));
+  const panes = new TmuxPanes({ serverUrl: () => input.serverUrl, directory, log, endWithProcess: stopWithProcess });
+  const perform = makeExecutor(client as unknown as Client, directory, panes);
   const core = startCore(setup, perform, log);
   const subscribed = new Set<string>(manifest.subscribe);
+  let disposed = false;
   return {
     tool: makeTools(manifest.tools as ToolSpec[], core),
     event: async ({ event }) => {
-      if (subscribed.has(event.type)) core.feed({ type: "opencode", event: event as any });
+      if (subscribed.has(event.type) && !disposed) core.feed({ type: "opencode", event: event as any });
+    },
+    // OpenCode disposes an instance when it reloads it (the next request starts a new one, with
+    // a new plugin that restores the same history) and when it ends. Everything this instance
+    // started stops with it: its API server and server.json, its core and timers, its panes.
+    dispose: async () => {
+      disposed = true;
+      log("info", "asyncagents: OpenCode disposed this instance; the core, its status API and its panes stop");
+      forgetAtProcessEnd(panes);
+      await Promise.allSettled([core.dispose(), panes.stop(DISPOSE_GRACE_MS)]);
     },
   };
 };
@@ -93,5 +104,15 @@ function startCore(setup: CoreSetup, perform: Perform, log: Log): CoreHost {
   compiled ??= Bun.file(wasmURL).arrayBuffer().then(compile);
   const { runtime, api } = startLocal(compiled, setup, perform, log, undefined, "opencode thread");
   if (api) stopWithProcess(api);
-  return runtime;
+  return {
+    callTool: (tool, args, ctx) => runtime.callTool(tool, args, ctx),
+    feed: (ev) => void runtime.feed(ev),
+    dispose: async () => {
+      if (api) {
+        forgetAtProcessEnd(api);
+        await api.stop(DISPOSE_GRACE_MS);
+      }
+      runtime.dispose();
+    },
+  };
 }

@@ -16,6 +16,11 @@ export interface Stoppable {
 const stopWithProcessServers = new Map<Stoppable, number>();
 let processHooked = false;
 
+/** Unties s from the process's end: OpenCode disposed the plugin, which stopped s itself. */
+export function forgetAtProcessEnd(s: Stoppable): void {
+  stopWithProcessServers.delete(s);
+}
+
 /**
  * Ties s to the process's end. On 'exit', atExit runs. On SIGINT or SIGTERM everything tied
  * stops gracefully (see stop), and then, if nobody else listens for the signal, the signal is

@@ -19,8 +19,7 @@ export type ToWorker =
   | { t: "call"; id: number; tool: string; args: unknown; ctx: CallContext }
   | { t: "abort"; id: number }
   | { t: "done"; id: number; ok: boolean; result?: unknown; error?: string }
-  | { t: "stop"; graceMs: number }
-  | { t: "dispose" };
+  | { t: "stop"; graceMs: number };
 
 export type ToMain =
   | { t: "perform"; id: number; effect: unknown }

@@ -6,17 +6,30 @@
 import type { CoreEvent, Effect } from "../bridge/core";
 import type { CoreSetup, Log, Perform } from "./local";
 import type { ToMain, ToWorker } from "./protocol";
+import { forgetAtProcessEnd } from "./process_end";
 import { removeFile } from "./server";
 import type { ToolAnswer, ToolCallContext } from "./runtime";
 
-/** What the plugin's tools and event hook use, wherever the core runs. */
+/** What the plugin's tools and hooks use, wherever the core runs. */
 export interface CoreHost {
   callTool(tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolAnswer>;
   feed(ev: CoreEvent): void;
+  /**
+   * OpenCode disposed the plugin's instance (its dispose hook: the instance reloads, or OpenCode
+   * ends): everything the plugin started stops, so that the next instance, which restores the
+   * same history, is the only one at work.
+   */
+  dispose(): Promise<void>;
 }
 
 /** How long a stop waits for the Worker beyond the server's own grace period. */
 const STOP_SLACK_MS = 500;
+
+/**
+ * How long a dispose lets the API's answers in flight finish. OpenCode waits for the dispose hook
+ * before the instance is gone, so this is shorter than a signal's grace.
+ */
+export const DISPOSE_GRACE_MS = 500;
 
 export class WorkerCore implements CoreHost {
   private readonly worker: Worker;
@@ -25,6 +38,9 @@ export class WorkerCore implements CoreHost {
   private serverJSON?: string;
   private stopped?: () => void;
   private failure?: string;
+  private stopping?: Promise<void>;
+  private disposing?: Promise<void>;
+  private terminated = false;
 
   /**
    * Starts the Worker, which compiles the module itself. (Compiled on the main thread, the
@@ -55,10 +71,13 @@ export class WorkerCore implements CoreHost {
     this.send({ t: "event", event: ev });
   }
 
-  /** Stops the Worker's API server gracefully (server.json goes first); resolves when it is down. */
+  /**
+   * Stops the Worker's API server gracefully (server.json goes first); resolves when it is down.
+   * A second call (a signal, then OpenCode's dispose) gets the same promise.
+   */
   stop(graceMs: number): Promise<void> {
     this.removeServerJSON();
-    return new Promise<void>((resolve) => {
+    this.stopping ??= new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, graceMs + STOP_SLACK_MS);
       this.stopped = () => {
         clearTimeout(timer);
@@ -66,6 +85,26 @@ export class WorkerCore implements CoreHost {
       };
       this.send({ t: "stop", graceMs });
     });
+    return this.stopping;
+  }
+
+  /**
+   * Stops the Worker's API server (server.json goes first, answers in flight get graceMs), then
+   * ends the Worker: its timers, its history and its core with it. Tool calls still waiting are
+   * refused. Every history line is written synchronously when its change is made, so nothing
+   * finished is lost.
+   */
+  dispose(graceMs = DISPOSE_GRACE_MS): Promise<void> {
+    this.disposing ??= (async () => {
+      forgetAtProcessEnd(this);
+      await this.stop(graceMs);
+      this.terminated = true;
+      this.worker.terminate();
+      this.failure = "the plugin was unloaded by OpenCode";
+      for (const call of this.calls.values()) call.reject(new Error(`asyncagents is unavailable: ${this.failure}`));
+      this.calls.clear();
+    })();
+    return this.disposing;
   }
 
   /** Removes server.json at once. Synchronous, so an 'exit' handler can call it. */
@@ -80,6 +119,7 @@ export class WorkerCore implements CoreHost {
   }
 
   private send(m: ToWorker): void {
+    if (this.terminated) return;
     try {
       this.worker.postMessage(m);
     } catch {

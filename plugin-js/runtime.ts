@@ -48,6 +48,7 @@ export class Runtime {
   private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
   private callSeq = 0;
   private failure?: Error;
+  private disposed = false;
   private history: History = { read: () => "", append: () => {}, rewrite: () => {} };
   private broadcaster?: (frame: string) => void;
   /** Where the history and server.json live, once the core has said. */
@@ -194,6 +195,7 @@ export class Runtime {
         return this.answer(e);
       case "timer.set": {
         this.clearTimer(e.timerID!);
+        if (this.disposed) return; // what is in flight finishes; nothing is scheduled anew
         const t = setTimeout(() => {
           this.timers.delete(e.timerID!);
           this.feed({ type: "timer.fired", timerID: e.timerID! });
@@ -260,8 +262,13 @@ export class Runtime {
     this.timers.delete(id);
   }
 
-  /** Stops every timer; called when OpenCode disposes the plugin. */
+  /**
+   * Stops every timer, and arms no new one: called when OpenCode disposes the plugin (in
+   * OpenCode's thread; a Worker ends instead). Effects in flight finish, and their results are
+   * still recorded.
+   */
   dispose(): void {
+    this.disposed = true;
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
   }

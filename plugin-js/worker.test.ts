@@ -115,6 +115,27 @@ test("the status API answers from the worker, and a stop removes server.json and
   expect(refused).toBe(true);
 });
 
+test("dispose stops the API, refuses the calls still waiting and ends the worker", async () => {
+  const { core, serverJSON } = await start(true);
+  await core.callTool("asyncagents_task", { description: "Slow", prompt: "p", agent: "general" }, { ...ctx, callID: "c6" });
+  await until("server.json", () => existsSync(serverJSON));
+  const sj = JSON.parse(readFileSync(serverJSON, "utf8"));
+  const blocked = core.callTool("asyncagents_output", { task_id: "ses_child", block: true }, { ...ctx, callID: "c7" });
+  await Bun.sleep(50);
+  await core.dispose(200);
+  await expect(blocked).rejects.toThrow("asyncagents is unavailable: the plugin was unloaded by OpenCode");
+  expect(existsSync(serverJSON)).toBe(false);
+  const refused = await new Promise<boolean>((resolve) => {
+    const sock = connect(sj.port, "127.0.0.1");
+    sock.once("connect", () => (sock.destroy(), resolve(false)));
+    sock.once("error", () => resolve(true));
+  });
+  expect(refused).toBe(true);
+  // The worker is gone: a later call or event finds nothing to talk to, and says so.
+  core.feed({ type: "opencode", event: { type: "session.idle", properties: { sessionID: "ses_child" } } });
+  await expect(core.callTool("asyncagents_list", {}, { ...ctx, callID: "c8" })).rejects.toThrow("the plugin was unloaded by OpenCode");
+});
+
 /** n finished tasks as the core writes them: one `<xxh64> <json>` line each. */
 function historyOf(n: number): string {
   let out = "";

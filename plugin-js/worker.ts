@@ -63,8 +63,5 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
     case "stop":
       void (api?.stop(m.graceMs) ?? Promise.resolve()).then(() => send({ t: "stopped" }));
       return;
-    case "dispose":
-      runtime?.dispose();
-      return;
   }
 };

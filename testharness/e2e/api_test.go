@@ -183,16 +183,16 @@ func TestStatusAPIDisabled(t *testing.T) {
 }
 
 // startWithAPI starts OpenCode with the plugin given these options (opencode.json's
-// ["…/asyncagents.js", options] form) and its status API on a free port, and returns once
-// server.json names that port.
-func startWithAPI(t *testing.T, script mockmodel.Script, options map[string]any) (*env, serverJSON) {
+// ["…/asyncagents.js", options] form), extraEnv in its environment and its status API on a free
+// port, and returns once server.json names that port.
+func startWithAPI(t *testing.T, script mockmodel.Script, options map[string]any, extraEnv ...string) (*env, serverJSON) {
 	t.Helper()
 	port := freeTCPPort(t)
 	model := mockmodel.Start(t, script)
 	oc := ocserve.Start(t, ocserve.Options{
 		ModelURL: model.URL(),
 		Config:   map[string]any{"plugin": []any{[]any{ocserve.PluginSpec(t), options}}},
-		Env:      []string{fmt.Sprintf("ASYNCAGENTS_API_PORT=%d", port)},
+		Env:      append([]string{fmt.Sprintf("ASYNCAGENTS_API_PORT=%d", port)}, extraEnv...),
 	})
 	e := &env{t: t, model: model, oc: oc}
 	// The plugin loads on the first request for the project.

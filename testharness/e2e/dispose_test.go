@@ -1,0 +1,99 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/asyncagents/asyncagents/testharness/mockmodel"
+)
+
+// OpenCode disposes a project's instance when it reloads it (POST /instance/dispose; the next
+// request starts a new instance, with a new plugin) and when it ends, and calls the plugin's
+// dispose hook. The disposed plugin stops everything it started: its status API lets go of the
+// port (the new plugin binds the same one, not the next), its server.json goes, and its core stops.
+// The new plugin restores the same history, and the parent hears of its task once. It runs with
+// the core in the plugin's Worker and in OpenCode's own thread.
+func TestDisposeStopsThePlugin(t *testing.T) {
+	for _, c := range []struct{ name, env string }{{"worker", ""}, {"opencode thread", "ASYNCAGENTS_WORKER=false"}} {
+		t.Run(c.name, func(t *testing.T) { disposeStopsThePlugin(t, c.env) })
+	}
+}
+
+func disposeStopsThePlugin(t *testing.T, extraEnv string) {
+	release := make(chan struct{})
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	var extra []string
+	if extraEnv != "" {
+		extra = append(extra, extraEnv)
+	}
+	e, sj := startWithAPI(t, func(req mockmodel.Request) mockmodel.Reply {
+		switch {
+		case req.LastUser == "CHILD wait":
+			select {
+			case <-release:
+			case <-time.After(time.Minute):
+			}
+			return mockmodel.Reply{Text: "child done"}
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+			return mockmodel.Reply{Text: "ok"}
+		case req.LastUser == "GO":
+			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Waiter", "CHILD wait", "general")}}
+		}
+		return mockmodel.Reply{Text: "?"}
+	}, map[string]any{}, extra...)
+	parent := e.prompt("GO")
+	e.eventually("the launch answer", 60*time.Second, func() bool { return finishedParts(e.toolParts(parent, "asyncagents_task")) })
+	child := idOf(e.toolParts(parent, "asyncagents_task")[0])
+
+	require.NoError(t, e.oc.Do(e.ctx(30*time.Second), "POST", "/instance/dispose", nil, nil))
+	e.eventually("the plugin's dispose", 30*time.Second, func() bool {
+		return strings.Contains(e.oc.Logs(), "OpenCode disposed this instance")
+	})
+
+	// The next request for the project starts a new instance and plugin (OpenCode may already
+	// have started one); its API answers on the port the disposed one let go of, with a token of
+	// its own, and the old token is refused there.
+	_, err := e.oc.CreateSession(e.ctx(30*time.Second), "after the reload")
+	require.NoError(t, err)
+	var now serverJSON
+	e.eventually("the new plugin's server.json", 30*time.Second, func() bool {
+		b, err := os.ReadFile(storageOf(e.oc).ServerJSON)
+		return err == nil && json.Unmarshal(b, &now) == nil && now.Token != "" && now.Token != sj.Token
+	})
+	require.Equal(t, sj.Port, now.Port, "the disposed plugin's server let go of its port")
+	code, _ := apiGet(t, now.URL+"/v1/health", "", "")
+	require.Equal(t, 200, code)
+	code, _ = apiGet(t, now.URL+"/v1/tasks", sj.Token, "")
+	require.Equal(t, 401, code, "only the new plugin answers on the port")
+	e.eventually("the new plugin's core", 30*time.Second, func() bool { return strings.Count(e.oc.Logs(), "asyncagents: core loaded") == 2 })
+
+	// The new plugin restored the task from the history.
+	code, body := apiGet(t, now.URL+"/v1/tasks", now.Token, "")
+	require.Equal(t, 200, code, body)
+	var list struct {
+		Tasks []struct{ SessionID, Status string }
+		Total int
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &list), body)
+	require.Equal(t, 1, list.Total, body)
+	require.Equal(t, child, list.Tasks[0].SessionID)
+
+	// OpenCode aborts the child's run when it disposes the instance: the parent hears of its task
+	// once, whichever plugin saw it end.
+	close(release)
+	e.eventually("the notice", 60*time.Second, func() bool { return len(e.notices(parent)) >= 1 })
+	time.Sleep(3 * time.Second) // a second notice, if one were coming, would be sent by now
+	require.Len(t, e.notices(parent), 1)
+	require.Equal(t, 2, strings.Count(e.oc.Logs(), "asyncagents: core loaded"), "one core per instance")
+}
