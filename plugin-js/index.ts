@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url";
 import { startLocal, type CoreSetup, type Log, type Perform } from "./local";
 import { DISPOSE_GRACE_MS, WorkerCore, type CoreHost } from "./remote";
 import { forgetAtProcessEnd, stopWithProcess } from "./process_end";
+import { coreFor, leaveCore, SharedCore } from "./shared";
 import { makeTools } from "./tools";
 import { TmuxPanes, tmuxConfig } from "./tmux";
 
@@ -61,24 +62,33 @@ export const AsyncAgents: Plugin = async (input, options) => {
     apiEnabled: readEnv("ASYNCAGENTS_API_ENABLED") !== "false",
   };
   // serverUrl is read at each pane: OpenCode may start listening after the plugin loads.
-  const panes = new TmuxPanes({ serverUrl: () => input.serverUrl, directory, log, endWithProcess: stopWithProcess });
-  const perform = makeExecutor(client as unknown as Client, directory, panes);
-  const core = startCore(setup, perform, log);
+  const { shared, user, first } = coreFor(directory, () => {
+    const panes = new TmuxPanes({ serverUrl: () => input.serverUrl, directory, log, endWithProcess: stopWithProcess });
+    const perform = makeExecutor(client as unknown as Client, directory, panes);
+    return new SharedCore(startCore(setup, perform, log), panes);
+  });
+  if (!first) log("info", "asyncagents: OpenCode started another instance of this project; it shares the running core");
   const subscribed = new Set<string>(manifest.subscribe);
   let disposed = false;
   return {
-    tool: makeTools(manifest.tools as ToolSpec[], core),
+    tool: makeTools(manifest.tools as ToolSpec[], shared.host),
     event: async ({ event }) => {
-      if (subscribed.has(event.type) && !disposed) core.feed({ type: "opencode", event: event as any });
+      if (subscribed.has(event.type) && !disposed) shared.feed(user, { type: "opencode", event: event as any });
     },
     // OpenCode disposes an instance when it reloads it (the next request starts a new one, with
-    // a new plugin that restores the same history) and when it ends. Everything this instance
-    // started stops with it: its API server and server.json, its core and timers, its panes.
+    // a new plugin that restores the same history) and when it ends. When the last instance
+    // sharing the core goes, everything the plugin started stops with it: its API server and
+    // server.json, its core and timers, its panes.
     dispose: async () => {
+      if (disposed) return;
       disposed = true;
+      if (!leaveCore(directory, shared, user)) {
+        log("info", "asyncagents: OpenCode disposed an instance of this project; another one still uses the core");
+        return;
+      }
       log("info", "asyncagents: OpenCode disposed this instance; the core, its status API and its panes stop");
-      forgetAtProcessEnd(panes);
-      await Promise.allSettled([core.dispose(), panes.stop(DISPOSE_GRACE_MS)]);
+      forgetAtProcessEnd(shared.panes);
+      await Promise.allSettled([shared.host.dispose(), shared.panes.stop(DISPOSE_GRACE_MS)]);
     },
   };
 };

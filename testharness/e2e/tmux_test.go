@@ -68,6 +68,18 @@ func (s *tmuxServer) panes() map[string]string {
 	return out
 }
 
+// isolatePanes gives the panes tmux opens from now on OpenCode's isolated home: they get the
+// tmux server's environment, not OpenCode's.
+func isolatePanes(tm *tmuxServer, oc *ocserve.Server) {
+	for k, v := range map[string]string{
+		"HOME": oc.Home, "XDG_CONFIG_HOME": filepath.Join(oc.Home, ".config"), "XDG_DATA_HOME": filepath.Join(oc.Home, ".local/share"),
+		"XDG_CACHE_HOME": filepath.Join(oc.Home, ".cache"), "XDG_STATE_HOME": filepath.Join(oc.Home, ".local/state"),
+		"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1",
+	} {
+		tm.run("set-environment", "-g", k, v)
+	}
+}
+
 // paneSetup is OpenCode inside a private tmux with tmux.enabled, one task launched whose child
 // answers only once release is closed, and the pane attached to that child.
 type paneSetup struct {
@@ -111,14 +123,7 @@ func startPaneTask(t *testing.T) *paneSetup {
 		Config:   map[string]any{"plugin": []any{[]any{ocserve.PluginSpec(t), map[string]any{"tmux": map[string]any{"enabled": true}}}}},
 		Env:      []string{"TMUX=" + socketPath + "," + serverPID + ",0", "TMUX_PANE=" + ocPane},
 	})
-	// New panes get the tmux server's environment: give them OpenCode's isolated home.
-	for k, v := range map[string]string{
-		"HOME": oc.Home, "XDG_CONFIG_HOME": filepath.Join(oc.Home, ".config"), "XDG_DATA_HOME": filepath.Join(oc.Home, ".local/share"),
-		"XDG_CACHE_HOME": filepath.Join(oc.Home, ".cache"), "XDG_STATE_HOME": filepath.Join(oc.Home, ".local/state"),
-		"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1",
-	} {
-		tm.run("set-environment", "-g", k, v)
-	}
+	isolatePanes(tm, oc)
 	e := &env{t: t, model: model, oc: oc}
 	parent := e.prompt("GO")
 	e.eventually("the launch answer", 60*time.Second, func() bool { return finishedParts(e.toolParts(parent, "asyncagents_task")) })

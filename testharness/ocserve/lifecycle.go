@@ -95,7 +95,12 @@ func (s *Server) Exited() <-chan struct{} { return s.exited }
 // Logs returns the captured stdout and stderr. With --print-logs that is
 // everything OpenCode also writes to $XDG_DATA_HOME/opencode/log, plugin
 // logs (client.app.log) included.
-func (s *Server) Logs() string { return s.logs.String() }
+func (s *Server) Logs() string {
+	if s.logFile != "" {
+		return s.tuiLogs()
+	}
+	return s.logs.String()
+}
 
 // freePort asks the kernel for a free port on 127.0.0.1. Another process
 // could take it before opencode binds it; start-up then fails loudly.
@@ -111,6 +116,15 @@ func freePort() (int, error) {
 // Kill ends opencode with SIGKILL (the whole process group), as a crash or `kill -9` would:
 // nothing of it runs after this returns.
 func (s *Server) Kill() {
+	if s.tuiPID != 0 {
+		_ = syscall.Kill(s.tuiPID, syscall.SIGKILL)
+		select {
+		case <-s.exited:
+		case <-time.After(StopGrace):
+			s.t.Errorf("ocserve: the TUI (pid %d) outlived SIGKILL for %s", s.tuiPID, StopGrace)
+		}
+		return
+	}
 	if s.cmd == nil || s.cmd.Process == nil {
 		return
 	}

@@ -55,6 +55,11 @@ type Server struct {
 
 	stopOnce sync.Once
 	stopErr  error
+
+	// A TUI (StartTUI): its pane and process (tmux's child, not ours), and its log file.
+	Pane    string
+	tuiPID  int
+	logFile string
 }
 
 // Start prepares an isolated home and project, starts `opencode serve` and

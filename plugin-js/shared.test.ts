@@ -1,0 +1,77 @@
+// The core a project's plugin instances share (shared.ts): started once, fed each event once,
+// stopped when the last instance leaves.
+import { expect, test } from "bun:test";
+import type { CoreEvent } from "../bridge/core";
+import type { CoreHost } from "./remote";
+import { coreFor, leaveCore, SharedCore } from "./shared";
+import type { TmuxPanes } from "./tmux";
+
+function fakeHost() {
+  const fed: CoreEvent[] = [];
+  const host: CoreHost = {
+    callTool: async () => ({ output: "" }),
+    feed: (ev) => void fed.push(ev),
+    dispose: async () => {},
+  };
+  return { host, fed };
+}
+
+const idle = (id?: string): CoreEvent => ({ type: "opencode", event: { type: "session.idle", properties: { sessionID: "ses_a" }, ...(id ? { id } : {}) } as any });
+
+test("a second instance of a project shares the first one's core; the last to leave stops it", () => {
+  let started = 0;
+  const start = () => (started++, new SharedCore(fakeHost().host, {} as TmuxPanes));
+  const a = coreFor("/p/shared-1", start);
+  const b = coreFor("/p/shared-1", start);
+  const other = coreFor("/p/shared-2", start);
+  expect(started).toBe(2);
+  expect([a.first, b.first, other.first]).toEqual([true, false, true]);
+  expect(b.shared).toBe(a.shared);
+  expect(other.shared).not.toBe(a.shared);
+
+  expect(leaveCore("/p/shared-1", a.shared, a.user)).toBe(false);
+  expect(leaveCore("/p/shared-1", b.shared, b.user)).toBe(true);
+  // A later instance (OpenCode reloaded the project) starts a core of its own.
+  const c = coreFor("/p/shared-1", start);
+  expect(c.first).toBe(true);
+  expect(started).toBe(3);
+  leaveCore("/p/shared-1", c.shared, c.user);
+  leaveCore("/p/shared-2", other.shared, other.user);
+});
+
+test("an event both instances hear is fed once, by its ID", () => {
+  const { host, fed } = fakeHost();
+  const shared = new SharedCore(host, {} as TmuxPanes);
+  const a = shared.join();
+  const b = shared.join();
+  shared.feed(b, idle("evt_1"));
+  shared.feed(a, idle("evt_1"));
+  shared.feed(a, idle("evt_2"));
+  shared.feed(b, idle("evt_2"));
+  expect(fed.map((e) => (e as any).event.id)).toEqual(["evt_1", "evt_2"]);
+  // Other inputs are not OpenCode's events: they pass.
+  shared.feed(b, { type: "start" });
+  expect(fed).toHaveLength(3);
+});
+
+test("an event without an ID is fed by the oldest instance only, and by the next once it leaves", () => {
+  const { host, fed } = fakeHost();
+  const shared = new SharedCore(host, {} as TmuxPanes);
+  const a = shared.join();
+  const b = shared.join();
+  shared.feed(b, idle());
+  shared.feed(a, idle());
+  expect(fed).toHaveLength(1);
+  shared.leave(a);
+  shared.feed(b, idle());
+  expect(fed).toHaveLength(2);
+});
+
+test("the IDs remembered are bounded; the newest are kept", () => {
+  const { host, fed } = fakeHost();
+  const shared = new SharedCore(host, {} as TmuxPanes);
+  const a = shared.join();
+  for (let i = 0; i < 5000; i++) shared.feed(a, idle(`evt_${i}`));
+  shared.feed(a, idle("evt_4999"));
+  expect(fed).toHaveLength(5000);
+});

@@ -1,0 +1,80 @@
+// One core per project in a thread. OpenCode 1.18 can run two instances of the same project at
+// once, and each loads the plugin: its TUI starts two at every launch (two requests race to
+// create the project's instance), and both stay until it quits. Two cores would mean two Workers,
+// two status API servers (5165 and 5166, server.json naming whichever bound last) and two writers
+// of one history. So the plugin instances of a project share the first one's core, its server and
+// its panes; the last one disposed stops them.
+//
+// Both instances hear the project's events (OpenCode delivers them by directory), so the core
+// would hear each twice: an event is fed once, by its ID, whichever instance hears it first.
+
+import type { CoreEvent } from "../bridge/core";
+import type { CoreHost } from "./remote";
+import type { TmuxPanes } from "./tmux";
+
+/** How many event IDs are remembered: far more than arrive between two instances' deliveries. */
+const REMEMBERED_EVENTS = 2048;
+
+/** A project's core, and what shares it. */
+export class SharedCore {
+  private readonly users: symbol[] = [];
+  private readonly seen = new Set<string>();
+
+  constructor(
+    readonly host: CoreHost,
+    readonly panes: TmuxPanes,
+  ) {}
+
+  /**
+   * Feeds an event heard by user, unless the core has had it already. An event without an ID
+   * cannot be told from its twin: only the oldest user feeds those.
+   */
+  feed(user: symbol, ev: CoreEvent): void {
+    if (ev.type !== "opencode") return this.host.feed(ev);
+    const id = (ev.event as { id?: unknown }).id;
+    if (typeof id === "string" && id !== "") {
+      if (this.seen.has(id)) return;
+      this.seen.add(id);
+      if (this.seen.size > REMEMBERED_EVENTS) this.seen.delete(this.seen.values().next().value!);
+    } else if (this.users[0] !== user) {
+      return;
+    }
+    this.host.feed(ev);
+  }
+
+  join(): symbol {
+    const user = Symbol("plugin instance");
+    this.users.push(user);
+    return user;
+  }
+
+  /** Removes user; true when it was the last, and the core must stop. */
+  leave(user: symbol): boolean {
+    const i = this.users.indexOf(user);
+    if (i >= 0) this.users.splice(i, 1);
+    return this.users.length === 0;
+  }
+}
+
+const byDirectory = new Map<string, SharedCore>();
+
+/**
+ * The core of the project in directory, started by start if no plugin instance of this thread
+ * runs one; first says it was started now.
+ */
+export function coreFor(directory: string, start: () => SharedCore): { shared: SharedCore; user: symbol; first: boolean } {
+  let shared = byDirectory.get(directory);
+  const first = !shared;
+  if (!shared) {
+    shared = start();
+    byDirectory.set(directory, shared);
+  }
+  return { shared, user: shared.join(), first };
+}
+
+/** Removes user from directory's core; true when it was the last, and the core must stop. */
+export function leaveCore(directory: string, shared: SharedCore, user: symbol): boolean {
+  if (!shared.leave(user)) return false;
+  if (byDirectory.get(directory) === shared) byDirectory.delete(directory);
+  return true;
+}
