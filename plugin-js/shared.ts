@@ -3,7 +3,8 @@
 // create the project's instance), and both stay until it quits. Two cores would mean two Workers,
 // two status API servers (5165 and 5166, server.json naming whichever bound last) and two writers
 // of one history. So the plugin instances of a project share the first one's core, its server and
-// its panes; the last one disposed stops them.
+// its panes (and the options the first was given: instances of one project read the same
+// opencode.json); the last one disposed stops them.
 //
 // Both instances hear the project's events (OpenCode delivers them by directory), so the core
 // would hear each twice: an event is fed once, by its ID, whichever instance hears it first.

@@ -75,8 +75,8 @@ export class TmuxPanes {
   }
 
   /**
-   * On SIGINT/SIGTERM: closes every pane still open, once the opens under way have finished
-   * (within graceMs), and opens no more.
+   * On SIGINT/SIGTERM, or when OpenCode disposes the plugin: closes every pane still open, once
+   * the opens under way have finished (within graceMs), and opens no more.
    */
   stop(graceMs = this.timeout): Promise<void> {
     this.stopping ??= (async () => {
