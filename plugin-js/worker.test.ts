@@ -32,6 +32,15 @@ async function until(what: string, cond: () => boolean): Promise<void> {
   }
 }
 
+/** Whether a new connection to port on 127.0.0.1 is refused. */
+function refused(port: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const sock = connect(port, "127.0.0.1");
+    sock.once("connect", () => (sock.destroy(), resolve(false)));
+    sock.once("error", () => resolve(true));
+  });
+}
+
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const s = createServer().listen(0, "127.0.0.1", () => {
@@ -107,12 +116,7 @@ test("the status API answers from the worker, and a stop removes server.json and
   await core.stop(500);
   expect(existsSync(serverJSON)).toBe(false);
   // No new connection is accepted (a kept-alive one would get a 503, see server.test.ts).
-  const refused = await new Promise<boolean>((resolve) => {
-    const sock = connect(sj.port, "127.0.0.1");
-    sock.once("connect", () => (sock.destroy(), resolve(false)));
-    sock.once("error", () => resolve(true));
-  });
-  expect(refused).toBe(true);
+  expect(await refused(sj.port)).toBe(true);
 });
 
 test("dispose stops the API, refuses the calls still waiting and ends the worker", async () => {
@@ -125,12 +129,7 @@ test("dispose stops the API, refuses the calls still waiting and ends the worker
   await core.dispose(200);
   await expect(blocked).rejects.toThrow("asyncagents is unavailable: the plugin was unloaded by OpenCode");
   expect(existsSync(serverJSON)).toBe(false);
-  const refused = await new Promise<boolean>((resolve) => {
-    const sock = connect(sj.port, "127.0.0.1");
-    sock.once("connect", () => (sock.destroy(), resolve(false)));
-    sock.once("error", () => resolve(true));
-  });
-  expect(refused).toBe(true);
+  expect(await refused(sj.port)).toBe(true);
   // The worker is gone: a later call or event finds nothing to talk to, and says so.
   core.feed({ type: "opencode", event: { type: "session.idle", properties: { sessionID: "ses_child" } } });
   await expect(core.callTool("asyncagents_list", {}, { ...ctx, callID: "c8" })).rejects.toThrow("the plugin was unloaded by OpenCode");

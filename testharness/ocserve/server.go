@@ -105,17 +105,7 @@ func launch(t testing.TB, opt Options, home, dir string, fresh bool) *Server {
 			t.Fatalf("ocserve: rewrite opencode.json: %v", err)
 		}
 	}
-	port, err := freePort()
-	if err != nil {
-		t.Fatalf("ocserve: free port: %v", err)
-	}
-	s.URL = "http://127.0.0.1:" + strconv.Itoa(port)
-	level := opt.LogLevel
-	if level == "" {
-		level = "INFO"
-	}
-	s.cmd = exec.Command(bin, "serve", "--port", strconv.Itoa(port), "--hostname", "127.0.0.1",
-		"--print-logs", "--log-level", level)
+	s.cmd = exec.Command(bin, append([]string{"serve"}, s.listenArgs(opt)...)...)
 	s.cmd.Dir = s.Dir
 	s.cmd.Env = append(s.env(), opt.Env...)
 	// Our own pipe, not an io.Writer: with a Writer, Wait would also wait
@@ -152,4 +142,19 @@ func launch(t testing.TB, opt Options, home, dir string, fresh bool) *Server {
 	}
 	s.Started = time.Since(spawned)
 	return s
+}
+
+// listenArgs picks a free port for the server (s.URL) and returns the flags that make OpenCode
+// listen there, on 127.0.0.1, and print its logs at opt.LogLevel ("INFO" when empty).
+func (s *Server) listenArgs(opt Options) []string {
+	port, err := freePort()
+	if err != nil {
+		s.t.Fatalf("ocserve: free port: %v", err)
+	}
+	s.URL = "http://127.0.0.1:" + strconv.Itoa(port)
+	level := opt.LogLevel
+	if level == "" {
+		level = "INFO"
+	}
+	return []string{"--port", strconv.Itoa(port), "--hostname", "127.0.0.1", "--print-logs", "--log-level", level}
 }

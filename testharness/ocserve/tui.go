@@ -36,22 +36,13 @@ func StartTUI(t testing.TB, opt Options, tmuxSocket string) *Server {
 	if err := s.prepare(RepoRoot(t), opt); err != nil {
 		t.Fatalf("ocserve: prepare: %v", err)
 	}
-	port, err := freePort()
-	if err != nil {
-		t.Fatalf("ocserve: free port: %v", err)
-	}
-	s.URL = "http://127.0.0.1:" + strconv.Itoa(port)
-	level := opt.LogLevel
-	if level == "" {
-		level = "INFO"
-	}
+	listen := s.listenArgs(opt)
 	args := []string{"-L", tmuxSocket, "new-window", "-d", "-P", "-F", "#{pane_id} #{pane_pid}", "-c", s.Dir}
 	// The TUI draws on a terminal, not a dumb one.
 	for _, kv := range append(append(s.env(), opt.Env...), "TERM=xterm-256color", "LOGFILE="+s.logFile) {
 		args = append(args, "-e", kv)
 	}
-	args = append(args, "--", "sh", "-c", `exec "$0" "$@" 2>>"$LOGFILE"`, Binary(t),
-		"--port", strconv.Itoa(port), "--hostname", "127.0.0.1", "--print-logs", "--log-level", level)
+	args = append(append(args, "--", "sh", "-c", `exec "$0" "$@" 2>>"$LOGFILE"`, Binary(t)), listen...)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "tmux", args...).Output()
