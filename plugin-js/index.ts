@@ -16,7 +16,7 @@ import { fileURLToPath } from "node:url";
 import { startLocal, type CoreSetup, type Log, type Perform } from "./local";
 import { DISPOSE_GRACE_MS, WorkerCore, type CoreHost } from "./remote";
 import { forgetAtProcessEnd, stopWithProcess } from "./process_end";
-import { coreFor, leaveCore, SharedCore } from "./shared";
+import { coreFor, leaveCore, SharedCore, stoppingCore, whenStopped } from "./shared";
 import { makeTools } from "./tools";
 import { TmuxPanes, tmuxConfig } from "./tmux";
 
@@ -62,6 +62,7 @@ export const AsyncAgents: Plugin = async (input, options) => {
     apiEnabled: readEnv("ASYNCAGENTS_API_ENABLED") !== "false",
   };
   // serverUrl is read at each pane: OpenCode may start listening after the plugin loads.
+  await whenStopped(directory); // a reload: the previous core first lets go of the history
   const { shared, user, first } = coreFor(directory, () => {
     const panes = new TmuxPanes({ serverUrl: () => input.serverUrl, directory, log, endWithProcess: stopWithProcess });
     const perform = makeExecutor(client as unknown as Client, directory, panes);
@@ -88,7 +89,7 @@ export const AsyncAgents: Plugin = async (input, options) => {
       }
       log("info", "asyncagents: OpenCode disposed this instance; the core, its status API and its panes stop");
       forgetAtProcessEnd(shared.panes);
-      await Promise.allSettled([shared.host.dispose(), shared.panes.stop(DISPOSE_GRACE_MS)]);
+      await stoppingCore(directory, Promise.allSettled([shared.host.dispose(), shared.panes.stop(DISPOSE_GRACE_MS)]));
     },
   };
 };

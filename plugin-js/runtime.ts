@@ -107,7 +107,7 @@ export class Runtime {
         this.history = storage.open(this.storagePaths.history);
         this.core = core;
         mark("configured");
-        if (storage.onConfigured) {
+        if (storage.onConfigured && !this.disposed) {
           storage.onConfigured();
           mark("serving");
         }
@@ -263,7 +263,7 @@ export class Runtime {
   }
 
   /**
-   * Stops every timer, and arms no new one: called when OpenCode disposes the plugin (in
+   * Stops every timer, arms no new one, and refuses the tool calls still waiting: called when OpenCode disposes the plugin (in
    * OpenCode's thread; a Worker ends instead). Effects in flight finish, and their results are
    * still recorded.
    */
@@ -271,5 +271,7 @@ export class Runtime {
     this.disposed = true;
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
+    for (const call of this.calls.values()) call.reject(new Error("asyncagents is unavailable: the plugin was unloaded by OpenCode"));
+    this.calls.clear();
   }
 }

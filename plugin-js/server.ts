@@ -65,6 +65,7 @@ export class ApiServer {
    * (mode 0600: it holds the token).
    */
   start(ports: number[], serverJSON: string, token: string, startedAt: number): number | undefined {
+    if (this.stopping) return undefined; // stopped (a dispose) before the core was configured
     for (const port of [...ports, 0]) {
       try {
         this.server = Bun.serve({

@@ -59,6 +59,29 @@ export class SharedCore {
 
 const byDirectory = new Map<string, SharedCore>();
 
+/** The stop of a directory's last core, under way: a new core starts once it is done. */
+const stopping = new Map<string, Promise<void>>();
+
+/**
+ * Records that directory's core is stopping (its last instance was disposed). A reload's next
+ * instance waits for it (whenStopped), so that two cores never work on one history at once.
+ */
+export function stoppingCore(directory: string, stop: Promise<unknown>): Promise<void> {
+  const done: Promise<void> = stop.then(
+    () => {},
+    () => {},
+  ).finally(() => {
+    if (stopping.get(directory) === done) stopping.delete(directory);
+  });
+  stopping.set(directory, done);
+  return done;
+}
+
+/** Resolves once no core of directory is stopping. */
+export function whenStopped(directory: string): Promise<void> {
+  return stopping.get(directory) ?? Promise.resolve();
+}
+
 /**
  * The core of the project in directory, started by start if no plugin instance of this thread
  * runs one; first says it was started now.

@@ -102,4 +102,9 @@ func TestTUI(t *testing.T) {
 	_, err = os.Stat(st.ServerJSON)
 	require.True(t, os.IsNotExist(err), "server.json is removed when the TUI quits: %v", err)
 	require.NotContains(t, tm.panes(), pane, "the child's pane closes when the TUI quits")
+	// It was the dispose that stopped them (the exit hooks would too): the last instance stopped
+	// the core, the others left it.
+	logs = oc.Logs()
+	require.Equal(t, 1, strings.Count(logs, "OpenCode disposed this instance; the core"), "the core stops once")
+	require.Equal(t, instances-1, strings.Count(logs, "another one still uses the core"))
 }

@@ -117,6 +117,11 @@ func freePort() (int, error) {
 // nothing of it runs after this returns.
 func (s *Server) Kill() {
 	if s.tuiPID != 0 {
+		select {
+		case <-s.exited:
+			return // gone already: its pid may be another process's by now
+		default:
+		}
 		_ = syscall.Kill(s.tuiPID, syscall.SIGKILL)
 		select {
 		case <-s.exited:
