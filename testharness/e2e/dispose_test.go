@@ -25,14 +25,7 @@ func TestDisposeStopsThePlugin(t *testing.T) {
 }
 
 func disposeStopsThePlugin(t *testing.T, extraEnv string) {
-	release := make(chan struct{})
-	defer func() {
-		select {
-		case <-release:
-		default:
-			close(release)
-		}
-	}()
+	release := newGate(t)
 	var extra []string
 	if extraEnv != "" {
 		extra = append(extra, extraEnv)
@@ -40,10 +33,7 @@ func disposeStopsThePlugin(t *testing.T, extraEnv string) {
 	e, sj := startWithAPI(t, func(req mockmodel.Request) mockmodel.Reply {
 		switch {
 		case req.LastUser == "CHILD wait":
-			select {
-			case <-release:
-			case <-time.After(time.Minute):
-			}
+			release.wait(time.Minute)
 			return mockmodel.Reply{Text: "child done"}
 		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
 			return mockmodel.Reply{Text: "ok"}
@@ -91,7 +81,7 @@ func disposeStopsThePlugin(t *testing.T, extraEnv string) {
 
 	// OpenCode aborts the child's run when it disposes the instance: the parent hears of its task
 	// once, whichever plugin saw it end.
-	close(release)
+	release.open()
 	e.eventually("the notice", 60*time.Second, func() bool { return len(e.notices(parent)) >= 1 })
 	time.Sleep(3 * time.Second) // a second notice, if one were coming, would be sent by now
 	require.Len(t, e.notices(parent), 1)

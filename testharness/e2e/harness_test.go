@@ -7,6 +7,7 @@ import (
 	"context"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -160,4 +161,27 @@ func firstUser(req mockmodel.Request) string {
 
 func taskCall(desc, prompt, agent string) mockmodel.ToolCall {
 	return mockmodel.ToolCall{Name: "asyncagents_task", Args: map[string]any{"description": desc, "prompt": prompt, "agent": agent}}
+}
+
+// gate holds a mock child's answer until the test opens it (or bound passes), so a test can look
+// at a task while it runs. It opens at the test's end at the latest; opening twice is harmless.
+type gate struct {
+	ch   chan struct{}
+	once sync.Once
+}
+
+func newGate(t *testing.T) *gate {
+	g := &gate{ch: make(chan struct{})}
+	t.Cleanup(g.open)
+	return g
+}
+
+func (g *gate) open() { g.once.Do(func() { close(g.ch) }) }
+
+// wait blocks until the gate opens or bound passes.
+func (g *gate) wait(bound time.Duration) {
+	select {
+	case <-g.ch:
+	case <-time.After(bound):
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -99,14 +98,11 @@ func startPaneTask(t *testing.T) *paneSetup {
 
 	// The child answers only once the test has seen its pane, so the pane is checked while the
 	// task runs however long the attach TUI takes to start.
-	release := make(chan struct{})
+	release := newGate(t)
 	model := mockmodel.Start(t, func(req mockmodel.Request) mockmodel.Reply {
 		switch {
 		case req.LastUser == "CHILD watch me":
-			select {
-			case <-release:
-			case <-time.After(2 * time.Minute):
-			}
+			release.wait(2 * time.Minute)
 			return mockmodel.Reply{Text: "watched"}
 		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
 			return mockmodel.Reply{Text: "ok"}
@@ -115,9 +111,6 @@ func startPaneTask(t *testing.T) *paneSetup {
 		}
 		return mockmodel.Reply{Text: "?"}
 	})
-	var once sync.Once
-	releaseFn := func() { once.Do(func() { close(release) }) }
-	t.Cleanup(releaseFn)
 	oc := ocserve.Start(t, ocserve.Options{
 		ModelURL: model.URL(),
 		Config:   map[string]any{"plugin": []any{[]any{ocserve.PluginSpec(t), map[string]any{"tmux": map[string]any{"enabled": true}}}}},
@@ -141,7 +134,7 @@ func startPaneTask(t *testing.T) *paneSetup {
 		return false
 	})
 	t.Logf("pane %s: %s", pane, command)
-	return &paneSetup{env: e, tm: tm, ocPane: ocPane, pane: pane, command: command, parent: parent, child: child, release: releaseFn}
+	return &paneSetup{env: e, tm: tm, ocPane: ocPane, pane: pane, command: command, parent: parent, child: child, release: release.open}
 }
 
 // With tmux.enabled in the plugin options and OpenCode inside tmux ($TMUX, $TMUX_PANE), a running

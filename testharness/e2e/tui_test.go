@@ -21,21 +21,11 @@ import (
 // (ctrl+c) disposes the instances, which removes server.json and closes the pane.
 func TestTUI(t *testing.T) {
 	tm := startTmux(t)
-	release := make(chan struct{})
-	defer func() {
-		select {
-		case <-release:
-		default:
-			close(release)
-		}
-	}()
+	release := newGate(t)
 	model := mockmodel.Start(t, func(req mockmodel.Request) mockmodel.Reply {
 		switch {
 		case req.LastUser == "CHILD wait":
-			select {
-			case <-release:
-			case <-time.After(2 * time.Minute):
-			}
+			release.wait(2 * time.Minute)
 			return mockmodel.Reply{Text: "waited"}
 		case req.LastUser == "CHILD quick":
 			return mockmodel.Reply{Text: "quick result"}
