@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url";
 import { startLocal, type CoreSetup, type Log, type Perform } from "./local";
 import { DISPOSE_GRACE_MS, WorkerCore, type CoreHost } from "./remote";
 import { forgetAtProcessEnd, stopWithProcess } from "./process_end";
+import { within } from "./server";
 import { coreFor, leaveCore, SharedCore, stoppingCore, whenStopped } from "./shared";
 import { makeTools } from "./tools";
 import { TmuxPanes, tmuxConfig } from "./tmux";
@@ -35,11 +36,14 @@ let compiled: Promise<WebAssembly.Module> | undefined;
 // (core/fileconfig.go); the Runtime reads them.
 export const AsyncAgents: Plugin = async (input, options) => {
   const { client, directory } = input;
-  const log: Log = (level, message) => {
-    const app = (client as any).app;
-    // Logging must never fail a task: errors from the log endpoint are dropped.
-    app?.log?.({ body: { service: "asyncagents", level: level === "warn" ? "warn" : level === "error" ? "error" : "info", message } })?.catch?.(() => {});
+  // post answers when OpenCode has written the line. Logging must never fail a task: errors from
+  // the log endpoint are dropped.
+  const post = async (level: string, message: string): Promise<void> => {
+    try {
+      await (client as any).app?.log?.({ body: { service: "asyncagents", level: level === "warn" ? "warn" : level === "error" ? "error" : "info", message } });
+    } catch {}
   };
+  const log: Log = (level, message) => void post(level, message);
   // The status API's bearer token: random per process, written only to server.json (mode 0600).
   const token = randomBytes(32).toString("hex");
   const startedAt = Date.now();
@@ -83,13 +87,15 @@ export const AsyncAgents: Plugin = async (input, options) => {
     dispose: async () => {
       if (disposed) return;
       disposed = true;
+      // A dispose's line is awaited (for a bounded time): OpenCode may end the process as soon as
+      // the last dispose returns, and a line still in flight would then be lost.
       if (!leaveCore(directory, shared, user)) {
-        log("info", "asyncagents: OpenCode disposed an instance of this project; another one still uses the core");
+        await within(post("info", "asyncagents: OpenCode disposed an instance of this project; another one still uses the core"), DISPOSE_GRACE_MS);
         return;
       }
-      log("info", "asyncagents: OpenCode disposed this instance; the core, its status API and its panes stop");
+      const said = within(post("info", "asyncagents: OpenCode disposed this instance; the core, its status API and its panes stop"), DISPOSE_GRACE_MS);
       forgetAtProcessEnd(shared.panes);
-      await stoppingCore(directory, Promise.allSettled([shared.host.dispose(), shared.panes.stop(DISPOSE_GRACE_MS)]));
+      await Promise.all([said, stoppingCore(directory, Promise.allSettled([shared.host.dispose(), shared.panes.stop(DISPOSE_GRACE_MS)]))]);
     },
   };
 };

@@ -35,7 +35,7 @@ const JSON_HEADERS = { "Content-Type": "application/json; charset=utf-8" };
 const STOPPED = Symbol("stopped");
 
 /** Resolves true when p settles within ms, false otherwise. */
-async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
+export async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
   try {
