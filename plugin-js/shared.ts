@@ -6,8 +6,10 @@
 // its panes (and the options the first was given: instances of one project read the same
 // opencode.json); the last one disposed stops them.
 //
-// Both instances hear the project's events (OpenCode delivers them by directory), so the core
-// would hear each twice: an event is fed once, by its ID, whichever instance hears it first.
+// Either instance may hear the project's events, and both might hear one: an event is fed once,
+// by its ID, whichever instance hears it first. (Seen in 1.18.33's TUI, with a spy plugin beside
+// this one: every event the core subscribes to carried an ID, and only the first instance heard
+// any: 56 for one task's launch, run and notice.)
 
 import type { CoreEvent } from "../bridge/core";
 import type { CoreHost } from "./remote";
