@@ -136,8 +136,7 @@ func (m *Machine) childFailed(t *Task, e *TaskError, settled bool) bool {
 	if t.switching {
 		return true // the abort we sent to leave a failing model
 	}
-	if t.FallbackInfo == nil || e == nil || t.Status == StatusResumed {
-		// A resume's follow-up prompt is not the task's prompt: it is not re-sent elsewhere.
+	if !m.canFallBack(t) || e == nil {
 		return false
 	}
 	class := ClassifyError(e.provider())
@@ -247,7 +246,7 @@ func (m *Machine) onCompacted(p pending, ev Event) {
 // onChildRetry handles a session.status of type retry: OpenCode is retrying a provider error on
 // its own. With another model to go to, the attempt ends now.
 func (m *Machine) onChildRetry(t *Task, message string) {
-	if t.switching || t.FallbackInfo == nil || t.Status.Terminal() {
+	if t.switching || !m.canFallBack(t) || t.Status.Terminal() {
 		return
 	}
 	e := &TaskError{Name: "APIError", Message: message}
@@ -338,6 +337,13 @@ func (m *Machine) switchModel(t *Task) {
 	}
 }
 
+// canFallBack says whether t's attempts are the fallback loop's: it has a chain, and it is not a
+// resume whose follow-up is unknown (one restored from the history, still at work when OpenCode
+// stopped): sending the task's first prompt instead would answer the wrong question.
+func (m *Machine) canFallBack(t *Task) bool {
+	return t.FallbackInfo != nil && (t.Status != StatusResumed || t.resumePrompt != "")
+}
+
 func (m *Machine) hasNextModel(t *Task) bool {
 	for i := t.modelIndex + 1; i < len(t.Models); i++ {
 		if !m.circuitOpen(t.Models[i]) {
@@ -350,7 +356,7 @@ func (m *Machine) hasNextModel(t *Task) bool {
 // onAttemptTimer abandons an attempt that has shown no activity for attemptTimeoutMs.
 func (m *Machine) onAttemptTimer(id string) {
 	t := m.task(id)
-	if t == nil || t.Status.Terminal() || t.FallbackInfo == nil || t.Queued || (t.switching && !t.compacting) {
+	if t == nil || t.Status.Terminal() || !m.canFallBack(t) || t.Queued || (t.switching && !t.compacting) {
 		return
 	}
 	if t.compacting && m.now-t.attemptAt >= m.cfg.Fallback.AttemptTimeoutMs {

@@ -24,6 +24,7 @@ func (m *Machine) finish(t *Task, status Status, result string, taskErr *TaskErr
 	t.Result = result
 	t.Error = taskErr
 	t.Queued = false
+	t.resumePrompt = ""
 	m.touch(t)
 	m.tmuxClose(t)
 	m.notifyParent(t)

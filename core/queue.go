@@ -74,6 +74,14 @@ func (m *Machine) sendPrompt(t *Task) {
 		SessionID: t.ID,
 		Agent:     t.Agent,
 		Model:     t.Model,
-		Parts:     []TextPart{{Type: "text", Text: t.Prompt}},
+		Parts:     []TextPart{{Type: "text", Text: t.promptText()}},
 	}, pending{taskID: t.ID})
+}
+
+// promptText is what the child is asked: the task's prompt, or during a resume its follow-up.
+func (t *Task) promptText() string {
+	if t.Status == StatusResumed && t.resumePrompt != "" {
+		return t.resumePrompt
+	}
+	return t.Prompt
 }

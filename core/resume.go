@@ -72,14 +72,14 @@ func (m *Machine) onResumeChecked(p pending, ev Event) {
 	}
 	t.msg, t.promptSent, t.sessionError = nil, false, nil
 	t.Progress.LastUpdate = m.now
+	// The follow-up goes to the model that answered last. With a fallback chain it is an
+	// attempt like the task's own: a provider error or silence moves it to the next model of
+	// the chain, which gets the follow-up (promptText).
+	t.resumePrompt = r.prompt
+	t.compacted = false
+	m.beginAttempt(t, false)
 	m.touch(t)
-	m.request(Effect{
-		Kind:      EffectPromptAsync,
-		SessionID: t.ID,
-		Agent:     t.Agent,
-		Model:     t.Model, // the model that answered last
-		Parts:     []TextPart{{Type: "text", Text: r.prompt}},
-	}, pending{taskID: t.ID})
+	m.sendPrompt(t)
 	m.tmuxOpen(t)
 	m.replyTool(r.callID, fmt.Sprintf(`task_id: %s
 agent: %s

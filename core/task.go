@@ -74,8 +74,12 @@ type Task struct {
 	// abort in flight to leave a failing model and the error that caused it, and whether a new
 	// attempt is waiting for OpenCode to report the session busy (an idle before that is the
 	// previous attempt's).
-	modelIndex   int
-	attemptAt    int64
+	modelIndex int
+	attemptAt  int64
+	// resumePrompt is the follow-up of the resume under way: a fallback sends it, not the
+	// task's prompt, to the next model. It is not persisted: after a restart a resume still at
+	// work is left to OpenCode's own retries (canFallBack).
+	resumePrompt string
 	compacted    bool
 	switching    bool
 	pendingErr   *TaskError

@@ -241,3 +241,56 @@ func TestBadRequestFailsWithoutFallback(t *testing.T) {
 	require.Equal(t, "other", task.FallbackInfo.Attempts[0].Class)
 	require.Zero(t, calledB.Load())
 }
+
+// A resume falls back like a launch: A answered the task, then answers its follow-up with a 429,
+// and B gets the follow-up (never the task's first prompt) in the same session; the resume's
+// notice carries B's answer.
+func TestResumeFallsBackToModelB(t *testing.T) {
+	var taskID string
+	var firstPromptOnB atomic.Int32
+	e := startWithOptions(t, func(req mockmodel.Request) mockmodel.Reply {
+		switch {
+		case req.LastUser == "CHILD first" && modelOf(req) == ocserve.ModelA:
+			return mockmodel.Reply{Text: "first answer from A"}
+		case req.LastUser == "CHILD first":
+			firstPromptOnB.Add(1)
+			return mockmodel.Reply{Text: "the first job again, on B"}
+		case req.LastUser == "CHILD follow up" && modelOf(req) == ocserve.ModelA:
+			return providerError(429, "rate_limit_exceeded", "Rate limit reached for requests per min (RPM): Limit 3, Used 3, Requested 1.")
+		case req.LastUser == "CHILD follow up":
+			return mockmodel.Reply{Text: "follow-up answer from B"}
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent") || strings.Contains(req.LastUser, "**Resume"):
+			return mockmodel.Reply{Text: "ok"}
+		case req.LastUser == "LAUNCH":
+			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Chain job", "CHILD first", "general")}}
+		case req.LastUser == "RESUME":
+			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{{Name: "asyncagents_task", Args: map[string]any{"resume": taskID, "prompt": "CHILD follow up"}}}}
+		}
+		return mockmodel.Reply{Text: "?"}
+	}, chainOptions)
+	parent := e.prompt("LAUNCH")
+	e.eventually("the first notice", 90*time.Second, func() bool { return len(e.notices(parent)) == 1 })
+	e.waitIdle(parent)
+	taskID = idOf(e.toolParts(parent, "asyncagents_task")[0])
+	require.Contains(t, e.notices(parent)[0].hidden, "first answer from A")
+
+	e.promptIn(parent, "RESUME")
+	e.eventually("the resume notice", 90*time.Second, func() bool { return len(e.notices(parent)) == 2 })
+	n := e.notices(parent)[1]
+	require.Contains(t, n.visible, "Resume #1 completed")
+	require.Contains(t, n.visible, "Model: mock/mock-b (fallback after mock/mock-a")
+	require.Contains(t, n.hidden, "follow-up answer from B")
+	require.Zero(t, firstPromptOnB.Load(), "B was never given the task's first prompt")
+
+	task := storedTask(t, e.oc, taskID)
+	require.Equal(t, core.StatusCompleted, task.Status)
+	require.Equal(t, 1, task.ResumeCount)
+	require.Equal(t, ocserve.ModelB, task.FallbackInfo.SuccessfulModel)
+	attempts := task.FallbackInfo.Attempts
+	require.Len(t, attempts, 3, "the first run on A, the follow-up on A, the follow-up on B")
+	require.False(t, attempts[1].Success)
+	require.Equal(t, ocserve.ModelB, attempts[2].Model)
+	children, err := e.oc.Children(e.ctx(10*time.Second), parent)
+	require.NoError(t, err)
+	require.Len(t, children, 1, "the resume and its fallback stay in the task's own session")
+}
