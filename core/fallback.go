@@ -178,6 +178,7 @@ func (m *Machine) childFailed(t *Task, e *TaskError, settled bool) bool {
 // nextModel moves t to the next model of its chain whose circuit is closed and prompts it.
 // It returns false when the chain is exhausted.
 func (m *Machine) nextModel(t *Task, e *TaskError, class ErrorClass) bool {
+	t.placeInChain()
 	for i := t.modelIndex + 1; i < len(t.Models); i++ {
 		model := t.Models[i]
 		if m.circuitOpen(model) {
@@ -337,6 +338,21 @@ func (m *Machine) switchModel(t *Task) {
 	}
 }
 
+// placeInChain sets modelIndex from Model when they disagree: the index is not persisted, so a
+// task read from the history (after answering on B, say) starts at 0 and would "fall back" to
+// the model it is already on. The first place of Model in the chain is taken.
+func (t *Task) placeInChain() {
+	if t.modelIndex < len(t.Models) && t.Models[t.modelIndex] == t.Model {
+		return
+	}
+	for i, model := range t.Models {
+		if model == t.Model {
+			t.modelIndex = i
+			return
+		}
+	}
+}
+
 // canFallBack says whether t's attempts are the fallback loop's: it has a chain, and it is not a
 // resume whose follow-up is unknown (one restored from the history, still at work when OpenCode
 // stopped): sending the task's first prompt instead would answer the wrong question.
@@ -345,6 +361,7 @@ func (m *Machine) canFallBack(t *Task) bool {
 }
 
 func (m *Machine) hasNextModel(t *Task) bool {
+	t.placeInChain()
 	for i := t.modelIndex + 1; i < len(t.Models); i++ {
 		if !m.circuitOpen(t.Models[i]) {
 			return true

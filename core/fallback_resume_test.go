@@ -112,3 +112,29 @@ func TestRestoredResumeDoesNotFallBack(t *testing.T) {
 	require.Equal(t, StatusError, got.Status)
 	require.Contains(t, got.Error.Message, "Rate limit")
 }
+
+// The chain index is not in the history: a task restored after answering on B (the chain's last
+// model) finds its place from its model. Its resume goes to B, and B's failure ends the resume
+// rather than "falling back" to B again.
+func TestRestoredTaskKnowsItsPlaceInTheChain(t *testing.T) {
+	task := Task{ID: "ses_b", ParentSessionID: "ses_p", ParentMessageID: "msg_p", BatchID: "msg_p", Description: "survey", Prompt: "look around",
+		Agent: "general", Status: StatusCompleted, StartedAt: 900_000, CompletedAt: 910_000, Result: "done on B", Depth: 1,
+		Progress: Progress{LastTools: []string{}, LastUpdate: 910_000},
+		Models:   []string{"mock/mock-a", "mock/mock-b"}, Model: "mock/mock-b",
+		FallbackInfo: &FallbackInfo{Occurred: true, SuccessfulModel: "mock/mock-b", TotalAttempts: 2, Attempts: []FallbackAttempt{
+			{Model: "mock/mock-a", Timestamp: 900_000, Error: "Rate limit", Class: "rate_limit"},
+			{Model: "mock/mock-b", Timestamp: 905_000, Success: true}}}}
+	h := newFB(t, chainAB)
+	res, _ := h.m.Restore(h.now, HistoryLine(task))
+	require.Equal(t, 1, res.Restored)
+
+	eff := h.resume("ses_b", "FOLLOW UP")
+	sent := prompts(eff, "ses_b")
+	require.Len(t, sent, 1)
+	require.Equal(t, "mock/mock-b", sent[0].Model)
+	h.busy("ses_b")
+	eff = h.answer("ses_b", rateLimited, "")
+	require.Empty(t, prompts(eff, "ses_b"), "B was the last model: no attempt on B again")
+	got, _ := h.m.Task("ses_b")
+	require.Equal(t, StatusError, got.Status)
+}
