@@ -338,6 +338,25 @@ func (m *Machine) switchModel(t *Task) {
 	}
 }
 
+// skipOpenCircuit moves a resume off the model that answered last when that model's circuit has
+// opened since, to the next model of the chain whose circuit is closed, as a launch would skip
+// it. With none closed after it, the model stays: a resume is never refused for want of a healthy
+// model.
+func (m *Machine) skipOpenCircuit(t *Task) {
+	if t.FallbackInfo == nil || !m.circuitOpen(t.Model) {
+		return
+	}
+	t.placeInChain()
+	for i := t.modelIndex + 1; i < len(t.Models); i++ {
+		if !m.circuitOpen(t.Models[i]) {
+			t.FallbackInfo.Skipped = append(t.FallbackInfo.Skipped, t.Models[t.modelIndex:i]...)
+			t.FallbackInfo.Occurred = true
+			t.Model, t.modelIndex = t.Models[i], i
+			return
+		}
+	}
+}
+
 // placeInChain sets modelIndex from Model when they disagree: the index is not persisted, so a
 // task read from the history (after answering on B, say) starts at 0 and would "fall back" to
 // the model it is already on. The first place of Model in the chain is taken.

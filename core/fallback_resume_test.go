@@ -138,3 +138,27 @@ func TestRestoredTaskKnowsItsPlaceInTheChain(t *testing.T) {
 	got, _ := h.m.Task("ses_b")
 	require.Equal(t, StatusError, got.Status)
 }
+
+// A model whose circuit opened after it answered the task is skipped by the task's resume, as a
+// launch skips it; with no healthy model after it, the resume stays on it.
+func TestResumeSkipsAModelWhoseCircuitOpened(t *testing.T) {
+	h, id := completedOnA(t)
+	h.m.RestoreHealth(fmt.Sprintf(`{"version":1,"models":{"mock/mock-a":{"failures":3,"openUntil":%d}}}`, h.now+1e7))
+	eff := h.resume(id, "FOLLOW UP")
+	sent := prompts(eff, id)
+	require.Len(t, sent, 1)
+	require.Equal(t, "mock/mock-b", sent[0].Model)
+	require.Equal(t, "FOLLOW UP", sent[0].Parts[0].Text)
+	task, _ := h.m.Task(id)
+	require.Equal(t, []string{"mock/mock-a"}, task.FallbackInfo.Skipped)
+	h.busy(id)
+	h.answer(id, "", "on B")
+	task, _ = h.m.Task(id)
+	require.Equal(t, StatusCompleted, task.Status)
+	require.Equal(t, "mock/mock-b", task.FallbackInfo.SuccessfulModel)
+
+	// Every circuit open: the resume goes to the model that answered last.
+	h.m.RestoreHealth(fmt.Sprintf(`{"version":1,"models":{"mock/mock-a":{"failures":3,"openUntil":%d},"mock/mock-b":{"failures":3,"openUntil":%d}}}`, h.now+1e7, h.now+1e7))
+	eff = h.resume(id, "AGAIN")
+	require.Equal(t, "mock/mock-b", prompts(eff, id)[0].Model)
+}

@@ -77,6 +77,7 @@ func (m *Machine) onResumeChecked(p pending, ev Event) {
 	// the chain, which gets the follow-up (promptText).
 	t.resumePrompt = r.prompt
 	t.compacted = false
+	m.skipOpenCircuit(t)
 	m.beginAttempt(t, false)
 	m.touch(t)
 	m.sendPrompt(t)
