@@ -361,12 +361,31 @@ func (m *Machine) onReconcileMessages(p pending, ev Event) {
 		m.finish(t, StatusError, "", &TaskError{Name: "Interrupted", Message: "interrupted: the child session is gone (" + ev.Error + ")"})
 		return
 	}
+	// The fallback loop's place is not in the history; its attempts are. A last attempt that
+	// failed was being left for the next model when OpenCode stopped: its failure is on record
+	// (and in the health file), and what the session shows now is that attempt's end or our
+	// abort's echo, not the task's outcome. The next model gets the task. An attempt that had
+	// been compacted is not compacted again.
+	if info := t.FallbackInfo; info != nil && len(info.Attempts) > 0 && m.canFallBack(t) {
+		last := info.Attempts[len(info.Attempts)-1]
+		t.compacted = last.Compacted
+		if !last.Success && last.Error != "" && !p.busy {
+			t.switching, t.abortDone = true, true
+			t.pendingErr, t.pendingClass = &TaskError{Name: "APIError", Message: last.Error}, ErrorClass(last.Class)
+			m.switchModel(t)
+			return
+		}
+	}
 	o, err := readOutcome(ev.Result, 0)
 	switch {
 	case err == nil && o.done:
 		m.finishWith(t, o, false)
 	case p.busy:
 		t.promptSent = true
+		// Timers do not outlive the host: the attempt is watched for silence again.
+		if m.canFallBack(t) {
+			m.armAttemptTimer(t, m.cfg.Fallback.AttemptTimeoutMs)
+		}
 	default:
 		m.finish(t, StatusError, "", &TaskError{Name: "Interrupted", Message: "interrupted: OpenCode stopped while the task ran"})
 	}
