@@ -79,10 +79,17 @@ export class Core {
    * with no decoding to text and encoding back (10 MB of history with 10,000 tasks).
    */
   call(request: Record<string, unknown>): CoreResponse {
-    // The history travels raw after a NUL byte, not escaped inside the JSON (ABI.md).
-    const { history, ...rest } = request;
+    // The history travels raw after a NUL byte, not escaped inside the JSON, and its index
+    // (restore only) just before it, indexLen bytes long (ABI.md).
+    const { history, index, ...rest } = request;
+    const bytes = (v: unknown): Uint8Array =>
+      v instanceof Uint8Array ? v : typeof v === "string" && v !== "" ? this.encoder.encode(v) : new Uint8Array(0);
     let raw: string;
-    if (history instanceof Uint8Array && history.length > 0) {
+    const indexBytes = bytes(index);
+    if (indexBytes.length > 0) {
+      const env = this.encoder.encode(JSON.stringify({ ...rest, indexLen: indexBytes.length }));
+      raw = this.callParts([env, NUL, indexBytes, bytes(history)]);
+    } else if (history instanceof Uint8Array && history.length > 0) {
       raw = this.callParts([this.encoder.encode(JSON.stringify(rest)), NUL, history]);
     } else if (typeof history === "string" && history !== "") {
       raw = this.callRaw(JSON.stringify(rest) + "\u0000" + history);

@@ -97,6 +97,6 @@ export interface CoreResponse {
   configError?: string;
   tasks?: Record<string, unknown>[];
   task?: Record<string, unknown>;
-  storage?: { dir: string; history: string; serverJSON: string; modelHealth: string; apiPorts: number[]; configFiles?: string[] };
-  restore?: { restored: number; corrupt: number; problems?: string[] };
+  storage?: { dir: string; history: string; historyIndex: string; serverJSON: string; modelHealth: string; apiPorts: number[]; configFiles?: string[] };
+  restore?: { restored: number; corrupt: number; problems?: string[]; indexed?: number };
 }

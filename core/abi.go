@@ -26,6 +26,10 @@ type Request struct {
 	// since the last call (or the whole log, with Replace).
 	History string `json:"history,omitempty"`
 	Replace bool   `json:"replace,omitempty"`
+	// Index is the history index file's content, for restore (history_index.go). Sent raw, it
+	// is the first IndexLen bytes after the NUL byte, and the history the rest (ABI.md).
+	Index    string `json:"index,omitempty"`
+	IndexLen int    `json:"indexLen,omitempty"`
 	// State is the model health file's content (ModelHealthFile), for restore.
 	State string `json:"state,omitempty"`
 	// HTTP is a request to the status API, for the http op.
@@ -120,6 +124,13 @@ func (r *Runtime) Call(req []byte) (out []byte) {
 	if err := json.Unmarshal(req, &q); err != nil {
 		return encode(Response{Error: "bad request envelope: " + err.Error()})
 	}
+	if q.IndexLen > 0 {
+		if q.IndexLen > len(payload) {
+			return encode(Response{Error: fmt.Sprintf("indexLen %d is more than the %d bytes after the envelope", q.IndexLen, len(payload))})
+		}
+		q.Index = unsafe.String(&payload[0], q.IndexLen)
+		payload = payload[q.IndexLen:]
+	}
 	if len(payload) > 0 {
 		q.History = unsafe.String(&payload[0], len(payload))
 	}
@@ -191,7 +202,7 @@ func (r *Runtime) handle(q Request) Response {
 		defer debug.SetGCPercent(debug.SetGCPercent(-1))
 		r.keptAll = true
 		r.m.RestoreHealth(q.State)
-		res, effects := r.m.Restore(q.Now, q.History)
+		res, effects := r.m.RestoreIndexed(q.Now, q.History, q.Index)
 		return Response{OK: true, Restore: &res, Effects: effects}
 	case "follow":
 		res, effects := r.m.Follow(q.Now, q.History, q.Replace)

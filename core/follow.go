@@ -18,6 +18,8 @@ func (m *Machine) Follow(now int64, lines string, replace bool) (RestoreResult, 
 	m.out = nil
 	var res RestoreResult
 	if replace {
+		// Another process compacted the log: an index planned for the old one would not fit.
+		m.pendingIndex = nil
 		m.tasks = map[string]*Task{}
 		m.storeChanged()
 	}

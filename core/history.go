@@ -111,6 +111,9 @@ type RestoreResult struct {
 	Restored int      `json:"restored"`
 	Corrupt  int      `json:"corrupt"`
 	Problems []string `json:"problems,omitempty"` // the first few corrupt lines, by number
+	// Indexed is how many of the tasks came from the history index, not from reading their
+	// lines (history_index.go).
+	Indexed int `json:"indexed,omitempty"`
 }
 
 // maxReportedProblems bounds RestoreResult.Problems.
@@ -121,13 +124,25 @@ const maxReportedProblems = 10
 // (see reconcile); queued ones wait for a slot again. A log much longer than its live tasks is
 // compacted.
 func (m *Machine) Restore(now int64, history string) (RestoreResult, []Effect) {
+	return m.RestoreIndexed(now, history, "")
+}
+
+// RestoreIndexed is Restore with the history index the log had beside it (history_index.go):
+// the part of the log the index describes is not read again. An index that does not describe
+// the log is not used: the restore reads the whole log, and gives what it gives with no index.
+func (m *Machine) RestoreIndexed(now int64, history, index string) (RestoreResult, []Effect) {
 	m.apiCache.clear()
 	if now > m.now {
 		m.now = now
 	}
 	m.out = nil
 	var res RestoreResult
-	_, lines, legacy, removals := m.applyHistory(history, &res, false, true)
+	covered, lines, newlines := 0, 0, 0
+	if index != "" && len(m.tasks) == 0 {
+		covered, lines, newlines = m.applyIndex(index, history, &res)
+	}
+	_, tailLines, legacy, removals, split := m.applyHistoryFrom(history, covered, newlines, &res, false, true)
+	lines += tailLines
 	if removals {
 		m.pruneOrder()
 	}
@@ -144,17 +159,33 @@ func (m *Machine) Restore(now int64, history string) (RestoreResult, []Effect) {
 	if res.Corrupt > 0 {
 		m.log("warn", fmt.Sprintf("task history: %d corrupt lines skipped (%s)", res.Corrupt, strings.Join(res.Problems, "; ")))
 	}
-	if legacy > 0 {
+	switch {
+	case legacy > 0:
 		// Lines with a CRC-32: the log is rewritten with XXH64 once, so the next restore checks
 		// it at the new speed.
 		m.compact()
-	} else {
-		m.compactIfWorthIt()
+	case m.compactIfWorthIt():
+	case tailLines >= indexMinLines && strings.HasSuffix(history, "\n"):
+		// Worth an index: the next restore reads what this one read line by line from it. (A
+		// log that does not end its last line is left for the compaction to set right.)
+		m.planIndex(m.restoredSnapshot(history, lines, newlines+split, res))
 	}
 	m.reconcile()
 	out := m.out
 	m.out = nil
 	return res, out
+}
+
+// restoredSnapshot is what the restore just done found, as an index would say it.
+func (m *Machine) restoredSnapshot(history string, lines, newlines int, res RestoreResult) *indexSnapshot {
+	s := &indexSnapshot{log: history, lines: lines, newlines: newlines, corrupt: res.Corrupt, problems: res.Problems}
+	s.entries = make([]indexEntry, 0, len(m.order))
+	for _, id := range m.order {
+		if t := m.tasks[id]; t != nil {
+			s.entries = append(s.entries, snapshotEntry(t, t.logAt, t.logLen))
+		}
+	}
+	return s
 }
 
 // sortRestored puts the launch order in start order, as the tasks were launched. A log is
@@ -182,29 +213,46 @@ func (m *Machine) sortRestored() {
 // With lazy, finished tasks are read as far as their head (history_lazy.go). Corrupt lines are
 // counted and reported in res.
 func (m *Machine) applyHistory(history string, res *RestoreResult, track, lazy bool) (touched []string, lines, legacy int, removals bool) {
-	m.storeChanged()
+	touched, lines, legacy, removals, _ = m.applyHistoryFrom(history, 0, 0, res, track, lazy)
+	return touched, lines, legacy, removals
+}
+
+// applyHistoryFrom is applyHistory on history[from:], whose first line is line number
+// firstLine+1 of the log, and also returns how many lines it split history[from:] into (its
+// newlines, when it ends with one). Each task's record is noted where it is in history
+// (Task.logAt).
+func (m *Machine) applyHistoryFrom(history string, from, firstLine int, res *RestoreResult, track, lazy bool) (touched []string, lines, legacy int, removals bool, split int) {
+	base := uintptr(unsafe.Pointer(unsafe.StringData(history)))
 	var seen map[string]bool
 	if track {
 		seen = map[string]bool{}
 	}
-	all := splitLines(history)
+	all := splitLines(history[from:])
 	if len(m.tasks) == 0 {
 		// Sized once: growing a map of 10,000 tasks rehashes it a dozen times.
 		m.tasks = make(map[string]*Task, len(all))
 	}
+	var slab taskSlab
 	for n, line := range all {
 		if line == "" {
 			continue
 		}
 		lines++
-		r, old, err := parseHistoryLine(line, lazy)
+		var into *Task
+		if lazy {
+			into = slab.next()
+		}
+		r, old, err := parseHistoryLineInto(line, lazy, into)
+		if into != nil && (err != nil || r.Task != into) {
+			slab.giveBack(into)
+		}
 		if old && err == nil {
 			legacy++
 		}
 		if err != nil {
 			res.Corrupt++
 			if len(res.Problems) < maxReportedProblems {
-				res.Problems = append(res.Problems, fmt.Sprintf("line %d: %v", n+1, err))
+				res.Problems = append(res.Problems, fmt.Sprintf("line %d: %v", firstLine+n+1, err))
 			}
 			continue
 		}
@@ -215,12 +263,20 @@ func (m *Machine) applyHistory(history string, res *RestoreResult, track, lazy b
 		} else {
 			t := r.Task
 			id = t.ID
-			if _, known := m.tasks[id]; !known {
+			if was, known := m.tasks[id]; !known {
 				m.order = append(m.order, id)
+			} else if t == into && was != nil {
+				// A newer record of a task: read over the older in place, and the slot it was
+				// read into serves the next line (no one holds a restoring task yet).
+				*was = *t
+				slab.giveBack(t)
+				t = was
 			}
 			if t.Progress.LastTools == nil && t.rest == "" {
 				t.Progress.LastTools = []string{} // a head only: load does this
 			}
+			// The record is the line after its checksum and space.
+			t.logAt, t.logLen = int(uintptr(unsafe.Pointer(unsafe.StringData(line)))-base)+17, len(line)-17
 			m.tasks[id] = t
 		}
 		if track && !seen[id] {
@@ -228,7 +284,35 @@ func (m *Machine) applyHistory(history string, res *RestoreResult, track, lazy b
 			touched = append(touched, id)
 		}
 	}
-	return touched, lines, legacy, removals
+	if lines > 0 {
+		m.storeChanged() // the records may have added, removed or replaced tasks
+	}
+	return touched, lines, legacy, removals, len(all)
+}
+
+// taskSlab hands out the tasks a restore reads, cut from blocks of taskSlabSize: inside
+// WebAssembly in Bun, allocating 10,000 tasks one by one cost more than reading their records.
+type taskSlab struct {
+	block []Task
+	used  int
+}
+
+const taskSlabSize = 256
+
+func (s *taskSlab) next() *Task {
+	if s.used == len(s.block) {
+		s.block, s.used = make([]Task, taskSlabSize), 0
+	}
+	s.used++
+	return &s.block[s.used-1]
+}
+
+// giveBack clears t, the last task handed out, and hands it out again next.
+func (s *taskSlab) giveBack(t *Task) {
+	*t = Task{}
+	if s.used > 0 && &s.block[s.used-1] == t {
+		s.used--
+	}
 }
 
 // splitLines cuts a log into its lines, in place. One pass finds them all, so the map of tasks
@@ -266,6 +350,12 @@ func (m *Machine) pruneOrder() {
 // a finished task's, see history_lazy.go); legacy says the line carries a CRC-32, as lines did
 // before XXH64.
 func parseHistoryLine(line string, lazy bool) (r historyRecord, legacy bool, err error) {
+	return parseHistoryLineInto(line, lazy, nil)
+}
+
+// parseHistoryLineInto is parseHistoryLine reading a lazy record into into (see
+// readRecordHeadInto).
+func parseHistoryLineInto(line string, lazy bool, into *Task) (r historyRecord, legacy bool, err error) {
 	sum, body, ok := strings.Cut(line, " ")
 	if !ok || (len(sum) != 16 && len(sum) != 8) {
 		return r, false, fmt.Errorf("no checksum")
@@ -282,7 +372,7 @@ func parseHistoryLine(line string, lazy bool) (r historyRecord, legacy bool, err
 		return r, legacy, fmt.Errorf("checksum mismatch (torn or corrupt)")
 	}
 	if lazy {
-		r, err = readRecordHead(body)
+		r, err = readRecordHeadInto(body, into)
 	} else {
 		r, err = decodeRecord(body)
 	}
@@ -298,24 +388,35 @@ func parseHistoryLine(line string, lazy bool) (r historyRecord, legacy bool, err
 // compactIfWorthIt rewrites the log to one line per live task once it holds more than twice
 // that (and at least a few hundred lines): the rewrite is amortised over many appends, so the
 // cost per change stays constant.
-func (m *Machine) compactIfWorthIt() {
+func (m *Machine) compactIfWorthIt() bool {
 	live := len(m.tasks)
 	if m.historyLines < 256 || m.historyLines <= 2*live {
-		return
+		return false
 	}
 	m.compact()
+	return true
 }
 
 // compact rewrites the log as one line per live task, in launch order.
 func (m *Machine) compact() {
 	var b strings.Builder
+	entries := make([]indexEntry, 0, len(m.tasks))
 	for _, id := range m.order {
 		if t := m.tasks[id]; t != nil {
-			b.WriteString(taskLine(t))
+			line := taskLine(t)
+			// The record is the line less its checksum, space and newline.
+			entries = append(entries, snapshotEntry(t, b.Len()+17, len(line)-18))
+			b.WriteString(line)
 		}
 	}
-	m.out = append(m.out, Effect{Kind: EffectHistoryRewrite, Content: b.String()})
+	content := b.String()
+	m.out = append(m.out, Effect{Kind: EffectHistoryRewrite, Content: content})
 	m.historyLines = len(m.tasks)
+	if len(entries) >= indexMinLines {
+		m.planIndex(&indexSnapshot{log: content, lines: len(entries), newlines: len(entries), entries: entries})
+	} else {
+		m.pendingIndex = nil
+	}
 }
 
 // reconcile checks every task that was at work when the history was written: OpenCode may have

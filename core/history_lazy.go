@@ -39,9 +39,16 @@ var lazyHead = func() (mask uint64) {
 
 // readRecordHead reads a record for a restore: a finished task's head only (keeping body for
 // load), anything else whole. One pass: a task still at work is read on past its head.
-func readRecordHead(body string) (historyRecord, error) {
+func readRecordHead(body string) (historyRecord, error) { return readRecordHeadInto(body, nil) }
+
+// readRecordHeadInto is readRecordHead reading a record of the usual form into into (a new Task if
+// nil), which then holds garbage if the record's Task is not into.
+func readRecordHeadInto(body string, into *Task) (historyRecord, error) {
 	if strings.HasPrefix(body, `{"task":{`) && strings.HasSuffix(body, "}}") {
-		t := &Task{}
+		t := into
+		if t == nil {
+			t = &Task{}
+		}
 		rest, seen, stopped, err := fastTaskFields(body[len(`{"task":`):len(body)-1], t, lazyHeadEndField)
 		switch {
 		case err == nil && stopped && seen&lazyHead == lazyHead && t.ID != "":

@@ -46,6 +46,7 @@ func appendOnce(ids []string, id string) []string {
 func (m *Machine) rebuildIndex() {
 	view := m.apiView()
 	m.index = taskIndex{activeSet: map[string]bool{}, batches: make(map[string][]string, len(view)/4+1)}
+	slab, used := make([]string, len(view)), 0
 	// A batch's tasks are launched in one turn, so they nearly always sit side by side in launch
 	// order: each run of them takes one map update and one exact allocation, not one each (a
 	// quarter of a 10,000-task restore went into this index otherwise).
@@ -57,7 +58,9 @@ func (m *Machine) rebuildIndex() {
 		}
 		ids := m.index.batches[batchID]
 		if ids == nil {
-			ids = make([]string, 0, j-i)
+			// Cut from one allocation for all (its capacity capped, so a later append copies).
+			ids = slab[used : used : j-i+used]
+			used += j - i
 		}
 		for _, t := range view[i:j] {
 			m.indexActive(t)

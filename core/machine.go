@@ -39,6 +39,7 @@ type Machine struct {
 	dirty        map[string]bool   // tasks changed in this step, persisted at its end
 	sseStatus    map[string]Status // each task's status as the last SSE frame told it
 	historyLines int               // lines in the history log, for compaction
+	pendingIndex *indexSnapshot    // the history index to write when its timer fires (history_index.go)
 	index        taskIndex         // active tasks and batches, so one event's work stays small
 
 	health       map[string]*modelHealth // the circuit breaker's record per model (health.go)
@@ -164,6 +165,7 @@ func (t *Task) public() Task {
 	c.seenCalls = nil
 	c.sessionError = nil
 	c.msg = nil
+	c.logAt, c.logLen = 0, 0 // where a restore found its record: the index's business alone
 	return c
 }
 

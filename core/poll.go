@@ -14,6 +14,8 @@ func (m *Machine) onTimer(id string) {
 			return
 		}
 		m.request(Effect{Kind: EffectStatus}, pending{})
+	case id == indexTimer:
+		m.writeIndex()
 	case id == heartbeatTimer:
 		m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: HeartbeatFrame(m.now)})
 		m.out = append(m.out, Effect{Kind: EffectTimerSet, TimerID: heartbeatTimer, DelayMs: SSEHeartbeatIntervalMs})

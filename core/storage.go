@@ -10,9 +10,12 @@ import (
 // Storage is where a host keeps the plugin's files. The layout is a format both hosts must agree
 // on (the Go CLI reads what the plugin wrote), so the core works it out from what the host knows.
 type Storage struct {
-	Dir        string `json:"dir"`        // the plugin's storage directory
-	History    string `json:"history"`    // this project's task history log
-	ServerJSON string `json:"serverJSON"` // the status API's discovery file
+	Dir     string `json:"dir"`     // the plugin's storage directory
+	History string `json:"history"` // this project's task history log
+	// HistoryIndex is the log's index (history_index.go), which a host reads with the log and
+	// replaces when the core says (history.index).
+	HistoryIndex string `json:"historyIndex"`
+	ServerJSON   string `json:"serverJSON"` // the status API's discovery file
 	// ModelHealth is the circuit breaker's state file (health.go), shared by every project.
 	ModelHealth string `json:"modelHealth"`
 	APIPorts    []int  `json:"apiPorts"` // the ports the status API tries, in order (then any)
@@ -32,10 +35,11 @@ func StoragePaths(xdgDataHome, home, projectDir string) Storage {
 	dir := path.Join(data, "opencode", "asyncagents")
 	sum := sha256.Sum256([]byte(projectDir))
 	return Storage{
-		Dir:         dir,
-		History:     path.Join(dir, "history-"+hex.EncodeToString(sum[:8])+".log"),
-		ServerJSON:  path.Join(dir, "server.json"),
-		ModelHealth: path.Join(dir, ModelHealthFile),
+		Dir:          dir,
+		History:      path.Join(dir, "history-"+hex.EncodeToString(sum[:8])+".log"),
+		HistoryIndex: path.Join(dir, "history-"+hex.EncodeToString(sum[:8])+".idx"),
+		ServerJSON:   path.Join(dir, "server.json"),
+		ModelHealth:  path.Join(dir, ModelHealthFile),
 	}
 }
 

@@ -97,6 +97,9 @@ type Task struct {
 	// rest: the history record of a task a restore read only the head of, until load reads
 	// the rest (history_lazy.go).
 	rest string
+	// logAt and logLen: where a restore or a compaction found the task's record (its JSON) in
+	// the log, for the index they leave (history_index.go). Not kept up to date after that.
+	logAt, logLen int
 }
 
 // TaskError is a failure as OpenCode reports it: the error's name and its message, and the

@@ -17,34 +17,42 @@ const ABIVersion = core.ABIVersion
 
 // Do sends a typed request and decodes the typed response.
 func (c *Core) Do(ctx context.Context, q core.Request) (core.Response, error) {
-	history := q.History
-	q.History = ""
-	var body []byte
-	if history != "" {
-		// Only read: callWithBody copies it into the core's memory.
-		body = unsafe.Slice(unsafe.StringData(history), len(history))
+	return c.DoHistory(ctx, q, bytesOf(q.History))
+}
+
+// bytesOf reads s in place: callWithBody only copies it into the core's memory.
+func bytesOf(s string) []byte {
+	if s == "" {
+		return nil
 	}
-	return c.do(ctx, q, body)
+	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
 // DoHistory is Do for a request that carries a history (restore, follow) held as bytes, as read
 // from the file: it reaches the core's memory in one copy, with no string made of it first. The
-// history is this argument alone; q.History is not sent.
+// history is this argument alone; q.History is not sent. A restore's index (q.Index) goes just
+// before it.
 func (c *Core) DoHistory(ctx context.Context, q core.Request, history []byte) (core.Response, error) {
-	q.History = ""
-	if len(history) == 0 {
-		history = nil // as Do with no history: no body at all
-	}
-	return c.do(ctx, q, history)
+	return c.DoRestore(ctx, q, bytesOf(q.Index), history)
 }
 
-func (c *Core) do(ctx context.Context, q core.Request, history []byte) (core.Response, error) {
+// DoRestore is DoHistory with the history index as bytes too, as read from its file.
+func (c *Core) DoRestore(ctx context.Context, q core.Request, index, history []byte) (core.Response, error) {
+	q.History, q.Index, q.IndexLen = "", "", len(index)
+	if len(index)+len(history) == 0 {
+		return c.do(ctx, q) // no body at all
+	}
+	return c.do(ctx, q, index, history)
+}
+
+func (c *Core) do(ctx context.Context, q core.Request, body ...[]byte) (core.Response, error) {
 	env, err := json.Marshal(q)
 	if err != nil {
 		return core.Response{}, err
 	}
-	// The history travels raw after a NUL byte, not escaped inside the JSON (ABI.md).
-	raw, err := c.callWithBody(ctx, env, history)
+	// The history travels raw after a NUL byte, not escaped inside the JSON, the index before
+	// it (ABI.md).
+	raw, err := c.callWithBody(ctx, env, body...)
 	if err != nil {
 		return core.Response{}, err
 	}

@@ -60,18 +60,21 @@ func (m *Module) New(ctx context.Context) (*Core, error) {
 // Call sends one raw JSON request envelope and returns the raw response envelope. An error means
 // the instance trapped or its memory was unreadable; the instance is then unusable.
 func (c *Core) Call(ctx context.Context, req []byte) ([]byte, error) {
-	return c.callWithBody(ctx, req, nil)
+	return c.callWithBody(ctx, req)
 }
 
-// callWithBody sends the envelope env, followed by a NUL and body when body is not nil
-// (ABI.md), written straight into the core's memory: a 10 MB history is copied once, not
-// joined to env first.
-func (c *Core) callWithBody(ctx context.Context, env, body []byte) ([]byte, error) {
+// callWithBody sends the envelope env, followed by a NUL and the parts of body one after
+// another when there are any (ABI.md), written straight into the core's memory: a 10 MB history
+// is copied once, not joined to env first.
+func (c *Core) callWithBody(ctx context.Context, env []byte, body ...[]byte) ([]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	size := len(env)
-	if body != nil {
-		size += 1 + len(body)
+	if len(body) > 0 {
+		size++
+		for _, part := range body {
+			size += len(part)
+		}
 	}
 	if size > math.MaxUint32 {
 		return nil, fmt.Errorf("a request of %d bytes is more than the core's 32-bit memory can take", size)
@@ -86,9 +89,12 @@ func (c *Core) callWithBody(ctx context.Context, env, body []byte) ([]byte, erro
 		return nil, errors.New("aa_alloc returned a buffer outside memory")
 	}
 	n := copy(into, env)
-	if body != nil {
+	if len(body) > 0 {
 		into[n] = 0
-		copy(into[n+1:], body)
+		n++
+		for _, part := range body {
+			n += copy(into[n:], part)
+		}
 	}
 	res, err = c.call.Call(ctx, uint64(in), uint64(size))
 	if err != nil {

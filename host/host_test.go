@@ -124,3 +124,46 @@ func TestDoHistoryRestoresAsDo(t *testing.T) {
 		require.Equal(t, 0, empty.Restore.Corrupt)
 	}
 }
+
+// Through the module, a restore leaves an index (a history.index effect once its timer fires),
+// and a restore given it with the log reads the tasks from it, as Do and DoRestore alike.
+func TestARestoreReadsTheIndexTheLastOneLeft(t *testing.T) {
+	ctx := context.Background()
+	log := fixture.History(500)
+	first := openInstance(t)
+	r, err := first.Do(ctx, core.Request{Op: "restore", Now: 1, History: log})
+	require.NoError(t, err)
+	require.Zero(t, r.Restore.Indexed)
+	var timer string
+	for _, e := range r.Effects {
+		if e.Kind == core.EffectTimerSet && e.TimerID == "history.index" {
+			timer = e.TimerID
+		}
+	}
+	require.NotEmpty(t, timer, "a restore of 500 lines plans an index")
+	effects, err := first.Step(ctx, 2, core.Event{Type: core.EventTimer, TimerID: timer})
+	require.NoError(t, err)
+	var index string
+	for _, e := range effects {
+		if e.Kind == core.EffectHistoryIndex {
+			index = e.Content
+		}
+	}
+	require.NotEmpty(t, index)
+	want, err := first.Tasks(ctx)
+	require.NoError(t, err)
+
+	viaDo := openInstance(t)
+	r, err = viaDo.Do(ctx, core.Request{Op: "restore", Now: 1, History: log, Index: index})
+	require.NoError(t, err)
+	require.Equal(t, 500, r.Restore.Indexed)
+	viaBytes := openInstance(t)
+	r, err = viaBytes.DoRestore(ctx, core.Request{Op: "restore", Now: 1}, []byte(index), []byte(log))
+	require.NoError(t, err)
+	require.Equal(t, 500, r.Restore.Indexed)
+	for _, inst := range []*host.Core{viaDo, viaBytes} {
+		got, err := inst.Tasks(ctx)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+	}
+}

@@ -9,11 +9,15 @@ import { basename, dirname, join } from "node:path";
 export interface History {
   /** The whole log: the file's bytes (they go to the core as they are), or text. */
   read(): string | Uint8Array;
+  /** The log's index, as the core last wrote it ("" if none): the core checks it fits the log. */
+  readIndex(): string | Uint8Array;
   append(line: string): void;
   rewrite(content: string): void;
+  /** Replaces the index whole, as rewrite the log. */
+  writeIndex(content: string): void;
 }
 
-export function fileHistory(path: string): History {
+export function fileHistory(path: string, indexPath: string): History {
   let dirReady = false;
   const ensureDir = () => {
     if (!dirReady) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
@@ -27,15 +31,25 @@ export function fileHistory(path: string): History {
     },
     rewrite: (content) => {
       ensureDir();
-      const tmp = `${path}.${process.pid}.tmp`;
-      writeFileSync(tmp, content, { mode: 0o600 });
-      renameSync(tmp, path);
+      replaceFile(path, content);
+    },
+    readIndex: () => (existsSync(indexPath) ? readFileSync(indexPath) : ""),
+    writeIndex: (content) => {
+      ensureDir();
+      replaceFile(indexPath, content);
     },
   };
 }
 
+/** Writes a temporary file and renames it over path: a crash leaves the old file or the new. */
+function replaceFile(path: string, content: string): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, content, { mode: 0o600 });
+  renameSync(tmp, path);
+}
+
 /** A history that keeps nothing, for tests of the runtime alone. */
-export const noHistory: History = { read: () => "", append: () => {}, rewrite: () => {} };
+export const noHistory: History = { read: () => "", readIndex: () => "", append: () => {}, rewrite: () => {}, writeIndex: () => {} };
 
 /** Reads a state file (the model health, at the path the core names); missing is "". */
 export function readState(path: string): string {
@@ -45,8 +59,5 @@ export function readState(path: string): string {
 /** Replaces a state file whole: a temporary file renamed over it, so a crash leaves the old one. */
 export function writeState(dir: string, name: string, content: string): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const path = join(dir, basename(name));
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, content, { mode: 0o600 });
-  renameSync(tmp, path);
+  replaceFile(join(dir, basename(name)), content);
 }

@@ -64,7 +64,7 @@ test("a wrongly typed option is named when the core loads", async () => {
 
 test("the history written by one runtime brings the tasks back in the next", async () => {
   let file = "";
-  const mem = { read: () => file, append: (l: string) => void (file += l), rewrite: (c: string) => void (file = c) };
+  const mem = { ...noHistory, read: () => file, append: (l: string) => void (file += l), rewrite: (c: string) => void (file = c) };
   const oc = fakeOpenCode();
   const first = new Runtime(module, {}, oc.perform, () => {}, { env: { home: "/h" }, open: () => mem });
   await first.callTool("asyncagents_task", { description: "Kept", prompt: "p", agent: "general" }, { ...ctx, callID: "k1" });
@@ -79,3 +79,31 @@ test("the history written by one runtime brings the tasks back in the next", asy
   expect(out.output).toContain("<task_result>\nthe answer\n</task_result>");
   second.dispose();
 });
+
+test("a restart reads the history from the index the last start left", async () => {
+  let file = "";
+  for (let i = 0; i < 300; i++) {
+    const json = JSON.stringify({
+      task: { sessionID: `ses_${i}`, parentSessionID: "ses_p", parentMessageID: "msg_p", batchId: "b", description: `job ${i}`, prompt: "p", agent: "general", status: "completed", startedAt: i + 1, result: `answer ${i}` },
+    });
+    file += `${Bun.hash.xxHash64(json).toString(16).padStart(16, "0")} ${json}\n`;
+  }
+  let index = "";
+  const mem = { ...noHistory, read: () => file, readIndex: () => index, writeIndex: (c: string) => void (index = c) };
+  const lines: string[] = [];
+  const log = (_level: string, line: string) => void lines.push(line);
+  const first = new Runtime(module, {}, fakeOpenCode().perform, log, { env: { home: "/h" }, open: () => mem });
+  await first.whenReady();
+  expect(lines.join("\n")).toContain("restored 300 tasks +");
+  // The index is written a little after the restore, once its answers are out.
+  for (let i = 0; i < 60 && index === ""; i++) await Bun.sleep(100);
+  expect(index.startsWith("asyncagents-index 1 ")).toBe(true);
+  first.dispose();
+
+  const second = new Runtime(module, {}, fakeOpenCode().perform, log, { env: { home: "/h" }, open: () => mem });
+  await second.whenReady();
+  expect(lines.join("\n")).toContain("restored 300 tasks (300 from the index)");
+  const out = await second.callTool("asyncagents_output", { task_id: "ses_7" }, { ...ctx, sessionID: "ses_p", callID: "i1" });
+  expect(out.output).toContain("answer 7");
+  second.dispose();
+}, 15_000);

@@ -4,7 +4,7 @@
 
 import { Core, type ConfigFile, type CoreConfig, type CoreEvent, type Effect } from "../bridge/core";
 import { readConfigFiles } from "./config";
-import { readState, writeState, type History } from "./history";
+import { noHistory, readState, writeState, type History } from "./history";
 
 
 /** What the core needs to place the plugin's files. */
@@ -49,10 +49,10 @@ export class Runtime {
   private callSeq = 0;
   private failure?: Error;
   private disposed = false;
-  private history: History = { read: () => "", append: () => {}, rewrite: () => {} };
+  private history: History = noHistory;
   private broadcaster?: (frame: string) => void;
   /** Where the history and server.json live, once the core has said. */
-  storagePaths?: { dir: string; history: string; serverJSON: string; modelHealth: string; apiPorts: number[]; configFiles?: string[] };
+  storagePaths?: { dir: string; history: string; historyIndex: string; serverJSON: string; modelHealth: string; apiPorts: number[]; configFiles?: string[] };
   /** The configuration in force (options and config files, defaults filled in), once loaded. */
   config?: CoreConfig;
   /** Set when a config file is invalid: asyncagents_task then fails with this text. */
@@ -65,7 +65,7 @@ export class Runtime {
     private readonly log: Log,
     storage: {
       env: StorageEnv;
-      open: (historyPath: string) => History;
+      open: (historyPath: string, indexPath: string) => History;
       readConfig?: (paths: string[]) => ConfigFile[];
       /** Where this runtime runs ("worker", "opencode thread"), for the load log line. */
       thread?: string;
@@ -104,7 +104,7 @@ export class Runtime {
           this.configError = init.configError;
           this.log("error", init.configError);
         }
-        this.history = storage.open(this.storagePaths.history);
+        this.history = storage.open(this.storagePaths.history, this.storagePaths.historyIndex);
         this.core = core;
         mark("configured");
         if (storage.onConfigured && !this.disposed) {
@@ -114,10 +114,12 @@ export class Runtime {
         // The history first: tasks from before a restart are back, and those that were running
         // are reconciled, before any new event is handled.
         const state = this.guardRead("reading the model health", () => readState(this.storagePaths!.modelHealth));
+        const index = this.guardRead("reading the task history index", () => this.history!.readIndex());
         const stored = this.history.read();
         mark("read");
-        const restored = core.call({ op: "restore", now: Date.now(), history: stored, state });
-        mark(`restored ${restored.restore?.restored ?? 0} tasks`);
+        const restored = core.call({ op: "restore", now: Date.now(), history: stored, index, state });
+        const indexed = restored.restore?.indexed ? ` (${restored.restore.indexed} from the index)` : "";
+        mark(`restored ${restored.restore?.restored ?? 0} tasks${indexed}`);
         for (const e of restored.effects ?? []) this.carryOut(e);
         this.feed({ type: "start" });
         for (const ev of this.backlog.splice(0)) this.feed(ev);
@@ -213,6 +215,8 @@ export class Runtime {
         return this.guard("writing the task history", () => this.history.append(e.line!));
       case "history.rewrite":
         return this.guard("compacting the task history", () => this.history.rewrite(e.content!));
+      case "history.index":
+        return this.guard("writing the task history index", () => this.history.writeIndex(e.content!));
       case "sse.broadcast":
         return this.broadcaster?.(e.frame!);
       case "state.write":
@@ -247,7 +251,7 @@ export class Runtime {
     }
   }
 
-  private guardRead(what: string, fn: () => string): string {
+  private guardRead<T extends string | Uint8Array>(what: string, fn: () => T): T | "" {
     try {
       return fn();
     } catch (err) {

@@ -110,8 +110,9 @@ func BenchmarkStatusAPI(b *testing.B) {
 			return mockmodel.Reply{Text: "ok"}
 		})
 		port := freePort(b)
-		oc := ocserve.Start(b, ocserve.Options{ModelURL: model.URL(), Plugins: []string{ocserve.PluginSpec(b)}, LogLevel: "INFO",
-			Env: []string{"ASYNCAGENTS_API_PORT=" + strconv.Itoa(port)}})
+		opts := ocserve.Options{ModelURL: model.URL(), Plugins: []string{ocserve.PluginSpec(b)}, LogLevel: "INFO",
+			Env: []string{"ASYNCAGENTS_API_PORT=" + strconv.Itoa(port)}}
+		oc := ocserve.Start(b, opts)
 		st := core.StoragePaths(filepath.Join(oc.Home, ".local", "share"), oc.Home, oc.Dir)
 		if err := os.MkdirAll(filepath.Dir(st.History), 0o700); err != nil {
 			b.Fatal(err)
@@ -120,38 +121,24 @@ func BenchmarkStatusAPI(b *testing.B) {
 			b.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		// The plugin loads on the project's first request; it restores the history, then binds.
-		go func() { _, _ = oc.CreateSession(ctx, "warm-up") }()
-		var sj struct {
-			URL, Token, StartedAt string
-		}
-		deadline := time.Now().Add(time.Minute)
-		for {
-			if raw, err := os.ReadFile(st.ServerJSON); err == nil && json.Unmarshal(raw, &sj) == nil && sj.URL != "" {
-				break
-			}
-			if time.Now().After(deadline) {
-				b.Fatalf("no server.json\n%s", oc.Logs())
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
 		client := &http.Client{Timeout: 10 * time.Second}
-		for {
-			code, body, err := get(client, sj.URL+"/v1/tasks?limit=1", sj.Token)
-			if err == nil && code == 200 && strings.Contains(string(body), fmt.Sprintf(`"total":%d`, historyTasks)) {
-				break
-			}
+		// The first start reads the history line by line, as after an upgrade, and leaves the
+		// index its restarts read (history_index.go), a little after its restore.
+		firstStart, _ := startListing(b, ctx, client, oc, st)
+		deadline := time.Now().Add(30 * time.Second)
+		for _, err := os.Stat(st.HistoryIndex); err != nil; _, err = os.Stat(st.HistoryIndex) {
 			if time.Now().After(deadline) {
-				b.Fatalf("the API never listed the history: %d %v %s", code, err, body)
+				b.Fatalf("the plugin wrote no history index\n%s", oc.Logs())
 			}
-			time.Sleep(2 * time.Millisecond)
+			time.Sleep(100 * time.Millisecond)
 		}
-		answered := time.Now()
-		started, err := time.Parse(time.RFC3339Nano, sj.StartedAt)
-		if err != nil {
-			b.Fatalf("startedAt %q: %v", sj.StartedAt, err)
+		firstLogs := oc.Logs()
+		if err := oc.Stop(); err != nil {
+			b.Fatalf("stop: %v", err)
 		}
-		restart := float64(answered.Sub(started).Microseconds()) / 1000
+		_ = os.Remove(st.ServerJSON) // the stopped plugin's, if it left one
+		oc = ocserve.Restart(b, oc, opts)
+		restart, sj := startListing(b, ctx, client, oc, st)
 
 		// GET /v1/tasks over 10,000 tasks, the default page: the first 1,000 calls after the API
 		// answered (OpenCode is still settling, and JavaScriptCore still compiling the module's hot
@@ -242,6 +229,7 @@ func BenchmarkStatusAPI(b *testing.B) {
 		}
 
 		b.ReportMetric(restart, "restart-10k-ms")
+		b.ReportMetric(firstStart, "first-start-10k-ms")
 		b.ReportMetric(percentile(lat, 0.99), "tasks-p99-ms")
 		b.ReportMetric(percentile(fresh, 0.99), "tasks-uncached-p99-ms")
 		b.ReportMetric(percentile(sse, 1), "sse-100-max-ms")
@@ -249,7 +237,8 @@ func BenchmarkStatusAPI(b *testing.B) {
 		fmt.Printf("\nstatus API in OpenCode (plugin, Bun.serve), %d tasks in history:\n", historyTasks)
 		fmt.Println("| figure | measured | target |")
 		fmt.Println("| --- | --- | --- |")
-		fmt.Printf("| plugin start -> API lists the history | %.0f ms | ≤ 300 ms |\n", restart)
+		fmt.Printf("| plugin start -> API lists the history (a restart: the index the last start left) | %.0f ms | ≤ 300 ms |\n", restart)
+		fmt.Printf("| plugin start -> API lists the history (no index: the first start after an upgrade) | %.0f ms | |\n", firstStart)
 		fmt.Printf("| GET /v1/tasks p50 / p99, the first 1000 calls after start | %.2f / %.2f ms | |\n", percentile(cold, 0.5), percentile(cold, 0.99))
 		fmt.Printf("| GET /v1/tasks p50 / p99, 1000 calls in steady state | %.2f / %.2f ms | p99 ≤ 5 ms |\n", percentile(lat, 0.5), percentile(lat, 0.99))
 		fmt.Printf("| GET /v1/tasks?offset=N, a new page each time (no cache) p50 / p99 | %.2f / %.2f ms | |\n", percentile(fresh, 0.5), percentile(fresh, 0.99))
@@ -258,13 +247,50 @@ func BenchmarkStatusAPI(b *testing.B) {
 		fmt.Printf("| task completed -> frame at %d streams, median / max | %.0f / %.0f ms | ≤ 20 ms |\n", subscribers, percentile(sse, 0.5), percentile(sse, 1))
 		fmt.Printf("| history lines written by one task's whole life | %d | constant |\n", linesPerTask)
 		// Where the start's time went, as the plugin logged it.
-		for _, line := range strings.Split(logs, "\n") {
+		for _, line := range strings.Split(firstLogs+"\n"+logs, "\n") {
 			if i := strings.Index(line, "core loaded"); i >= 0 {
 				fmt.Println("plugin's load:", strings.TrimRight(line[i:], `"`))
 			}
 		}
 	}
 }
+
+// startListing waits for a starting OpenCode's plugin to list the whole history over its API, and
+// returns how long that took from the plugin's start, with the server.json it wrote. The plugin
+// loads on the project's first request; it binds, then restores the history.
+func startListing(b *testing.B, ctx context.Context, client *http.Client, oc *ocserve.Server, st core.Storage) (float64, serverJSON) {
+	go func() { _, _ = oc.CreateSession(ctx, "warm-up") }()
+	var sj serverJSON
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if raw, err := os.ReadFile(st.ServerJSON); err == nil && json.Unmarshal(raw, &sj) == nil && sj.URL != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("no server.json\n%s", oc.Logs())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	for {
+		code, body, err := get(client, sj.URL+"/v1/tasks?limit=1", sj.Token)
+		if err == nil && code == 200 && strings.Contains(string(body), fmt.Sprintf(`"total":%d`, historyTasks)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("the API never listed the history: %d %v %s", code, err, body)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	answered := time.Now()
+	started, err := time.Parse(time.RFC3339Nano, sj.StartedAt)
+	if err != nil {
+		b.Fatalf("startedAt %q: %v", sj.StartedAt, err)
+	}
+	return float64(answered.Sub(started).Microseconds()) / 1000, sj
+}
+
+// serverJSON is the status API's discovery file.
+type serverJSON struct{ URL, Token, StartedAt string }
 
 // BenchmarkServeCLI measures `asyncagents serve` (the Go host, core under wazero) over the same
 // 10,000-task history: process start until the API lists it, and GET /v1/tasks latency.

@@ -1,12 +1,17 @@
 package e2e
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/asyncagents/asyncagents/internal/fixture"
 	"github.com/asyncagents/asyncagents/testharness/mockmodel"
 	"github.com/asyncagents/asyncagents/testharness/ocserve"
 )
@@ -65,4 +70,89 @@ func TestHistorySurvivesRestart(t *testing.T) {
 	list := e.toolParts(parent, "asyncagents_list")[0].State.Output
 	require.Contains(t, list, "- "+ids[0]+" | completed |")
 	require.Contains(t, list, "- "+ids[1]+" | error |")
+}
+
+// A long history (400 tasks) read line by line at one start leaves an index beside it; the next
+// start reads the tasks from it, and the API and the tools give what they gave. An index that no
+// longer fits (a byte of it changed here) is not used: the start reads the log whole, lists the
+// same tasks, and writes a good index again.
+func TestALongHistoryRestartsFromItsIndex(t *testing.T) {
+	const n = 400
+	port := freeTCPPort(t)
+	model := mockmodel.Start(t, func(req mockmodel.Request) mockmodel.Reply { return mockmodel.Reply{Text: "ok"} })
+	opts := ocserve.Options{ModelURL: model.URL(), Plugins: []string{ocserve.PluginSpec(t)}, Env: []string{fmt.Sprintf("ASYNCAGENTS_API_PORT=%d", port)}}
+	e := &env{t: t, model: model, oc: ocserve.Start(t, opts)}
+	st := storageOf(e.oc)
+	require.NoError(t, os.MkdirAll(filepath.Dir(st.History), 0o700))
+	require.NoError(t, os.WriteFile(st.History, []byte(fixture.History(n)), 0o600))
+
+	// startListing has the plugin load (on the project's first request) and returns the load
+	// line it logged once its API lists the whole history.
+	startListing := func() string {
+		_ = os.Remove(st.ServerJSON)
+		_, err := e.oc.CreateSession(e.ctx(30*time.Second), "warm-up")
+		require.NoError(t, err)
+		var sj serverJSON
+		e.eventually("server.json", 30*time.Second, func() bool {
+			b, err := os.ReadFile(st.ServerJSON)
+			return err == nil && json.Unmarshal(b, &sj) == nil && sj.Port == port
+		})
+		code, body := apiGet(t, sj.URL+"/v1/tasks?limit=1", sj.Token, "")
+		require.Equal(t, 200, code, body)
+		require.Contains(t, body, fmt.Sprintf(`"total":%d`, n))
+		code, body = apiGet(t, sj.URL+"/v1/tasks/ses_hist000123", sj.Token, "")
+		require.Equal(t, 200, code, body)
+		require.Contains(t, body, `"result":"Findings line. Findings line.`, "a task read from the index has its whole record")
+		var load string
+		e.eventually("the load line", 10*time.Second, func() bool {
+			for _, line := range strings.Split(e.oc.Logs(), "\n") {
+				if strings.Contains(line, "core loaded") {
+					load = line
+				}
+			}
+			return load != ""
+		})
+		return load
+	}
+	waitIndex := func() string {
+		var index []byte
+		e.eventually("the history index", 30*time.Second, func() bool {
+			b, err := os.ReadFile(st.HistoryIndex)
+			index = b
+			return err == nil && strings.HasPrefix(string(b), "asyncagents-index 1 ")
+		})
+		return string(index)
+	}
+	restart := func() {
+		require.NoError(t, e.oc.Stop())
+		e.oc = ocserve.Restart(t, e.oc, opts)
+	}
+
+	load := startListing()
+	require.Contains(t, load, fmt.Sprintf("restored %d tasks +", n), "the first start reads the log line by line")
+	index := waitIndex()
+
+	restart()
+	load = startListing()
+	require.Contains(t, load, fmt.Sprintf("restored %d tasks (%d from the index) +", n, n))
+
+	// A changed byte inside the index: its checksum fails, and the start reads the log.
+	bad := []byte(index)
+	bad[len(bad)/2] ^= 1
+	require.NoError(t, os.WriteFile(st.HistoryIndex, bad, 0o600))
+	restart()
+	load = startListing()
+	require.Contains(t, load, fmt.Sprintf("restored %d tasks +", n))
+	require.Equal(t, index, waitIndexChangedFrom(e, st.HistoryIndex, string(bad)), "the index is written again, as it was")
+}
+
+// waitIndexChangedFrom waits for the index file to hold something else than was, and returns it.
+func waitIndexChangedFrom(e *env, path, was string) string {
+	var now string
+	e.eventually("the index written again", 30*time.Second, func() bool {
+		b, err := os.ReadFile(path)
+		now = string(b)
+		return err == nil && now != was
+	})
+	return now
 }

@@ -83,7 +83,7 @@ func ls(args []string, stdout io.Writer) error {
 		return err
 	}
 	now := time.Now().UnixMilli()
-	r, err := c.DoHistory(ctx, core.Request{Op: "restore", Now: now}, history)
+	r, err := c.DoRestore(ctx, core.Request{Op: "restore", Now: now}, readIndex(st.Storage.HistoryIndex), history)
 	if err != nil {
 		return err
 	}

@@ -66,7 +66,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	s := &server{core: c, api: &host.APIServer{Core: c, Now: nowMs}, history: st.Storage.History}
+	s := &server{core: c, api: &host.APIServer{Core: c, Now: nowMs}, history: st.Storage.History, index: st.Storage.HistoryIndex}
 	restored, err := s.load(ctx)
 	if err != nil {
 		return err
@@ -115,6 +115,7 @@ type server struct {
 	core    *host.Core
 	api     *host.APIServer
 	history string
+	index   string // the history index's path: read at load, never written (the plugin does)
 
 	mu     sync.Mutex
 	timers map[string]*time.Timer
@@ -137,7 +138,7 @@ func (s *server) load(ctx context.Context) (int, error) {
 			return 0, err
 		}
 	}
-	r, err := s.core.DoHistory(ctx, core.Request{Op: "restore", Now: nowMs()}, data)
+	r, err := s.core.DoRestore(ctx, core.Request{Op: "restore", Now: nowMs()}, readIndex(s.index), data)
 	if err != nil {
 		return 0, err
 	}
@@ -283,4 +284,14 @@ func randomToken() string {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// readIndex reads the history index, or nothing: the core checks that it fits the log, and reads
+// the whole log without it.
+func readIndex(path string) []byte {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	return b
 }

@@ -1,0 +1,315 @@
+package core
+
+import (
+	"strconv"
+	"strings"
+	"unsafe"
+)
+
+// The history index: what a restore of the log found, written beside it so that the next
+// restore does not read the log line by line. Reading 10,000 records (finding the lines,
+// checking each line's checksum, reading each finished task's head) is most of a restart inside
+// WebAssembly in Bun; with the index a restore checks one hash over the log and reads a short
+// entry per task, and only the lines appended since the index was written are read as before.
+//
+// The index is a cache, never a record: it holds nothing the log does not. Whatever is wrong with
+// it (missing, torn, from another version, or describing a log that has since been compacted,
+// truncated or edited) makes the restore read the whole log, as it did without one. It names the
+// log it describes by a prefix: the first logLen bytes of the log, with their XXH64. If the log
+// starts with exactly those bytes, every line in them is one this core checked or wrote, and the
+// index says what applying them gave; the rest of the log is read line by line.
+//
+// Format (text; the strings are raw, each prefixed by its length in bytes):
+//
+//	asyncagents-index 1 <logLen> <logXXH64> <lines> <newlines> <corrupt> <problems> <entries>\n
+//	<len>:<problem>\n                                   (one per reported problem)
+//	h <off> <len> <startedAt> <len>:<id><len>:<parentSessionID><len>:<parentMessageID><len>:<parentAgent><len>:<batchId><len>:<description><len>:<agent><len>:<status>\n
+//	w <off> <len>\n
+//	<XXH64 of everything above, 16 hex digits>\n
+//
+// One entry per task, in launch order: h gives a finished task's head (what a restore reads of
+// it, history_lazy.go, less the prompt, which nothing reads before load), w says to read the
+// record as a restore reads one. Both point at the record's JSON in the log (off, len). lines and
+// newlines count the prefix's non-empty lines (for compaction) and its newlines (so problems
+// found after it are numbered as in a whole read); corrupt and the problems are what the prefix
+// held, reported again as a whole read would.
+//
+// When it is written: a restore that read more than indexMinLines lines of the log one by one,
+// and every compaction, leave a snapshot of what they found (pendingIndex); the index is built
+// from it on a timer (indexDelayMs), once the restore's answers are out, and handed to the host
+// in a history.index effect, which replaces the file atomically. Another process compacting the
+// log (Follow with replace) drops the snapshot: it no longer describes the file.
+
+// EffectHistoryIndex asks the host to replace the history index (Content) atomically.
+const EffectHistoryIndex = "history.index"
+
+const (
+	indexMagic   = "asyncagents-index 1 "
+	indexTimer   = "history.index"
+	indexDelayMs = 2000
+	// indexMinLines: a restore that read fewer lines one by one writes no index; a history that
+	// small restores in a few milliseconds without one.
+	indexMinLines = 256
+)
+
+// indexEntry is one task of a snapshot: where its record is in the log and, for a head, the
+// values the index holds.
+type indexEntry struct {
+	head          bool
+	off, len      int
+	startedAt     int64
+	id, parentSes string
+	parentMsg     string
+	parentAgent   string
+	batch, desc   string
+	agent, status string
+}
+
+// indexSnapshot is what an index will say: the log it describes (its whole text; the index
+// covers all of it) and the state applying it gave.
+type indexSnapshot struct {
+	log             string
+	lines, newlines int
+	corrupt         int
+	problems        []string
+	entries         []indexEntry
+}
+
+// snapshotEntry records t, whose record is at off (len bytes) in the log being snapshotted and
+// says what t holds. A finished task's entry is its head: a restore would read no more of it.
+func snapshotEntry(t *Task, off, n int) indexEntry {
+	e := indexEntry{off: off, len: n}
+	if t.Status.Terminal() {
+		e.head = true
+		e.startedAt = t.StartedAt
+		e.id, e.parentSes, e.parentMsg, e.parentAgent = t.ID, t.ParentSessionID, t.ParentMessageID, t.ParentAgent
+		e.batch, e.desc, e.agent, e.status = t.BatchID, t.Description, t.Agent, string(t.Status)
+	}
+	return e
+}
+
+// planIndex keeps s to be written as the index once the timer fires.
+func (m *Machine) planIndex(s *indexSnapshot) {
+	m.pendingIndex = s
+	m.out = append(m.out, Effect{Kind: EffectTimerSet, TimerID: indexTimer, DelayMs: indexDelayMs})
+}
+
+// writeIndex builds the pending index and asks the host to write it.
+func (m *Machine) writeIndex() {
+	s := m.pendingIndex
+	m.pendingIndex = nil
+	if s == nil {
+		return
+	}
+	m.out = append(m.out, Effect{Kind: EffectHistoryIndex, Content: s.text()})
+}
+
+// text renders the snapshot as an index file.
+func (s *indexSnapshot) text() string {
+	b := make([]byte, 0, 64+len(s.entries)*160)
+	b = append(b, indexMagic...)
+	b = strconv.AppendInt(b, int64(len(s.log)), 10)
+	b = append(b, ' ')
+	b = appendHex16(b, xxh64(unsafe.Slice(unsafe.StringData(s.log), len(s.log))))
+	for _, n := range []int{s.lines, s.newlines, s.corrupt, len(s.problems), len(s.entries)} {
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, int64(n), 10)
+	}
+	b = append(b, '\n')
+	for _, p := range s.problems {
+		b = appendLenString(b, strings.ReplaceAll(p, "\n", " "))
+		b = append(b, '\n')
+	}
+	for _, e := range s.entries {
+		if e.head {
+			b = append(b, "h "...)
+		} else {
+			b = append(b, "w "...)
+		}
+		b = strconv.AppendInt(b, int64(e.off), 10)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, int64(e.len), 10)
+		if e.head {
+			b = append(b, ' ')
+			b = strconv.AppendInt(b, e.startedAt, 10)
+			b = append(b, ' ')
+			for _, v := range []string{e.id, e.parentSes, e.parentMsg, e.parentAgent, e.batch, e.desc, e.agent, e.status} {
+				b = appendLenString(b, v)
+			}
+		}
+		b = append(b, '\n')
+	}
+	sum := xxh64(b)
+	b = appendHex16(b, sum)
+	b = append(b, '\n')
+	return string(b)
+}
+
+func appendLenString(b []byte, s string) []byte {
+	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = append(b, ':')
+	return append(b, s...)
+}
+
+func appendHex16(b []byte, v uint64) []byte {
+	const digits = "0123456789abcdef"
+	for shift := 60; shift >= 0; shift -= 4 {
+		b = append(b, digits[(v>>uint(shift))&15])
+	}
+	return b
+}
+
+// indexNum reads the decimal number at s[i:] (up to 18 digits), and where it ends; ok is false if
+// there is none. Functions with no receiver and no state: the index is read by them 100,000
+// times per 10,000 tasks, and the interpreter that runs a restore's code first pays for every
+// call and every memory access.
+func indexNum(s string, i int) (n int64, end int, ok bool) {
+	start := i
+	for i < len(s) && i-start < 18 {
+		c := s[i]
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int64(c-'0')
+		i++
+	}
+	return n, i, i > start
+}
+
+// indexStr reads a length-prefixed string ("<len>:<bytes>") at s[i:].
+func indexStr(s string, i int) (v string, end int, ok bool) {
+	n, i, ok := indexNum(s, i)
+	if !ok || i >= len(s) || s[i] != ':' || int(n) > len(s)-i-1 {
+		return "", i, false
+	}
+	i++
+	return s[i : i+int(n)], i + int(n), true
+}
+
+// applyIndex restores the part of history the index describes, if it describes history's start,
+// and returns how many bytes of history it covered (0: the index was not used, and nothing was
+// changed). The machine must be empty.
+func (m *Machine) applyIndex(index, history string, res *RestoreResult) (covered int, lines, newlines int) {
+	if len(index) < len(indexMagic)+17 || !strings.HasPrefix(index, indexMagic) {
+		return 0, 0, 0
+	}
+	body, sum := index[:len(index)-17], index[len(index)-17:]
+	if sum[16] != '\n' || string(appendHex16(nil, xxh64(unsafe.Slice(unsafe.StringData(body), len(body))))) != sum[:16] {
+		return 0, 0, 0
+	}
+	// The header: the log's prefix, then five counts.
+	var head [6]int64
+	i, ok := len(indexMagic), true
+	if head[0], i, ok = indexNum(body, i); !ok || i+17 > len(body) || body[i] != ' ' {
+		return 0, 0, 0
+	}
+	logLen, logSum := int(head[0]), body[i+1:i+17]
+	if logLen > len(history) || string(appendHex16(nil, xxh64(unsafe.Slice(unsafe.StringData(history), logLen)))) != logSum {
+		return 0, 0, 0
+	}
+	i += 17
+	for k := 1; k < len(head); k++ {
+		if i >= len(body) || body[i] != ' ' {
+			return 0, 0, 0
+		}
+		if head[k], i, ok = indexNum(body, i+1); !ok {
+			return 0, 0, 0
+		}
+	}
+	if i >= len(body) || body[i] != '\n' {
+		return 0, 0, 0
+	}
+	i++
+	lines, newlines = int(head[1]), int(head[2])
+	corrupt, nProblems, nEntries := int(head[3]), int(head[4]), int(head[5])
+	if nEntries > len(body) || nProblems > maxReportedProblems {
+		return 0, 0, 0
+	}
+	var problems []string
+	for range nProblems {
+		var p string
+		if p, i, ok = indexStr(body, i); !ok || i >= len(body) || body[i] != '\n' {
+			return 0, 0, 0
+		}
+		problems = append(problems, p)
+		i++
+	}
+	tasks := make(map[string]*Task, nEntries+nEntries/8)
+	order := make([]string, 0, nEntries)
+	// One allocation for every head: 10,000 small ones cost more inside WebAssembly than the
+	// reading of their entries.
+	slab := make([]Task, nEntries)
+	view := make([]*Task, 0, nEntries)
+	for k := range nEntries {
+		t, end := indexEntryAt(body, i, history[:logLen], &slab[k])
+		if t == nil || tasks[t.ID] != nil {
+			return 0, 0, 0
+		}
+		i = end
+		tasks[t.ID] = t
+		order = append(order, t.ID)
+		view = append(view, t)
+	}
+	if i != len(body) {
+		return 0, 0, 0
+	}
+	// The view is the tasks in launch order, as freshView would find them.
+	m.tasks, m.order, m.view = tasks, order, view
+	res.Corrupt, res.Problems, res.Indexed = corrupt, problems, len(tasks)
+	return logLen, lines, newlines
+}
+
+// indexEntryAt reads the entry at body[i:] (with its newline) and returns its task (a head is
+// read into into) and where the next entry starts; nil if the entry is not one.
+func indexEntryAt(body string, i int, log string, into *Task) (*Task, int) {
+	if i+2 > len(body) || body[i+1] != ' ' {
+		return nil, i
+	}
+	kind := body[i]
+	off, i, ok1 := indexNum(body, i+2)
+	if !ok1 || i >= len(body) || body[i] != ' ' {
+		return nil, i
+	}
+	n, i, ok2 := indexNum(body, i+1)
+	if !ok2 || int(off) > len(log) || int(n) > len(log)-int(off) {
+		return nil, i
+	}
+	record := log[off : off+n]
+	var t *Task
+	switch kind {
+	case 'h':
+		if i >= len(body) || body[i] != ' ' {
+			return nil, i
+		}
+		started, j, ok := indexNum(body, i+1)
+		if !ok || j >= len(body) || body[j] != ' ' {
+			return nil, i
+		}
+		i = j + 1
+		var f [8]string
+		for k := range f {
+			if f[k], i, ok = indexStr(body, i); !ok {
+				return nil, i
+			}
+		}
+		t = into
+		t.ID, t.ParentSessionID, t.ParentMessageID, t.ParentAgent, t.BatchID = f[0], f[1], f[2], f[3], f[4]
+		t.Description, t.Agent, t.Status, t.StartedAt, t.rest = f[5], f[6], Status(f[7]), started, record
+	case 'w':
+		rec, err := readRecordHead(record)
+		if err != nil || rec.Task == nil {
+			return nil, i
+		}
+		t = rec.Task
+		if t.rest == "" && t.Progress.LastTools == nil {
+			t.Progress.LastTools = []string{}
+		}
+	default:
+		return nil, i
+	}
+	if t.ID == "" || i >= len(body) || body[i] != '\n' {
+		return nil, i
+	}
+	t.logAt, t.logLen = int(off), int(n)
+	return t, i + 1
+}

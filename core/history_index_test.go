@@ -1,0 +1,251 @@
+package core
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// indexFrom fires m's index timer and returns the index it writes ("" if none).
+func indexFrom(t *testing.T, m *Machine, planned []Effect) string {
+	t.Helper()
+	timerSet := false
+	for _, e := range planned {
+		timerSet = timerSet || (e.Kind == EffectTimerSet && e.TimerID == indexTimer)
+	}
+	if !timerSet {
+		return ""
+	}
+	for _, e := range m.Step(apiNow+1, Event{Type: EventTimer, TimerID: indexTimer}) {
+		if e.Kind == EffectHistoryIndex {
+			return e.Content
+		}
+	}
+	return ""
+}
+
+// indexedHistory is a log a restore plans an index for: 300 tasks of every state, a few of them
+// written again, one removed, and a corrupt line.
+func indexedHistory() string {
+	log := lazyHistory(300)
+	tasks := apiManyTasks(300)
+	again := tasks[10]
+	again.Status, again.Result = StatusCompleted, "written again"
+	return log + HistoryLine(again) + "0123456789abcdef {\"task\":torn}\n" +
+		historyLine(historyRecord{Removed: tasks[20].ID}) + HistoryLine(tasks[30])
+}
+
+// historyTail is lines appended after an index was written: a new task, a finished task written
+// again, a task at work finishing, a removal and a corrupt line.
+func historyTail() string {
+	tasks := apiManyTasks(320)
+	changed := tasks[40]
+	changed.RetrievedAt = changed.StartedAt + 9
+	var running Task
+	for _, task := range tasks {
+		if task.Status == StatusRunning {
+			running = task
+			break
+		}
+	}
+	running.Status, running.Result, running.CompletedAt = StatusCompleted, "done at last", running.StartedAt+50
+	return HistoryLine(tasks[310]) + HistoryLine(changed) + "feedfacefeedface {}\n" + HistoryLine(running) +
+		historyLine(historyRecord{Removed: tasks[50].ID}) + HistoryLine(tasks[311])
+}
+
+// requireSameMachines asks both machines the same things, the indexed one first.
+func requireSameMachines(t *testing.T, whole, indexed *Machine) {
+	t.Helper()
+	ask := []HTTPRequest{
+		apiGet("/v1/health", ""),
+		apiGet("/v1/tasks", "limit=1"),
+		apiGet("/v1/tasks", "status=completed&offset=7&limit=3"),
+		apiGet("/v1/tasks", "agent=build&search=module%2012"),
+		apiGet("/v1/tasks/ses_00000003", ""),
+		apiGet("/v1/tasks/ses_00000010", ""),
+		apiGet("/v1/task-groups/batch_5", ""),
+		apiGet("/v1/stats", ""),
+		apiGet("/v1/tasks", "limit=200&offset=100"),
+		apiGet("/v1/events", ""),
+		apiGet("/v1/tasks", "limit=200"),
+	}
+	for _, req := range ask {
+		require.Equal(t, whole.ServeHTTP(req, apiCfg, apiNow+5), indexed.ServeHTTP(req, apiCfg, apiNow+5), "%s?%s", req.Path, req.Query)
+	}
+	out := func(m *Machine) []Effect {
+		return m.Step(apiNow+5, Event{Type: EventToolCall, CallID: "c1", Tool: ToolOutput, SessionID: "ses_parent", MessageID: "msg_x", Agent: "build",
+			Args: []byte(`{"task_id":"ses_00000028"}`)})
+	}
+	require.Equal(t, out(whole), out(indexed))
+	require.Equal(t, whole.Tasks(), indexed.Tasks())
+	require.Equal(t, whole.order, indexed.order)
+	require.Equal(t, whole.historyLines, indexed.historyLines)
+}
+
+// A restore that read its log line by line leaves an index; the next restore reads the log's
+// start from it and the lines appended since one by one, and gives every answer (tasks, order,
+// corrupt lines with their numbers, compaction count) a restore of the whole log gives.
+func TestIndexedRestoreAnswersAsAWholeRead(t *testing.T) {
+	log := indexedHistory()
+	first := NewMachine(Config{})
+	res, effects := first.Restore(apiNow, log)
+	require.Equal(t, 1, res.Corrupt)
+	index := indexFrom(t, first, effects)
+	require.True(t, strings.HasPrefix(index, indexMagic), "a restore of %d lines plans an index", strings.Count(log, "\n"))
+
+	for name, tail := range map[string]string{"nothing appended": "", "lines appended": historyTail()} {
+		t.Run(name, func(t *testing.T) {
+			whole, indexed := NewMachine(Config{}), NewMachine(Config{})
+			wantRes, wantEffects := whole.Restore(apiNow, log+tail)
+			gotRes, gotEffects := indexed.RestoreIndexed(apiNow, log+tail, index)
+			require.Equal(t, 299, gotRes.Indexed, "every task of the indexed log comes from the index")
+			gotRes.Indexed = 0
+			require.Equal(t, wantRes, gotRes)
+			// The whole read plans an index, having read 300 lines; the indexed one read the
+			// tail alone, and plans none.
+			require.NotEmpty(t, indexFrom(t, whole, wantEffects))
+			require.Empty(t, indexFrom(t, indexed, gotEffects))
+			requireSameMachines(t, whole, indexed)
+		})
+	}
+}
+
+// An index that does not describe the log it comes with is not used, and changes nothing: the
+// restore reads the whole log.
+func TestAnIndexThatDoesNotFitIsNotUsed(t *testing.T) {
+	log := indexedHistory()
+	first := NewMachine(Config{})
+	_, effects := first.Restore(apiNow, log)
+	index := indexFrom(t, first, effects)
+	require.NotEmpty(t, index)
+	other := NewMachine(Config{})
+	var otherLog strings.Builder
+	for _, task := range apiManyTasks(280) {
+		task.Description += " (elsewhere)"
+		otherLog.WriteString(HistoryLine(task))
+	}
+	_, effects = other.Restore(apiNow, otherLog.String())
+	otherIndex := indexFrom(t, other, effects)
+	require.NotEmpty(t, otherIndex)
+	flip := func(s string, at int) string { b := []byte(s); b[at] ^= 1; return string(b) }
+	mid := len(index) / 2
+
+	cases := []struct{ name, log, index string }{
+		{"the log was edited inside what the index covers", flip(log, 5000), index},
+		{"the log was cut short", log[:len(log)/2], index},
+		{"the index belongs to another log", log, otherIndex},
+		{"a byte of the index is wrong", log, flip(index, mid)},
+		{"the index is torn", log, index[:mid]},
+		{"the index's checksum is wrong", log, flip(index, len(index)-2)},
+		{"the index is from another version", log, strings.Replace(index, indexMagic, "asyncagents-index 2 ", 1)},
+		{"the index is not one", log, "{}"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			whole, indexed := NewMachine(Config{}), NewMachine(Config{})
+			wantRes, _ := whole.Restore(apiNow, c.log)
+			gotRes, gotEffects := indexed.RestoreIndexed(apiNow, c.log, c.index)
+			require.Zero(t, gotRes.Indexed)
+			require.Equal(t, wantRes, gotRes)
+			requireSameMachines(t, whole, indexed)
+			if strings.HasSuffix(c.log, "\n") {
+				require.NotEmpty(t, indexFrom(t, indexed, gotEffects), "a restore that could not use its index plans a new one")
+			}
+		})
+	}
+}
+
+// A compaction leaves an index of the log it writes: the restore after it reads no line.
+func TestCompactionLeavesAnIndex(t *testing.T) {
+	var log strings.Builder
+	log.WriteString(lazyHistory(300))
+	for range 400 {
+		log.WriteString(HistoryLine(apiManyTasks(1)[0]))
+	}
+	m := NewMachine(Config{})
+	_, effects := m.Restore(apiNow, log.String())
+	var rewrite string
+	for _, e := range effects {
+		if e.Kind == EffectHistoryRewrite {
+			rewrite = e.Content
+		}
+	}
+	require.NotEmpty(t, rewrite, "a log over twice its live tasks is compacted")
+	index := indexFrom(t, m, effects)
+	require.NotEmpty(t, index)
+
+	whole, indexed := NewMachine(Config{}), NewMachine(Config{})
+	whole.Restore(apiNow, rewrite)
+	res, _ := indexed.RestoreIndexed(apiNow, rewrite, index)
+	require.Equal(t, 300, res.Indexed)
+	requireSameMachines(t, whole, indexed)
+}
+
+// Another process compacting the log (follow with replace) drops the index planned for the old
+// one; lines merely appended keep it, since it covers the log's start only.
+func TestFollowingACompactionDropsThePlannedIndex(t *testing.T) {
+	log := indexedHistory()
+	for _, replace := range []bool{false, true} {
+		m := NewMachine(Config{})
+		_, effects := m.Restore(apiNow, log)
+		following := historyTail()
+		if replace {
+			following = lazyHistory(10)
+		}
+		m.Follow(apiNow, following, replace)
+		index := indexFrom(t, m, effects)
+		if replace {
+			require.Empty(t, index)
+			continue
+		}
+		require.NotEmpty(t, index)
+		whole, indexed := NewMachine(Config{}), NewMachine(Config{})
+		whole.Restore(apiNow, log+following)
+		res, _ := indexed.RestoreIndexed(apiNow, log+following, index)
+		require.Equal(t, 299, res.Indexed)
+		requireSameMachines(t, whole, indexed)
+	}
+}
+
+// A restore through the envelope takes the index as the first indexLen bytes after the NUL.
+func TestTheEnvelopeCarriesTheIndexBeforeTheHistory(t *testing.T) {
+	log := indexedHistory()
+	first := NewMachine(Config{})
+	_, effects := first.Restore(apiNow, log)
+	index := indexFrom(t, first, effects)
+
+	call := func(env string, payload string) Response {
+		raw := NewRuntime().Call([]byte(env + "\x00" + payload))
+		r, err := DecodeResponse(raw)
+		require.NoError(t, err)
+		return r
+	}
+	r := call(`{"op":"restore","now":1,"indexLen":`+strconv.Itoa(len(index))+`}`, index+log)
+	require.True(t, r.OK, r.Error)
+	require.Equal(t, 299, r.Restore.Indexed)
+	r = call(`{"op":"restore","now":1,"indexLen":`+strconv.Itoa(len(index)+len(log)+1)+`}`, index+log)
+	require.False(t, r.OK)
+	require.Contains(t, r.Error, "indexLen")
+}
+
+// Whatever an index holds, a restore with it never fails and, when it uses it, gives what a
+// whole read gives.
+func FuzzHistoryIndex(f *testing.F) {
+	log := indexedHistory()
+	first := NewMachine(Config{})
+	_, effects := first.Restore(apiNow, log)
+	index := indexFrom(&testing.T{}, first, effects)
+	f.Add(index)
+	f.Add(index[:len(index)/3])
+	f.Add(indexMagic + "0 0000000000000000 0 0 0 0 0\n")
+	whole := NewMachine(Config{})
+	whole.Restore(apiNow, log)
+	want := whole.Tasks()
+	f.Fuzz(func(t *testing.T, index string) {
+		m := NewMachine(Config{})
+		m.RestoreIndexed(apiNow, log, index)
+		require.Equal(t, want, m.Tasks())
+	})
+}
