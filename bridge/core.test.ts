@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Core, CoreError, compile } from "./core";
 
@@ -72,6 +73,44 @@ test("a history restores the same from the file's bytes as from text, non-ASCII 
   expect(b.restore?.corrupt).toBe(1);
   expect(fromBytes.tasks()).toEqual(fromText.tasks());
   expect(fromBytes.tasks().map((t) => t.description)).toEqual(["résumé ✓", "plain"]);
+});
+
+test("a history and its index read from their files restore as given in the call", async () => {
+  const line = (task: Record<string, unknown>) => {
+    const json = JSON.stringify({ task });
+    return `${Bun.hash.xxHash64(json).toString(16).padStart(16, "0")} ${json}\n`;
+  };
+  let text = "";
+  for (let i = 0; i < 300; i++) text += line({ sessionID: `ses_${i}`, description: `résumé ${i}`, status: "completed", startedAt: i + 1, result: `fin ${i}` });
+  const first = await Core.instantiate(module);
+  first.init();
+  first.call({ op: "restore", now: 10, history: text });
+  const written = first.step(20, { type: "timer.fired", timerID: "history.index" }).find((e) => e.kind === "history.index");
+  expect(written?.content?.startsWith("asyncagents-index 1 ")).toBe(true);
+
+  const dir = mkdtempSync(join(tmpdir(), "aa-bridge-"));
+  const files = { history: join(dir, "h.log"), index: join(dir, "h.idx") };
+  writeFileSync(files.history, text + line({ sessionID: "ses_tail", description: "après", status: "completed", startedAt: 999, result: "tail" }));
+  writeFileSync(files.index, written!.content!);
+  const viaCall = await Core.instantiate(module);
+  viaCall.init();
+  const a = viaCall.call({ op: "restore", now: 30, history: readFileSync(files.history), index: readFileSync(files.index) });
+  const viaFiles = await Core.instantiate(module);
+  viaFiles.init();
+  const b = viaFiles.callWithFiles({ op: "restore", now: 30 }, files);
+  expect(a.restore).toEqual({ restored: 301, corrupt: 0, indexed: 300 });
+  expect(b.restore).toEqual(a.restore!);
+  expect(viaFiles.tasks()).toEqual(viaCall.tasks());
+
+  // No index file: the history alone. No files at all: nothing, and no error.
+  rmSync(files.index);
+  const noIndex = await Core.instantiate(module);
+  noIndex.init();
+  expect(noIndex.callWithFiles({ op: "restore", now: 30 }, files).restore).toEqual({ restored: 301, corrupt: 0 });
+  const none = await Core.instantiate(module);
+  none.init();
+  expect(none.callWithFiles({ op: "restore", now: 30 }, { history: join(dir, "missing.log"), index: join(dir, "missing.idx") }).restore).toEqual({ restored: 0, corrupt: 0 });
+  rmSync(dir, { recursive: true });
 });
 
 // Go's collector did not finish a cycle on its own between calls under Bun: each event-stream

@@ -17,9 +17,11 @@ func (m *Machine) Follow(now int64, lines string, replace bool) (RestoreResult, 
 	}
 	m.out = nil
 	var res RestoreResult
+	var before map[string]*Task // the tasks the log held before it was compacted
 	if replace {
 		// Another process compacted the log: an index planned for the old one would not fit.
 		m.pendingIndex = nil
+		before = m.tasks
 		m.tasks = map[string]*Task{}
 		m.storeChanged()
 	}
@@ -31,20 +33,17 @@ func (m *Machine) Follow(now int64, lines string, replace bool) (RestoreResult, 
 	for _, id := range touched {
 		t := m.tasks[id]
 		if t == nil {
-			delete(m.sseStatus, id)
-			continue
+			continue // removed: the streams are not told (as by the plugin itself)
 		}
-		prev, known := m.sseStatus[id]
+		if old := before[id]; old != nil {
+			t.sseSent = old.sseSent
+		}
+		prev, known := t.sseSent, t.sseSent != ""
 		if !replace || !known || prev != t.Status {
 			task, _ := json.Marshal(t.public())
 			m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: SSEFrame(TaskEventName(prev, t.Status, !known), json.RawMessage(task))})
 		}
-		m.sseStatus[id] = t.Status
-	}
-	for id := range m.sseStatus {
-		if m.tasks[id] == nil {
-			delete(m.sseStatus, id)
-		}
+		t.sseSent = t.Status
 	}
 	res.Restored = len(m.tasks)
 	if res.Corrupt > 0 {

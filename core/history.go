@@ -90,12 +90,11 @@ func (m *Machine) persistDirty() {
 			// The task is encoded once, for its history line and its SSE frame alike.
 			task, _ := json.Marshal(t.public())
 			line = checksummed([]byte(`{"task":` + string(task) + `}`))
-			prev, known := m.sseStatus[id]
+			prev, known := t.sseSent, t.sseSent != ""
 			frames = append(frames, Effect{Kind: EffectSSEBroadcast, Frame: SSEFrame(TaskEventName(prev, t.Status, !known), json.RawMessage(task))})
-			m.sseStatus[id] = t.Status
+			t.sseSent = t.Status
 		} else {
 			line = historyLine(historyRecord{Removed: id})
-			delete(m.sseStatus, id)
 		}
 		// History effects never get a reply, so they take no ID (0): the IDs of the step's
 		// other effects stay as they would be without persistence.
@@ -147,12 +146,6 @@ func (m *Machine) RestoreIndexed(now int64, history, index string) (RestoreResul
 		m.pruneOrder()
 	}
 	m.sortRestored()
-	if len(m.sseStatus) == 0 {
-		m.sseStatus = make(map[string]Status, len(m.tasks))
-	}
-	for _, t := range m.apiView() {
-		m.sseStatus[t.ID] = t.Status
-	}
 	m.rebuildIndex()
 	res.Restored = len(m.tasks)
 	m.historyLines = lines
@@ -263,14 +256,23 @@ func (m *Machine) applyHistoryFrom(history string, from, firstLine int, res *Res
 		} else {
 			t := r.Task
 			id = t.ID
-			if was, known := m.tasks[id]; !known {
+			was, known := m.tasks[id]
+			switch {
+			case !known:
 				m.order = append(m.order, id)
-			} else if t == into && was != nil {
+			case track && was != nil:
+				// Following: the streams were told of the task before this record.
+				t.sseSent = was.sseSent
+			case t == into && was != nil:
 				// A newer record of a task: read over the older in place, and the slot it was
 				// read into serves the next line (no one holds a restoring task yet).
 				*was = *t
 				slab.giveBack(t)
 				t = was
+			}
+			if !track {
+				// A restore: the event streams start from the status restored.
+				t.sseSent = t.Status
 			}
 			if t.Progress.LastTools == nil && t.rest == "" {
 				t.Progress.LastTools = []string{} // a head only: load does this

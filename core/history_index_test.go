@@ -132,7 +132,16 @@ func TestAnIndexThatDoesNotFitIsNotUsed(t *testing.T) {
 	flip := func(s string, at int) string { b := []byte(s); b[at] ^= 1; return string(b) }
 	mid := len(index) / 2
 
+	// twice is the index with its second entry written again after the first, resealed: what
+	// the core never writes, with a checksum that holds.
+	lines := strings.SplitAfter(index[:len(index)-17], "\n")
+	header := strings.Fields(lines[0])
+	header[len(header)-1] = strconv.Itoa(len(lines) - 2) // the entries, and one more
+	twiceBody := strings.Join(header, " ") + "\n" + lines[1] + lines[2] + lines[2] + strings.Join(lines[3:], "")
+	twice := twiceBody + string(appendHex16(nil, xxh64([]byte(twiceBody)))) + "\n"
+
 	cases := []struct{ name, log, index string }{
+		{"the index holds a task twice", log, twice},
 		{"the log was edited inside what the index covers", flip(log, 5000), index},
 		{"the log was cut short", log[:len(log)/2], index},
 		{"the index belongs to another log", log, otherIndex},
@@ -248,4 +257,37 @@ func FuzzHistoryIndex(f *testing.F) {
 		m.RestoreIndexed(apiNow, log, index)
 		require.Equal(t, want, m.Tasks())
 	})
+}
+
+// A restored task is no news to the event streams: its next change is an update, whether it
+// came from the index or from its line, not a creation.
+func TestARestoredTaskChangesAsAnUpdate(t *testing.T) {
+	log := indexedHistory()
+	first := NewMachine(Config{})
+	_, effects := first.Restore(apiNow, log)
+	index := indexFrom(t, first, effects)
+	for name, restore := range map[string]func(m *Machine){
+		"read line by line": func(m *Machine) { m.Restore(apiNow, log) },
+		"read from the index": func(m *Machine) {
+			res, _ := m.RestoreIndexed(apiNow, log, index)
+			require.NotZero(t, res.Indexed)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := NewMachine(Config{})
+			restore(m)
+			task, ok := m.Task("ses_00000028")
+			require.True(t, ok)
+			require.Equal(t, StatusCompleted, task.Status)
+			var frames []string
+			for _, e := range m.Step(apiNow+5, Event{Type: EventToolCall, CallID: "c1", Tool: ToolOutput, SessionID: "ses_parent", MessageID: "msg_x", Agent: "build",
+				Args: []byte(`{"task_id":"ses_00000028"}`)}) {
+				if e.Kind == EffectSSEBroadcast {
+					frames = append(frames, e.Frame)
+				}
+			}
+			require.Len(t, frames, 1, "reading the result is a change (retrievedAt)")
+			require.True(t, strings.HasPrefix(frames[0], "event: "+SSETaskUpdated+"\n"), frames[0])
+		})
+	}
 }

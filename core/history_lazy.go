@@ -78,6 +78,8 @@ func (t *Task) load() {
 	if r.Task.Progress.LastTools == nil {
 		r.Task.Progress.LastTools = []string{}
 	}
+	// What the restore knew of the task beyond its record stays.
+	r.Task.sseSent, r.Task.logAt, r.Task.logLen = t.sseSent, t.logAt, t.logLen
 	*t = *r.Task
 }
 

@@ -36,11 +36,10 @@ type Machine struct {
 	busy map[string]bool         // sessions known to be busy (a parent gets noReply notices only when idle)
 	held map[string][]heldNotice // notices waiting for their parent to go idle
 
-	dirty        map[string]bool   // tasks changed in this step, persisted at its end
-	sseStatus    map[string]Status // each task's status as the last SSE frame told it
-	historyLines int               // lines in the history log, for compaction
-	pendingIndex *indexSnapshot    // the history index to write when its timer fires (history_index.go)
-	index        taskIndex         // active tasks and batches, so one event's work stays small
+	dirty        map[string]bool // tasks changed in this step, persisted at its end
+	historyLines int             // lines in the history log, for compaction
+	pendingIndex *indexSnapshot  // the history index to write when its timer fires (history_index.go)
+	index        taskIndex       // active tasks and batches, so one event's work stays small
 
 	health       map[string]*modelHealth // the circuit breaker's record per model (health.go)
 	sessionModel map[string]string       // each session's latest assistant model, "provider/model"
@@ -86,13 +85,12 @@ const pollTimer = "poll"
 // NewMachine returns an empty machine with cfg (zero fields take defaults).
 func NewMachine(cfg Config) *Machine {
 	return &Machine{
-		cfg:       cfg.withDefaults(),
-		tasks:     map[string]*Task{},
-		pending:   map[int64]pending{},
-		waiters:   map[string]*waiter{},
-		busy:      map[string]bool{},
-		sseStatus: map[string]Status{},
-		held:      map[string][]heldNotice{},
+		cfg:     cfg.withDefaults(),
+		tasks:   map[string]*Task{},
+		pending: map[int64]pending{},
+		waiters: map[string]*waiter{},
+		busy:    map[string]bool{},
+		held:    map[string][]heldNotice{},
 
 		sessionModel: map[string]string{},
 	}
@@ -166,6 +164,7 @@ func (t *Task) public() Task {
 	c.sessionError = nil
 	c.msg = nil
 	c.logAt, c.logLen = 0, 0 // where a restore found its record: the index's business alone
+	c.sseSent = ""
 	return c
 }
 

@@ -100,6 +100,9 @@ type Task struct {
 	// logAt and logLen: where a restore or a compaction found the task's record (its JSON) in
 	// the log, for the index they leave (history_index.go). Not kept up to date after that.
 	logAt, logLen int
+	// sseSent is the status the event streams were last told of (by a frame, or by the restore
+	// that brought the task back); empty while no stream has been told of the task.
+	sseSent Status
 }
 
 // TaskError is a failure as OpenCode reports it: the error's name and its message, and the

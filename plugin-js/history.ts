@@ -15,6 +15,8 @@ export interface History {
   rewrite(content: string): void;
   /** Replaces the index whole, as rewrite the log. */
   writeIndex(content: string): void;
+  /** The files, when the history is kept in files: the core's bridge reads them itself. */
+  files?: { history: string; index: string };
 }
 
 export function fileHistory(path: string, indexPath: string): History {
@@ -24,6 +26,7 @@ export function fileHistory(path: string, indexPath: string): History {
     dirReady = true;
   };
   return {
+    files: { history: path, index: indexPath },
     read: () => (existsSync(path) ? readFileSync(path) : ""),
     append: (line) => {
       ensureDir();

@@ -114,10 +114,15 @@ export class Runtime {
         // The history first: tasks from before a restart are back, and those that were running
         // are reconciled, before any new event is handled.
         const state = this.guardRead("reading the model health", () => readState(this.storagePaths!.modelHealth));
-        const index = this.guardRead("reading the task history index", () => this.history!.readIndex());
-        const stored = this.history.read();
-        mark("read");
-        const restored = core.call({ op: "restore", now: Date.now(), history: stored, index, state });
+        const restore = { op: "restore", now: Date.now(), state };
+        let restored;
+        if (this.history.files) {
+          // Read by the bridge, straight into the core's memory.
+          restored = core.callWithFiles(restore, this.history.files);
+        } else {
+          const index = this.guardRead("reading the task history index", () => this.history!.readIndex());
+          restored = core.call({ ...restore, history: this.history.read(), index });
+        }
         const indexed = restored.restore?.indexed ? ` (${restored.restore.indexed} from the index)` : "";
         mark(`restored ${restored.restore?.restored ?? 0} tasks${indexed}`);
         for (const e of restored.effects ?? []) this.carryOut(e);

@@ -7,6 +7,7 @@ package main
 
 import (
 	goruntime "runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"unsafe"
 
@@ -24,10 +25,27 @@ var pinned = map[uint32][]byte{}
 //go:wasmexport aa_abi_version
 func abiVersion() uint32 { return core.ABIVersion }
 
+// largeRequest is the size from which a request is a history (a restore or a follow): its
+// buffer is allocated, and its call runs, with the collector held off. The buffer alone is past
+// the heap's goal and started a collection, which the restore then waited out (4 to 7 ms, cold)
+// before it could turn the collector off itself (core.Runtime's restore), to collect nothing
+// that was garbage.
+const largeRequest = 1 << 20
+
+// heldGCPercent is the GC percent to put back once the large request's call is over; held says
+// there is one.
+var (
+	heldGCPercent int
+	held          bool
+)
+
 //go:wasmexport aa_alloc
 func alloc(size uint32) uint32 {
 	if size == 0 {
 		size = 1
+	}
+	if size >= largeRequest && !held {
+		heldGCPercent, held = debug.SetGCPercent(-1), true
 	}
 	buf := make([]byte, size)
 	ptr := uint32(uintptr(unsafe.Pointer(&buf[0])))
@@ -51,6 +69,10 @@ func call(ptr, size uint32) uint64 {
 		resp = []byte(`{"ok":false,"error":"aa_call: request buffer was not allocated with aa_alloc"}`)
 	} else {
 		resp = runtime.Call(buf[:size])
+	}
+	if held {
+		debug.SetGCPercent(heldGCPercent)
+		held = false
 	}
 	if len(resp) == 0 {
 		resp = []byte(`{"ok":false,"error":"empty response"}`)
