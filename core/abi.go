@@ -230,10 +230,12 @@ func (r *Runtime) handle(q Request) Response {
 	return Response{Error: "unknown op " + quote(q.Op)}
 }
 
+// encode calls Response.MarshalJSON itself: through json.Marshal its output would be scanned
+// again (compacted), 10 MB of it for a tasks op over 10,000 tasks.
 func encode(r Response) []byte {
-	b, err := json.Marshal(r)
+	b, err := r.MarshalJSON()
 	if err != nil {
-		b, _ = json.Marshal(Response{Error: "encoding the response failed: " + err.Error()})
+		b, _ = Response{Error: "encoding the response failed: " + err.Error()}.MarshalJSON()
 	}
 	return b
 }

@@ -63,8 +63,10 @@ func (m *Machine) rebuildIndex() {
 			used += j - i
 		}
 		for _, t := range view[i:j] {
-			m.indexActive(t)
-			ids = appendOnce(ids, t.ID)
+			if !t.Status.Terminal() {
+				m.indexActive(t)
+			}
+			ids = append(ids, t.ID) // the view holds each task once: no repeat to guard against
 		}
 		m.index.batches[batchID] = ids
 		i = j

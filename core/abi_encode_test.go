@@ -1,0 +1,59 @@
+package core
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Response's own encoding writes what encoding/json writes for the struct: the same bytes, for
+// every field set alone, all of them together, and each kind of empty value omitempty skips.
+func TestResponseEncodesAsTheStruct(t *testing.T) {
+	type structOnly Response // the same fields, without MarshalJSON
+	m := NewMachine(Config{})
+	cfg := m.Config()
+	tasks := apiManyTasks(3)
+	tasks[1].Error = &TaskError{Name: "APIError", Message: "<b>&</b>"}
+	task := tasks[2]
+	all := Response{OK: true, Error: "bad <input> & more", Effects: []Effect{{Kind: EffectLog, Level: "info", Message: "x"}, {Kind: EffectTimerSet, TimerID: "t", DelayMs: 5}},
+		ABI: ABIVersion, Version: Version, Tools: Tools(), Subscribe: SubscribedEvents(), Config: &cfg, ConfigError: "asyncagents.json: bad",
+		Tasks: tasks, Task: &task, Restore: &RestoreResult{Restored: 2, Corrupt: 1, Problems: []string{"line 3: torn"}, Indexed: 1},
+		Storage: &Storage{Dir: "/d", History: "/d/h.log", HistoryIndex: "/d/h.idx", APIPorts: []int{5165}}, Table: "ID  STATUS\n",
+		HTTP: &HTTPResponse{Status: 200, Headers: map[string]string{"Content-Type": "application/json"}, Body: `{"a":1}`}}
+	// Every field is set in all, so a field added to Response and not to MarshalJSON fails here.
+	v := reflect.ValueOf(all)
+	for i := range v.NumField() {
+		require.False(t, v.Field(i).IsZero(), "set %s in this test's all", v.Type().Field(i).Name)
+	}
+	cases := map[string]Response{
+		"nothing":                 {},
+		"ok alone":                {OK: true},
+		"empty slices":            {OK: true, Effects: []Effect{}, Tools: []ToolSpec{}, Subscribe: []string{}, Tasks: []Task{}},
+		"empty restore":           {OK: true, Restore: &RestoreResult{}},
+		"everything":              all,
+		"error":                   {Error: all.Error},
+		"effects":                 {OK: true, Effects: all.Effects},
+		"version":                 {OK: true, ABI: all.ABI, Version: all.Version},
+		"init":                    {OK: true, ABI: all.ABI, Version: all.Version, Tools: all.Tools, Subscribe: all.Subscribe, Config: all.Config, ConfigError: all.ConfigError},
+		"tasks":                   {OK: true, Tasks: all.Tasks},
+		"task":                    {OK: true, Task: all.Task},
+		"restore":                 {OK: true, Restore: all.Restore, Effects: all.Effects},
+		"storage":                 {OK: true, Storage: all.Storage},
+		"table":                   {OK: true, Table: all.Table},
+		"http":                    {OK: true, HTTP: all.HTTP},
+		"http with an empty body": {OK: true, HTTP: &HTTPResponse{Status: 204}},
+	}
+	for name, r := range cases {
+		want, err := json.Marshal(structOnly(r))
+		require.NoError(t, err, name)
+		got, err := r.MarshalJSON()
+		require.NoError(t, err, name)
+		require.Equal(t, string(want), string(got), name)
+		viaMarshal, err := json.Marshal(r)
+		require.NoError(t, err, name)
+		require.Equal(t, string(want), string(viaMarshal), name)
+		require.Equal(t, string(want), string(encode(r)), name)
+	}
+}
