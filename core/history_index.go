@@ -43,9 +43,12 @@ import (
 // EffectHistoryIndex asks the host to replace the history index (Content) atomically.
 const EffectHistoryIndex = "history.index"
 
+// HistoryIndexTimer is the timer after which a planned index is written.
+const HistoryIndexTimer = "history.index"
+
 const (
 	indexMagic   = "asyncagents-index 1 "
-	indexTimer   = "history.index"
+	indexTimer   = HistoryIndexTimer
 	indexDelayMs = 2000
 	// indexMinLines: a restore that read fewer lines one by one writes no index; a history that
 	// small restores in a few milliseconds without one.

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/internal/fixture"
 	"github.com/asyncagents/asyncagents/internal/wasmbuild"
 )
 
@@ -55,4 +56,31 @@ func TestLsReadsThePluginsHistory(t *testing.T) {
 
 	require.Equal(t, 2, run([]string{"frobnicate"}, &out, &errb))
 	require.Contains(t, errb.String(), `unknown command "frobnicate"`)
+}
+
+// ls reads the index the plugin leaves beside a long history (serve does the same): the table is
+// the one the history alone gives, and a stale index changes nothing.
+func TestLsPrintsTheSameWithTheIndex(t *testing.T) {
+	wasm := wasmbuild.Build(t)
+	home := t.TempDir()
+	project := filepath.Join(home, "project")
+	t.Setenv("XDG_DATA_HOME", "")
+	t.Setenv("HOME", home)
+	st := core.StoragePaths("", home, project)
+	require.NoError(t, os.MkdirAll(filepath.Dir(st.History), 0o700))
+	history := fixture.History(300)
+	require.NoError(t, os.WriteFile(st.History, []byte(history), 0o600))
+	ls := func() string {
+		var out, errb bytes.Buffer
+		require.Equal(t, 0, run([]string{"ls", "--dir", project, "--wasm", wasm}, &out, &errb), errb.String())
+		return out.String()
+	}
+	alone := ls()
+	require.Equal(t, 300+1, strings.Count(alone, "\n"), "a header and 300 tasks")
+	index := fixture.HistoryIndex(history)
+	require.NotEmpty(t, index)
+	require.NoError(t, os.WriteFile(st.HistoryIndex, []byte(index), 0o600))
+	require.Equal(t, alone, ls())
+	require.NoError(t, os.WriteFile(st.HistoryIndex, []byte(fixture.HistoryIndex(fixture.History(280)+fixture.History(1))), 0o600))
+	require.Equal(t, alone, ls())
 }
