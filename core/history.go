@@ -436,12 +436,31 @@ func (m *Machine) reconcile() {
 	m.startQueued()
 }
 
+// A failed status read at the reconcile is asked again, reconcileRetries times reconcileRetryMs
+// apart. Read as "no child is busy" at once, it would end as interrupted every restored child
+// whose answer is not complete yet, though it may still be at work: OpenCode answering one request
+// badly while it starts is no sign that the children stopped.
+const (
+	reconcileTimer   = "reconcile.retry"
+	reconcileRetries = 3
+	reconcileRetryMs = 1000
+)
+
 // onReconcileStatus reads each restored task's messages, knowing which children are busy.
 func (m *Machine) onReconcileStatus(p pending, ev Event) {
 	busy := map[string]json.RawMessage{}
-	if ev.OK {
-		_ = json.Unmarshal(ev.Result, &busy)
+	ok := ev.OK && json.Unmarshal(ev.Result, &busy) == nil
+	if !ok && m.reconcileTries < reconcileRetries {
+		m.reconcileTries++
+		m.reconcileRetry = p.reconcile
+		m.log("warn", "session.status failed at the reconcile (try "+strconv.Itoa(m.reconcileTries)+" of "+strconv.Itoa(reconcileRetries+1)+"), asking again in 1 s: "+reconcileError(ev))
+		m.out = append(m.out, Effect{Kind: EffectTimerSet, TimerID: reconcileTimer, DelayMs: reconcileRetryMs})
+		return
 	}
+	if !ok {
+		m.log("warn", "session.status failed at the reconcile "+strconv.Itoa(m.reconcileTries+1)+" times; the restored children are read as not busy: "+reconcileError(ev))
+	}
+	m.reconcileTries, m.reconcileRetry = 0, nil
 	for _, id := range p.reconcile {
 		t := m.task(id)
 		if t == nil || t.Status.Terminal() {
@@ -451,6 +470,23 @@ func (m *Machine) onReconcileStatus(p pending, ev Event) {
 		m.request(Effect{Kind: EffectMessages, SessionID: id}, pending{taskID: id, restored: true, busy: isBusy})
 	}
 	m.armPoll()
+}
+
+// retryReconcile asks OpenCode again which restored children are busy.
+func (m *Machine) retryReconcile() {
+	ids := m.reconcileRetry
+	m.reconcileRetry = nil
+	if len(ids) > 0 {
+		m.request(Effect{Kind: EffectStatus}, pending{reconcile: ids})
+	}
+}
+
+// reconcileError says why a status read failed.
+func reconcileError(ev Event) string {
+	if !ev.OK {
+		return ev.Error
+	}
+	return "the answer is not a map of session statuses"
 }
 
 // onReconcileMessages ends a restored task as its child's messages say: finished meanwhile, gone,

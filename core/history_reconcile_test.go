@@ -163,3 +163,66 @@ func TestRestoredCompactedAttemptIsNotCompactedAgain(t *testing.T) {
 	require.Empty(t, ofKind(eff, EffectSummarize), "restored: A is not compacted a second time")
 	require.Equal(t, "mock/mock-b", prompts(eff, "ses_r")[0].Model)
 }
+
+// A status read that fails at the reconcile is asked again a second later, and a child OpenCode
+// then lists as busy goes on running. Read as "no child busy" at once, the failure ended the task
+// as interrupted while its child was still at work.
+func TestReconcileAsksAgainWhenTheStatusReadFails(t *testing.T) {
+	h := newFB(t, chainAB)
+	task := restoredOnA(StatusRunning, []FallbackAttempt{{Model: "mock/mock-a", Timestamp: 900_000}})
+	_, eff := h.m.Restore(h.now, HistoryLine(task))
+	st := ofKind(eff, EffectStatus)
+	require.Len(t, st, 1)
+
+	eff = h.step(Event{Type: EventEffectDone, EffectID: st[0].ID, OK: false, Error: "connection refused"})
+	require.Empty(t, ofKind(eff, EffectMessages), "nothing is read of a child before OpenCode says whether it is busy")
+	retry := timersNamed(eff, reconcileTimer)
+	require.Len(t, retry, 1)
+	require.Equal(t, int64(reconcileRetryMs), retry[0].DelayMs)
+	got, _ := h.m.Task("ses_r")
+	require.Equal(t, StatusRunning, got.Status)
+
+	eff = h.step(Event{Type: EventTimer, TimerID: reconcileTimer})
+	st = ofKind(eff, EffectStatus)
+	require.Len(t, st, 1, "the timer asks for the statuses again")
+	eff = h.step(Event{Type: EventEffectDone, EffectID: st[0].ID, OK: true, Result: json.RawMessage(`{"ses_r":{"type":"busy"}}`)})
+	rd := ofKind(eff, EffectMessages)
+	require.Len(t, rd, 1)
+	h.step(Event{Type: EventEffectDone, EffectID: rd[0].ID, OK: true,
+		Result: json.RawMessage(`[{"info":{"id":"m1","role":"user","time":{"created":900001}},"parts":[]}]`)})
+	got, _ = h.m.Task("ses_r")
+	require.Equal(t, StatusRunning, got.Status, "a busy child goes on: %+v", got.Error)
+}
+
+// When every try fails (the first read and reconcileRetries more), the reconcile goes on as
+// before the retries: the children are read as not busy, and one whose answer is not complete
+// ends as interrupted. The reads are bounded: no timer follows the last failure.
+func TestReconcileGivesUpAfterItsRetries(t *testing.T) {
+	h := newFB(t, chainAB)
+	task := restoredOnA(StatusRunning, []FallbackAttempt{{Model: "mock/mock-a", Timestamp: 900_000}})
+	_, eff := h.m.Restore(h.now, HistoryLine(task))
+	reads := 0
+	for range reconcileRetries + 5 {
+		st := ofKind(eff, EffectStatus)
+		if len(st) == 0 {
+			break
+		}
+		require.Len(t, st, 1)
+		reads++
+		eff = h.step(Event{Type: EventEffectDone, EffectID: st[0].ID, OK: true, Result: json.RawMessage(`"not a map"`)})
+		if len(ofKind(eff, EffectMessages)) > 0 {
+			break
+		}
+		require.Len(t, timersNamed(eff, reconcileTimer), 1, "read %d", reads)
+		eff = h.step(Event{Type: EventTimer, TimerID: reconcileTimer})
+	}
+	require.Equal(t, reconcileRetries+1, reads)
+	require.Empty(t, timersNamed(eff, reconcileTimer))
+	rd := ofKind(eff, EffectMessages)
+	require.Len(t, rd, 1)
+	h.step(Event{Type: EventEffectDone, EffectID: rd[0].ID, OK: true,
+		Result: json.RawMessage(`[{"info":{"id":"m1","role":"user","time":{"created":900001}},"parts":[]}]`)})
+	got, _ := h.m.Task("ses_r")
+	require.Equal(t, StatusError, got.Status)
+	require.Contains(t, got.Error.Message, "interrupted")
+}

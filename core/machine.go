@@ -39,7 +39,11 @@ type Machine struct {
 	dirty        map[string]bool // tasks changed in this step, persisted at its end
 	historyLines int             // lines in the history log, for compaction
 	pendingIndex *indexSnapshot  // the history index to write when its timer fires (history_index.go)
-	index        taskIndex       // active tasks and batches, so one event's work stays small
+	// reconcileRetry holds the restored tasks whose status read failed, to be asked again when
+	// reconcileTimer fires; reconcileTries counts the reads that failed (history.go).
+	reconcileRetry []string
+	reconcileTries int
+	index          taskIndex // active tasks and batches, so one event's work stays small
 
 	health       map[string]*modelHealth // the circuit breaker's record per model (health.go)
 	sessionModel map[string]string       // each session's latest assistant model, "provider/model"

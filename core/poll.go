@@ -16,6 +16,8 @@ func (m *Machine) onTimer(id string) {
 		m.request(Effect{Kind: EffectStatus}, pending{})
 	case id == indexTimer:
 		m.writeIndex()
+	case id == reconcileTimer:
+		m.retryReconcile()
 	case id == heartbeatTimer:
 		m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: HeartbeatFrame(m.now)})
 		m.out = append(m.out, Effect{Kind: EffectTimerSet, TimerID: heartbeatTimer, DelayMs: SSEHeartbeatIntervalMs})
