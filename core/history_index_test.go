@@ -26,6 +26,14 @@ func indexFrom(t *testing.T, m *Machine, planned []Effect) string {
 	return ""
 }
 
+// restoredIndex is the index a restore of log leaves ("" if it plans none).
+func restoredIndex(t *testing.T, log string) string {
+	t.Helper()
+	m := NewMachine(Config{})
+	_, effects := m.Restore(apiNow, log)
+	return indexFrom(t, m, effects)
+}
+
 // indexedHistory is a log a restore plans an index for: 300 tasks of every state, a few of them
 // written again, one removed, and a corrupt line.
 func indexedHistory() string {
@@ -58,19 +66,7 @@ func historyTail() string {
 // requireSameMachines asks both machines the same things, the indexed one first.
 func requireSameMachines(t *testing.T, whole, indexed *Machine) {
 	t.Helper()
-	ask := []HTTPRequest{
-		apiGet("/v1/health", ""),
-		apiGet("/v1/tasks", "limit=1"),
-		apiGet("/v1/tasks", "status=completed&offset=7&limit=3"),
-		apiGet("/v1/tasks", "agent=build&search=module%2012"),
-		apiGet("/v1/tasks/ses_00000003", ""),
-		apiGet("/v1/tasks/ses_00000010", ""),
-		apiGet("/v1/task-groups/batch_5", ""),
-		apiGet("/v1/stats", ""),
-		apiGet("/v1/tasks", "limit=200&offset=100"),
-		apiGet("/v1/events", ""),
-		apiGet("/v1/tasks", "limit=200"),
-	}
+	ask := sameAnswerRequests("ses_00000010")
 	for _, req := range ask {
 		require.Equal(t, whole.ServeHTTP(req, apiCfg, apiNow+5), indexed.ServeHTTP(req, apiCfg, apiNow+5), "%s?%s", req.Path, req.Query)
 	}
@@ -116,18 +112,14 @@ func TestIndexedRestoreAnswersAsAWholeRead(t *testing.T) {
 // restore reads the whole log.
 func TestAnIndexThatDoesNotFitIsNotUsed(t *testing.T) {
 	log := indexedHistory()
-	first := NewMachine(Config{})
-	_, effects := first.Restore(apiNow, log)
-	index := indexFrom(t, first, effects)
+	index := restoredIndex(t, log)
 	require.NotEmpty(t, index)
-	other := NewMachine(Config{})
 	var otherLog strings.Builder
 	for _, task := range apiManyTasks(280) {
 		task.Description += " (elsewhere)"
 		otherLog.WriteString(HistoryLine(task))
 	}
-	_, effects = other.Restore(apiNow, otherLog.String())
-	otherIndex := indexFrom(t, other, effects)
+	otherIndex := restoredIndex(t, otherLog.String())
 	require.NotEmpty(t, otherIndex)
 	flip := func(s string, at int) string { b := []byte(s); b[at] ^= 1; return string(b) }
 	mid := len(index) / 2
@@ -221,9 +213,7 @@ func TestFollowingACompactionDropsThePlannedIndex(t *testing.T) {
 // A restore through the envelope takes the index as the first indexLen bytes after the NUL.
 func TestTheEnvelopeCarriesTheIndexBeforeTheHistory(t *testing.T) {
 	log := indexedHistory()
-	first := NewMachine(Config{})
-	_, effects := first.Restore(apiNow, log)
-	index := indexFrom(t, first, effects)
+	index := restoredIndex(t, log)
 
 	call := func(env string, payload string) Response {
 		raw := NewRuntime().Call([]byte(env + "\x00" + payload))
@@ -243,9 +233,7 @@ func TestTheEnvelopeCarriesTheIndexBeforeTheHistory(t *testing.T) {
 // whole read gives.
 func FuzzHistoryIndex(f *testing.F) {
 	log := indexedHistory()
-	first := NewMachine(Config{})
-	_, effects := first.Restore(apiNow, log)
-	index := indexFrom(&testing.T{}, first, effects)
+	index := restoredIndex(&testing.T{}, log)
 	f.Add(index)
 	f.Add(index[:len(index)/3])
 	f.Add(indexMagic + "0 0000000000000000 0 0 0 0 0\n")
@@ -263,9 +251,7 @@ func FuzzHistoryIndex(f *testing.F) {
 // came from the index or from its line, not a creation.
 func TestARestoredTaskChangesAsAnUpdate(t *testing.T) {
 	log := indexedHistory()
-	first := NewMachine(Config{})
-	_, effects := first.Restore(apiNow, log)
-	index := indexFrom(t, first, effects)
+	index := restoredIndex(t, log)
 	for name, restore := range map[string]func(m *Machine){
 		"read line by line": func(m *Machine) { m.Restore(apiNow, log) },
 		"read from the index": func(m *Machine) {

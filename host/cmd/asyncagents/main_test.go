@@ -18,11 +18,7 @@ import (
 // The CLI reads the history the plugin wrote (here written by the core itself, as the plugin does)
 // and prints it, through the same .wasm, without OpenCode.
 func TestLsReadsThePluginsHistory(t *testing.T) {
-	wasm := wasmbuild.Build(t)
-	home := t.TempDir()
-	project := filepath.Join(home, "project")
-	t.Setenv("XDG_DATA_HOME", "")
-	t.Setenv("HOME", home)
+	wasm, home, project := cliSetup(t)
 
 	m := core.NewMachine(core.Config{})
 	var log strings.Builder
@@ -61,11 +57,7 @@ func TestLsReadsThePluginsHistory(t *testing.T) {
 // ls reads the index the plugin leaves beside a long history (serve does the same): the table is
 // the one the history alone gives, and a stale index changes nothing.
 func TestLsPrintsTheSameWithTheIndex(t *testing.T) {
-	wasm := wasmbuild.Build(t)
-	home := t.TempDir()
-	project := filepath.Join(home, "project")
-	t.Setenv("XDG_DATA_HOME", "")
-	t.Setenv("HOME", home)
+	wasm, home, project := cliSetup(t)
 	st := core.StoragePaths("", home, project)
 	require.NoError(t, os.MkdirAll(filepath.Dir(st.History), 0o700))
 	history := fixture.History(300)
@@ -83,4 +75,15 @@ func TestLsPrintsTheSameWithTheIndex(t *testing.T) {
 	require.Equal(t, alone, ls())
 	require.NoError(t, os.WriteFile(st.HistoryIndex, []byte(fixture.HistoryIndex(fixture.History(280)+fixture.History(1))), 0o600))
 	require.Equal(t, alone, ls())
+}
+
+// cliSetup builds the module and gives the CLI a home of its own (HOME, no XDG_DATA_HOME) with a
+// project in it, so that its storage paths are the test's.
+func cliSetup(t *testing.T) (wasm, home, project string) {
+	t.Helper()
+	wasm = wasmbuild.Build(t)
+	home = t.TempDir()
+	t.Setenv("XDG_DATA_HOME", "")
+	t.Setenv("HOME", home)
+	return wasm, home, filepath.Join(home, "project")
 }

@@ -14,18 +14,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/asyncagents/asyncagents/core"
-	"github.com/asyncagents/asyncagents/internal/wasmbuild"
 )
 
 // `asyncagents serve` answers the status API over a stored history with no OpenCode running,
 // requires the token it prints, follows lines appended while it runs (its event stream sees
 // them), and stops gracefully when its context ends.
 func TestServeFollowsTheStoredHistory(t *testing.T) {
-	wasm := wasmbuild.Build(t)
-	home := t.TempDir()
-	project := filepath.Join(home, "project")
-	t.Setenv("XDG_DATA_HOME", "")
-	t.Setenv("HOME", home)
+	wasm, home, project := cliSetup(t)
 	t.Setenv("ASYNCAGENTS_API_AUTH", "")
 	st := core.StoragePaths("", home, project)
 	require.NoError(t, os.MkdirAll(filepath.Dir(st.History), 0o700))
