@@ -226,3 +226,19 @@ func TestReconcileGivesUpAfterItsRetries(t *testing.T) {
 	require.Equal(t, StatusError, got.Status)
 	require.Contains(t, got.Error.Message, "interrupted")
 }
+
+// A copy of a task (Machine.Task) does not share its fallback record with the live task: the
+// loop changes attempts in place, and a copy taken before must keep what it saw.
+func TestATaskCopyKeepsItsOwnFallbackRecord(t *testing.T) {
+	h := newFB(t, chainAB)
+	task := restoredOnA(StatusRunning, []FallbackAttempt{{Model: "mock/mock-a", Timestamp: 900_000}})
+	task.FallbackInfo.Skipped = []string{"mock/mock-c"}
+	h.m.Restore(h.now, HistoryLine(task))
+	seen, ok := h.m.Task("ses_r")
+	require.True(t, ok)
+	seen.FallbackInfo.Attempts[0].Error = "changed by the caller"
+	seen.FallbackInfo.Skipped[0] = "changed by the caller"
+	seen.FallbackInfo.TotalAttempts = 7
+	live, _ := h.m.Task("ses_r")
+	require.Equal(t, task.FallbackInfo, live.FallbackInfo)
+}

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -163,6 +164,12 @@ func (t *Task) public() Task {
 	if t.Error != nil {
 		e := *t.Error
 		c.Error = &e
+	}
+	if t.FallbackInfo != nil {
+		// The attempts are changed in place as the loop goes on; a copy keeps what it saw.
+		f := *t.FallbackInfo
+		f.Attempts, f.Skipped = slices.Clone(f.Attempts), slices.Clone(f.Skipped)
+		c.FallbackInfo = &f
 	}
 	c.seenCalls = nil
 	c.sessionError = nil
