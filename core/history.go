@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -145,7 +146,7 @@ func (m *Machine) RestoreIndexed(now int64, history, index string) (RestoreResul
 	if removals {
 		m.pruneOrder()
 	}
-	m.sortRestored()
+	launched := m.sortRestored()
 	m.rebuildIndex()
 	res.Restored = len(m.tasks)
 	m.historyLines = lines
@@ -161,7 +162,7 @@ func (m *Machine) RestoreIndexed(now int64, history, index string) (RestoreResul
 	case tailLines >= indexMinLines && strings.HasSuffix(history, "\n"):
 		// Worth an index: the next restore reads what this one read line by line from it. (A
 		// log that does not end its last line is left for the compaction to set right.)
-		m.planIndex(m.restoredSnapshot(history, lines, newlines+split, res))
+		m.planIndex(m.restoredSnapshot(history, launched, lines, newlines+split, res))
 	}
 	m.reconcile()
 	out := m.out
@@ -169,11 +170,14 @@ func (m *Machine) RestoreIndexed(now int64, history, index string) (RestoreResul
 	return res, out
 }
 
-// restoredSnapshot is what the restore just done found, as an index would say it.
-func (m *Machine) restoredSnapshot(history string, lines, newlines int, res RestoreResult) *indexSnapshot {
+// restoredSnapshot is what the restore just done found, as an index would say it. Its entries
+// are in the order the log first named the tasks (launched, as sortRestored returned it), not in
+// start order: a restore that reads lines past the index sorts them with the index's tasks, and
+// breaks ties in start time by that order as a whole read of the log would.
+func (m *Machine) restoredSnapshot(history string, launched []string, lines, newlines int, res RestoreResult) *indexSnapshot {
 	s := &indexSnapshot{log: history, lines: lines, newlines: newlines, corrupt: res.Corrupt, problems: res.Problems}
-	s.entries = make([]indexEntry, 0, len(m.order))
-	for _, id := range m.order {
+	s.entries = make([]indexEntry, 0, len(launched))
+	for _, id := range launched {
 		if t := m.tasks[id]; t != nil {
 			s.entries = append(s.entries, snapshotEntry(t, t.logAt, t.logLen))
 		}
@@ -181,23 +185,26 @@ func (m *Machine) restoredSnapshot(history string, lines, newlines int, res Rest
 	return s
 }
 
-// sortRestored puts the launch order in start order, as the tasks were launched. A log is
-// nearly always in that order already; checking it costs one pass over the tasks, sorting
-// through the map many.
-func (m *Machine) sortRestored() {
+// sortRestored puts the launch order in start order, as the tasks were launched, and returns the
+// order it had before: the order in which the log first named them. A log is nearly always in
+// start order already; checking it costs one pass over the tasks, sorting through the map many,
+// and the order before is copied only when the sort changes it.
+func (m *Machine) sortRestored() (before []string) {
 	view := m.apiView()
 	sorted := true
 	for i := 1; i < len(view) && sorted; i++ {
 		sorted = view[i-1].StartedAt <= view[i].StartedAt
 	}
 	if sorted {
-		return
+		return m.order
 	}
+	before = slices.Clone(m.order)
 	sort.SliceStable(view, func(i, j int) bool { return view[i].StartedAt < view[j].StartedAt })
 	for i, t := range view {
 		m.order[i] = t.ID
 	}
 	m.view = view
+	return before
 }
 
 // applyHistory applies a log's records in order (the last record of a task wins) and returns
@@ -334,13 +341,20 @@ func splitLines(log string) []string {
 	return out
 }
 
-// pruneOrder drops the IDs of removed tasks (and any repeat) from the launch order.
+// pruneOrder drops the IDs of removed tasks from the launch order. An ID named twice is a task
+// removed and written again: it keeps its last place, the one a log that no longer held its
+// first record (a compacted one, or the index of one read so far) would give it.
 func (m *Machine) pruneOrder() {
 	kept := make(map[string]bool, len(m.tasks))
+	keep := make([]bool, len(m.order))
+	for i := len(m.order) - 1; i >= 0; i-- {
+		if id := m.order[i]; m.tasks[id] != nil && !kept[id] {
+			kept[id], keep[i] = true, true
+		}
+	}
 	order := m.order[:0]
-	for _, id := range m.order {
-		if m.tasks[id] != nil && !kept[id] {
-			kept[id] = true
+	for i, id := range m.order {
+		if keep[i] {
 			order = append(order, id)
 		}
 	}

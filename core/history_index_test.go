@@ -243,7 +243,7 @@ func smallIndexedLog(t *testing.T) (log, index string) {
 	m := NewMachine(Config{})
 	res, _ := m.Restore(apiNow, log)
 	require.Equal(t, 1, res.Corrupt)
-	index = m.restoredSnapshot(log, m.historyLines, strings.Count(log, "\n"), res).text()
+	index = m.restoredSnapshot(log, m.order, m.historyLines, strings.Count(log, "\n"), res).text()
 	return log, index
 }
 

@@ -1,0 +1,238 @@
+package core
+
+import (
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// randomHistoryLines writes n random history lines over a pool of ids: records in every status
+// (queued ones too), start times drawn from a few values (ties), removals, corrupt and empty
+// lines.
+func randomHistoryLines(r *rand.Rand, n, pool int) string {
+	statuses := []Status{StatusCompleted, StatusError, StatusCancelled, StatusRunning, StatusResumed}
+	var b strings.Builder
+	for range n {
+		switch k := r.Intn(100); {
+		case k < 3:
+			b.WriteString("0123456789abcdef {\"task\":torn}\n")
+		case k < 5:
+			b.WriteString("\n")
+		case k < 9:
+			b.WriteString(historyLine(historyRecord{Removed: fmt.Sprintf("ses_%03d", r.Intn(pool))}))
+		default:
+			st := statuses[r.Intn(len(statuses))]
+			t := Task{ID: fmt.Sprintf("ses_%03d", r.Intn(pool)), ParentSessionID: "ses_parent", ParentMessageID: "msg",
+				BatchID: fmt.Sprintf("batch_%d", r.Intn(6)), Description: fmt.Sprintf("d%d", r.Intn(50)),
+				Prompt: "p", Agent: "build", Status: st, StartedAt: int64(1000 * (1 + r.Intn(5))), Depth: 1}
+			if st.Terminal() {
+				t.CompletedAt = t.StartedAt + 5
+				t.Result = "r"
+			} else {
+				t.Queued = r.Intn(3) == 0
+			}
+			b.WriteString(HistoryLine(t))
+		}
+	}
+	return b.String()
+}
+
+func sameRestore(t *testing.T, whole, indexed *Machine, wantRes, gotRes RestoreResult) {
+	t.Helper()
+	gotRes.Indexed = 0
+	require.Equal(t, wantRes, gotRes)
+	require.Equal(t, whole.order, indexed.order, "launch order")
+	require.Equal(t, whole.historyLines, indexed.historyLines)
+	require.Equal(t, whole.Tasks(), indexed.Tasks())
+	for _, req := range sameAnswerRequests("ses_001") {
+		require.Equal(t, whole.ServeHTTP(req, apiCfg, apiNow+5), indexed.ServeHTTP(req, apiCfg, apiNow+5), "%s?%s", req.Path, req.Query)
+	}
+}
+
+// An index left by a restore (and a second one left by a restore that used it) gives what the
+// whole log gives, launch order included, for random logs: tasks written twice, removed and
+// written again, ties in start time, corrupt and empty lines, lines past the index.
+func TestAnIndexRestoresAsTheWholeLogOfARandomHistory(t *testing.T) {
+	const seeds = 200
+	used, chained := 0, 0
+	for seed := range seeds {
+		r := rand.New(rand.NewSource(int64(seed)))
+		prefix := randomHistoryLines(r, 260+r.Intn(60), 220)
+		first := NewMachine(Config{})
+		_, eff := first.Restore(apiNow, prefix)
+		index := indexFrom(t, first, eff)
+		if index == "" {
+			continue
+		}
+		tail := randomHistoryLines(r, r.Intn(2)*(r.Intn(40)+300*r.Intn(2)), 300)
+		log := prefix + tail
+		whole, indexed := NewMachine(Config{}), NewMachine(Config{})
+		wantRes, _ := whole.Restore(apiNow, log)
+		gotRes, gotEff := indexed.RestoreIndexed(apiNow, log, index)
+		if gotRes.Indexed > 0 {
+			used++
+		}
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) { sameRestore(t, whole, indexed, wantRes, gotRes) })
+		index2 := indexFrom(t, indexed, gotEff)
+		if index2 == "" {
+			continue
+		}
+		chained++
+		log2 := log + randomHistoryLines(r, r.Intn(30), 220)
+		whole2, indexed2 := NewMachine(Config{}), NewMachine(Config{})
+		wantRes2, _ := whole2.Restore(apiNow, log2)
+		gotRes2, _ := indexed2.RestoreIndexed(apiNow, log2, index2)
+		t.Run(fmt.Sprintf("seed%d-chained", seed), func(t *testing.T) { sameRestore(t, whole2, indexed2, wantRes2, gotRes2) })
+	}
+	t.Logf("indexes used: %d, chained: %d", used, chained)
+	require.Greater(t, used, seeds*3/4, "most seeds test an index that is used")
+}
+
+// historySim writes history as the core would: launch times from a clock that never goes back,
+// a queued task's start time moved to the clock when it starts, finished tasks resumed or
+// forgotten (never seen again), a few corrupt and empty lines.
+type historySim struct {
+	r     *rand.Rand
+	clock int64
+	next  int
+	live  []*Task
+}
+
+func (s *historySim) lines(n int) string {
+	var b strings.Builder
+	write := func(t *Task) { b.WriteString(HistoryLine(*t)) }
+	for range n {
+		if s.r.Intn(3) > 0 {
+			s.clock += 1000
+		}
+		switch k := s.r.Intn(100); {
+		case k < 2:
+			b.WriteString("0123456789abcdef {\"task\":torn}\n")
+		case k < 4:
+			b.WriteString("\n")
+		case k < 70 || len(s.live) == 0:
+			for range 1 + s.r.Intn(3) {
+				t := &Task{ID: fmt.Sprintf("ses_%04d", s.next), ParentSessionID: "ses_parent", ParentMessageID: "msg",
+					BatchID: fmt.Sprintf("batch_%d", s.next/3), Description: "d", Prompt: "p", Agent: "build",
+					Status: StatusRunning, StartedAt: s.clock, Depth: 1, Queued: s.r.Intn(3) == 0}
+				s.next++
+				s.live = append(s.live, t)
+				write(t)
+			}
+		default:
+			i := s.r.Intn(len(s.live))
+			t := s.live[i]
+			switch {
+			case t.Queued:
+				t.Queued, t.StartedAt = false, s.clock
+			case !t.Status.Terminal():
+				t.Status, t.CompletedAt, t.Result = []Status{StatusCompleted, StatusError, StatusCancelled}[s.r.Intn(3)], s.clock, "r"
+			case s.r.Intn(3) == 0:
+				b.WriteString(historyLine(historyRecord{Removed: t.ID}))
+				s.live = append(s.live[:i], s.live[i+1:]...)
+				continue
+			default:
+				t.Status = StatusResumed
+			}
+			write(t)
+		}
+	}
+	return b.String()
+}
+
+// The same for histories written as the core writes them (historySim above).
+func TestAnIndexRestoresAsTheWholeLogOfARealisticHistory(t *testing.T) {
+	const seeds = 150
+	used := 0
+	for seed := range seeds {
+		s := &historySim{r: rand.New(rand.NewSource(int64(seed))), clock: 1_700_000_000_000}
+		prefix := s.lines(300)
+		first := NewMachine(Config{})
+		_, eff := first.Restore(apiNow, prefix)
+		index := indexFrom(t, first, eff)
+		if index == "" {
+			continue
+		}
+		log := prefix + s.lines(s.r.Intn(60))
+		whole, indexed := NewMachine(Config{}), NewMachine(Config{})
+		wantRes, _ := whole.Restore(apiNow, log)
+		gotRes, _ := indexed.RestoreIndexed(apiNow, log, index)
+		if gotRes.Indexed > 0 {
+			used++
+		}
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) { sameRestore(t, whole, indexed, wantRes, gotRes) })
+	}
+	t.Logf("indexes used: %d", used)
+	require.Greater(t, used, seeds*3/4, "most seeds test an index that is used")
+}
+
+// The same for the index a compaction leaves.
+func TestACompactionsIndexRestoresAsTheWholeLog(t *testing.T) {
+	const seeds = 120
+	used := 0
+	for seed := range seeds {
+		r := rand.New(rand.NewSource(int64(seed)))
+		log0 := randomHistoryLines(r, 900, 300)
+		first := NewMachine(Config{})
+		_, eff := first.Restore(apiNow, log0)
+		var rewrite string
+		for _, e := range eff {
+			if e.Kind == EffectHistoryRewrite {
+				rewrite = e.Content
+			}
+		}
+		index := indexFrom(t, first, eff)
+		if rewrite == "" || index == "" {
+			continue
+		}
+		log := rewrite + randomHistoryLines(r, r.Intn(50), 300)
+		whole, indexed := NewMachine(Config{}), NewMachine(Config{})
+		wantRes, _ := whole.Restore(apiNow, log)
+		gotRes, _ := indexed.RestoreIndexed(apiNow, log, index)
+		if gotRes.Indexed > 0 {
+			used++
+		}
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) { sameRestore(t, whole, indexed, wantRes, gotRes) })
+	}
+	t.Logf("indexes used: %d", used)
+	require.Greater(t, used, seeds*3/4, "most seeds test an index that is used")
+}
+
+// Two queued tasks started at the same millisecond, one start on each side of the lines an
+// index covers (another process's restore read the log between them): the indexed restore keeps
+// them in the whole read's order. An index that held the launch order after sortRestored, not
+// the log's, broke the tie the other way.
+func TestAnIndexKeepsTheLogsOrderForTiedStarts(t *testing.T) {
+	task := func(id string, at int64, st Status, queued bool) Task {
+		return Task{ID: id, ParentSessionID: "ses_parent", ParentMessageID: "msg", BatchID: "b_" + id, Description: id,
+			Prompt: "p", Agent: "build", Status: st, StartedAt: at, Depth: 1, Queued: queued}
+	}
+	var prefix strings.Builder
+	prefix.WriteString(HistoryLine(task("ses_a", 1000, StatusRunning, true))) // A launched, queued
+	for i := range 300 {
+		done := task(fmt.Sprintf("ses_f%03d", i), 2000+int64(i), StatusCompleted, false)
+		done.CompletedAt = done.StartedAt + 1
+		prefix.WriteString(HistoryLine(done))
+	}
+	prefix.WriteString(HistoryLine(task("ses_b", 3000, StatusRunning, true)))  // B launched, queued
+	prefix.WriteString(HistoryLine(task("ses_a", 5000, StatusRunning, false))) // A starts at 5000
+	tail := HistoryLine(task("ses_b", 5000, StatusRunning, false))             // B starts at 5000 too
+
+	first := NewMachine(Config{})
+	_, eff := first.Restore(apiNow, prefix.String())
+	index := indexFrom(t, first, eff)
+	require.NotEmpty(t, index)
+
+	log := prefix.String() + tail
+	whole, indexed := NewMachine(Config{}), NewMachine(Config{})
+	wantRes, _ := whole.Restore(apiNow, log)
+	gotRes, _ := indexed.RestoreIndexed(apiNow, log, index)
+	require.NotZero(t, gotRes.Indexed)
+	last2 := func(m *Machine) []string { return m.order[len(m.order)-2:] }
+	require.Equal(t, []string{"ses_a", "ses_b"}, last2(whole))
+	require.Equal(t, last2(whole), last2(indexed), "launch order of two tasks started in the same ms")
+	_ = wantRes
+}
