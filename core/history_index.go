@@ -225,7 +225,7 @@ func (m *Machine) applyIndex(index, history string, res *RestoreResult) (covered
 	i++
 	lines, newlines = int(head[1]), int(head[2])
 	corrupt, nProblems, nEntries := int(head[3]), int(head[4]), int(head[5])
-	if nEntries > len(body) || nProblems > maxReportedProblems {
+	if !indexCountsHold(history[:logLen], len(body), lines, newlines, corrupt, nProblems, nEntries) {
 		return 0, 0, 0
 	}
 	var problems []string
@@ -239,14 +239,19 @@ func (m *Machine) applyIndex(index, history string, res *RestoreResult) (covered
 	}
 	tasks := make(map[string]*Task, nEntries+nEntries/8)
 	order := make([]string, 0, nEntries)
-	// One allocation for every head: 10,000 small ones cost more inside WebAssembly than the
-	// reading of their entries.
-	slab := make([]Task, nEntries)
+	// The heads are cut from blocks: 10,000 small allocations cost more inside WebAssembly than
+	// the reading of their entries, and one block for all would be sized by the header before an
+	// entry is read.
+	var slab taskSlab
 	view := make([]*Task, 0, nEntries)
-	for k := range nEntries {
-		t, end := indexEntryAt(body, i, history[:logLen], &slab[k])
+	for range nEntries {
+		into := slab.next()
+		t, end := indexEntryAt(body, i, history[:logLen], into)
 		if t == nil {
 			return 0, 0, 0
+		}
+		if t != into {
+			slab.giveBack(into) // a w entry: its record was read into a task of its own
 		}
 		i = end
 		tasks[t.ID] = t
@@ -261,6 +266,36 @@ func (m *Machine) applyIndex(index, history string, res *RestoreResult) (covered
 	m.tasks, m.order, m.view = tasks, order, view
 	res.Corrupt, res.Problems, res.Indexed = corrupt, problems, len(tasks)
 	return logLen, lines, newlines
+}
+
+// Bounds on an index's header, each one the writer never breaks. The index's seal is a checksum:
+// it turns away a torn write, another version's index and a log changed since, not an edit
+// sealed again, which can make a restore wrong as an edit of the log itself can. These bounds
+// keep such an index from costing more than its size, or from dropping the log's tasks by
+// itself: with no more lines than twice its entries, the index alone never makes a restore
+// compact the log.
+const (
+	minIndexEntry = len("w 0 1\n")
+	minLogLine    = len("0123456789abcdef x\n") // a record's line; a corrupt one can be 2 bytes
+)
+
+// indexCountsHold says whether an index's header counts can describe log (the prefix it covers)
+// in a body of bodyLen bytes: the lines fit in the log, and are the entries' once or twice
+// (every task has a line; a restore or compaction that left more than two lines a task would
+// have compacted the log instead of writing an index), the corrupt lines are among them, the
+// problems are the first few corrupt ones, and each entry takes its bytes of the body.
+func indexCountsHold(log string, bodyLen, lines, newlines, corrupt, problems, entries int) bool {
+	switch {
+	case len(log) > 0 && log[len(log)-1] != '\n':
+		return false // an index covers whole lines
+	case newlines > len(log) || lines > newlines || (lines-corrupt)*minLogLine+2*corrupt > len(log):
+		return false
+	case entries < 1 || entries > lines || lines > 2*entries || entries > bodyLen/minIndexEntry:
+		return false
+	case corrupt < 0 || corrupt > lines || problems != min(corrupt, maxReportedProblems):
+		return false
+	}
+	return true
 }
 
 // indexEntryAt reads the entry at body[i:] (with its newline) and returns its task (a head is
@@ -307,6 +342,9 @@ func indexEntryAt(body string, i int, log string, into *Task) (*Task, int) {
 		t = into
 		t.ID, t.ParentSessionID, t.ParentMessageID, t.ParentAgent, t.BatchID = f[0], f[1], f[2], f[3], f[4]
 		t.Description, t.Agent, t.Status, t.StartedAt, t.rest = f[5], f[6], Status(f[7]), started, record
+		if !t.Status.Terminal() {
+			return nil, i // a head is a finished task's
+		}
 	case 'w':
 		rec, err := readRecordHead(record)
 		if err != nil || rec.Task == nil {
