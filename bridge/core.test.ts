@@ -102,6 +102,12 @@ test("a history and its index read from their files restore as given in the call
   expect(b.restore).toEqual(a.restore!);
   expect(viaFiles.tasks()).toEqual(viaCall.tasks());
 
+  // An index that opens but cannot be read (here a directory) is none: the history alone.
+  const unreadable = await Core.instantiate(module);
+  unreadable.init();
+  expect(unreadable.callWithFiles({ op: "restore", now: 30 }, { ...files, index: dir }).restore).toEqual({ restored: 301, corrupt: 0 });
+  expect(unreadable.tasks()).toEqual(viaCall.tasks());
+
   // No index file: the history alone. No files at all: nothing, and no error.
   rmSync(files.index);
   const noIndex = await Core.instantiate(module);

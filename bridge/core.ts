@@ -134,9 +134,17 @@ export class Core {
           }
           return got;
         };
-        // The index must be whole (indexLen is in the envelope); the history, last, may be read
-        // short if it shrank, and is then sent as read.
-        if (readAll(index) !== indexLen) throw new CoreError("the task history index changed while it was read");
+        // The index must be whole (indexLen is in the envelope): one that fails to read, or
+        // reads short, is sent as zeros, which the core takes for no index, as it does one that
+        // cannot be opened. The history, last, may be read short if it shrank, and is then sent
+        // as read.
+        let gotIndex = -1;
+        try {
+          gotIndex = readAll(index);
+        } catch {
+          // an unreadable cache: the restore reads the whole history
+        }
+        if (gotIndex !== indexLen) into.fill(0, at, at + indexLen);
         at += indexLen;
         return at + readAll(history);
       });
