@@ -239,19 +239,23 @@ func (m *Machine) applyIndex(index, history string, res *RestoreResult) (covered
 	}
 	tasks := make(map[string]*Task, nEntries+nEntries/8)
 	order := make([]string, 0, nEntries)
-	// The heads are cut from blocks: 10,000 small allocations cost more inside WebAssembly than
-	// the reading of their entries, and one block for all would be sized by the header before an
-	// entry is read.
-	var slab taskSlab
+	// One allocation for every head: 10,000 small ones cost more inside WebAssembly than the
+	// reading of their entries (and blocks of 256 cost a restart 25 ms more than one). It is
+	// sized by the entries the body has room for, not by the header's word.
+	slab := make([]Task, min(nEntries, len(body)/minHeadEntry))
+	heads := 0
 	view := make([]*Task, 0, nEntries)
 	for range nEntries {
-		into := slab.next()
+		var into *Task
+		if heads < len(slab) {
+			into = &slab[heads]
+		}
 		t, end := indexEntryAt(body, i, history[:logLen], into)
 		if t == nil {
 			return 0, 0, 0
 		}
-		if t != into {
-			slab.giveBack(into) // a w entry: its record was read into a task of its own
+		if t == into {
+			heads++ // a head, read into the slab (a w entry's record has a task of its own)
 		}
 		i = end
 		tasks[t.ID] = t
@@ -276,6 +280,7 @@ func (m *Machine) applyIndex(index, history string, res *RestoreResult) (covered
 // compact the log.
 const (
 	minIndexEntry = len("w 0 1\n")
+	minHeadEntry  = len("h 0 1 0 0:0:0:0:0:0:0:0:\n")
 	minLogLine    = len("0123456789abcdef x\n") // a record's line; a corrupt one can be 2 bytes
 )
 
@@ -299,7 +304,8 @@ func indexCountsHold(log string, bodyLen, lines, newlines, corrupt, problems, en
 }
 
 // indexEntryAt reads the entry at body[i:] (with its newline) and returns its task (a head is
-// read into into) and where the next entry starts; nil if the entry is not one.
+// read into into; with no into, a head is not an entry) and where the next entry starts; nil if
+// the entry is not one.
 func indexEntryAt(body string, i int, log string, into *Task) (*Task, int) {
 	if i+2 > len(body) || body[i+1] != ' ' {
 		return nil, i
@@ -317,7 +323,7 @@ func indexEntryAt(body string, i int, log string, into *Task) (*Task, int) {
 	var t *Task
 	switch kind {
 	case 'h':
-		if i >= len(body) || body[i] != ' ' {
+		if into == nil || i >= len(body) || body[i] != ' ' {
 			return nil, i
 		}
 		started, j, ok := indexNum(body, i+1)
