@@ -27,8 +27,9 @@ func (r Response) MarshalJSON() ([]byte, error) {
 	if r.Error != "" {
 		field("error", r.Error)
 	}
-	if len(r.Effects) > 0 {
-		field("effects", r.Effects)
+	if len(r.Effects) > 0 && err == nil {
+		b = append(b, `,"effects":`...)
+		b, err = appendEffects(b, r.Effects)
 	}
 	if r.ABI != 0 {
 		field("abi", r.ABI)
@@ -64,7 +65,8 @@ func (r Response) MarshalJSON() ([]byte, error) {
 		field("table", r.Table)
 	}
 	if r.HTTP != nil {
-		field("http", r.HTTP)
+		b = append(b, `,"http":`...)
+		b = appendHTTPResponse(b, r.HTTP)
 	}
 	if err != nil {
 		return nil, err
