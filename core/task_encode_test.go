@@ -1,0 +1,74 @@
+package core
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A task writes what encoding/json writes for its struct: with every field set, each field
+// alone, each awkward string in each string field, and the slices nil, empty and full.
+func TestTaskEncodesAsTheStruct(t *testing.T) {
+	all := Task{ID: "ses_1", ParentSessionID: "ses_0", ParentMessageID: "msg_0", ParentAgent: "build", BatchID: "b", Description: "d",
+		Prompt: "p", Agent: "general", Status: StatusError, StartedAt: 1, CompletedAt: 2, Result: "r",
+		Error: &TaskError{Name: "APIError", Message: "m", StatusCode: 429}, Progress: Progress{ToolCalls: 3, LastTools: []string{"read", "grep"}, LastUpdate: 4},
+		ResumeCount: 5, IsForked: true, RetrievedAt: 6, Queued: true, Depth: 2, CancelReason: "why", ResumedAt: 7, ForkTokens: 8,
+		Models: []string{"a/b", "c/d"}, Model: "c/d",
+		FallbackInfo: &FallbackInfo{Occurred: true, Attempts: []FallbackAttempt{{Model: "a/b", Error: "429"}}, Skipped: []string{"x/y"}, SuccessfulModel: "c/d", TotalAttempts: 2}}
+	v := reflect.ValueOf(all)
+	for i := range v.NumField() {
+		if v.Type().Field(i).IsExported() {
+			require.False(t, v.Field(i).IsZero(), "set %s in this test's all", v.Type().Field(i).Name)
+		}
+	}
+	cases := []Task{{}, all}
+	for i := range v.NumField() {
+		if !v.Type().Field(i).IsExported() {
+			continue
+		}
+		alone := Task{}
+		reflect.ValueOf(&alone).Elem().Field(i).Set(v.Field(i))
+		cases = append(cases, alone)
+		if v.Field(i).Kind() == reflect.String {
+			for _, s := range awkwardStrings {
+				c := all
+				reflect.ValueOf(&c).Elem().Field(i).SetString(s)
+				cases = append(cases, c)
+			}
+		}
+	}
+	for _, s := range awkwardStrings {
+		c := all
+		c.Error = &TaskError{Name: s, Message: s}
+		c.Progress.LastTools = []string{s, s}
+		c.Models = []string{s}
+		cases = append(cases, c)
+	}
+	empty := all
+	empty.Progress.LastTools, empty.Models, empty.FallbackInfo = []string{}, []string{}, &FallbackInfo{}
+	cases = append(cases, empty)
+	for _, c := range append(cases, apiManyTasks(20)...) {
+		want, err := json.Marshal(c)
+		require.NoError(t, err)
+		got, err := appendTask(nil, &c)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got))
+	}
+}
+
+// GET /v1/tasks writes what encoding/json writes for APITaskList, empty pages included.
+func TestAPITaskListEncodesAsTheStruct(t *testing.T) {
+	tasks := apiManyTasks(30)
+	tasks[4].Error = &TaskError{Name: "E", Message: "<&>"}
+	for _, query := range []string{"", "limit=1", "limit=200&offset=3", "offset=100", "status=running&search=zzz"} {
+		resp := ServeHTTP(apiGet("/v1/tasks", query), tasks, apiCfg, apiNow)
+		require.Equal(t, 200, resp.Status, query)
+		var list APITaskList
+		require.NoError(t, json.Unmarshal([]byte(resp.Body), &list), query)
+		want, err := json.Marshal(list)
+		require.NoError(t, err)
+		require.Equal(t, string(want), resp.Body, query)
+	}
+}
