@@ -40,7 +40,8 @@ func (m *Machine) Follow(now int64, lines string, replace bool) (RestoreResult, 
 		}
 		prev, known := t.sseSent, t.sseSent != ""
 		if !replace || !known || prev != t.Status {
-			task, _ := json.Marshal(t.public())
+			pub := t.public()
+			task, _ := appendTask(nil, &pub) // as json.Marshal writes it (task_encode.go)
 			m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: SSEFrame(TaskEventName(prev, t.Status, !known), json.RawMessage(task))})
 		}
 		t.sseSent = t.Status

@@ -89,7 +89,8 @@ func (m *Machine) persistDirty() {
 		var line string
 		if t := m.tasks[id]; t != nil {
 			// The task is encoded once, for its history line and its SSE frame alike.
-			task, _ := json.Marshal(t.public())
+			pub := t.public()
+			task, _ := appendTask(nil, &pub) // as json.Marshal writes it (task_encode.go)
 			line = checksummed([]byte(`{"task":` + string(task) + `}`))
 			prev, known := t.sseSent, t.sseSent != ""
 			frames = append(frames, Effect{Kind: EffectSSEBroadcast, Frame: SSEFrame(TaskEventName(prev, t.Status, !known), json.RawMessage(task))})
