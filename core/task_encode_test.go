@@ -72,3 +72,33 @@ func TestAPITaskListEncodesAsTheStruct(t *testing.T) {
 		require.Equal(t, string(want), resp.Body, query)
 	}
 }
+
+// Any strings and numbers in a task, an effect and an HTTP answer encode as encoding/json
+// encodes them.
+func FuzzHandEncodersMatchEncodingJSON(f *testing.F) {
+	for _, s := range awkwardStrings {
+		f.Add(s, s, int64(-1), true)
+	}
+	f.Fuzz(func(t *testing.T, a, b string, n int64, flag bool) {
+		task := Task{ID: a, ParentSessionID: b, Description: a + b, Result: b, Status: Status(a), StartedAt: n, CompletedAt: -n,
+			Error: &TaskError{Name: b, Message: a, StatusCode: int(n % 1000)}, Progress: Progress{LastTools: []string{a, b}, LastUpdate: n},
+			IsForked: flag, Queued: flag, Models: []string{b}, Model: a}
+		want, err := json.Marshal(task)
+		require.NoError(t, err)
+		got, err := appendTask(nil, &task)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got))
+
+		e := Effect{ID: n, Kind: a, Reply: flag, SessionID: b, Message: a, Line: b, DelayMs: n}
+		want, err = json.Marshal(e)
+		require.NoError(t, err)
+		got, err = appendEffect(nil, &e)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got))
+
+		r := HTTPResponse{Status: int(n % 1000), Headers: map[string]string{a: b, b: a}, Body: a, Stream: flag, Logs: b}
+		want, err = json.Marshal(r)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(appendHTTPResponse(nil, &r)))
+	})
+}
