@@ -48,3 +48,20 @@ func TestAResealedIndexWithNoEntriesIsNotUsed(t *testing.T) {
 	require.Zero(t, gotRes.Indexed)
 	require.Equal(t, wantRes.Restored, gotRes.Restored, "a resealed index must not drop tasks")
 }
+
+// A log whose finished tasks started at a negative time (an edited log, an odd clock) gets an
+// index that is used: such tasks are read from their records, not from heads the reader refuses.
+func TestAnIndexOfNegativeStartTimesIsUsed(t *testing.T) {
+	var b strings.Builder
+	for i := range 300 {
+		b.WriteString(HistoryLine(Task{ID: "ses_" + strconv.Itoa(i), ParentSessionID: "p", Status: StatusCompleted, StartedAt: int64(i) - 1}))
+	}
+	log := b.String()
+	index := restoredIndex(t, log)
+	require.NotEmpty(t, index)
+	whole, indexed := NewMachine(Config{}), NewMachine(Config{})
+	whole.Restore(apiNow, log)
+	res, _ := indexed.RestoreIndexed(apiNow, log, index)
+	require.Equal(t, 300, res.Indexed)
+	require.Equal(t, whole.Tasks(), indexed.Tasks())
+}
