@@ -401,7 +401,11 @@ func apiServeList(tasks []*Task, q []apiQueryParam) HTTPResponse {
 	b = appendKeyInt(append(b, ']'), "total", int64(total))
 	b = appendKeyInt(b, "limit", int64(f.limit))
 	b = append(appendKeyInt(b, "offset", int64(f.offset)), '}')
-	// b is not written again: the body is made of it, not copied from it.
+	// b is not written again: the body is made of it, not copied from it, unless most of it is
+	// unused (the answer cache counts a body's length, and would keep the whole buffer).
+	if cap(b) > 2*len(b) {
+		return HTTPResponse{Status: 200, Headers: apiJSONHeaders(), Body: string(b)}
+	}
 	return HTTPResponse{Status: 200, Headers: apiJSONHeaders(), Body: unsafe.String(&b[0], len(b))}
 }
 
