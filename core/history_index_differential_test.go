@@ -52,6 +52,17 @@ func sameRestore(t *testing.T, whole, indexed *Machine, wantRes, gotRes RestoreR
 	}
 }
 
+// restoresAgree restores log whole and with index, checks (as subtest name) that both give the
+// same, and returns whether the index was used and the indexed restore's machine and effects.
+func restoresAgree(t *testing.T, name, log, index string) (used bool, indexed *Machine, eff []Effect) {
+	whole := NewMachine(Config{})
+	indexed = NewMachine(Config{})
+	wantRes, _ := whole.Restore(apiNow, log)
+	gotRes, eff := indexed.RestoreIndexed(apiNow, log, index)
+	t.Run(name, func(t *testing.T) { sameRestore(t, whole, indexed, wantRes, gotRes) })
+	return gotRes.Indexed > 0, indexed, eff
+}
+
 // An index left by a restore (and a second one left by a restore that used it) gives what the
 // whole log gives, launch order included, for random logs: tasks written twice, removed and
 // written again, ties in start time, corrupt and empty lines, lines past the index.
@@ -69,23 +80,16 @@ func TestAnIndexRestoresAsTheWholeLogOfARandomHistory(t *testing.T) {
 		}
 		tail := randomHistoryLines(r, r.Intn(2)*(r.Intn(40)+300*r.Intn(2)), 300)
 		log := prefix + tail
-		whole, indexed := NewMachine(Config{}), NewMachine(Config{})
-		wantRes, _ := whole.Restore(apiNow, log)
-		gotRes, gotEff := indexed.RestoreIndexed(apiNow, log, index)
-		if gotRes.Indexed > 0 {
+		ok, indexed, gotEff := restoresAgree(t, fmt.Sprintf("seed%d", seed), log, index)
+		if ok {
 			used++
 		}
-		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) { sameRestore(t, whole, indexed, wantRes, gotRes) })
 		index2 := indexFrom(t, indexed, gotEff)
 		if index2 == "" {
 			continue
 		}
 		chained++
-		log2 := log + randomHistoryLines(r, r.Intn(30), 220)
-		whole2, indexed2 := NewMachine(Config{}), NewMachine(Config{})
-		wantRes2, _ := whole2.Restore(apiNow, log2)
-		gotRes2, _ := indexed2.RestoreIndexed(apiNow, log2, index2)
-		t.Run(fmt.Sprintf("seed%d-chained", seed), func(t *testing.T) { sameRestore(t, whole2, indexed2, wantRes2, gotRes2) })
+		restoresAgree(t, fmt.Sprintf("seed%d-chained", seed), log+randomHistoryLines(r, r.Intn(30), 220), index2)
 	}
 	t.Logf("indexes used: %d, chained: %d", used, chained)
 	require.Greater(t, used, seeds*3/4, "most seeds test an index that is used")
@@ -157,13 +161,9 @@ func TestAnIndexRestoresAsTheWholeLogOfARealisticHistory(t *testing.T) {
 			continue
 		}
 		log := prefix + s.lines(s.r.Intn(60))
-		whole, indexed := NewMachine(Config{}), NewMachine(Config{})
-		wantRes, _ := whole.Restore(apiNow, log)
-		gotRes, _ := indexed.RestoreIndexed(apiNow, log, index)
-		if gotRes.Indexed > 0 {
+		if ok, _, _ := restoresAgree(t, fmt.Sprintf("seed%d", seed), log, index); ok {
 			used++
 		}
-		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) { sameRestore(t, whole, indexed, wantRes, gotRes) })
 	}
 	t.Logf("indexes used: %d", used)
 	require.Greater(t, used, seeds*3/4, "most seeds test an index that is used")
@@ -189,13 +189,9 @@ func TestACompactionsIndexRestoresAsTheWholeLog(t *testing.T) {
 			continue
 		}
 		log := rewrite + randomHistoryLines(r, r.Intn(50), 300)
-		whole, indexed := NewMachine(Config{}), NewMachine(Config{})
-		wantRes, _ := whole.Restore(apiNow, log)
-		gotRes, _ := indexed.RestoreIndexed(apiNow, log, index)
-		if gotRes.Indexed > 0 {
+		if ok, _, _ := restoresAgree(t, fmt.Sprintf("seed%d", seed), log, index); ok {
 			used++
 		}
-		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) { sameRestore(t, whole, indexed, wantRes, gotRes) })
 	}
 	t.Logf("indexes used: %d", used)
 	require.Greater(t, used, seeds*3/4, "most seeds test an index that is used")
