@@ -1,9 +1,6 @@
 package core
 
-import (
-	"encoding/json"
-	"strconv"
-)
+import "strconv"
 
 // MarshalJSON writes the fields a response holds, each with its own type's encoder, as
 // encoding/json would write the struct (the same keys, order and omitempty rules). encoding/json
@@ -16,12 +13,8 @@ func (r Response) MarshalJSON() ([]byte, error) {
 	b = strconv.AppendBool(b, r.OK)
 	var err error
 	field := func(name string, v any) {
-		if err != nil {
-			return
-		}
-		var raw []byte
-		if raw, err = json.Marshal(v); err == nil {
-			b = append(append(append(append(b, `,"`...), name...), `":`...), raw...)
+		if err == nil {
+			b, err = appendKeyValue(b, name, v)
 		}
 	}
 	if r.Error != "" {

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"encoding/json"
 	"slices"
 	"strconv"
 )
@@ -66,10 +65,7 @@ func appendEffect(b []byte, e *Effect) ([]byte, error) {
 		}
 	}
 	b = appendOptString(b, "timerID", e.TimerID)
-	if e.DelayMs != 0 {
-		b = append(b, `,"delayMs":`...)
-		b = strconv.AppendInt(b, e.DelayMs, 10)
-	}
+	b = appendOptInt(b, "delayMs", e.DelayMs)
 	b = appendOptString(b, "level", e.Level)
 	b = appendOptString(b, "message", e.Message)
 	b = appendOptString(b, "line", e.Line)
@@ -109,42 +105,4 @@ func appendHTTPResponse(b []byte, r *HTTPResponse) []byte {
 		b = append(b, `,"stream":true`...)
 	}
 	return append(appendOptString(b, "logs", r.Logs), '}')
-}
-
-// appendKeyString writes `,"key":"value"`.
-func appendKeyString(b []byte, key, v string) []byte {
-	b = append(append(append(b, `,"`...), key...), `":`...)
-	return appendJSONString(b, v)
-}
-
-// appendOptString is appendKeyString for an omitempty field: nothing when v is empty.
-func appendOptString(b []byte, key, v string) []byte {
-	if v == "" {
-		return b
-	}
-	return appendKeyString(b, key, v)
-}
-
-// appendKeyValue writes `,"key":` and v as encoding/json writes it (the rare fields: prompts'
-// parts, permissions, tool metadata).
-func appendKeyValue(b []byte, key string, v any) ([]byte, error) {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return append(append(append(append(b, `,"`...), key...), `":`...), raw...), nil
-}
-
-// appendJSONString writes s as a JSON string, as encoding/json does. Text with nothing to
-// escape (IDs, kinds, most messages) is copied; anything else (quotes, control characters, the
-// HTML characters encoding/json escapes, any non-ASCII byte) goes through encoding/json itself,
-// so the two can never differ.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			raw, _ := json.Marshal(s) // a string always encodes
-			return append(b, raw...)
-		}
-	}
-	return append(append(append(b, '"'), s...), '"')
 }

@@ -8,6 +8,33 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// fieldVariants returns the zero value, all (whose exported fields must all be set: a field
+// added to the struct and not to the test fails here), each exported field of all alone, and all
+// with each awkward string in each string field.
+func fieldVariants[T any](t *testing.T, all T) []T {
+	t.Helper()
+	v := reflect.ValueOf(all)
+	var zero T
+	out := []T{zero, all}
+	for i := range v.NumField() {
+		if !v.Type().Field(i).IsExported() {
+			continue
+		}
+		require.False(t, v.Field(i).IsZero(), "set %s in this test's all", v.Type().Field(i).Name)
+		var alone T
+		reflect.ValueOf(&alone).Elem().Field(i).Set(v.Field(i))
+		out = append(out, alone)
+		if v.Field(i).Kind() == reflect.String {
+			for _, s := range awkwardStrings {
+				c := all
+				reflect.ValueOf(&c).Elem().Field(i).SetString(s)
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
 // awkwardStrings are the strings whose JSON encoding has something to escape, each kind once.
 var awkwardStrings = []string{"", "plain", `say "hi"`, `back\slash`, "line\nbreak\ttab\r\b\f\x01", "<b>&amp;</b>", "résumé ✓", "\u2028\u2029", "bad \xff utf-8"}
 
@@ -19,23 +46,7 @@ func TestEffectEncodesAsTheStruct(t *testing.T) {
 		Parts: []TextPart{{Type: "text", Text: "go", Synthetic: true}}, Tools: map[string]bool{"b": true, "a": false}, NoReply: true,
 		Model: "p/m", CallID: "call_1", Output: "out", Error: "err", Metadata: map[string]any{"title": "x", "n": 1.5},
 		TimerID: "timer", DelayMs: -5, Level: "info", Message: "msg", Line: "line\n", Content: "content", File: "f.json", Frame: "data: {}\n\n"}
-	v := reflect.ValueOf(all)
-	for i := range v.NumField() {
-		require.False(t, v.Field(i).IsZero(), "set %s in this test's all", v.Type().Field(i).Name)
-	}
-	cases := []Effect{{}, all}
-	for i := range v.NumField() {
-		alone := reflect.New(v.Type()).Elem()
-		alone.Field(i).Set(v.Field(i))
-		cases = append(cases, alone.Interface().(Effect))
-		if v.Field(i).Kind() == reflect.String {
-			for _, s := range awkwardStrings {
-				e := all
-				reflect.ValueOf(&e).Elem().Field(i).SetString(s)
-				cases = append(cases, e)
-			}
-		}
-	}
+	cases := fieldVariants(t, all)
 	for _, e := range cases {
 		want, err := json.Marshal(e)
 		require.NoError(t, err)

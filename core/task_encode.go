@@ -56,32 +56,3 @@ func appendTask(b []byte, t *Task) ([]byte, error) {
 	}
 	return append(b, '}'), nil
 }
-
-// appendStrings writes a string slice as encoding/json does: null when nil.
-func appendStrings(b []byte, ss []string) []byte {
-	if ss == nil {
-		return append(b, "null"...)
-	}
-	b = append(b, '[')
-	for i, s := range ss {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendJSONString(b, s)
-	}
-	return append(b, ']')
-}
-
-// appendKeyInt writes `,"key":n`.
-func appendKeyInt(b []byte, key string, n int64) []byte {
-	b = append(append(append(b, `,"`...), key...), `":`...)
-	return strconv.AppendInt(b, n, 10)
-}
-
-// appendOptInt is appendKeyInt for an omitempty field: nothing when n is 0.
-func appendOptInt(b []byte, key string, n int64) []byte {
-	if n == 0 {
-		return b
-	}
-	return appendKeyInt(b, key, n)
-}

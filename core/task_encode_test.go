@@ -2,7 +2,6 @@ package core
 
 import (
 	"encoding/json"
-	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,28 +16,7 @@ func TestTaskEncodesAsTheStruct(t *testing.T) {
 		ResumeCount: 5, IsForked: true, RetrievedAt: 6, Queued: true, Depth: 2, CancelReason: "why", ResumedAt: 7, ForkTokens: 8,
 		Models: []string{"a/b", "c/d"}, Model: "c/d",
 		FallbackInfo: &FallbackInfo{Occurred: true, Attempts: []FallbackAttempt{{Model: "a/b", Error: "429"}}, Skipped: []string{"x/y"}, SuccessfulModel: "c/d", TotalAttempts: 2}}
-	v := reflect.ValueOf(all)
-	for i := range v.NumField() {
-		if v.Type().Field(i).IsExported() {
-			require.False(t, v.Field(i).IsZero(), "set %s in this test's all", v.Type().Field(i).Name)
-		}
-	}
-	cases := []Task{{}, all}
-	for i := range v.NumField() {
-		if !v.Type().Field(i).IsExported() {
-			continue
-		}
-		alone := Task{}
-		reflect.ValueOf(&alone).Elem().Field(i).Set(v.Field(i))
-		cases = append(cases, alone)
-		if v.Field(i).Kind() == reflect.String {
-			for _, s := range awkwardStrings {
-				c := all
-				reflect.ValueOf(&c).Elem().Field(i).SetString(s)
-				cases = append(cases, c)
-			}
-		}
-	}
+	cases := fieldVariants(t, all)
 	for _, s := range awkwardStrings {
 		c := all
 		c.Error = &TaskError{Name: s, Message: s}
