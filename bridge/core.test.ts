@@ -86,7 +86,7 @@ test("a history and its index read from their files restore as given in the call
   first.init();
   first.call({ op: "restore", now: 10, history: text });
   const written = first.step(20, { type: "timer.fired", timerID: "history.index" }).find((e) => e.kind === "history.index");
-  expect(written?.content?.startsWith("asyncagents-index 1 ")).toBe(true);
+  expect(written?.content?.startsWith("asyncagents-index 2 ")).toBe(true);
 
   const dir = mkdtempSync(join(tmpdir(), "aa-bridge-"));
   const files = { history: join(dir, "h.log"), index: join(dir, "h.idx") };

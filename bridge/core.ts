@@ -188,9 +188,13 @@ export class Core {
     return res;
   }
 
-  /** Starts the machine on config, with the config files the storage op named layered over it. */
+  /**
+   * Starts the machine on config, with the config files the storage op named layered over it. The
+   * seed (random, per process) keeps the task IDs this core mints apart from another process's.
+   */
   init(config: CoreConfig = {}, configFiles: ConfigFile[] = []): CoreResponse {
-    return this.call(configFiles.length ? { op: "init", config, configFiles } : { op: "init", config });
+    const seed = Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+    return this.call(configFiles.length ? { op: "init", config, configFiles, seed } : { op: "init", config, seed });
   }
 
   step(now: number, event: CoreEvent): Effect[] {

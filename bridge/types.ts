@@ -52,6 +52,10 @@ export interface Effect {
   kind: string;
   reply?: boolean;
   sessionID?: string;
+  /** The task a session effect works for (session.create has no session yet). */
+  taskID?: string;
+  /** session.promptAsync: this prompt is a notice to a task's parent. */
+  notice?: boolean;
   parentID?: string;
   title?: string;
   permission?: { permission: string; pattern: string; action: string }[];

@@ -40,6 +40,9 @@ type Request struct {
 	// ConfigFiles are the config files the storage op named that exist, in its order, for init
 	// (fileconfig.go).
 	ConfigFiles []ConfigFile `json:"configFiles,omitempty"`
+	// Seed is random text from the host, for init: it keeps the task IDs of two processes
+	// apart (taskid.go). Without it, IDs are unique within the process only.
+	Seed string `json:"seed,omitempty"`
 }
 
 // StorageEnv is a host's environment, as the storage op reads it.
@@ -179,6 +182,7 @@ func (r *Runtime) handle(q Request) Response {
 		}
 		r.m = NewMachine(merged)
 		r.m.configError = configError
+		r.m.idSeed = q.Seed
 		c := r.m.Config()
 		return Response{OK: true, ABI: ABIVersion, Version: Version, Tools: Tools(), Subscribe: SubscribedEvents(), Config: &c, ConfigError: configError}
 	case "step":

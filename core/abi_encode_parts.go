@@ -36,6 +36,10 @@ func appendEffect(b []byte, e *Effect) ([]byte, error) {
 		b = append(b, `,"reply":true`...)
 	}
 	b = appendOptString(b, "sessionID", e.SessionID)
+	b = appendOptString(b, "taskID", e.TaskID)
+	if e.Notice {
+		b = append(b, `,"notice":true`...)
+	}
 	b = appendOptString(b, "parentID", e.ParentID)
 	b = appendOptString(b, "title", e.Title)
 	var err error

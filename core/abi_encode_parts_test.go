@@ -41,7 +41,7 @@ var awkwardStrings = []string{"", "plain", `say "hi"`, `back\slash`, "line\nbrea
 // An effect writes what encoding/json writes for its struct: with every field set, each field
 // alone, and each awkward string in each string field.
 func TestEffectEncodesAsTheStruct(t *testing.T) {
-	all := Effect{ID: 7, Kind: EffectSummarize, Reply: true, SessionID: "ses_1", ParentID: "ses_0", Title: "t <1>",
+	all := Effect{ID: 7, Kind: EffectSummarize, Reply: true, SessionID: "ses_1", TaskID: "bg_1", Notice: true, ParentID: "ses_0", Title: "t <1>",
 		Permission: []PermissionRule{{Permission: "task", Pattern: "*", Action: "deny"}}, Agent: "build",
 		Parts: []TextPart{{Type: "text", Text: "go", Synthetic: true}}, Tools: map[string]bool{"b": true, "a": false}, NoReply: true,
 		Model: "p/m", CallID: "call_1", Output: "out", Error: "err", Metadata: map[string]any{"title": "x", "n": 1.5},

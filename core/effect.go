@@ -9,7 +9,10 @@ const (
 	EffectStatus        = "session.status"   // replies {sessionID: {type}} for non-idle sessions
 	EffectAbort         = "session.abort"
 	EffectSessionGet    = "session.get" // replies the session, or fails when it is gone
-	EffectToolReply     = "tool.reply"  // answer a pending tool call
+	// session.delete removes a child session created for a task that was cancelled while its
+	// creation was in flight.
+	EffectSessionDelete = "session.delete"
+	EffectToolReply     = "tool.reply" // answer a pending tool call
 	EffectTimerSet      = "timer.set"
 	EffectTimerClear    = "timer.clear"
 	EffectLog           = "log"
@@ -32,7 +35,13 @@ type Effect struct {
 	Kind  string `json:"kind"`
 	Reply bool   `json:"reply,omitempty"`
 
-	SessionID  string           `json:"sessionID,omitempty"`
+	SessionID string `json:"sessionID,omitempty"`
+	// TaskID names the task a session effect works for (session.create has no session yet);
+	// hosts may log or profile by it.
+	TaskID string `json:"taskID,omitempty"`
+	// Notice marks a session.promptAsync that notifies a task's parent (a host may deliver it
+	// by a shorter path, or count it).
+	Notice     bool             `json:"notice,omitempty"`
 	ParentID   string           `json:"parentID,omitempty"`
 	Title      string           `json:"title,omitempty"`
 	Permission []PermissionRule `json:"permission,omitempty"`

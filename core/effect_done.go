@@ -45,6 +45,10 @@ func (m *Machine) onEffectDone(ev Event) {
 		m.onStatus(ev)
 	case EffectSessionGet:
 		m.onResumeChecked(p, ev)
+	case EffectSessionDelete:
+		if !ev.OK {
+			m.log("warn", "could not delete the session of cancelled task "+p.taskID+": "+ev.Error)
+		}
 	case EffectSummarize:
 		m.onCompacted(p, ev)
 	case EffectAbort:

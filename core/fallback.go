@@ -269,7 +269,7 @@ func (m *Machine) abandonAttempt(t *Task, e *TaskError, class ErrorClass) {
 	m.leaveAttempt(t)
 	t.pendingErr, t.pendingClass = e, class
 	t.abortDone, t.settled, t.idleSeen = false, false, false
-	m.request(Effect{Kind: EffectAbort, SessionID: t.ID}, pending{taskID: t.ID, switchModel: true})
+	m.request(Effect{Kind: EffectAbort, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID, switchModel: true})
 }
 
 // onAbortedForSwitch notes that OpenCode confirmed the abort of a failing attempt. The next model
@@ -329,7 +329,7 @@ func (m *Machine) switchModel(t *Task) {
 		t.pendingCompact, t.compacting = false, true
 		m.beginAttempt(t, true)
 		m.log("info", fmt.Sprintf("task %s: %s hit its context limit; compacting the session and retrying once", t.ID, t.Model))
-		m.request(Effect{Kind: EffectSummarize, SessionID: t.ID, Model: t.Model}, pending{taskID: t.ID, compact: true})
+		m.request(Effect{Kind: EffectSummarize, SessionID: t.SessionID, TaskID: t.ID, Model: t.Model}, pending{taskID: t.ID, compact: true})
 		return
 	}
 	t.switching = false
@@ -418,7 +418,7 @@ func (m *Machine) onAttemptTimer(id string) {
 		m.endAttempt(t, false, e, ErrTimeout)
 		m.recordHealth(t.Model, false, e.Message)
 		t.switching = true
-		m.request(Effect{Kind: EffectAbort, SessionID: t.ID}, pending{taskID: t.ID})
+		m.request(Effect{Kind: EffectAbort, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID})
 		m.finish(t, StatusError, "", e)
 		return
 	}

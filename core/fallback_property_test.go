@@ -223,7 +223,7 @@ func TestFallbackUnderRandomEventOrders(t *testing.T) {
 				t.Fatalf("%d tasks, want %d", len(w.m.tasks), tasks)
 			}
 			for id, task := range w.m.tasks {
-				if task.Status != StatusCompleted || task.Result != "result of "+id {
+				if task.Status != StatusCompleted || task.Result != "result of "+task.SessionID {
 					t.Fatalf("task %s ended %s %q %+v", id, task.Status, task.Result, task.Error)
 				}
 				if n := w.notices[id]; n != 1 {
@@ -231,10 +231,10 @@ func TestFallbackUnderRandomEventOrders(t *testing.T) {
 				}
 				info := task.FallbackInfo
 				want := "mock/a"
-				if w.failedOn[id] {
+				if w.failedOn[task.SessionID] {
 					want = "mock/b"
 				}
-				if info.SuccessfulModel != want || info.Occurred != w.failedOn[id] {
+				if info.SuccessfulModel != want || info.Occurred != w.failedOn[task.SessionID] {
 					t.Fatalf("task %s: fallbackInfo %+v, want success on %s", id, info, want)
 				}
 			}

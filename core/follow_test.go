@@ -56,7 +56,7 @@ func TestFollowReplaceDropsRemovedTasks(t *testing.T) {
 	res, effects := f.Follow(2, onlyLast.String(), true)
 	require.Equal(t, 1, res.Restored)
 	require.Len(t, f.Tasks(), 1)
-	require.Equal(t, "ses_00002", f.Tasks()[0].ID)
+	require.Equal(t, "ses_00002", f.Tasks()[0].SessionID)
 	require.Empty(t, effects, "an unchanged status is not news")
 }
 

@@ -42,7 +42,8 @@ func (m *Machine) onForkMessages(p pending, ev Event) {
 	m.log("info", fmt.Sprintf("fork for task %s: %d of %d messages, %d tool results cut, about %d tokens", t.ID, stats.KeptMessages, stats.Messages, stats.TruncatedToolResults, stats.Tokens))
 	m.request(Effect{
 		Kind:      EffectPromptAsync,
-		SessionID: t.ID,
+		SessionID: t.SessionID,
+		TaskID:    t.ID,
 		Agent:     t.Agent,
 		NoReply:   true,
 		Parts:     []TextPart{{Type: "text", Text: text}},

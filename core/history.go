@@ -296,6 +296,7 @@ func (m *Machine) applyHistoryFrom(history string, from, firstLine int, res *Res
 	}
 	if lines > 0 {
 		m.storeChanged() // the records may have added, removed or replaced tasks
+		m.sessionsStale = true
 	}
 	return touched, lines, legacy, removals, len(all)
 }
@@ -437,16 +438,25 @@ func (m *Machine) compact() {
 }
 
 // reconcile checks every task that was at work when the history was written: OpenCode may have
-// stopped with it, or it may have finished meanwhile.
+// stopped with it, or it may have finished meanwhile. A task whose session was still being
+// created had not begun: it starts again.
 func (m *Machine) reconcile() {
 	var ids []string
+	var unborn []*Task
 	for _, t := range m.apiView() {
-		if !t.Status.Terminal() && !t.Queued {
+		switch {
+		case t.Status.Terminal() || t.Queued:
+		case t.SessionID == "":
+			unborn = append(unborn, t)
+		default:
 			ids = append(ids, t.ID)
 		}
 	}
 	if len(ids) > 0 {
 		m.request(Effect{Kind: EffectStatus}, pending{reconcile: ids})
+	}
+	for _, t := range unborn {
+		m.startTask(t)
 	}
 	m.startQueued()
 }
@@ -481,8 +491,8 @@ func (m *Machine) onReconcileStatus(p pending, ev Event) {
 		if t == nil || t.Status.Terminal() {
 			continue
 		}
-		_, isBusy := busy[id]
-		m.request(Effect{Kind: EffectMessages, SessionID: id}, pending{taskID: id, restored: true, busy: isBusy})
+		_, isBusy := busy[t.SessionID]
+		m.request(Effect{Kind: EffectMessages, SessionID: t.SessionID, TaskID: id}, pending{taskID: id, restored: true, busy: isBusy})
 	}
 	m.armPoll()
 }

@@ -96,6 +96,9 @@ func decodeRecord(b string) (historyRecord, error) {
 	}
 	var r historyRecord
 	err := json.Unmarshal([]byte(b), &r)
+	if r.Task != nil {
+		r.Task.adoptLegacyID()
+	}
 	return r, err
 }
 
@@ -116,6 +119,7 @@ func fastRecord(b string) (historyRecord, error) {
 		if err != nil || len(rest) != 0 {
 			return r, errSlowPath
 		}
+		t.adoptLegacyID()
 		r.Task = t
 		return r, nil
 	}

@@ -18,6 +18,7 @@ var taskFields = fieldsOf(reflect.TypeOf(Task{}))
 const (
 	slotOther = iota // read by fastValue, through reflect
 	slotID
+	slotSessionID
 	slotParentSessionID
 	slotParentMessageID
 	slotParentAgent
@@ -40,7 +41,7 @@ const (
 // taskSlots is the slot of each Task field, by field index.
 var taskSlots = func() (slots [64]uint8) {
 	for name, slot := range map[string]uint8{
-		"sessionID": slotID, "parentSessionID": slotParentSessionID, "parentMessageID": slotParentMessageID,
+		"id": slotID, "sessionID": slotSessionID, "parentSessionID": slotParentSessionID, "parentMessageID": slotParentMessageID,
 		"parentAgent": slotParentAgent, "batchId": slotBatchID, "description": slotDescription,
 		"prompt": slotPrompt, "agent": slotAgent, "status": slotStatus, "startedAt": slotStartedAt,
 		"completedAt": slotCompletedAt, "result": slotResult, "progress": slotProgress,
@@ -90,6 +91,8 @@ func fastTaskFields(b string, t *Task, headEnd int) (_ string, seen uint64, stop
 		switch taskSlots[i] {
 		case slotID:
 			t.ID, b, err = fastString(b)
+		case slotSessionID:
+			t.SessionID, b, err = fastString(b)
 		case slotParentSessionID:
 			t.ParentSessionID, b, err = fastString(b)
 		case slotParentMessageID:

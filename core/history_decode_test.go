@@ -24,7 +24,7 @@ func TestFastRecordReadsTheCoresOwnLines(t *testing.T) {
 		got, err := fastRecord(body)
 		require.NoError(t, err, body)
 		var want historyRecord
-		require.NoError(t, json.Unmarshal([]byte(body), &want))
+		require.NoError(t, unmarshalRecord([]byte(body), &want))
 		require.Equal(t, want, got)
 		fast++
 	}
@@ -49,7 +49,7 @@ func FuzzDecodeRecord(f *testing.F) {
 			return
 		}
 		var want historyRecord
-		require.NoError(t, json.Unmarshal([]byte(body), &want), "the fast path accepted what encoding/json refuses: %q", body)
+		require.NoError(t, unmarshalRecord([]byte(body), &want), "the fast path accepted what encoding/json refuses: %q", body)
 		require.Equal(t, want, got, "%q", body)
 	})
 }
@@ -116,7 +116,7 @@ func TestPlainASCIIPrefix(t *testing.T) {
 // Every field of a task, set: the hand-written reader gives what encoding/json gives, and takes
 // the fast path for all of them but fallbackInfo (a list of structs, which encoding/json reads).
 func TestFastTaskReadsEveryField(t *testing.T) {
-	full := Task{ID: "ses_a", ParentSessionID: "ses_p", ParentMessageID: "msg_p", ParentAgent: "build", BatchID: "b1",
+	full := Task{ID: "bg_a", SessionID: "ses_a", ParentSessionID: "ses_p", ParentMessageID: "msg_p", ParentAgent: "build", BatchID: "b1",
 		Description: "d", Prompt: "p\n\"q\"", Agent: "general", Status: StatusError, StartedAt: 1, CompletedAt: -2, Result: "r",
 		Error: &TaskError{Name: "E", Message: "m", StatusCode: 429}, Progress: Progress{ToolCalls: 3, LastTools: []string{"read", "grep"}, LastUpdate: 4},
 		ResumeCount: 5, IsForked: true, RetrievedAt: 6, Queued: true, Depth: 2, CancelReason: "why", ResumedAt: 7, ForkTokens: 8,
@@ -134,7 +134,7 @@ func TestFastTaskReadsEveryField(t *testing.T) {
 		body, err := json.Marshal(historyRecord{Task: &task})
 		require.NoError(t, err)
 		var want historyRecord
-		require.NoError(t, json.Unmarshal(body, &want))
+		require.NoError(t, unmarshalRecord(body, &want))
 		got, err := decodeRecord(string(body))
 		require.NoError(t, err)
 		require.Equal(t, want, got)
@@ -160,9 +160,19 @@ func TestFastTaskLeavesOddRecordsToEncodingJSON(t *testing.T) {
 		_, err := fastRecord(body)
 		require.ErrorIs(t, err, errSlowPath, body)
 		var want historyRecord
-		require.NoError(t, json.Unmarshal([]byte(body), &want))
+		require.NoError(t, unmarshalRecord([]byte(body), &want))
 		got, err := decodeRecord(body)
 		require.NoError(t, err)
 		require.Equal(t, want, got, body)
 	}
+}
+
+// unmarshalRecord reads a record as encoding/json does, then as the core reads an ID (a record
+// of an earlier release names its task by its session).
+func unmarshalRecord(b []byte, r *historyRecord) error {
+	err := json.Unmarshal(b, r)
+	if r.Task != nil {
+		r.Task.adoptLegacyID()
+	}
+	return err
 }

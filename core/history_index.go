@@ -21,9 +21,9 @@ import (
 //
 // Format (text; the strings are raw, each prefixed by its length in bytes):
 //
-//	asyncagents-index 1 <logLen> <logXXH64> <lines> <newlines> <corrupt> <problems> <entries>\n
+//	asyncagents-index 2 <logLen> <logXXH64> <lines> <newlines> <corrupt> <problems> <entries>\n
 //	<len>:<problem>\n                                   (one per reported problem)
-//	h <off> <len> <startedAt> <len>:<id><len>:<parentSessionID><len>:<parentMessageID><len>:<parentAgent><len>:<batchId><len>:<description><len>:<agent><len>:<status>\n
+//	h <off> <len> <startedAt> <len>:<id><len>:<sessionID><len>:<parentSessionID><len>:<parentMessageID><len>:<parentAgent><len>:<batchId><len>:<description><len>:<agent><len>:<status>\n
 //	w <off> <len>\n
 //	<XXH64 of everything above, 16 hex digits>\n
 //
@@ -47,7 +47,9 @@ const EffectHistoryIndex = "history.index"
 const HistoryIndexTimer = "history.index"
 
 const (
-	indexMagic   = "asyncagents-index 1 "
+	// Version 2 added the session ID (task IDs are the core's own since then); a version 1
+	// index is not read, and the next restore writes a version 2 one.
+	indexMagic   = "asyncagents-index 2 "
 	indexTimer   = HistoryIndexTimer
 	indexDelayMs = 2000
 	// indexMinLines: a restore that read fewer lines one by one writes no index; a history that
@@ -61,7 +63,8 @@ type indexEntry struct {
 	head          bool
 	off, len      int
 	startedAt     int64
-	id, parentSes string
+	id, sessionID string
+	parentSes     string
 	parentMsg     string
 	parentAgent   string
 	batch, desc   string
@@ -87,7 +90,7 @@ func snapshotEntry(t *Task, off, n int) indexEntry {
 	if t.Status.Terminal() && t.StartedAt >= 0 && t.StartedAt < 1e18 {
 		e.head = true
 		e.startedAt = t.StartedAt
-		e.id, e.parentSes, e.parentMsg, e.parentAgent = t.ID, t.ParentSessionID, t.ParentMessageID, t.ParentAgent
+		e.id, e.sessionID, e.parentSes, e.parentMsg, e.parentAgent = t.ID, t.SessionID, t.ParentSessionID, t.ParentMessageID, t.ParentAgent
 		e.batch, e.desc, e.agent, e.status = t.BatchID, t.Description, t.Agent, string(t.Status)
 	}
 	return e
@@ -138,7 +141,7 @@ func (s *indexSnapshot) text() string {
 			b = append(b, ' ')
 			b = strconv.AppendInt(b, e.startedAt, 10)
 			b = append(b, ' ')
-			for _, v := range []string{e.id, e.parentSes, e.parentMsg, e.parentAgent, e.batch, e.desc, e.agent, e.status} {
+			for _, v := range []string{e.id, e.sessionID, e.parentSes, e.parentMsg, e.parentAgent, e.batch, e.desc, e.agent, e.status} {
 				b = appendLenString(b, v)
 			}
 		}
@@ -270,6 +273,7 @@ func (m *Machine) applyIndex(index, history string, res *RestoreResult) (covered
 	}
 	// The view is the tasks in launch order, as freshView would find them.
 	m.tasks, m.order, m.view = tasks, order, view
+	m.sessionsStale = true
 	res.Corrupt, res.Problems, res.Indexed = corrupt, problems, len(tasks)
 	return logLen, lines, newlines
 }
@@ -333,8 +337,8 @@ func indexEntryAt(body string, i int, log string, into *Task) (*Task, int) {
 			return nil, i
 		}
 		i = j + 1
-		// The eight strings, read here rather than by indexStr: a call each is 80,000 calls.
-		var f [8]string
+		// The nine strings, read here rather than by indexStr: a call each is 90,000 calls.
+		var f [9]string
 		for k := range f {
 			start, size := i, 0
 			for i < len(body) && i-start < 9 && body[i] >= '0' && body[i] <= '9' {
@@ -348,8 +352,8 @@ func indexEntryAt(body string, i int, log string, into *Task) (*Task, int) {
 			i += 1 + size
 		}
 		t = into
-		t.ID, t.ParentSessionID, t.ParentMessageID, t.ParentAgent, t.BatchID = f[0], f[1], f[2], f[3], f[4]
-		t.Description, t.Agent, t.Status, t.StartedAt, t.rest = f[5], f[6], Status(f[7]), started, record
+		t.ID, t.SessionID, t.ParentSessionID, t.ParentMessageID, t.ParentAgent, t.BatchID = f[0], f[1], f[2], f[3], f[4], f[5]
+		t.Description, t.Agent, t.Status, t.StartedAt, t.rest = f[6], f[7], Status(f[8]), started, record
 		if !t.Status.Terminal() {
 			return nil, i // a head is a finished task's
 		}

@@ -140,7 +140,7 @@ func TestAnIndexThatDoesNotFitIsNotUsed(t *testing.T) {
 		{"a byte of the index is wrong", log, flip(index, mid)},
 		{"the index is torn", log, index[:mid]},
 		{"the index's checksum is wrong", log, flip(index, len(index)-2)},
-		{"the index is from another version", log, strings.Replace(index, indexMagic, "asyncagents-index 2 ", 1)},
+		{"the index is from another version", log, strings.Replace(index, indexMagic, "asyncagents-index 1 ", 1)},
 		{"the index is not one", log, "{}"},
 	}
 	for _, c := range cases {

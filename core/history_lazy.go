@@ -31,7 +31,7 @@ var lazyHeadEndField = fieldIndex(lazyHeadEnd)
 // lazyHead is the fields a head must hold (a bit per field index in Task): those the restore,
 // the indexes and the list read. A record written in another order is read whole.
 var lazyHead = func() (mask uint64) {
-	for _, name := range []string{"sessionID", "parentSessionID", "parentMessageID", "batchId", "description", "prompt", "agent", "status", lazyHeadEnd} {
+	for _, name := range []string{"parentSessionID", "parentMessageID", "batchId", "description", "prompt", "agent", "status", lazyHeadEnd} {
 		mask |= 1 << fieldIndex(name)
 	}
 	return mask
@@ -50,6 +50,7 @@ func readRecordHeadInto(body string, into *Task) (historyRecord, error) {
 			t = &Task{}
 		}
 		rest, seen, stopped, err := fastTaskFields(body[len(`{"task":`):len(body)-1], t, lazyHeadEndField)
+		t.adoptLegacyID()
 		switch {
 		case err == nil && stopped && seen&lazyHead == lazyHead && t.ID != "":
 			t.rest = body
@@ -81,15 +82,6 @@ func (t *Task) load() {
 	// What the restore knew of the task beyond its record stays.
 	r.Task.sseSent, r.Task.logAt, r.Task.logLen = t.sseSent, t.logAt, t.logLen
 	*t = *r.Task
-}
-
-// task returns the task with id, read whole, or nil.
-func (m *Machine) task(id string) *Task {
-	t := m.tasks[id]
-	if t != nil {
-		t.load()
-	}
-	return t
 }
 
 // sessionTask returns the task with id if a session launched it, read whole; nil otherwise.

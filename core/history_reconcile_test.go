@@ -156,7 +156,7 @@ func TestRestoredCompactedAttemptIsNotCompactedAgain(t *testing.T) {
 
 	// The same task restored from its history after the compaction (the reload in between).
 	r := newFB(t, chainAB)
-	live.ID = "ses_r"
+	live.ID, live.SessionID = "bg_r", "ses_r"
 	r.restoreAndReconcile(live, `{"ses_r":{"type":"busy"}}`, `[{"info":{"id":"m1","role":"user","time":{"created":900001}},"parts":[]}]`)
 	r.busy("ses_r")
 	eff = r.answer("ses_r", tooLong, "")

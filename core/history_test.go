@@ -93,8 +93,8 @@ func TestHistoryWritesPerChangeAreConstant(t *testing.T) {
 	m, log := historyRun(t, 400)
 	lines := strings.Count(log, "\n")
 	require.LessOrEqual(t, lines, 2*400+1, "compaction keeps the log near its live size")
-	t1, ok := m.tasks["ses_00399"]
-	require.True(t, ok)
+	t1 := m.task("ses_00399")
+	require.NotNil(t, t1)
 	before := len(log)
 	effects := m.Step(1e6, Event{Type: EventToolCall, CallID: "o", Tool: ToolOutput, Args: json.RawMessage(`{"task_id":"ses_00399"}`)})
 	appends := 0

@@ -39,7 +39,7 @@ type HTTPResponse struct {
 	// Stream: keep the connection open as text/event-stream after writing Body; the host then
 	// writes the frames the core emits as tasks change, and heartbeats.
 	Stream bool `json:"stream,omitempty"`
-	// Logs is a task ID: the host answers with that session's messages as a JSON array
+	// Logs is a child session's ID: the host answers with that session's messages as a JSON array
 	// (GET /v1/tasks/:id/logs), with Status and Headers as given.
 	Logs string `json:"logs,omitempty"`
 }
@@ -230,8 +230,10 @@ func apiServe(req HTTPRequest, tasks []*Task, cfg APIConfig, now int64) (resp HT
 		if t == nil {
 			return apiFail(404, fmt.Sprintf("task %s not found", apiEcho(segs[2])))
 		}
-		r := HTTPResponse{Status: 200, Headers: apiJSONHeaders(), Logs: t.ID}
-		return r
+		if t.childSession() == "" {
+			return HTTPResponse{Status: 200, Headers: apiJSONHeaders(), Body: "[]"} // queued: no session yet
+		}
+		return HTTPResponse{Status: 200, Headers: apiJSONHeaders(), Logs: t.childSession()}
 	case len(segs) == 3 && segs[1] == "task-groups" && segs[2] != "":
 		return apiServeGroup(tasks, segs[2], now)
 	case isEvents:
@@ -557,9 +559,10 @@ func apiServeEvents(req HTTPRequest, tasks []*Task, cfg APIConfig, now int64) HT
 	return HTTPResponse{Status: 200, Headers: h, Body: apiSnapshotFrame(tasks, now), Stream: true}
 }
 
+// apiFindTask finds a task by its ID or its child session's.
 func apiFindTask(tasks []*Task, id string) *Task {
 	for i := range tasks {
-		if tasks[i].ID == id {
+		if tasks[i].ID == id || tasks[i].SessionID == id {
 			return tasks[i]
 		}
 	}

@@ -615,7 +615,7 @@ func apiManyTasks(n int) []Task {
 	for i := range tasks {
 		st := statuses[i%len(statuses)]
 		t := Task{
-			ID: fmt.Sprintf("ses_%08d", i), ParentSessionID: "ses_parent", ParentMessageID: fmt.Sprintf("msg_%d", i/4),
+			ID: fmt.Sprintf("ses_%08d", i), SessionID: fmt.Sprintf("ses_%08d", i), ParentSessionID: "ses_parent", ParentMessageID: fmt.Sprintf("msg_%d", i/4),
 			BatchID: fmt.Sprintf("batch_%d", i/4), Description: fmt.Sprintf("Investigate module %d of the auth service", i),
 			Prompt: strings.Repeat("Look at the code and report what you find. ", 6), Agent: agents[i%len(agents)],
 			Status: st, StartedAt: int64(1_700_000_000_000 + i*1000), Depth: 1,

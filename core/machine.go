@@ -24,6 +24,14 @@ type Machine struct {
 	// apiCache holds recent answers to task reads while the store is unchanged (httpapi_cache.go).
 	apiCache apiCache
 
+	// sessions maps a child session's ID to its task's, where they differ (taskid.go);
+	// sessionsStale: a restore brought tasks in since it was built.
+	sessions      map[string]string
+	sessionsStale bool
+	// idSeed is the host's random seed for task IDs, idSeq the IDs minted so far (taskid.go).
+	idSeed string
+	idSeq  uint64
+
 	agents         []AgentInfo
 	agentsKnown    bool
 	agentsFetching bool
@@ -56,7 +64,6 @@ type Machine struct {
 type pending struct {
 	kind   string
 	taskID string
-	launch *launch
 	// idle is set when the check was started by an idle signal, which means the child's turn
 	// is over whatever its messages say.
 	idle bool

@@ -84,7 +84,7 @@ func (m *Machine) finishWith(t *Task, o outcome, settled bool) {
 
 // checkTask asks for the child's messages to see whether it has finished.
 func (m *Machine) checkTask(t *Task, fromIdle bool) {
-	m.request(Effect{Kind: EffectMessages, SessionID: t.ID}, pending{taskID: t.ID, idle: fromIdle, attemptAt: t.attemptAt})
+	m.request(Effect{Kind: EffectMessages, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID, idle: fromIdle, attemptAt: t.attemptAt})
 }
 
 func (m *Machine) onMessages(p pending, ev Event) {

@@ -33,8 +33,8 @@ func (m *Machine) finish(t *Task, status Status, result string, taskErr *TaskErr
 }
 
 // batchProgress counts the finished and all tasks of t's batch, and those still running. Launches
-// of the batch whose session is still being created count as running: a child can finish before
-// its siblings exist.
+// of the batch still waiting for the agent list count as running: a child can finish before its
+// siblings exist.
 func (m *Machine) batchProgress(t *Task) (done, total, running int) {
 	for _, b := range m.batch(t.BatchID) {
 		total++
@@ -48,16 +48,12 @@ func (m *Machine) batchProgress(t *Task) (done, total, running int) {
 	return done, total + n, running + n
 }
 
-// launchesInFlight counts the batch's launches that have no task yet.
+// launchesInFlight counts the batch's launches that have no task yet (they wait for the agent
+// list).
 func (m *Machine) launchesInFlight(batch string) int {
 	n := 0
 	for _, l := range m.agentWaiters {
 		if batchID(l.sessionID, l.messageID) == batch {
-			n++
-		}
-	}
-	for _, p := range m.pending {
-		if p.kind == EffectSessionCreate && p.launch != nil && batchID(p.launch.sessionID, p.launch.messageID) == batch {
 			n++
 		}
 	}
@@ -79,6 +75,8 @@ func (m *Machine) notifyParent(t *Task) {
 	wake := m.shouldWake(t, running)
 	n := heldNotice{taskID: t.ID, effect: Effect{
 		Kind:      EffectPromptAsync,
+		Notice:    true,
+		TaskID:    t.ID,
 		SessionID: t.ParentSessionID,
 		Agent:     t.ParentAgent,
 		NoReply:   !wake,
@@ -163,7 +161,7 @@ func (m *Machine) visibleNotice(t *Task, done, total int) string {
 
 func (m *Machine) hiddenNotice(t *Task, total, running int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Background task %s.\ntask_id: %s\nagent: %s\ndescription: %s\nstatus: %s\n\n", t.Status, t.ID, t.Agent, t.Description, t.Status)
+	fmt.Fprintf(&b, "Background task %s.\n%sagent: %s\ndescription: %s\nstatus: %s\n\n", t.Status, t.idLines(), t.Agent, t.Description, t.Status)
 	switch t.Status {
 	case StatusCompleted:
 		b.WriteString("<task_result>\n")

@@ -36,8 +36,9 @@ func (m *Machine) onStatus(ev Event) {
 		if json.Unmarshal(ev.Result, &busy) == nil {
 			for _, id := range m.running() {
 				t := m.task(id)
-				_, isBusy := busy[id]
+				_, isBusy := busy[t.SessionID]
 				switch {
+				case t.SessionID == "": // its session is being created
 				case isBusy:
 				case t.switching:
 					m.onQuietWhileSwitching(t)

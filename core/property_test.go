@@ -23,8 +23,17 @@ type world struct {
 	done    map[string]bool // children that finished their turn
 	tasks   int
 	notices map[string][]string // task ID -> visible notice texts
-	cancels bool                // the parent cancels tasks at random
-	settled bool                // the parent's final idle was sent
+	cancels bool                // the parent cancels tasks at random, by either ID
+	// failCreates: OpenCode refuses some session.create calls; deleted lists the sessions the
+	// core deleted (created for a task cancelled meanwhile), prompted the sessions prompted.
+	failCreates bool
+	deleted     map[string]bool
+	prompted    map[string]bool
+	// creates maps a session.create's effect ID to the session it will name and its task; late
+	// lists the sessions that arrived for a task already ended (cancelled meanwhile).
+	creates map[int64][2]string
+	late    map[string]bool
+	settled bool // the parent's final idle was sent
 }
 
 var (
@@ -35,7 +44,7 @@ var (
 func (w *world) carryOut(effects []Effect) {
 	w.checkView()
 	for _, e := range effects {
-		if e.SessionID != "" && e.SessionID != "ses_parent" && w.m.tasks[e.SessionID] == nil {
+		if e.SessionID != "" && e.SessionID != "ses_parent" && e.Kind != EffectSessionDelete && w.m.task(e.SessionID) == nil {
 			w.t.Fatalf("effect %s refers to unknown session %q", e.Kind, e.SessionID)
 		}
 		switch e.Kind {
@@ -43,13 +52,22 @@ func (w *world) carryOut(effects []Effect) {
 			w.queue = append(w.queue, Event{Type: EventEffectDone, EffectID: e.ID, OK: true,
 				Result: json.RawMessage(`[{"name":"build","mode":"primary"},{"name":"general","mode":"subagent"}]`)})
 		case EffectSessionCreate:
+			if w.failCreates && w.rng.Intn(3) == 0 {
+				w.queue = append(w.queue, Event{Type: EventEffectDone, EffectID: e.ID, OK: false, Error: "creating the session: 500"})
+				continue
+			}
 			w.created++
+			w.creates[e.ID] = [2]string{fmt.Sprintf("ses_%d", w.created), e.TaskID}
 			w.queue = append(w.queue, Event{Type: EventEffectDone, EffectID: e.ID, OK: true, Result: json.RawMessage(fmt.Sprintf(`{"id":"ses_%d"}`, w.created))})
+		case EffectSessionDelete:
+			w.deleted[e.SessionID] = true
+			w.queue = append(w.queue, Event{Type: EventEffectDone, EffectID: e.ID, OK: true})
 		case EffectPromptAsync:
 			if e.SessionID == "ses_parent" {
 				id := taskIDIn.FindStringSubmatch(e.Parts[1].Text)[1]
 				w.notices[id] = append(w.notices[id], e.Parts[0].Text)
 			} else {
+				w.prompted[e.SessionID] = true
 				w.scheduleChild(e.SessionID)
 			}
 			w.queue = append(w.queue, Event{Type: EventEffectDone, EffectID: e.ID, OK: true})
@@ -57,9 +75,9 @@ func (w *world) carryOut(effects []Effect) {
 			w.queue = append(w.queue, Event{Type: EventEffectDone, EffectID: e.ID, OK: true, Result: w.messages(e.SessionID)})
 		case EffectStatus:
 			busy := map[string]any{}
-			for id := range w.m.tasks {
-				if !w.done[id] {
-					busy[id] = map[string]string{"type": "busy"}
+			for _, task := range w.m.tasks {
+				if task.SessionID != "" && !w.done[task.SessionID] {
+					busy[task.SessionID] = map[string]string{"type": "busy"}
 				}
 			}
 			b, _ := json.Marshal(busy)
@@ -141,8 +159,12 @@ func (w *world) run() {
 		case 1:
 			w.carryOut(w.m.Step(w.now, Event{Type: EventOpenCode, Event: &OpenCodeEvent{Type: "session.status", Properties: json.RawMessage(`{"sessionID":"ses_parent","status":{"type":"busy"}}`)}}))
 		case 2:
-			if w.cancels && w.created > 0 {
+			// By the session's ID, or by the task's own, which a task has before its session.
+			if w.cancels && w.rng.Intn(2) == 0 && w.created > 0 {
 				id := fmt.Sprintf("ses_%d", 1+w.rng.Intn(w.created))
+				w.carryOut(w.m.Step(w.now, Event{Type: EventToolCall, CallID: "cancel" + id, Tool: ToolCancel, SessionID: "ses_parent", Args: json.RawMessage(fmt.Sprintf(`{"task_id":%q}`, id))}))
+			} else if w.cancels && len(w.m.order) > 0 {
+				id := w.m.order[w.rng.Intn(len(w.m.order))]
 				w.carryOut(w.m.Step(w.now, Event{Type: EventToolCall, CallID: "cancel" + id, Tool: ToolCancel, SessionID: "ses_parent", Args: json.RawMessage(fmt.Sprintf(`{"task_id":%q}`, id))}))
 			}
 		}
@@ -153,21 +175,28 @@ func (w *world) run() {
 			w.finishChild(ev.SessionID)
 			continue
 		}
+		if c, ok := w.creates[ev.EffectID]; ok && ev.Type == EventEffectDone && ev.OK {
+			if task := w.m.tasks[c[1]]; task != nil && task.Status.Terminal() {
+				w.late[c[0]] = true
+			}
+		}
 		w.carryOut(w.m.Step(w.now, ev))
 	}
 	w.t.Fatal("the world did not settle in 5000 steps")
 }
 
 // TestReducerUnderRandomEventOrders checks the invariants that must hold whatever order events
-// come in: every task ends once its child is idle (or is cancelled, racing its completion), each
-// gets exactly one notice, the batch's Task Progress counts add up, no task is left queued, and
+// come in: every task ends once its child is idle (or is cancelled, racing its completion or its
+// session's creation, or fails because OpenCode refused its session), each gets exactly one notice, the batch's Task Progress counts add up, no task is left queued, and
 // no effect names an unknown task. The start queue's size and the parent's busy spells vary too.
 func TestReducerUnderRandomEventOrders(t *testing.T) {
 	for seed := int64(1); seed <= 300; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewSource(seed))
 			cfg := Config{MaxConcurrentStarts: 1 + rng.Intn(6)}
-			w := &world{t: t, rng: rng, m: NewMachine(cfg), timers: map[string]bool{}, done: map[string]bool{}, notices: map[string][]string{}, cancels: seed%3 == 0}
+			w := &world{t: t, rng: rng, m: NewMachine(cfg), timers: map[string]bool{}, done: map[string]bool{}, notices: map[string][]string{},
+				cancels: seed%3 == 0, failCreates: seed%4 == 1, deleted: map[string]bool{}, prompted: map[string]bool{},
+				creates: map[int64][2]string{}, late: map[string]bool{}}
 			if rng.Intn(2) == 0 {
 				w.carryOut(w.m.Step(0, Event{Type: EventStart}))
 			}
@@ -185,9 +214,11 @@ func TestReducerUnderRandomEventOrders(t *testing.T) {
 			for id, task := range w.m.tasks {
 				switch {
 				case task.Status == StatusCancelled && w.cancels:
+				case task.Status == StatusError && w.failCreates && task.SessionID == "" && task.Error.Name == "SessionError":
+					// OpenCode refused its session: failed, with a notice, never stuck
 				case task.Status != StatusCompleted:
 					t.Fatalf("task %s ended %s, want completed", id, task.Status)
-				case task.Result != "result of "+id:
+				case task.Result != "result of "+task.SessionID:
 					t.Fatalf("task %s result %q", id, task.Result)
 				}
 				if task.Queued {
@@ -210,6 +241,13 @@ func TestReducerUnderRandomEventOrders(t *testing.T) {
 			}
 			if len(w.m.pending) != 0 {
 				t.Fatalf("%d effects still pending after the world settled", len(w.m.pending))
+			}
+			// A session created for a task cancelled meanwhile is deleted, never prompted, and
+			// no task holds it.
+			for ses := range w.late {
+				if !w.deleted[ses] || w.prompted[ses] || w.m.task(ses) != nil {
+					t.Fatalf("session %s arrived for an ended task: deleted %v, prompted %v, held %v", ses, w.deleted[ses], w.prompted[ses], w.m.task(ses) != nil)
+				}
 			}
 		})
 	}

@@ -1,8 +1,8 @@
 package core
 
 // The start queue: at most Config.MaxConcurrentStarts children run at once. A task beyond that
-// gets its session at once (so it has its ID and shows in the TUI) and waits, queued, until a
-// running task ends. Cancelling a queued task just takes it out.
+// has its ID at once and waits, queued and with no session (nothing idle sits in OpenCode), until
+// a running task ends. Cancelling a queued task just takes it out.
 
 // runningCount is how many tasks hold a start slot.
 func (m *Machine) runningCount() int {
@@ -15,14 +15,15 @@ func (m *Machine) runningCount() int {
 	return n
 }
 
-// admit starts a new task now, or queues it when every slot is taken.
-func (m *Machine) admit(t *Task) {
+// admit decides whether a new task starts now (true: the caller starts it, once the tool has
+// its answer) or waits in the queue because every slot is taken.
+func (m *Machine) admit(t *Task) bool {
 	if m.runningCount() > m.cfg.MaxConcurrentStarts { // t itself is already counted
 		t.Queued = true
 		m.touch(t)
-		return
+		return false
 	}
-	m.startTask(t)
+	return true
 }
 
 // startQueued starts queued tasks, oldest first, while slots are free.
@@ -56,8 +57,15 @@ func (m *Machine) queuePosition(t *Task) int {
 	return pos
 }
 
-// startTask sends the child its prompt; a forked child gets its context first.
+// startTask creates the child session if the task has none yet, then sends the child its prompt;
+// a forked child gets its context first.
 func (m *Machine) startTask(t *Task) {
+	if t.SessionID == "" {
+		if !t.creating {
+			m.createSession(t)
+		}
+		return
+	}
 	if t.IsForked && !t.forkReady {
 		m.startFork(t)
 		return
@@ -71,7 +79,8 @@ func (m *Machine) startTask(t *Task) {
 func (m *Machine) sendPrompt(t *Task) {
 	m.request(Effect{
 		Kind:      EffectPromptAsync,
-		SessionID: t.ID,
+		SessionID: t.SessionID,
+		TaskID:    t.ID,
 		Agent:     t.Agent,
 		Model:     t.Model,
 		Parts:     []TextPart{{Type: "text", Text: t.promptText()}},

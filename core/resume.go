@@ -33,7 +33,7 @@ func (m *Machine) onResumeCall(ev Event, a taskArgs) {
 		fail("only a completed task can be resumed; task %s is %s. Start a new task with asyncagents_task instead", t.ID, t.Status)
 	default:
 		r := &resumeReq{callID: ev.CallID, taskID: t.ID, prompt: a.Prompt, sessionID: ev.SessionID, messageID: ev.MessageID, agent: ev.Agent}
-		m.request(Effect{Kind: EffectSessionGet, SessionID: t.ID}, pending{taskID: t.ID, resume: r})
+		m.request(Effect{Kind: EffectSessionGet, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID, resume: r})
 	}
 }
 
@@ -82,13 +82,12 @@ func (m *Machine) onResumeChecked(p pending, ev Event) {
 	m.touch(t)
 	m.sendPrompt(t)
 	m.tmuxOpen(t)
-	m.replyTool(r.callID, fmt.Sprintf(`task_id: %s
-agent: %s
+	m.replyTool(r.callID, fmt.Sprintf(`%sagent: %s
 description: %s
 status: resumed
 resume: #%d
 
-The follow-up runs in the task's own session, with its whole conversation. Its answer arrives in this conversation as a notice (Resume #%d); to wait for it now, call asyncagents_output(task_id="%s", block=true).`, t.ID, t.Agent, t.Description, t.ResumeCount, t.ResumeCount, t.ID),
-		map[string]any{"sessionId": t.ID, "title": fmt.Sprintf("resume #%d: %s", t.ResumeCount, t.Description)})
+The follow-up runs in the task's own session, with its whole conversation. Its answer arrives in this conversation as a notice (Resume #%d); to wait for it now, call asyncagents_output(task_id="%s", block=true).`, t.idLines(), t.Agent, t.Description, t.ResumeCount, t.ResumeCount, t.ID),
+		t.metadata(fmt.Sprintf("resume #%d: %s", t.ResumeCount, t.Description)))
 	m.armPoll()
 }

@@ -6,12 +6,13 @@ import (
 	"time"
 )
 
-// TasksTable renders tasks for a terminal (`asyncagents ls`): one row a task, newest last.
+// TasksTable renders tasks for a terminal (`asyncagents ls`): one row a task, newest last, with
+// its ID and its child session's (what `opencode attach --session` and the TUI take).
 func TasksTable(tasks []Task, now int64) string {
 	if len(tasks) == 0 {
 		return "No background tasks found\n"
 	}
-	rows := [][]string{{"TASK ID", "STATUS", "AGENT", "DESCRIPTION", "STARTED", "TIME", "TOOLS"}}
+	rows := [][]string{{"TASK ID", "SESSION", "STATUS", "AGENT", "DESCRIPTION", "STARTED", "TIME", "TOOLS"}}
 	for _, t := range tasks {
 		id := t.markedID()
 		status := string(t.Status)
@@ -19,7 +20,11 @@ func TasksTable(tasks []Task, now int64) string {
 			status = "queued"
 		}
 		started := time.UnixMilli(t.StartedAt).UTC().Format("2006-01-02 15:04:05")
-		rows = append(rows, []string{id, status, t.Agent, t.Description, started, FormatDuration(t.Duration(now)), fmt.Sprint(t.Progress.ToolCalls)})
+		session := t.SessionID
+		if session == "" {
+			session = "-" // queued, or its session was never made
+		}
+		rows = append(rows, []string{id, session, status, t.Agent, t.Description, started, FormatDuration(t.Duration(now)), fmt.Sprint(t.Progress.ToolCalls)})
 	}
 	widths := make([]int, len(rows[0]))
 	for _, r := range rows {

@@ -1,5 +1,10 @@
 package core
 
+import (
+	"encoding/json"
+	"strings"
+)
+
 // Status is a task's place in its lifecycle. The five values are the spec's.
 type Status string
 
@@ -16,10 +21,13 @@ func (s Status) Terminal() bool {
 	return s == StatusCompleted || s == StatusError || s == StatusCancelled
 }
 
-// Task is one background subagent run. Its ID is the child session's ID, so the same string finds
-// the task here, the session in OpenCode and the conversation in the TUI.
+// Task is one background subagent run. Its ID is the core's own ("bg_…", taskid.go), minted when
+// the tool is called, so a launch never waits for OpenCode; SessionID is the child session, once
+// it exists (a queued task has none). Every lookup takes either. A task written by a release
+// whose IDs were the session's has no "id" in its record: its ID is its session's.
 type Task struct {
-	ID              string     `json:"sessionID"`
+	ID              string     `json:"id"`
+	SessionID       string     `json:"sessionID,omitempty"`
 	ParentSessionID string     `json:"parentSessionID"`
 	ParentMessageID string     `json:"parentMessageID"`
 	ParentAgent     string     `json:"parentAgent,omitempty"`
@@ -52,6 +60,8 @@ type Task struct {
 	Model        string        `json:"model,omitempty"`
 	FallbackInfo *FallbackInfo `json:"fallbackInfo,omitempty"`
 
+	// creating: the child session is being created (session.create sent, no answer yet).
+	creating bool
 	// forkReady: a forked child has been given its context.
 	forkReady bool
 	// canDelegate: the child's agent has delegation rights, so its tools were left on.
@@ -141,4 +151,35 @@ func (t *Task) Duration(now int64) int64 {
 		return 0
 	}
 	return end - t.StartedAt
+}
+
+// adoptLegacyID reads a record of a release whose task IDs were the child session's: one without
+// "id" takes its session's, and one whose ID is not the core's own (no "bg_") is its session's.
+func (t *Task) adoptLegacyID() {
+	switch {
+	case t.ID == "":
+		t.ID = t.SessionID
+	case t.SessionID == "" && !strings.HasPrefix(t.ID, TaskIDPrefix):
+		t.SessionID = t.ID
+	}
+}
+
+// UnmarshalJSON reads a task as encoding/json does, then its IDs as adoptLegacyID does, so that
+// a task of an earlier release decodes the same way wherever it is read.
+func (t *Task) UnmarshalJSON(b []byte) error {
+	type plain Task
+	if err := json.Unmarshal(b, (*plain)(t)); err != nil {
+		return err
+	}
+	t.adoptLegacyID()
+	return nil
+}
+
+// childSession is the task's child session: SessionID, or for a task built by hand in the
+// earlier form (ID "ses_…", no SessionID) its ID.
+func (t *Task) childSession() string {
+	if t.SessionID == "" && !strings.HasPrefix(t.ID, TaskIDPrefix) {
+		return t.ID
+	}
+	return t.SessionID
 }

@@ -8,8 +8,9 @@ import "strconv"
 // over every field), which inside WebAssembly in Bun cost more than the listing itself.
 // TestTaskEncodesAsTheStruct holds it to the struct's own encoding.
 func appendTask(b []byte, t *Task) ([]byte, error) {
-	b = append(b, `{"sessionID":`...)
+	b = append(b, `{"id":`...)
 	b = appendJSONString(b, t.ID)
+	b = appendOptString(b, "sessionID", t.SessionID)
 	b = appendKeyString(b, "parentSessionID", t.ParentSessionID)
 	b = appendKeyString(b, "parentMessageID", t.ParentMessageID)
 	b = appendOptString(b, "parentAgent", t.ParentAgent)

@@ -12,7 +12,7 @@ func (m *Machine) tmuxOpen(t *Task) {
 		return
 	}
 	t.tmuxPane = true
-	m.emit(Effect{Kind: EffectTmuxOpen, SessionID: t.ID, Title: t.Description})
+	m.emit(Effect{Kind: EffectTmuxOpen, SessionID: t.SessionID, TaskID: t.ID, Title: t.Description})
 }
 
 // tmuxClose closes t's pane, if one was opened for this run.
@@ -21,5 +21,5 @@ func (m *Machine) tmuxClose(t *Task) {
 		return
 	}
 	t.tmuxPane = false
-	m.emit(Effect{Kind: EffectTmuxClose, SessionID: t.ID})
+	m.emit(Effect{Kind: EffectTmuxClose, SessionID: t.SessionID, TaskID: t.ID})
 }

@@ -58,7 +58,13 @@ func (h *tmuxHarness) call(tool, args string) []Effect {
 // launch starts a task described desc and returns its ID.
 func (h *tmuxHarness) launch(desc string) (string, []Effect) {
 	eff := h.call(ToolTask, fmt.Sprintf(`{"description":%q,"prompt":"do it","agent":"general"}`, desc))
-	return fmt.Sprintf("ses_c%d", h.nextSes), eff
+	for _, e := range eff {
+		if e.Kind == EffectToolReply {
+			return e.Metadata["taskId"].(string), eff
+		}
+	}
+	h.t.Fatal("the launch was not answered")
+	return "", nil
 }
 
 func (h *tmuxHarness) oc(typ, props string) []Effect {
@@ -66,7 +72,8 @@ func (h *tmuxHarness) oc(typ, props string) []Effect {
 }
 
 // answer has the child write one assistant message (an error when errJSON is set) and go idle.
-func (h *tmuxHarness) answer(id, errJSON string) []Effect {
+func (h *tmuxHarness) answer(taskID, errJSON string) []Effect {
+	id := mustTask(h.t, h.m, taskID).SessionID
 	msgID := fmt.Sprintf("msg_%d", h.now)
 	created := h.now + 1
 	var all []Effect
@@ -85,15 +92,15 @@ func (h *tmuxHarness) status(id string) Status {
 	return t.Status
 }
 
-// tmuxEffects lists the tmux effects among effects as "open <id> <title>" / "close <id>".
+// tmuxEffects lists the tmux effects among effects as "open <task ID> <title>" / "close <task ID>".
 func tmuxEffects(effects []Effect) []string {
 	var out []string
 	for _, e := range effects {
 		switch e.Kind {
 		case EffectTmuxOpen:
-			out = append(out, fmt.Sprintf("open %s %s", e.SessionID, e.Title))
+			out = append(out, fmt.Sprintf("open %s %s", e.TaskID, e.Title))
 		case EffectTmuxClose:
-			out = append(out, "close "+e.SessionID)
+			out = append(out, "close "+e.TaskID)
 		}
 	}
 	return out

@@ -37,7 +37,7 @@ func (m *Machine) onCancelCall(ev Event) {
 				lines = append(lines, fmt.Sprintf("- %s %q after %s", t.ID, t.Description, FormatDuration(t.Duration(m.now))))
 			}
 		}
-		// Launches still creating their session are cancelled as soon as it exists.
+		// Launches still waiting for the agent list are cancelled as soon as they are tasks.
 		starting := m.cancelLaunches(ev.SessionID, a.Reason)
 		if len(lines) == 0 && starting == 0 {
 			m.replyTool(ev.CallID, "No running background tasks to cancel.", map[string]any{"title": "nothing to cancel"})
@@ -48,7 +48,7 @@ func (m *Machine) onCancelCall(ev Event) {
 			out = append(out, fmt.Sprintf("Cancelled %d running tasks:\n%s", len(lines), strings.Join(lines, "\n")))
 		}
 		if starting > 0 {
-			out = append(out, fmt.Sprintf("%d tasks still starting will be cancelled as soon as their session exists.", starting))
+			out = append(out, fmt.Sprintf("%d tasks still starting will be cancelled as soon as they exist.", starting))
 		}
 		m.replyTool(ev.CallID, strings.Join(out, "\n"), map[string]any{"title": fmt.Sprintf("cancelled %d tasks", len(lines)+starting)})
 		return
@@ -68,23 +68,25 @@ func (m *Machine) onCancelCall(ev Event) {
 		if wasQueued {
 			msg = fmt.Sprintf("Cancelled task %s %q; it was still queued and never started.", t.ID, t.Description)
 		}
-		m.replyTool(ev.CallID, msg, map[string]any{"sessionId": t.ID, "title": "cancelled " + t.Description})
+		m.replyTool(ev.CallID, msg, t.metadata("cancelled "+t.Description))
 	}
 }
 
 // cancel stops a running or queued task: the child is aborted (a queued one never started), the
 // status is set before anything else so a completion racing in finds the task ended.
 func (m *Machine) cancel(t *Task, reason string) {
-	started := !t.Queued
+	// A task whose session is still being created has nothing to abort: the session is
+	// deleted when it arrives (onSessionCreated).
+	started := !t.Queued && t.SessionID != ""
 	t.CancelReason = reason
 	m.finish(t, StatusCancelled, "", nil)
 	if started {
-		m.request(Effect{Kind: EffectAbort, SessionID: t.ID}, pending{taskID: t.ID})
+		m.request(Effect{Kind: EffectAbort, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID})
 	}
 }
 
-// cancelLaunches marks the session's launches that have no task yet; each is cancelled when its
-// session is created. It returns how many there were.
+// cancelLaunches marks the session's launches that have no task yet (they wait for the agent
+// list); each is cancelled as soon as it has one. It returns how many there were.
 func (m *Machine) cancelLaunches(sessionID, reason string) int {
 	n := 0
 	mark := func(l *launch) {
@@ -95,11 +97,6 @@ func (m *Machine) cancelLaunches(sessionID, reason string) int {
 	}
 	for _, l := range m.agentWaiters {
 		mark(l)
-	}
-	for _, p := range m.pending {
-		if p.kind == EffectSessionCreate {
-			mark(p.launch)
-		}
 	}
 	return n
 }

@@ -24,12 +24,15 @@ func (m *Machine) onListCall(ev Event) {
 }
 
 // listLine is one task in asyncagents_list: the whole ID with the spec's (resumed) and (forked)
-// marks, then status, label, agent, time and activity.
+// marks, its child session once it has one, then status, label, agent, time and activity.
 func (m *Machine) listLine(t *Task) string {
 	id := t.markedID()
 	status := string(t.Status)
 	if t.Queued {
 		status = fmt.Sprintf("queued (position %d)", m.queuePosition(t))
+	}
+	if t.SessionID != "" && t.SessionID != t.ID {
+		id += " | session " + t.SessionID
 	}
 	line := fmt.Sprintf("- %s | %s | %q | @%s | %s | %d tool calls", id, status, t.Description, t.Agent, FormatDuration(t.Duration(m.now)), t.Progress.ToolCalls)
 	if t.Status == StatusError && t.Error != nil {
@@ -95,11 +98,11 @@ func (m *Machine) onSessionDeleted(sessionID string) {
 			continue
 		}
 		if !t.Status.Terminal() {
-			started := !t.Queued
+			started := !t.Queued && t.SessionID != ""
 			t.Status, t.CompletedAt, t.CancelReason, t.Queued = StatusCancelled, m.now, "parent session deleted", false
 			m.releaseWaiters(t)
 			if started {
-				m.request(Effect{Kind: EffectAbort, SessionID: t.ID}, pending{taskID: t.ID})
+				m.request(Effect{Kind: EffectAbort, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID})
 			}
 		}
 		m.tmuxClose(t)

@@ -57,12 +57,12 @@ func (m *Machine) replyOutput(callID string, t *Task) {
 		t.RetrievedAt = m.now
 		m.touch(t)
 	}
-	m.replyTool(callID, m.outputText(t), map[string]any{"sessionId": t.ID, "title": t.Description, "status": string(t.Status)})
+	m.replyTool(callID, m.outputText(t), t.metadata(t.Description, "status", string(t.Status)))
 }
 
 func (m *Machine) outputText(t *Task) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "task_id: %s\nagent: %s\ndescription: %s\nstatus: %s\n", t.ID, t.Agent, t.Description, t.Status)
+	fmt.Fprintf(&b, "%sagent: %s\ndescription: %s\nstatus: %s\n", t.idLines(), t.Agent, t.Description, t.Status)
 	if t.Model != "" {
 		fmt.Fprintf(&b, "model: %s\n", t.Model)
 	}

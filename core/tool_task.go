@@ -109,7 +109,7 @@ func (m *Machine) onTaskCall(ev Event) {
 	// before failing; launches that arrive while a refresh is in flight wait for that one.
 	if m.agentsKnown {
 		if _, ok := m.findAgent(a.Agent); ok {
-			m.checkAgentAndCreate(l)
+			m.checkAgentAndLaunch(l)
 			return
 		}
 	}
@@ -166,11 +166,14 @@ func (m *Machine) onAgentsListed(ev Event) {
 	}
 	m.agents, m.agentsKnown = agents, true
 	for _, l := range waiting {
-		m.checkAgentAndCreate(l)
+		m.checkAgentAndLaunch(l)
 	}
 }
 
-func (m *Machine) checkAgentAndCreate(l *launch) {
+// checkAgentAndLaunch checks the agent against the cached list, then creates the task and
+// answers the tool call at once: the child session is created after the answer (startTask), so
+// the launch never waits for OpenCode.
+func (m *Machine) checkAgentAndLaunch(l *launch) {
 	agent, ok := m.findAgent(l.args.Agent)
 	available := strings.Join(m.subagentNames(), ", ")
 	if !ok {
@@ -182,32 +185,8 @@ func (m *Machine) checkAgentAndCreate(l *launch) {
 		return
 	}
 	l.canDelegate = agent.CanDelegate()
-	m.request(Effect{
-		Kind:       EffectSessionCreate,
-		ParentID:   l.sessionID,
-		Title:      fmt.Sprintf("%s (@%s subagent)", l.args.Description, l.args.Agent),
-		Permission: childPermission(l.canDelegate),
-	}, pending{launch: l})
-}
-
-func (m *Machine) onSessionCreated(p pending, ev Event) {
-	l := p.launch
-	var created struct {
-		ID string `json:"id"`
-	}
-	if ev.OK {
-		_ = json.Unmarshal(ev.Result, &created)
-	}
-	if !ev.OK || created.ID == "" {
-		reason := ev.Error
-		if reason == "" {
-			reason = "no session ID in the answer"
-		}
-		m.failTool(l.callID, "asyncagents_task: could not create the child session: "+reason+"; no task was created")
-		return
-	}
 	t := &Task{
-		ID:              created.ID,
+		ID:              m.mintTaskID(),
 		ParentSessionID: l.sessionID,
 		ParentMessageID: l.messageID,
 		ParentAgent:     l.parentAgent,
@@ -230,16 +209,72 @@ func (m *Machine) onSessionCreated(p pending, ev Event) {
 	m.storeChanged()
 	m.indexTask(t)
 	m.touch(t)
+	meta := t.metadata(t.Description)
 	if l.cancelled {
-		// Cancelled while its session was being created: it never starts.
+		// Cancelled (asyncagents_cancel all) while the agent list was read: it never starts.
 		t.Queued = true
 		m.cancel(t, l.cancelReason)
-		m.replyTool(l.callID, m.launchText(t), map[string]any{"sessionId": t.ID, "title": t.Description})
+		m.replyTool(l.callID, m.launchText(t), meta)
 		return
 	}
-	m.admit(t)
-	m.replyTool(l.callID, m.launchText(t), map[string]any{"sessionId": t.ID, "title": t.Description})
+	start := m.admit(t)
+	m.replyTool(l.callID, m.launchText(t), meta)
+	if start {
+		m.startTask(t)
+	}
 	m.armPoll()
+}
+
+// createSession asks OpenCode for t's child session; startTask goes on when it exists.
+func (m *Machine) createSession(t *Task) {
+	t.creating = true
+	// A task restored from the history (it was queued) does not keep canDelegate: the agent
+	// list says again.
+	if a, ok := m.findAgent(t.Agent); ok {
+		t.canDelegate = a.CanDelegate()
+	}
+	m.request(Effect{
+		Kind:       EffectSessionCreate,
+		TaskID:     t.ID,
+		ParentID:   t.ParentSessionID,
+		Title:      fmt.Sprintf("%s (@%s subagent)", t.Description, t.Agent),
+		Permission: childPermission(t.canDelegate),
+	}, pending{taskID: t.ID})
+}
+
+// onSessionCreated gives the task its session and starts it. A task that ended meanwhile (it
+// was cancelled) gets no work: its session is deleted, so a cancel leaves nothing behind. A
+// session that could not be created fails the task, with a notice that says why.
+func (m *Machine) onSessionCreated(p pending, ev Event) {
+	t := m.task(p.taskID)
+	if t == nil {
+		return
+	}
+	t.creating = false
+	var created struct {
+		ID string `json:"id"`
+	}
+	if ev.OK {
+		_ = json.Unmarshal(ev.Result, &created)
+	}
+	if !ev.OK || created.ID == "" {
+		if t.Status.Terminal() {
+			return
+		}
+		reason := ev.Error
+		if reason == "" {
+			reason = "no session ID in the answer"
+		}
+		m.finish(t, StatusError, "", &TaskError{Name: "SessionError", Message: "could not create the child session: " + reason})
+		return
+	}
+	if t.Status.Terminal() {
+		m.request(Effect{Kind: EffectSessionDelete, TaskID: t.ID, SessionID: created.ID}, pending{taskID: t.ID})
+		return
+	}
+	m.bindSession(t, created.ID)
+	m.touch(t)
+	m.startTask(t)
 }
 
 // batchID groups the tasks launched from one parent message: one model turn's fan-out.
@@ -264,7 +299,7 @@ func (m *Machine) onPromptSent(p pending, ev Event) {
 
 func (m *Machine) launchText(t *Task) string {
 	if t.Status == StatusCancelled {
-		return fmt.Sprintf("task_id: %s\nagent: %s\ndescription: %s\nstatus: cancelled\n\nThe task was cancelled before it started.", t.ID, t.Agent, t.Description)
+		return fmt.Sprintf("%sagent: %s\ndescription: %s\nstatus: cancelled\n\nThe task was cancelled before it started.", t.idLines(), t.Agent, t.Description)
 	}
 	if t.Queued {
 		return fmt.Sprintf(`task_id: %s

@@ -2,6 +2,8 @@ package host
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"unsafe"
 
@@ -66,9 +68,12 @@ func (c *Core) do(ctx context.Context, q core.Request, body ...[]byte) (core.Res
 	return r, nil
 }
 
-// Init (re)starts the machine with cfg and returns the tools and event types it wants.
+// Init (re)starts the machine with cfg and returns the tools and event types it wants. The seed
+// (random, per call) keeps the task IDs this core mints apart from another process's.
 func (c *Core) Init(ctx context.Context, cfg core.Config) (core.Response, error) {
-	return c.Do(ctx, core.Request{Op: "init", Config: &cfg})
+	var seed [16]byte
+	_, _ = rand.Read(seed[:])
+	return c.Do(ctx, core.Request{Op: "init", Config: &cfg, Seed: hex.EncodeToString(seed[:])})
 }
 
 // Step feeds one event at time now (Unix ms) and returns the effects to carry out.

@@ -87,7 +87,7 @@ test("a good global .jsonc and project .json are layered over the options, and t
   expect(rt.config?.agents).toEqual({ general: { models: ["mock/a", "mock/b"] } });
 
   const answer = await rt.callTool("asyncagents_task", { description: "Job", prompt: "p", agent: "general" }, { ...ctx, callID: "t3" });
-  expect(answer.output.split("\n")[0]).toBe("task_id: ses_child");
+  expect(answer.output.split("\n")[0]).toMatch(/^task_id: bg_/);
   const prompt = oc.performed.find((e) => e.kind === "session.promptAsync" && e.sessionID === "ses_child");
   expect(prompt?.model).toBe("mock/a");
   rt.dispose();

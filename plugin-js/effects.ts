@@ -16,6 +16,7 @@ export interface Client {
     status(opts: any): Promise<Result>;
     abort(opts: any): Promise<Result>;
     get(opts: any): Promise<Result>;
+    delete(opts: any): Promise<Result>;
     summarize(opts: any): Promise<Result>;
   };
 }
@@ -70,6 +71,9 @@ export function makeExecutor(client: Client, directory: string, tmux?: TmuxPanes
         // Compacts the session with the attempt's model; OpenCode answers once it is done and, with
         // auto, then continues the session on its own: that continuation is the retry.
         unwrap("compacting the session", await client.session.summarize({ path: { id: e.sessionID }, body: { ...modelRef(e.model ?? ""), auto: true }, query }));
+        return null;
+      case "session.delete":
+        unwrap("deleting the session", await client.session.delete({ path: { id: e.sessionID }, query }));
         return null;
       case "session.abort":
         unwrap("aborting the session", await client.session.abort({ path: { id: e.sessionID }, query }));

@@ -21,8 +21,9 @@ test("a launch resolves with the task, and idle brings the notice to the parent"
   const oc = fakeOpenCode();
   const rt = new Runtime(module, {}, oc.perform, () => {}, { env: { home: "/nonexistent" }, open: () => noHistory });
   const answer = await rt.callTool("asyncagents_task", { description: "Job", prompt: "do it", agent: "general" }, { ...ctx, callID: "c1" });
-  expect(answer.output.split("\n")[0]).toBe("task_id: ses_child");
+  expect(answer.output.split("\n")[0]).toMatch(/^task_id: bg_[0-9a-f]{22}$/);
   expect(answer.title).toBe("Job");
+  await until(() => oc.performed.length === 3);
   expect(oc.performed.map((e) => e.kind)).toEqual(["agents.list", "session.create", "session.promptAsync"]);
 
   rt.feed({ type: "opencode", event: { type: "session.idle", properties: { sessionID: "ses_child" } } });
@@ -31,6 +32,33 @@ test("a launch resolves with the task, and idle brings the notice to the parent"
   expect(notice.parts![0].text).toStartWith('✓ **Agent "Job" finished in ');
   expect(notice.parts![1].synthetic).toBe(true);
   expect(notice.parts![1].text).toContain("<task_result>\nthe answer\n</task_result>");
+  rt.dispose();
+});
+
+test("a launch answers before its session exists; output and cancel take either ID", async () => {
+  let release!: () => void;
+  const created = new Promise<void>((r) => (release = r));
+  const oc = fakeOpenCode();
+  const perform = async (e: any) => {
+    if (e.kind === "session.create") await created; // OpenCode is slow to create the session
+    return oc.perform(e);
+  };
+  const rt = new Runtime(module, {}, perform, () => {}, { env: { home: "/nonexistent" }, open: () => noHistory });
+  const answer = await rt.callTool("asyncagents_task", { description: "Job", prompt: "do it", agent: "general" }, { ...ctx, callID: "c1" });
+  const taskID = answer.output.split("\n")[0].replace("task_id: ", "");
+  expect(taskID).toMatch(/^bg_/);
+  expect(answer.metadata?.sessionId).toBeUndefined();
+  expect(oc.performed.map((e) => e.kind)).toEqual(["agents.list"]); // the session is still being created
+  const before = await rt.callTool("asyncagents_output", { task_id: taskID }, { ...ctx, callID: "o1" });
+  expect(before.output).toContain(`task_id: ${taskID}\nagent: general`);
+  expect(before.output).not.toContain("session_id:");
+
+  release();
+  await until(() => oc.performed.some((e) => e.kind === "session.promptAsync"));
+  const bySession = await rt.callTool("asyncagents_output", { task_id: "ses_child" }, { ...ctx, callID: "o2" });
+  expect(bySession.output).toContain(`task_id: ${taskID}\nsession_id: ses_child\n`);
+  const cancelled = await rt.callTool("asyncagents_cancel", { task_id: "ses_child" }, { ...ctx, callID: "x1" });
+  expect(cancelled.output).toStartWith(`Cancelled task ${taskID} "Job"`);
   rt.dispose();
 });
 
@@ -68,6 +96,7 @@ test("the history written by one runtime brings the tasks back in the next", asy
   const oc = fakeOpenCode();
   const first = new Runtime(module, {}, oc.perform, () => {}, { env: { home: "/h" }, open: () => mem });
   await first.callTool("asyncagents_task", { description: "Kept", prompt: "p", agent: "general" }, { ...ctx, callID: "k1" });
+  await until(() => oc.performed.some((e) => e.kind === "session.promptAsync"));
   first.feed({ type: "opencode", event: { type: "session.idle", properties: { sessionID: "ses_child" } } });
   await until(() => oc.performed.some((e) => e.sessionID === "ses_parent"));
   first.dispose();
@@ -97,7 +126,7 @@ test("a restart reads the history from the index the last start left", async () 
   expect(lines.join("\n")).toContain("restored 300 tasks +");
   // The index is written a little after the restore, once its answers are out.
   for (let i = 0; i < 60 && index === ""; i++) await Bun.sleep(100);
-  expect(index.startsWith("asyncagents-index 1 ")).toBe(true);
+  expect(index.startsWith("asyncagents-index 2 ")).toBe(true);
   first.dispose();
 
   const second = new Runtime(module, {}, fakeOpenCode().perform, log, { env: { home: "/h" }, open: () => mem });

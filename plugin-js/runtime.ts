@@ -5,6 +5,7 @@
 import { Core, type ConfigFile, type CoreConfig, type CoreEvent, type Effect } from "../bridge/core";
 import { readConfigFiles } from "./config";
 import { noHistory, readState, writeState, type History } from "./history";
+import { hop, profiling } from "./profile";
 
 
 /** What the core needs to place the plugin's files. */
@@ -154,6 +155,9 @@ export class Runtime {
       return this.failure;
     }
     let effects: Effect[];
+    if (profiling && ev.type === "opencode" && (ev.event as any)?.type === "session.idle") {
+      hop("idle", { session: (ev.event as any).properties?.sessionID });
+    }
     try {
       effects = this.core.step(Date.now(), ev);
     } catch (err) {
@@ -228,7 +232,9 @@ export class Runtime {
         if (!this.storagePaths) return;
         return this.guard("writing the model health", () => writeState(this.storagePaths!.dir, e.file!, e.content!));
     }
+    if (profiling) profileSent(e);
     const done = (ok: boolean, result?: unknown, error?: string) => {
+      if (profiling && ok && e.kind === "session.create") hop("session.created", { task: e.taskID, session: (result as any)?.id });
       if (e.reply) this.feed({ type: "effect.done", effectID: e.id, ok, result, error });
     };
     this.perform(e).then(
@@ -238,6 +244,7 @@ export class Runtime {
   }
 
   private answer(e: Effect): void {
+    if (profiling) hop("core.accepted", { call: e.callID, task: e.metadata?.taskId as string | undefined });
     const call = this.calls.get(e.callID!);
     if (!call) return;
     this.calls.delete(e.callID!);
@@ -283,4 +290,11 @@ export class Runtime {
     for (const call of this.calls.values()) call.reject(new Error("asyncagents is unavailable: the plugin was unloaded by OpenCode"));
     this.calls.clear();
   }
+}
+
+/** The profile's hops for an effect sent to OpenCode (see profile.ts). */
+function profileSent(e: Effect): void {
+  if (e.kind === "session.create") hop("session.create.sent", { task: e.taskID });
+  else if (e.kind === "session.promptAsync" && e.notice) hop("notice.sent", { task: e.taskID, session: e.sessionID });
+  else if (e.kind === "session.promptAsync" && e.taskID) hop("prompt.sent", { task: e.taskID, session: e.sessionID });
 }

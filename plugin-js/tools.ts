@@ -4,6 +4,7 @@
 import { tool } from "@opencode-ai/plugin/tool";
 import type { ToolSpec } from "../bridge/core";
 import type { CoreHost } from "./remote";
+import { hop, profiling } from "./profile";
 
 function argSchema(a: ToolSpec["args"][number]) {
   const z = tool.schema;
@@ -20,8 +21,16 @@ export function makeTools(specs: ToolSpec[], runtime: CoreHost) {
     tools[spec.name] = tool({
       description: spec.description,
       args,
-      execute: (input, ctx) => runtime.callTool(spec.name, input, ctx as any),
+      execute: profiling ? (input, ctx) => profiled(runtime, spec.name, input, ctx) : (input, ctx) => runtime.callTool(spec.name, input, ctx as any),
     });
   }
   return tools;
+}
+
+/** A tool call with its profile hops (see profile.ts): when OpenCode called it, when it returns. */
+async function profiled(runtime: CoreHost, name: string, input: unknown, ctx: any) {
+  hop("tool.called", { call: ctx.callID });
+  const answer = await runtime.callTool(name, input, ctx);
+  hop("tool.returned", { call: ctx.callID, task: answer.metadata?.taskId as string | undefined });
+  return answer;
 }

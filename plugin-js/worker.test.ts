@@ -73,8 +73,9 @@ async function start(apiEnabled: boolean, prepare?: (env: CoreSetup["env"]) => P
 test("a launch crosses to the worker and back, and idle brings the notice to the parent", async () => {
   const { core, oc, logs } = await start(false);
   const answer = await core.callTool("asyncagents_task", { description: "Job", prompt: "do it", agent: "general" }, { ...ctx, callID: "c1" });
-  expect(answer.output.split("\n")[0]).toBe("task_id: ses_child");
+  expect(answer.output.split("\n")[0]).toMatch(/^task_id: bg_[0-9a-f]{22}$/);
   expect(answer.title).toBe("Job");
+  await until("the child's prompt", () => oc.performed.length === 3);
   expect(oc.performed.map((e) => e.kind)).toEqual(["agents.list", "session.create", "session.promptAsync"]);
 
   core.feed({ type: "opencode", event: { type: "session.idle", properties: { sessionID: "ses_child" } } });
@@ -94,12 +95,13 @@ test("bad arguments reject with the core's words, across the worker", async () =
 
 test("an abort on the main thread ends a blocked call in the worker", async () => {
   const { core } = await start(false);
-  await core.callTool("asyncagents_task", { description: "Slow", prompt: "p", agent: "general" }, { ...ctx, callID: "c3" });
+  const launched = await core.callTool("asyncagents_task", { description: "Slow", prompt: "p", agent: "general" }, { ...ctx, callID: "c3" });
+  const taskID = launched.metadata?.taskId as string;
   const ac = new AbortController();
-  const blocked = core.callTool("asyncagents_output", { task_id: "ses_child", block: true }, { ...ctx, callID: "c4", abort: ac.signal });
+  const blocked = core.callTool("asyncagents_output", { task_id: taskID, block: true }, { ...ctx, callID: "c4", abort: ac.signal });
   await Bun.sleep(50);
   ac.abort();
-  await expect(blocked).rejects.toThrow("aborted while waiting for task ses_child");
+  await expect(blocked).rejects.toThrow(/aborted while waiting for task bg_/);
 });
 
 test("the status API answers from the worker, and a stop removes server.json and closes the port", async () => {
@@ -121,10 +123,10 @@ test("the status API answers from the worker, and a stop removes server.json and
 
 test("dispose stops the API, refuses the calls still waiting and ends the worker", async () => {
   const { core, serverJSON } = await start(true);
-  await core.callTool("asyncagents_task", { description: "Slow", prompt: "p", agent: "general" }, { ...ctx, callID: "c6" });
+  const launched = await core.callTool("asyncagents_task", { description: "Slow", prompt: "p", agent: "general" }, { ...ctx, callID: "c6" });
   await until("server.json", () => existsSync(serverJSON));
   const sj = JSON.parse(readFileSync(serverJSON, "utf8"));
-  const blocked = core.callTool("asyncagents_output", { task_id: "ses_child", block: true }, { ...ctx, callID: "c7" });
+  const blocked = core.callTool("asyncagents_output", { task_id: launched.metadata?.taskId, block: true }, { ...ctx, callID: "c7" });
   await Bun.sleep(50);
   await core.dispose(200);
   await expect(blocked).rejects.toThrow("asyncagents is unavailable: the plugin was unloaded by OpenCode");

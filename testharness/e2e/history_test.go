@@ -119,7 +119,7 @@ func TestALongHistoryRestartsFromItsIndex(t *testing.T) {
 		e.eventually("the history index", 30*time.Second, func() bool {
 			b, err := os.ReadFile(st.HistoryIndex)
 			index = b
-			return err == nil && strings.HasPrefix(string(b), "asyncagents-index 1 ")
+			return err == nil && strings.HasPrefix(string(b), "asyncagents-index 2 ")
 		})
 		return string(index)
 	}

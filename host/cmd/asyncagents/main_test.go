@@ -33,7 +33,13 @@ func TestLsReadsThePluginsHistory(t *testing.T) {
 	eff := collect(m.Step(1_700_000_000_000, core.Event{Type: core.EventToolCall, CallID: "c", Tool: core.ToolTask, SessionID: "ses_p", MessageID: "m",
 		Args: json.RawMessage(`{"description":"Survey auth","prompt":"p","agent":"general"}`)}))
 	eff = collect(m.Step(1_700_000_000_001, core.Event{Type: core.EventEffectDone, EffectID: eff[0].ID, OK: true, Result: json.RawMessage(`[{"name":"general","mode":"subagent"}]`)}))
-	collect(m.Step(1_700_000_000_002, core.Event{Type: core.EventEffectDone, EffectID: eff[0].ID, OK: true, Result: json.RawMessage(`{"id":"ses_abc"}`)}))
+	var create core.Effect
+	for _, e := range eff {
+		if e.Kind == core.EffectSessionCreate {
+			create = e
+		}
+	}
+	collect(m.Step(1_700_000_000_002, core.Event{Type: core.EventEffectDone, EffectID: create.ID, OK: true, Result: json.RawMessage(`{"id":"ses_abc"}`)}))
 	st := core.StoragePaths("", home, project)
 	require.NoError(t, os.MkdirAll(filepath.Dir(st.History), 0o700))
 	require.NoError(t, os.WriteFile(st.History, []byte(log.String()+"00000000 torn"), 0o600))
@@ -41,7 +47,8 @@ func TestLsReadsThePluginsHistory(t *testing.T) {
 	var out, errb bytes.Buffer
 	require.Equal(t, 0, run([]string{"ls", "--dir", project, "--wasm", wasm}, &out, &errb), errb.String())
 	require.Contains(t, out.String(), "TASK ID")
-	require.Contains(t, out.String(), "ses_abc")
+	require.Contains(t, out.String(), "SESSION")
+	require.Regexp(t, `bg_[0-9a-f]{22} +ses_abc +running`, out.String())
 	require.Contains(t, out.String(), "Survey auth")
 	require.Contains(t, out.String(), "running")
 	require.Contains(t, out.String(), "(1 corrupt history lines skipped)")

@@ -1,0 +1,25 @@
+// A timing profile for the benchmark: with ASYNCAGENTS_PROFILE set to a file path, each hop of a
+// launch and of a notice appends one JSON line {t, hop, call?, task?, session?} to that file (t in
+// ms since the epoch, with fractions, comparable across the plugin's threads). `make bench`
+// reads it to show which hop owns the time. Unset, it costs one branch per hop.
+
+import { appendFileSync } from "node:fs";
+
+// Read through a computed key: `bun build` may inline a literal process.env.NAME.
+const file = ((name: string) => process.env[name])("ASYNCAGENTS_PROFILE") || undefined;
+
+export const profiling = file !== undefined;
+
+export interface HopFields {
+  call?: string;
+  task?: string;
+  session?: string;
+}
+
+/** Records hop now, if profiling. Never throws. */
+export function hop(name: string, fields: HopFields): void {
+  if (!file) return;
+  try {
+    appendFileSync(file, JSON.stringify({ t: performance.timeOrigin + performance.now(), hop: name, ...fields }) + "\n");
+  } catch {}
+}
