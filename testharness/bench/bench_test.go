@@ -2,7 +2,12 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,68 +16,142 @@ import (
 	"github.com/asyncagents/asyncagents/testharness/ocserve"
 )
 
-// cases are the fan-outs measured for both systems.
-var cases = []struct {
-	name   string
-	delays []time.Duration
-}{
-	{"3 tasks, same length", same(3, 500*time.Millisecond)},
-	{"10 tasks, same length", same(10, 500*time.Millisecond)},
-	{"3 tasks finishing 3 s apart", []time.Duration{500 * time.Millisecond, 3500 * time.Millisecond, 6500 * time.Millisecond}},
-}
+// fanOutRounds is how many rounds BenchmarkFanOut runs (ASYNCAGENTS_BENCH_ROUNDS overrides it, for
+// a quick look with fewer; the figures want at least 3).
+var fanOutRounds = func() int {
+	if n, err := strconv.Atoi(os.Getenv("ASYNCAGENTS_BENCH_ROUNDS")); err == nil && n > 0 {
+		return n
+	}
+	return 5
+}()
 
-func same(n int, d time.Duration) []time.Duration {
-	out := make([]time.Duration, n)
-	for i := range out {
-		out[i] = d
+// fanOutCases are the cases BenchmarkFanOut runs: all, or those whose keys
+// ASYNCAGENTS_BENCH_CASES lists (comma-separated: n3, n10, n25, n3-apart).
+func fanOutCases(b *testing.B) []fanCase {
+	keys := os.Getenv("ASYNCAGENTS_BENCH_CASES")
+	if keys == "" {
+		return cases
+	}
+	var out []fanCase
+	for _, k := range strings.Split(keys, ",") {
+		found := false
+		for _, c := range cases {
+			if c.Key == strings.TrimSpace(k) {
+				out, found = append(out, c), true
+			}
+		}
+		if !found {
+			b.Fatalf("ASYNCAGENTS_BENCH_CASES: no case %q", k)
+		}
 	}
 	return out
 }
 
-// BenchmarkFanOut prints, for asyncagents and for native background subagents measured in the
-// same run: the launching tool call's duration, the delay from a child's completion to its notice
-// in the parent, and the parent model turns spent after the launch.
+const (
+	// runTimeout bounds one fan-out, from its prompt until its parent is idle again.
+	runTimeout = 3 * time.Minute
+	// settle is the pause after each fan-out, so what is left of one (titles, history writes)
+	// does not land in the next.
+	settle = 500 * time.Millisecond
+)
+
+// BenchmarkFanOut measures asyncagents, OpenCode's native background subagents and a plugin tool
+// that does nothing (the floor), in one `opencode serve`, interleaved: after a discarded warm-up,
+// each round runs every case for every system, case by case, the systems in the opposite order
+// every other round, so the machine's drift touches all alike. Per run it takes the p50 over tasks
+// of the launching tool call's duration and of the delay from a child's completion to its notice
+// in the parent, and counts the parent's model turns after the launch turn; per case and system it
+// reports the median over rounds of those, the ratios ours/native (and ours/floor for launch), the
+// targets, and the plugin's hop profile (ASYNCAGENTS_PROFILE). It writes everything, every round's
+// raw figures included, to dist/bench.json, and prints a table for BENCHMARKS.md.
 func BenchmarkFanOut(b *testing.B) {
-	var table []string
-	for _, m := range []mode{asyncagents, native} {
-		model := mockmodel.Start(b, mockmodel.Text("idle"))
-		opt := ocserve.Options{ModelURL: model.URL(), LogLevel: "WARN"}
-		if m.name == "asyncagents" {
-			opt.Plugins = []string{ocserve.PluginSpec(b)}
-		} else {
-			opt.Env = []string{"OPENCODE_EXPERIMENTAL_BACKGROUND_SUBAGENTS=true"}
+	root := ocserve.RepoRoot(b)
+	cs := fanOutCases(b)
+	version := ocserve.Version(b)
+	for i := 0; i < b.N; i++ {
+		tmp := b.TempDir()
+		floorSpec, err := writeFloorPlugin(filepath.Join(tmp, "floor"), root)
+		if err != nil {
+			b.Fatal(err)
 		}
-		oc := ocserve.Start(b, opt)
-		for _, c := range cases {
-			b.Run(m.name+"/"+strings.ReplaceAll(c.name, " ", "_"), func(b *testing.B) {
-				var f figures
-				for i := 0; i < b.N; i++ {
-					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-					var err error
-					f, err = fanOut(ctx, oc, model, m, c.delays)
-					cancel()
-					if err != nil {
-						b.Fatalf("%v\nlogs:\n%s", err, oc.Logs())
-					}
+		profilePath := filepath.Join(tmp, "profile.jsonl")
+		model := mockmodel.Start(b, script)
+		oc := ocserve.Start(b, ocserve.Options{ModelURL: model.URL(), LogLevel: "WARN",
+			Plugins: []string{ocserve.PluginSpec(b), floorSpec},
+			Env:     []string{"OPENCODE_EXPERIMENTAL_BACKGROUND_SUBAGENTS=true", "ASYNCAGENTS_PROFILE=" + profilePath}})
+		profiled := 0
+		one := func(round, pos int, sys system, c fanCase) *run {
+			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+			defer cancel()
+			r, err := fanOut(ctx, oc, model, sys, c, fmt.Sprintf("r%d-%s-%s", round, c.Key, sys.name))
+			if err != nil {
+				b.Fatalf("round %d, %s, %s: %v", round, c.Name, sys.name, err)
+			}
+			r.Round, r.Position = round, pos
+			if sys.name == ours.name {
+				p, err := readProfile(profilePath)
+				if err != nil {
+					b.Fatalf("profile: %v", err)
 				}
-				b.ReportMetric(median(f.launch), "launch-median-ms")
-				b.ReportMetric(maxOf(f.launch), "launch-max-ms")
-				b.ReportMetric(median(f.notice), "notice-median-ms")
-				b.ReportMetric(maxOf(f.notice), "notice-max-ms")
-				b.ReportMetric(float64(f.parentTurns), "parent-turns")
-				table = append(table, fmt.Sprintf("| %s | %s | %.0f (max %.0f) | %.0f (max %.0f) | %d |",
-					m.name, c.name, median(f.launch), maxOf(f.launch), median(f.notice), maxOf(f.notice), f.parentTurns))
-			})
+				profiled = max(profiled, p.lines)
+				for k := range r.Tasks {
+					r.Tasks[k].Profile = p.points(r.Tasks[k])
+				}
+			}
+			time.Sleep(settle)
+			return r
+		}
+		// The warm-up: the plugins load on the project's first request, and the first fan-out of
+		// each system runs code the runtime has not compiled yet.
+		var warmup, runs []*run
+		for pos, sys := range systems {
+			warmup = append(warmup, one(0, pos, sys, cases[0]))
+		}
+		for round := 1; round <= fanOutRounds; round++ {
+			order := append([]system(nil), systems...)
+			if round%2 == 0 {
+				slices.Reverse(order)
+			}
+			for _, c := range cs {
+				for pos, sys := range order {
+					runs = append(runs, one(round, pos, sys, c))
+				}
+			}
 		}
 		if err := oc.Stop(); err != nil {
 			b.Fatalf("stop: %v", err)
 		}
-	}
-	fmt.Println()
-	fmt.Println("| system | case | launch ms, median | child done -> notice ms, median | parent turns after launch |")
-	fmt.Println("| --- | --- | --- | --- | --- |")
-	for _, row := range table {
-		fmt.Println(row)
+
+		cpus, osArch := machine()
+		rep := &report{Benchmark: "BenchmarkFanOut", Date: time.Now().Format(time.RFC3339), OpenCodeVersion: version,
+			CPUs: cpus, OS: osArch, Rounds: fanOutRounds, Method: method, Cases: summarize(cs, runs), Warmup: warmup, Runs: runs}
+		if profiled == 0 {
+			rep.ProfileNote = "no profile"
+			for _, c := range rep.Cases {
+				c.Profile = nil
+			}
+		}
+		for _, c := range rep.Cases {
+			if c.LaunchOursNative != nil {
+				b.ReportMetric(*c.LaunchOursNative, c.Case+"-launch-ours/native")
+			}
+			if c.NoticeOursNative != nil {
+				b.ReportMetric(*c.NoticeOursNative, c.Case+"-notice-ours/native")
+			}
+		}
+		printReport(os.Stdout, rep)
+		out := filepath.Join(root, "dist", "bench.json")
+		raw, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(out, append(raw, '\n'), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		fmt.Printf("\nwrote %s\n", out)
 	}
 }
 
@@ -110,12 +189,4 @@ func BenchmarkStartup(b *testing.B) {
 		fmt.Printf("\nfirst request (plugins load): without plugin %v ms, with plugin %v ms; added by the plugin: %.0f ms (median of %d)\n",
 			rounded(without), rounded(with), added, runs)
 	}
-}
-
-func rounded(xs []float64) []int {
-	out := make([]int, len(xs))
-	for i, x := range xs {
-		out[i] = int(x + 0.5)
-	}
-	return out
 }
