@@ -73,6 +73,10 @@ func taskLine(t *Task) string {
 // build a history without running the tasks.
 func HistoryLine(t Task) string { return taskLine(&t) }
 
+// ChecksummedLine is a history line for a record's JSON as given (for tests that write a record
+// of an earlier release by hand).
+func ChecksummedLine(recordJSON string) string { return checksummed([]byte(recordJSON)) }
+
 // persistDirty turns this step's changed tasks into append effects placed before all others.
 func (m *Machine) persistDirty() {
 	if len(m.dirty) == 0 {

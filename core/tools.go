@@ -33,7 +33,7 @@ func Tools() []ToolSpec {
 			Name: ToolTask,
 			Description: `Launch a subagent in the background and keep working while it runs.
 
-Use this instead of the task tool when the work can run in parallel with yours or with other subagents: call asyncagents_task several times in one turn to fan work out. Each call returns at once with a task_id.
+Use this instead of the task tool when the work can run in parallel with yours or with other subagents: call asyncagents_task several times in one turn to fan work out. Each call returns at once with a task_id (bg_…); once the subagent's session exists, answers and notices also give its session_id (ses_…), and every tool takes either.
 
 When a task finishes, a notice arrives in this conversation with its result, so you do not need to poll. Tasks launched in the same turn form a batch: you are woken once, when the whole batch is done (or at once if one fails). If you have nothing else to do, say that you are waiting and stop. To read a result (or check progress) before the notice, call asyncagents_output with the task_id.
 
@@ -43,7 +43,7 @@ A new task starts with a fresh context: put everything it needs in the prompt (f
 				{Name: "prompt", Type: "string", Required: true, Description: "The full task for the subagent, with all the context it needs; with resume, the follow-up message"},
 				{Name: "agent", Type: "string", Description: "The subagent to run for a new task (a non-primary agent, e.g. general or explore; not needed with resume)"},
 				{Name: "fork", Type: "boolean", Description: "Give the new task this conversation's context (default false)"},
-				{Name: "resume", Type: "string", Description: "The task_id of a completed task to continue with prompt, instead of starting a new task"},
+				{Name: "resume", Type: "string", Description: "The task_id (or session_id) of a completed task to continue with prompt, instead of starting a new task"},
 			},
 		},
 		{
@@ -52,7 +52,7 @@ A new task starts with a fresh context: put everything it needs in the prompt (f
 
 It answers at once by default. Set block to true to wait until the task finishes (or until timeout seconds pass); prefer not to block while you have other work, since a notice arrives by itself when the task is done.`,
 			Args: []ArgSpec{
-				{Name: "task_id", Type: "string", Required: true, Description: "The task_id returned by asyncagents_task"},
+				{Name: "task_id", Type: "string", Required: true, Description: "The task_id returned by asyncagents_task (or the task's session_id)"},
 				{Name: "block", Type: "boolean", Description: "Wait until the task finishes (default false)"},
 				{Name: "timeout", Type: "number", Description: "With block: the most seconds to wait (default 120, at most 600)"},
 			},
@@ -61,7 +61,7 @@ It answers at once by default. Set block to true to wait until the task finishes
 			Name:        ToolCancel,
 			Description: "Cancel a background task of this session (its subagent is stopped), or all of them with all: true. Use it when a task's result is no longer needed. A notice confirms each cancellation.",
 			Args: []ArgSpec{
-				{Name: "task_id", Type: "string", Description: "The task to cancel"},
+				{Name: "task_id", Type: "string", Description: "The task to cancel: its task_id (or its session_id)"},
 				{Name: "all", Type: "boolean", Description: "Cancel every running or queued task of this session instead"},
 				{Name: "reason", Type: "string", Description: "Why, kept with the task"},
 			},

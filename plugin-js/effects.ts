@@ -32,6 +32,18 @@ export function modelRef(model: string): { providerID: string; modelID: string }
   return { providerID: model.slice(0, i), modelID: model.slice(i + 1) };
 }
 
+export type Perform = (e: Effect) => Promise<unknown>;
+
+/** session.create's body: the child under its parent, with its permission rules. */
+export function createBody(e: Effect) {
+  return { parentID: e.parentID, title: e.title, permission: e.permission };
+}
+
+/** session.promptAsync's body, as OpenCode's API takes it. */
+export function promptBody(e: Effect) {
+  return { agent: e.agent || undefined, parts: e.parts, tools: e.tools, noReply: e.noReply || undefined, model: e.model ? modelRef(e.model) : undefined };
+}
+
 function unwrap(what: string, r: Result): any {
   if (r.error !== undefined && r.error !== null) {
     const e = r.error;
@@ -50,13 +62,11 @@ export function makeExecutor(client: Client, directory: string, tmux?: TmuxPanes
         return agents.map((a) => ({ name: a.name, mode: a.mode, description: a.description, permission: Array.isArray(a.permission) ? a.permission : undefined }));
       }
       case "session.create": {
-        const body = { parentID: e.parentID, title: e.title, permission: e.permission };
-        const s = unwrap("creating the session", await client.session.create({ body, query }));
+        const s = unwrap("creating the session", await client.session.create({ body: createBody(e), query }));
         return { id: s.id };
       }
       case "session.promptAsync": {
-        const body = { agent: e.agent || undefined, parts: e.parts, tools: e.tools, noReply: e.noReply || undefined, model: e.model ? modelRef(e.model) : undefined };
-        unwrap("prompting the session", await client.session.promptAsync({ path: { id: e.sessionID }, body, query }));
+        unwrap("prompting the session", await client.session.promptAsync({ path: { id: e.sessionID }, body: promptBody(e), query }));
         return null;
       }
       case "session.messages":

@@ -9,6 +9,7 @@ import type { Plugin } from "@opencode-ai/plugin";
 import manifest from "../dist/manifest.json";
 import { compile, type CoreConfig, type ToolSpec } from "../bridge/core";
 import { makeExecutor, type Client } from "./effects";
+import { directServer } from "./direct";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
@@ -64,6 +65,7 @@ export const AsyncAgents: Plugin = async (input, options) => {
     token,
     startedAt,
     apiEnabled: readEnv("ASYNCAGENTS_API_ENABLED") !== "false",
+    direct: directServer(client, input.serverUrl, readEnv("ASYNCAGENTS_DIRECT") !== "false"),
   };
   // serverUrl is read at each pane: OpenCode may start listening after the plugin loads.
   await whenStopped(directory); // a reload: the previous core first lets go of the history
@@ -73,6 +75,7 @@ export const AsyncAgents: Plugin = async (input, options) => {
     return new SharedCore(startCore(setup, perform, log), panes);
   });
   if (!first) log("info", "asyncagents: OpenCode started another instance of this project; it shares the running core");
+  else if (setup.direct) log("info", `asyncagents: launches and notices go straight to OpenCode's server at ${setup.direct.url}`);
   const subscribed = new Set<string>(manifest.subscribe);
   let disposed = false;
   return {

@@ -3,10 +3,12 @@
 // waits on OpenCode's event loop; it runs it in OpenCode's own thread only when no Worker can
 // start (see index.ts).
 
-import type { CoreConfig, Effect } from "../bridge/core";
+import type { CoreConfig } from "../bridge/core";
 import { fileHistory } from "./history";
 import { Runtime, type StorageEnv } from "./runtime";
 import { ApiServer } from "./server";
+import { directly, type DirectServer } from "./direct";
+import type { Perform } from "./effects";
 
 /** Everything the core's side needs, as plain data: it crosses to the Worker by postMessage. */
 export interface CoreSetup {
@@ -16,9 +18,11 @@ export interface CoreSetup {
   token: string;
   startedAt: number;
   apiEnabled: boolean;
+  /** OpenCode's server, when it is this process's own: launches and notices go to it directly. */
+  direct?: DirectServer;
 }
 
-export type Perform = (e: Effect) => Promise<unknown>;
+export type { Perform } from "./effects";
 export type Log = (level: string, message: string) => void;
 
 /**
@@ -49,6 +53,7 @@ export function startLocal(
     }
     onServer?.(storage.serverJSON);
   };
+  if (setup.direct) perform = directly(setup.direct, perform);
   const runtime = new Runtime(module, setup.config, perform, log, {
     env: setup.env,
     open: fileHistory,

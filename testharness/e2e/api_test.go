@@ -150,10 +150,12 @@ func statusAPIFromOutside(t *testing.T, thread string, env ...string) {
 	code, body = apiGet(t, sj.URL+"/v1/tasks?status=completed", sj.Token, "")
 	require.Equal(t, 200, code)
 	require.Contains(t, body, `"total":1`)
-	require.Contains(t, body, `"sessionID":"`+id+`"`)
-	code, body = apiGet(t, sj.URL+"/v1/tasks/"+id+"/logs", sj.Token, "")
-	require.Equal(t, 200, code)
-	require.Contains(t, body, "api result", "the logs are the child's messages")
+	require.Contains(t, body, `"id":"`+id+`","sessionID":"`+e.sessionOf(id)+`"`, "the task's own ID, then its child session's")
+	for _, which := range []string{id, e.sessionOf(id)} {
+		code, body = apiGet(t, sj.URL+"/v1/tasks/"+which+"/logs", sj.Token, "")
+		require.Equal(t, 200, code)
+		require.Contains(t, body, "api result", "the logs are the child's messages, found by either ID")
+	}
 	code, _ = apiGet(t, sj.URL+"/v1/tasks?limit=500", sj.Token, "")
 	require.Equal(t, 400, code)
 	require.Contains(t, e.oc.Logs(), "asyncagents: core loaded ("+thread+"): runtime +", "the core ran where it was asked to")
@@ -291,7 +293,7 @@ func snapshotTasks(t *testing.T, f sseFrame) (map[string]map[string]any, map[str
 	require.NoError(t, json.Unmarshal([]byte(f.Data), &snap), f.Data)
 	byID := map[string]map[string]any{}
 	for _, task := range snap.Tasks {
-		byID[fmt.Sprint(task["sessionID"])] = task
+		byID[fmt.Sprint(task["id"])] = task
 	}
 	return byID, snap.Stats
 }

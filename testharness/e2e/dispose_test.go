@@ -45,6 +45,7 @@ func disposeStopsThePlugin(t *testing.T, extraEnv string) {
 	parent := e.prompt("GO")
 	e.eventually("the launch answer", 60*time.Second, func() bool { return finishedParts(e.toolParts(parent, "asyncagents_task")) })
 	child := idOf(e.toolParts(parent, "asyncagents_task")[0])
+	childSession := e.sessionOf(child)
 
 	require.NoError(t, e.oc.Do(e.ctx(30*time.Second), "POST", "/instance/dispose", nil, nil))
 	e.eventually("the plugin's dispose", 30*time.Second, func() bool {
@@ -72,12 +73,13 @@ func disposeStopsThePlugin(t *testing.T, extraEnv string) {
 	code, body := apiGet(t, now.URL+"/v1/tasks", now.Token, "")
 	require.Equal(t, 200, code, body)
 	var list struct {
-		Tasks []struct{ SessionID, Status string }
+		Tasks []struct{ ID, SessionID, Status string }
 		Total int
 	}
 	require.NoError(t, json.Unmarshal([]byte(body), &list), body)
 	require.Equal(t, 1, list.Total, body)
-	require.Equal(t, child, list.Tasks[0].SessionID)
+	require.Equal(t, child, list.Tasks[0].ID)
+	require.Equal(t, childSession, list.Tasks[0].SessionID)
 
 	// OpenCode aborts the child's run when it disposes the instance: the parent hears of its task
 	// once, whichever plugin saw it end.

@@ -34,10 +34,21 @@ func startWithOptions(t *testing.T, script mockmodel.Script, options map[string]
 // storedTask reads a task's last record from the plugin's history file, as a restart would.
 func storedTask(t *testing.T, oc *ocserve.Server, id string) core.Task {
 	t.Helper()
+	last, ok := findStoredTask(oc, id)
+	require.True(t, ok, "task %s is in the history", id)
+	return last
+}
+
+// findStoredTask reads the latest record of the task with id (its own ID or its session's) from
+// the history file.
+func findStoredTask(oc *ocserve.Server, id string) (core.Task, bool) {
 	f, err := os.Open(storageOf(oc).History)
-	require.NoError(t, err)
+	if err != nil {
+		return core.Task{}, false
+	}
 	defer f.Close()
 	var last core.Task
+	found := false
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
@@ -45,12 +56,11 @@ func storedTask(t *testing.T, oc *ocserve.Server, id string) core.Task {
 		var r struct {
 			Task *core.Task `json:"task"`
 		}
-		if json.Unmarshal([]byte(body), &r) == nil && r.Task != nil && r.Task.ID == id {
-			last = *r.Task
+		if json.Unmarshal([]byte(body), &r) == nil && r.Task != nil && (r.Task.ID == id || r.Task.SessionID == id) {
+			last, found = *r.Task, true
 		}
 	}
-	require.Equal(t, id, last.ID, "the task is in the history")
-	return last
+	return last, found
 }
 
 // parentScript launches one task per "GO <name>" prompt and acknowledges notices.

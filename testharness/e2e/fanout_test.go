@@ -56,16 +56,19 @@ func TestFanOutThree(t *testing.T) {
 	for _, c := range children {
 		titles[c.ID] = c.Title
 	}
-	ids := map[string]string{} // description -> task ID
+	ids := map[string]string{}      // description -> task ID
+	sessions := map[string]string{} // description -> child session ID
 	for _, p := range launches {
 		require.Equal(t, "completed", p.State.Status, p.State.Error)
 		first := strings.SplitN(p.State.Output, "\n", 2)[0]
 		id := strings.TrimPrefix(first, "task_id: ")
-		require.Contains(t, titles, id, "the task ID is the child session's whole ID")
+		require.Regexp(t, `^bg_[0-9a-f]{22}$`, id, "the task ID is the core's own, whole")
 		desc := p.State.Input["description"].(string)
-		require.Equal(t, desc+" (@general subagent)", titles[id])
+		session := e.sessionOf(id)
+		require.Contains(t, titles, session, "the task's session is a child of the parent")
+		require.Equal(t, desc+" (@general subagent)", titles[session])
 		require.Contains(t, p.State.Output, "\nagent: general\ndescription: "+desc+"\nstatus: running\n")
-		ids[desc] = id
+		ids[desc], sessions[desc] = id, session
 	}
 
 	// The notices: exact visible text, progress 1/3, 2/3, 3/3 once each, result in the hidden part.
@@ -76,7 +79,7 @@ func TestFanOutThree(t *testing.T) {
 		require.NotNil(t, m, "visible notice %q", n.visible)
 		progress = append(progress, m[2])
 		name := m[1]
-		require.Contains(t, n.hidden, "task_id: "+ids["Task "+name]+"\n")
+		require.Contains(t, n.hidden, "task_id: "+ids["Task "+name]+"\nsession_id: "+sessions["Task "+name]+"\n")
 		require.Contains(t, n.hidden, "<task_result>\n"+results[name]+"\n</task_result>")
 	}
 	sort.Strings(progress)
@@ -118,7 +121,7 @@ func TestFanOutThree(t *testing.T) {
 	for i, p := range e.toolParts(collector, "asyncagents_output") {
 		name := []string{"alpha", "beta", "gamma"}[i]
 		require.Equal(t, "completed", p.State.Status, p.State.Error)
-		require.Contains(t, p.State.Output, fmt.Sprintf("task_id: %s\nagent: general\ndescription: Task %s\nstatus: completed\n", ids["Task "+name], name))
+		require.Contains(t, p.State.Output, fmt.Sprintf("task_id: %s\nsession_id: %s\nagent: general\ndescription: Task %s\nstatus: completed\n", ids["Task "+name], sessions["Task "+name], name))
 		require.Contains(t, p.State.Output, "<task_result>\n"+results[name]+"\n</task_result>")
 	}
 }

@@ -67,6 +67,19 @@ func tail(s string, n int) string {
 	return s
 }
 
+// sessionOf waits until the task with taskID has its child session (created after the launch
+// answered) and returns the session's ID.
+func (e *env) sessionOf(taskID string) string {
+	e.t.Helper()
+	var ses string
+	e.eventually("the child session of "+taskID, 30*time.Second, func() bool {
+		t, _ := findStoredTask(e.oc, taskID)
+		ses = t.SessionID
+		return ses != ""
+	})
+	return ses
+}
+
 func (e *env) messages(sessionID string) []ocserve.Message {
 	e.t.Helper()
 	msgs, err := e.oc.Messages(e.ctx(15*time.Second), sessionID)

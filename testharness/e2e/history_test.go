@@ -47,6 +47,7 @@ func TestHistorySurvivesRestart(t *testing.T) {
 		ids = append(ids, idOf(p))
 	}
 	require.Len(t, ids, 2)
+	sessions := []string{e.sessionOf(ids[0]), e.sessionOf(ids[1])}
 
 	// Restart: a new opencode serve on the same home and project.
 	e.oc = ocserve.Restart(t, e.oc, ocserve.Options{ModelURL: e.model.URL(), Plugins: []string{ocserve.PluginSpec(t)}})
@@ -68,8 +69,8 @@ func TestHistorySurvivesRestart(t *testing.T) {
 	require.Contains(t, outs[1].State.Output, "status: error")
 	require.Contains(t, outs[1].State.Output, "interrupted")
 	list := e.toolParts(parent, "asyncagents_list")[0].State.Output
-	require.Contains(t, list, "- "+ids[0]+" | completed |")
-	require.Contains(t, list, "- "+ids[1]+" | error |")
+	require.Contains(t, list, "- "+ids[0]+" | session "+sessions[0]+" | completed |")
+	require.Contains(t, list, "- "+ids[1]+" | session "+sessions[1]+" | error |")
 }
 
 // A long history (400 tasks) read line by line at one start leaves an index beside it; the next

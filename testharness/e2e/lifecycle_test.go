@@ -91,7 +91,7 @@ func TestBatchWakesParentOnce(t *testing.T) {
 // Cancel stops a running child with the ⊘ notice; list shows this session's tasks with their
 // status; clear forgets finished tasks and keeps running ones.
 func TestCancelListClear(t *testing.T) {
-	var slowID string
+	var slowID, slowSession string
 	e := start(t, func(req mockmodel.Request) mockmodel.Reply {
 		switch {
 		case req.LastUser == "CHILD slow":
@@ -103,7 +103,8 @@ func TestCancelListClear(t *testing.T) {
 		case req.LastUser == "LAUNCH":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Slow job", "CHILD slow", "general"), taskCall("Quick job", "CHILD quick", "general")}}
 		case req.LastUser == "CANCEL":
-			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{{Name: "asyncagents_cancel", Args: map[string]any{"task_id": slowID, "reason": "changed my mind"}}}}
+			// By the child session's ID: a cancel takes either ID.
+			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{{Name: "asyncagents_cancel", Args: map[string]any{"task_id": slowSession, "reason": "changed my mind"}}}}
 		case req.LastUser == "LIST":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{{Name: "asyncagents_list", Args: map[string]any{}}}}
 		case req.LastUser == "CLEAR":
@@ -120,6 +121,7 @@ func TestCancelListClear(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, slowID)
+	slowSession = e.sessionOf(slowID)
 
 	e.promptIn(parent, "CANCEL")
 	e.eventually("the cancel answered", 30*time.Second, func() bool { return finishedParts(e.toolParts(parent, "asyncagents_cancel")) })
@@ -132,7 +134,7 @@ func TestCancelListClear(t *testing.T) {
 	require.Contains(t, e.notices(parent)[1].hidden, "reason: changed my mind")
 	// The child really stopped: OpenCode marks its answer aborted and it is not busy.
 	e.eventually("the child aborted", 30*time.Second, func() bool {
-		for _, m := range e.messages(slowID) {
+		for _, m := range e.messages(slowSession) {
 			if m.Info.Error != nil && m.Info.Error.Name == "MessageAbortedError" {
 				return true
 			}
@@ -144,7 +146,7 @@ func TestCancelListClear(t *testing.T) {
 	e.eventually("the list answered", 30*time.Second, func() bool { return finishedParts(e.toolParts(parent, "asyncagents_list")) })
 	list := e.toolParts(parent, "asyncagents_list")[0].State.Output
 	require.Contains(t, list, "Background tasks of this session (2):")
-	require.Contains(t, list, "- "+slowID+` | cancelled | "Slow job" | @general |`)
+	require.Contains(t, list, "- "+slowID+" | session "+slowSession+` | cancelled | "Slow job" | @general |`)
 	require.Contains(t, list, `| completed | "Quick job" | @general |`)
 	e.waitIdle(parent)
 
@@ -201,7 +203,8 @@ func TestResume(t *testing.T) {
 	e.eventually("the resume notice", 60*time.Second, func() bool { return len(e.notices(parent)) == 2 })
 	resume := e.toolParts(parent, "asyncagents_task")[1]
 	require.Equal(t, "completed", resume.State.Status, resume.State.Error)
-	require.Contains(t, resume.State.Output, "task_id: "+taskID+"\nagent: general\ndescription: Memory job\nstatus: resumed\nresume: #1\n")
+	session := e.sessionOf(taskID)
+	require.Contains(t, resume.State.Output, "task_id: "+taskID+"\nsession_id: "+session+"\nagent: general\ndescription: Memory job\nstatus: resumed\nresume: #1\n")
 	n := e.notices(parent)[1]
 	require.Regexp(t, `^✓ \*\*Resume #1 completed in [0-9.]+m?s\.\*\*\nTask Progress: 1/1$`, n.visible)
 	require.Contains(t, n.hidden, "<task_result>\nfollow-up answer, remembering the first\n</task_result>")
@@ -212,11 +215,11 @@ func TestResume(t *testing.T) {
 
 	e.promptIn(parent, "LIST")
 	e.eventually("the list", 30*time.Second, func() bool { return finishedParts(e.toolParts(parent, "asyncagents_list")) })
-	require.Contains(t, e.toolParts(parent, "asyncagents_list")[0].State.Output, "- "+taskID+" (resumed) | completed |")
+	require.Contains(t, e.toolParts(parent, "asyncagents_list")[0].State.Output, "- "+taskID+" (resumed) | session "+session+" | completed |")
 	e.waitIdle(parent)
 
 	// The child session is deleted: a resume is refused with a suggestion.
-	require.NoError(t, e.oc.Do(e.ctx(10*time.Second), "DELETE", "/session/"+taskID, nil, nil))
+	require.NoError(t, e.oc.Do(e.ctx(10*time.Second), "DELETE", "/session/"+session, nil, nil))
 	e.promptIn(parent, "RESUME")
 	e.eventually("the refused resume", 30*time.Second, func() bool {
 		parts := e.toolParts(parent, "asyncagents_task")

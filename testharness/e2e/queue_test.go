@@ -12,13 +12,13 @@ import (
 )
 
 // With maxConcurrentStarts 1 (a plugin option in opencode.json), the second task of a batch is
-// queued: its session exists at once, its child gets no prompt until the first task ends, then it
-// runs and completes.
+// queued: it has its ID at once and no session (nothing idle waits in OpenCode) until the first task
+// ends; then its session is created, its child runs and it completes.
 func TestStartQueue(t *testing.T) {
 	model := mockmodel.Start(t, func(req mockmodel.Request) mockmodel.Reply {
 		switch {
 		case req.LastUser == "CHILD first":
-			return mockmodel.Reply{Text: "first done", Delay: 2 * time.Second}
+			return mockmodel.Reply{Text: "first done", Delay: 5 * time.Second} // the window to look at the queued one
 		case req.LastUser == "CHILD second":
 			return mockmodel.Reply{Text: "second done"}
 		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
@@ -44,17 +44,22 @@ func TestStartQueue(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, queuedID, "one of the two launches is queued")
+	require.Regexp(t, `^bg_`, queuedID)
 	children, err := oc.Children(e.ctx(10*time.Second), parent)
 	require.NoError(t, err)
-	require.Len(t, children, 2, "the queued task's session exists")
-	require.Empty(t, e.messages(queuedID), "the queued child has no prompt yet")
+	require.Len(t, children, 1, "the queued task has no session while it waits")
+	queued, _ := findStoredTask(oc, queuedID)
+	require.True(t, queued.Queued)
+	require.Empty(t, queued.SessionID, "no session while queued")
 	for _, r := range model.Requests() {
-		if r.LastUser == "CHILD second" && strings.Contains(e.toolParts(parent, "asyncagents_task")[1].State.Output, "status: queued") {
-			require.Fail(t, "the queued child's model was called while the first ran")
-		}
+		require.NotEqual(t, "CHILD second", r.LastUser, "the queued child's model was called while the first ran")
 	}
 
 	e.eventually("both notices", 60*time.Second, func() bool { return len(e.notices(parent)) == 2 })
+	children, err = oc.Children(e.ctx(10*time.Second), parent)
+	require.NoError(t, err)
+	require.Len(t, children, 2, "the queued task got its session when it started")
+	require.Contains(t, []string{children[0].ID, children[1].ID}, e.sessionOf(queuedID))
 	require.Contains(t, e.notices(parent)[0].visible, `"First" finished`)
 	require.Contains(t, e.notices(parent)[1].visible, `"Second" finished`)
 	require.Contains(t, e.notices(parent)[1].hidden, "second done")
@@ -83,7 +88,7 @@ func TestParentDeletedCancelsItsTasks(t *testing.T) {
 	e.eventually("both launched", 60*time.Second, func() bool {
 		return finishedParts(e.toolParts(doomed, "asyncagents_task")) && finishedParts(e.toolParts(other, "asyncagents_task"))
 	})
-	child := idOf(e.toolParts(doomed, "asyncagents_task")[0])
+	child := e.sessionOf(idOf(e.toolParts(doomed, "asyncagents_task")[0]))
 	e.eventually("the endless child to be busy", 30*time.Second, func() bool {
 		st, err := e.oc.Status(e.ctx(10 * time.Second))
 		require.NoError(t, err)

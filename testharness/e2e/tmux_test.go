@@ -120,7 +120,7 @@ func startPaneTask(t *testing.T) *paneSetup {
 	e := &env{t: t, model: model, oc: oc}
 	parent := e.prompt("GO")
 	e.eventually("the launch answer", 60*time.Second, func() bool { return finishedParts(e.toolParts(parent, "asyncagents_task")) })
-	child := idOf(e.toolParts(parent, "asyncagents_task")[0])
+	child := e.sessionOf(idOf(e.toolParts(parent, "asyncagents_task")[0]))
 	require.True(t, strings.HasPrefix(child, "ses_"), child)
 
 	var pane, command string

@@ -55,7 +55,7 @@ func TestTUI(t *testing.T) {
 	// A task still running when the TUI quits, with its pane.
 	parent := e.prompt("GO wait")
 	e.eventually("the launch answer", 60*time.Second, func() bool { return finishedParts(e.toolParts(parent, "asyncagents_task")) })
-	child := idOf(e.toolParts(parent, "asyncagents_task")[0])
+	child := e.sessionOf(idOf(e.toolParts(parent, "asyncagents_task")[0]))
 	var pane string
 	e.eventually("a pane attached to the child", 30*time.Second, func() bool {
 		for id, cmd := range tm.panes() {

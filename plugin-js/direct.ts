@@ -1,0 +1,63 @@
+// The shortest path to OpenCode for the effects on a launch's and a notice's way: from the thread
+// the core runs in (the plugin's Worker) straight to OpenCode's HTTP server, not by way of
+// OpenCode's own thread and the plugin's SDK client there. A notice spent 5 to 15 ms waiting for
+// OpenCode's thread to pick it up, busy with its own work after the child's turn.
+//
+// Only where that server is this process's own: OpenCode builds the plugin's client on the URL its
+// server listens on (`opencode serve`, `opencode --port`), and otherwise on an in-process fetch
+// with the placeholder "http://localhost:4096", where nothing of ours may listen (another OpenCode
+// could). The two are told apart without a request: a client built on the listening server has the
+// same base URL as input.serverUrl, the placeholder has not (URL adds a trailing slash).
+// ASYNCAGENTS_DIRECT=false keeps every effect on the client.
+
+import type { Effect } from "../bridge/core";
+import { createBody, promptBody, type Perform } from "./effects";
+
+/** Where OpenCode's server listens, and the headers its own client sends (directory, auth). */
+export interface DirectServer {
+  url: string;
+  headers: Record<string, string>;
+}
+
+/** The server to talk to directly, or undefined when the client is in-process. */
+export function directServer(client: unknown, serverUrl: URL | undefined, enabled: boolean): DirectServer | undefined {
+  if (!enabled || !serverUrl) return undefined;
+  const cfg = (client as any)?._client?.getConfig?.();
+  if (typeof cfg?.baseUrl !== "string" || cfg.baseUrl !== serverUrl.toString()) return undefined;
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(cfg.headers ?? {})) if (typeof v === "string") headers[k] = v;
+  return { url: cfg.baseUrl, headers };
+}
+
+/** perform, with session.create and session.promptAsync sent straight to server. */
+export function directly(server: DirectServer, perform: Perform): Perform {
+  const post = async (what: string, path: string, body: unknown): Promise<Response> => {
+    const res = await fetch(new URL(path, server.url), {
+      method: "POST",
+      headers: { ...server.headers, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    if (!res.ok) {
+      const text = await res.text().catch(() => "");
+      let msg = text || `${res.status} ${res.statusText}`;
+      try {
+        const e = JSON.parse(text);
+        msg = e?.data?.message ?? e?.message ?? e?.name ?? msg;
+      } catch {}
+      throw new Error(`${what}: ${msg}`);
+    }
+    return res;
+  };
+  return async (e: Effect) => {
+    switch (e.kind) {
+      case "session.create": {
+        const s = await (await post("creating the session", "session", createBody(e))).json();
+        return { id: s?.id };
+      }
+      case "session.promptAsync":
+        await post("prompting the session", `session/${encodeURIComponent(e.sessionID ?? "")}/prompt_async`, promptBody(e));
+        return null;
+    }
+    return perform(e);
+  };
+}
