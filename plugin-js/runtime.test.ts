@@ -62,6 +62,24 @@ test("a launch answers before its session exists; output and cancel take either 
   rt.dispose();
 });
 
+test("a session OpenCode cannot create fails the task, after the launch answered, with a notice that says why", async () => {
+  const oc = fakeOpenCode();
+  const perform = async (e: any) => {
+    if (e.kind === "session.create") throw new Error("creating the session: disk full");
+    return oc.perform(e);
+  };
+  const rt = new Runtime(module, {}, perform, () => {}, { env: { home: "/nonexistent" }, open: () => noHistory });
+  const answer = await rt.callTool("asyncagents_task", { description: "Doomed", prompt: "p", agent: "general" }, { ...ctx, callID: "f1" });
+  expect(answer.output).toContain("status: running");
+  await until(() => oc.performed.some((e) => e.kind === "session.promptAsync" && e.sessionID === "ses_parent"));
+  const notice = oc.performed.find((e) => e.sessionID === "ses_parent")!;
+  expect(notice.parts![0].text).toStartWith('✗ **Agent "Doomed" failed in ');
+  expect(notice.parts![1].text).toContain("error_type: SessionError\nerror: could not create the child session: creating the session: disk full");
+  const out = await rt.callTool("asyncagents_output", { task_id: answer.metadata?.taskId }, { ...ctx, callID: "f2" });
+  expect(out.output).toContain("status: error");
+  rt.dispose();
+});
+
 test("bad arguments reject with the core's words and perform nothing", async () => {
   const oc = fakeOpenCode();
   const rt = new Runtime(module, {}, oc.perform, () => {}, { env: { home: "/nonexistent" }, open: () => noHistory });
