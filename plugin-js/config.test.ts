@@ -88,6 +88,8 @@ test("a good global .jsonc and project .json are layered over the options, and t
 
   const answer = await rt.callTool("asyncagents_task", { description: "Job", prompt: "p", agent: "general" }, { ...ctx, callID: "t3" });
   expect(answer.output.split("\n")[0]).toMatch(/^task_id: bg_/);
+  // The child session is created, and prompted, after the answer.
+  for (let i = 0; i < 100 && !oc.performed.some((e) => e.kind === "session.promptAsync"); i++) await Bun.sleep(10);
   const prompt = oc.performed.find((e) => e.kind === "session.promptAsync" && e.sessionID === "ses_child");
   expect(prompt?.model).toBe("mock/a");
   rt.dispose();

@@ -7,12 +7,14 @@ const clientOn = (baseUrl: string, headers: Record<string, string> = {}) => ({ _
 
 test("a client built on the listening server is taken; OpenCode's in-process placeholder is not", () => {
   const url = new URL("http://127.0.0.1:4242");
-  const d = directServer(clientOn(url.toString(), { "x-opencode-directory": "%2Fp", authorization: "Basic eA==" }), url, true);
+  // OpenCode passes the listening URL without its trailing slash (as the SDK keeps it).
+  const d = directServer(clientOn("http://127.0.0.1:4242", { "x-opencode-directory": "%2Fp", authorization: "Basic eA==" }), url, true);
   expect(d).toEqual({ url: "http://127.0.0.1:4242/", headers: { "x-opencode-directory": "%2Fp", authorization: "Basic eA==" } });
   // The TUI without --port: the client is in-process, on a placeholder where nothing of ours listens.
   expect(directServer(clientOn("http://localhost:4096"), new URL("http://localhost:4096"), true)).toBeUndefined();
   expect(directServer(clientOn(url.toString()), url, false)).toBeUndefined(); // ASYNCAGENTS_DIRECT=false
   expect(directServer({}, url, true)).toBeUndefined();
+  expect(directServer(clientOn("http://127.0.0.1:4243"), url, true)).toBeUndefined(); // another server
 });
 
 test("session.create and prompts go straight to the server; anything else to the client; errors name OpenCode's words", async () => {

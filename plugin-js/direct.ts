@@ -6,8 +6,9 @@
 // Only where that server is this process's own: OpenCode builds the plugin's client on the URL its
 // server listens on (`opencode serve`, `opencode --port`), and otherwise on an in-process fetch
 // with the placeholder "http://localhost:4096", where nothing of ours may listen (another OpenCode
-// could). The two are told apart without a request: a client built on the listening server has the
-// same base URL as input.serverUrl, the placeholder has not (URL adds a trailing slash).
+// could). The two are told apart without a request: the client's base URL is input.serverUrl, and
+// it is not the placeholder (OpenCode's own server binds 127.0.0.1 unless told otherwise; one told
+// to listen on localhost:4096 itself just keeps the client path).
 // ASYNCAGENTS_DIRECT=false keeps every effect on the client.
 
 import type { Effect } from "../bridge/core";
@@ -19,14 +20,23 @@ export interface DirectServer {
   headers: Record<string, string>;
 }
 
+/** OpenCode's placeholder for the plugin's client when its server does not listen. */
+const PLACEHOLDER = "http://localhost:4096/";
+
 /** The server to talk to directly, or undefined when the client is in-process. */
 export function directServer(client: unknown, serverUrl: URL | undefined, enabled: boolean): DirectServer | undefined {
   if (!enabled || !serverUrl) return undefined;
   const cfg = (client as any)?._client?.getConfig?.();
-  if (typeof cfg?.baseUrl !== "string" || cfg.baseUrl !== serverUrl.toString()) return undefined;
+  let base: string;
+  try {
+    base = new URL(cfg?.baseUrl).href;
+  } catch {
+    return undefined;
+  }
+  if (base !== serverUrl.href || base === PLACEHOLDER) return undefined;
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(cfg.headers ?? {})) if (typeof v === "string") headers[k] = v;
-  return { url: cfg.baseUrl, headers };
+  return { url: base, headers };
 }
 
 /** perform, with session.create and session.promptAsync sent straight to server. */

@@ -18,6 +18,8 @@ export type ToWorker =
   | { t: "event"; event: CoreEvent }
   | { t: "call"; id: number; tool: string; args: unknown; ctx: CallContext }
   | { t: "abort"; id: number }
+  /** The main thread has handed call id's answer to OpenCode. */
+  | { t: "returned"; id: number }
   | { t: "done"; id: number; ok: boolean; result?: unknown; error?: string }
   | { t: "stop"; graceMs: number };
 

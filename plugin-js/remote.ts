@@ -143,6 +143,9 @@ export class WorkerCore implements CoreHost {
         this.calls.delete(m.id);
         if (m.error !== undefined) call?.reject(new Error(m.error));
         else call?.resolve(m.answer!);
+        // Once OpenCode has run on with the answer, the Worker carries out what follows it (the
+        // child session's creation): see Runtime.carryOutAll.
+        setTimeout(() => this.send({ t: "returned", id: m.id }), 0);
         return;
       }
       case "log":

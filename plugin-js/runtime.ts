@@ -24,7 +24,18 @@ export interface ToolCallContext {
   agent: string;
   callID?: string;
   abort?: AbortSignal;
+  /**
+   * Resolves once OpenCode's thread has the call's answer (the Worker hears it back from the main
+   * thread). Without it, a macrotask after the answer stands in.
+   */
+  returned?: Promise<void>;
 }
+
+/**
+ * How long effects after a tool's answer wait for OpenCode to have taken it, at most: past it they
+ * go on, so a lost acknowledgement never holds a task back.
+ */
+export const RETURN_WAIT_MS = 1000;
 
 export interface ToolAnswer {
   title?: string;
@@ -164,7 +175,7 @@ export class Runtime {
       this.log("error", `asyncagents: core step failed: ${(err as Error).message}`);
       return err as Error;
     }
-    for (const e of effects) this.carryOut(e);
+    this.carryOutAll(effects);
     return undefined;
   }
 
@@ -200,7 +211,25 @@ export class Runtime {
     });
   }
 
-  private carryOut(e: Effect): void {
+  /**
+   * Carries out a step's effects in order. The effects after a tool's answer wait until OpenCode
+   * has taken the answer: the tool returns first, and the child session is created after. (Sent
+   * at once, 25 session.create requests of one turn reached OpenCode's thread before the 25
+   * answers did, and each launch waited for all of them.)
+   */
+  private carryOutAll(effects: Effect[]): void {
+    let gate: Promise<void> | undefined;
+    for (const e of effects) {
+      if (gate) {
+        gate = gate.then(() => void this.carryOut(e));
+        continue;
+      }
+      gate = this.carryOut(e);
+    }
+  }
+
+  /** Carries out one effect; for a tool's answer, returns when OpenCode has taken it. */
+  private carryOut(e: Effect): Promise<void> | undefined {
     switch (e.kind) {
       case "tool.reply":
         return this.answer(e);
@@ -217,20 +246,20 @@ export class Runtime {
         return;
       }
       case "timer.clear":
-        return this.clearTimer(e.timerID!);
+        return void this.clearTimer(e.timerID!);
       case "log":
-        return this.log(e.level ?? "info", `asyncagents: ${e.message}`);
+        return void this.log(e.level ?? "info", `asyncagents: ${e.message}`);
       case "history.append":
-        return this.guard("writing the task history", () => this.history.append(e.line!));
+        return void this.guard("writing the task history", () => this.history.append(e.line!));
       case "history.rewrite":
-        return this.guard("compacting the task history", () => this.history.rewrite(e.content!));
+        return void this.guard("compacting the task history", () => this.history.rewrite(e.content!));
       case "history.index":
-        return this.guard("writing the task history index", () => this.history.writeIndex(e.content!));
+        return void this.guard("writing the task history index", () => this.history.writeIndex(e.content!));
       case "sse.broadcast":
-        return this.broadcaster?.(e.frame!);
+        return void this.broadcaster?.(e.frame!);
       case "state.write":
         if (!this.storagePaths) return;
-        return this.guard("writing the model health", () => writeState(this.storagePaths!.dir, e.file!, e.content!));
+        return void this.guard("writing the model health", () => writeState(this.storagePaths!.dir, e.file!, e.content!));
     }
     if (profiling) profileSent(e);
     const done = (ok: boolean, result?: unknown, error?: string) => {
@@ -243,15 +272,17 @@ export class Runtime {
     );
   }
 
-  private answer(e: Effect): void {
+  private answer(e: Effect): Promise<void> | undefined {
     if (profiling) hop("core.accepted", { call: e.callID, task: e.metadata?.taskId as string | undefined });
     const call = this.calls.get(e.callID!);
     if (!call) return;
     this.calls.delete(e.callID!);
-    if (e.error) return call.reject(new Error(e.error));
+    if (e.error) return void call.reject(new Error(e.error));
     // The title goes in the returned value: OpenCode 1.18 ignores ctx.metadata() for plugin tools.
     const title = typeof e.metadata?.title === "string" ? (e.metadata.title as string) : undefined;
     call.resolve({ title, output: e.output ?? "", metadata: e.metadata });
+    const returned = call.ctx.returned ?? new Promise<void>((r) => setTimeout(r, 0));
+    return Promise.race([returned, new Promise<void>((r) => (setTimeout(r, RETURN_WAIT_MS) as any).unref?.())]);
   }
 
   // A history write that fails (a full disk) is logged; the task itself goes on.

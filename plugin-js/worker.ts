@@ -17,6 +17,7 @@ let api: ApiServer | undefined;
 let seq = 0;
 const performing = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
 const aborts = new Map<number, AbortController>();
+const returns = new Map<number, () => void>();
 
 const send = (m: ToMain) => self.postMessage(m);
 
@@ -48,8 +49,9 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
     case "call": {
       const ac = new AbortController();
       aborts.set(m.id, ac);
+      const returned = new Promise<void>((r) => returns.set(m.id, r));
       runtime!
-        .callTool(m.tool, m.args, { ...m.ctx, abort: ac.signal })
+        .callTool(m.tool, m.args, { ...m.ctx, abort: ac.signal, returned })
         .then(
           (answer) => send({ t: "answer", id: m.id, answer }),
           (err) => send({ t: "answer", id: m.id, error: err instanceof Error ? err.message : String(err) }),
@@ -59,6 +61,10 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
     }
     case "abort":
       aborts.get(m.id)?.abort();
+      return;
+    case "returned":
+      returns.get(m.id)?.();
+      returns.delete(m.id);
       return;
     case "stop":
       void (api?.stop(m.graceMs) ?? Promise.resolve()).then(() => send({ t: "stopped" }));

@@ -46,6 +46,9 @@ func TestFanOutThree(t *testing.T) {
 
 	e.eventually("three notices in the parent", 60*time.Second, func() bool { return len(e.notices(parent)) == 3 })
 
+	// Under `opencode serve` the server is the plugin's own: launches and notices go to it directly.
+	require.Contains(t, e.oc.Logs(), "asyncagents: launches and notices go straight to OpenCode's server at http://127.0.0.1:")
+
 	// The launches: one child session per task, under the parent, titled as the spec says.
 	launches := e.toolParts(parent, "asyncagents_task")
 	require.Len(t, launches, 3)
