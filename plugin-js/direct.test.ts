@@ -17,13 +17,14 @@ test("a client built on the listening server is taken; OpenCode's in-process pla
   expect(directServer(clientOn("http://127.0.0.1:4243"), url, true)).toBeUndefined(); // another server
 });
 
-test("session.create and prompts go straight to the server; anything else to the client; errors name OpenCode's words", async () => {
+test("session.create, prompts and message reads go straight to the server; anything else to the client; errors name OpenCode's words", async () => {
   const seen: { path: string; body: any; dir: string | null }[] = [];
   const server = Bun.serve({
     port: 0,
     hostname: "127.0.0.1",
     fetch: async (req) => {
       const path = new URL(req.url).pathname;
+      if (req.method === "GET") return Response.json([{ info: { id: "m1" }, parts: [] }]);
       seen.push({ path, body: await req.json(), dir: req.headers.get("x-opencode-directory") });
       if (path === "/session") return Response.json({ id: "ses_new" });
       if (path === "/session/ses_gone/prompt_async") return Response.json({ name: "NotFoundError", data: { message: "Session not found" } }, { status: 404 });
@@ -38,9 +39,10 @@ test("session.create and prompts go straight to the server; anything else to the
     });
     expect(await perform({ id: 1, kind: "session.create", parentID: "ses_p", title: "t", permission: [] })).toEqual({ id: "ses_new" });
     expect(await perform({ id: 2, kind: "session.promptAsync", sessionID: "ses_p", agent: "build", notice: true, parts: [{ type: "text", text: "done" }], model: "p/m/x" })).toBeNull();
-    expect(await perform({ id: 3, kind: "session.messages", sessionID: "ses_p" })).toBe("client");
+    expect(await perform({ id: 3, kind: "session.messages", sessionID: "ses_p" })).toEqual([{ info: { id: "m1" }, parts: [] }]);
+    expect(await perform({ id: 5, kind: "session.abort", sessionID: "ses_p" })).toBe("client");
     await expect(perform({ id: 4, kind: "session.promptAsync", sessionID: "ses_gone", parts: [] })).rejects.toThrow("prompting the session: Session not found");
-    expect(viaClient).toEqual(["session.messages"]);
+    expect(viaClient).toEqual(["session.abort"]);
     expect(seen[0]).toEqual({ path: "/session", body: { parentID: "ses_p", title: "t", permission: [] }, dir: "%2Fp" });
     expect(seen[1]).toEqual({ path: "/session/ses_p/prompt_async", body: { agent: "build", parts: [{ type: "text", text: "done" }], model: { providerID: "p", modelID: "m/x" } }, dir: "%2Fp" });
   } finally {

@@ -39,13 +39,16 @@ export function directServer(client: unknown, serverUrl: URL | undefined, enable
   return { url: base, headers };
 }
 
-/** perform, with session.create and session.promptAsync sent straight to server. */
+/**
+ * perform, with what lies on a launch's and a notice's way sent straight to server: creating the
+ * child session, prompting it, reading its messages when it goes idle, and the notice itself.
+ */
 export function directly(server: DirectServer, perform: Perform): Perform {
-  const post = async (what: string, path: string, body: unknown): Promise<Response> => {
+  const call = async (what: string, path: string, body?: unknown): Promise<Response> => {
     const res = await fetch(new URL(path, server.url), {
-      method: "POST",
-      headers: { ...server.headers, "content-type": "application/json" },
-      body: JSON.stringify(body),
+      method: body === undefined ? "GET" : "POST",
+      headers: body === undefined ? server.headers : { ...server.headers, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
     });
     if (!res.ok) {
       const text = await res.text().catch(() => "");
@@ -61,12 +64,14 @@ export function directly(server: DirectServer, perform: Perform): Perform {
   return async (e: Effect) => {
     switch (e.kind) {
       case "session.create": {
-        const s = await (await post("creating the session", "session", createBody(e))).json();
+        const s = await (await call("creating the session", "session", createBody(e))).json();
         return { id: s?.id };
       }
       case "session.promptAsync":
-        await post("prompting the session", `session/${encodeURIComponent(e.sessionID ?? "")}/prompt_async`, promptBody(e));
+        await call("prompting the session", `session/${encodeURIComponent(e.sessionID ?? "")}/prompt_async`, promptBody(e));
         return null;
+      case "session.messages":
+        return (await call("reading the messages", `session/${encodeURIComponent(e.sessionID ?? "")}/message`)).json();
     }
     return perform(e);
   };

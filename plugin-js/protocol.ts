@@ -14,9 +14,10 @@ export interface CallContext {
 }
 
 export type ToWorker =
-  | { t: "init"; wasmURL: string; setup: CoreSetup }
+  | { t: "init"; wasmURL: string; setup: CoreSetup; slot?: SharedArrayBuffer }
   | { t: "event"; event: CoreEvent }
-  | { t: "call"; id: number; tool: string; args: unknown; ctx: CallContext }
+  /** sync: OpenCode's thread waits on the shared slot for the answer (answer_slot.ts). */
+  | { t: "call"; id: number; tool: string; args: unknown; ctx: CallContext; sync?: boolean }
   | { t: "abort"; id: number }
   /** The main thread has handed call id's answer to OpenCode. */
   | { t: "returned"; id: number }

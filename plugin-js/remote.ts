@@ -9,6 +9,7 @@ import type { ToMain, ToWorker } from "./protocol";
 import { forgetAtProcessEnd } from "./process_end";
 import { removeFile } from "./server";
 import type { ToolAnswer, ToolCallContext } from "./runtime";
+import { newSlot, slotMark, waitSlot } from "./answer_slot";
 
 /** What the plugin's tools and hooks use, wherever the core runs. */
 export interface CoreHost {
@@ -41,6 +42,8 @@ export class WorkerCore implements CoreHost {
   private stopping?: Promise<void>;
   private disposing?: Promise<void>;
   private terminated = false;
+  /** Where the Worker puts an immediate answer (answer_slot.ts); none where Atomics cannot wait. */
+  private readonly slot = typeof SharedArrayBuffer === "function" ? newSlot() : undefined;
 
   /**
    * Starts the Worker, which compiles the module itself. (Compiled on the main thread, the
@@ -53,7 +56,7 @@ export class WorkerCore implements CoreHost {
     (this.worker as any).unref?.();
     this.worker.onmessage = (e: MessageEvent<ToMain>) => this.receive(e.data);
     this.worker.onerror = (e: ErrorEvent) => this.fail(e.message || "the worker failed");
-    this.send({ t: "init", wasmURL: wasmURL.href, setup });
+    this.send({ t: "init", wasmURL: wasmURL.href, setup, slot: this.slot });
   }
 
   callTool(tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolAnswer> {
@@ -63,8 +66,25 @@ export class WorkerCore implements CoreHost {
       this.calls.set(id, { resolve, reject });
       ctx.abort?.addEventListener("abort", () => this.send({ t: "abort", id }), { once: true });
       const { sessionID, messageID, agent, callID } = ctx;
-      this.send({ t: "call", id, tool, args, ctx: { sessionID, messageID, agent, callID } });
+      const mark = this.slot ? slotMark(this.slot) : 0;
+      this.send({ t: "call", id, tool, args, ctx: { sessionID, messageID, agent, callID }, sync: this.slot !== undefined });
+      const now = this.slot && !this.terminated ? waitSlot(this.slot, id, mark) : undefined;
+      if (now) this.settle(id, now.answer, now.error);
     });
+  }
+
+  /**
+   * Settles call id, once (the slot and the message may both bring its answer), and tells the
+   * Worker when OpenCode has run on with it: what follows the answer (the child session's creation)
+   * waits for that (Runtime.carryOutAll).
+   */
+  private settle(id: number, answer?: ToolAnswer, error?: string): void {
+    const call = this.calls.get(id);
+    if (!call) return;
+    this.calls.delete(id);
+    if (error !== undefined) call.reject(new Error(error));
+    else call.resolve(answer!);
+    setTimeout(() => this.send({ t: "returned", id }), 0);
   }
 
   feed(ev: CoreEvent): void {
@@ -138,16 +158,8 @@ export class WorkerCore implements CoreHost {
         );
         return;
       }
-      case "answer": {
-        const call = this.calls.get(m.id);
-        this.calls.delete(m.id);
-        if (m.error !== undefined) call?.reject(new Error(m.error));
-        else call?.resolve(m.answer!);
-        // Once OpenCode has run on with the answer, the Worker carries out what follows it (the
-        // child session's creation): see Runtime.carryOutAll.
-        setTimeout(() => this.send({ t: "returned", id: m.id }), 0);
-        return;
-      }
+      case "answer":
+        return this.settle(m.id, m.answer, m.error);
       case "log":
         return this.log(m.level, m.message);
       case "server":

@@ -29,6 +29,8 @@ export interface ToolCallContext {
    * thread). Without it, a macrotask after the answer stands in.
    */
   returned?: Promise<void>;
+  /** Hears the call's answer the moment the core gives it (before the promise settles). */
+  onAnswer?: (answer: { answer?: ToolAnswer; error?: string }) => void;
 }
 
 /**
@@ -198,10 +200,18 @@ export class Runtime {
     return this.perform(e);
   }
 
-  /** Runs one tool call through the core and resolves with its answer. */
-  async callTool(tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolAnswer> {
-    await this.ready;
-    if (this.failure) throw new Error(`asyncagents is unavailable: its core failed to load (${this.failure.message})`);
+  /**
+   * Runs one tool call through the core and resolves with its answer. Once the core is loaded the
+   * call is fed at once, in this turn of the event loop: ctx.onAnswer then hears an immediate
+   * answer before this returns.
+   */
+  callTool(tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolAnswer> {
+    if (this.core && !this.failure) return this.startCall(tool, args, ctx);
+    return this.ready.then(() => this.startCall(tool, args, ctx));
+  }
+
+  private startCall(tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolAnswer> {
+    if (this.failure) return Promise.reject(new Error(`asyncagents is unavailable: its core failed to load (${this.failure.message})`));
     const callID = ctx.callID ?? `aa_call_${++this.callSeq}`;
     return new Promise<ToolAnswer>((resolve, reject) => {
       this.calls.set(callID, { resolve, reject, ctx });
@@ -277,10 +287,15 @@ export class Runtime {
     const call = this.calls.get(e.callID!);
     if (!call) return;
     this.calls.delete(e.callID!);
-    if (e.error) return void call.reject(new Error(e.error));
+    if (e.error) {
+      call.ctx.onAnswer?.({ error: e.error });
+      return void call.reject(new Error(e.error));
+    }
     // The title goes in the returned value: OpenCode 1.18 ignores ctx.metadata() for plugin tools.
     const title = typeof e.metadata?.title === "string" ? (e.metadata.title as string) : undefined;
-    call.resolve({ title, output: e.output ?? "", metadata: e.metadata });
+    const answer = { title, output: e.output ?? "", metadata: e.metadata };
+    call.ctx.onAnswer?.({ answer });
+    call.resolve(answer);
     const returned = call.ctx.returned ?? new Promise<void>((r) => setTimeout(r, 0));
     return Promise.race([returned, new Promise<void>((r) => (setTimeout(r, RETURN_WAIT_MS) as any).unref?.())]);
   }

@@ -9,6 +9,7 @@ import { startLocal } from "./local";
 import type { Runtime } from "./runtime";
 import type { ApiServer } from "./server";
 import type { ToMain, ToWorker } from "./protocol";
+import { writeSlot } from "./answer_slot";
 
 declare const self: Worker;
 
@@ -18,6 +19,7 @@ let seq = 0;
 const performing = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
 const aborts = new Map<number, AbortController>();
 const returns = new Map<number, () => void>();
+let slot: SharedArrayBuffer | undefined;
 
 const send = (m: ToMain) => self.postMessage(m);
 
@@ -25,6 +27,7 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
   const m = e.data;
   switch (m.t) {
     case "init": {
+      slot = m.slot;
       const module = Bun.file(new URL(m.wasmURL)).arrayBuffer().then(compile);
       const perform = (effect: unknown) =>
         new Promise<unknown>((resolve, reject) => {
@@ -50,8 +53,16 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
       const ac = new AbortController();
       aborts.set(m.id, ac);
       const returned = new Promise<void>((r) => returns.set(m.id, r));
-      runtime!
-        .callTool(m.tool, m.args, { ...m.ctx, abort: ac.signal, returned })
+      // OpenCode's thread may be waiting on the slot: it hears the answer there at once, or that
+      // there is none yet (the core is still loading, or the call waits on something).
+      let answered = false;
+      const onAnswer = m.sync && slot ? (a: { answer?: unknown; error?: string }) => {
+        answered = true;
+        writeSlot(slot!, m.id, a as any);
+      } : undefined;
+      const pending = runtime!.callTool(m.tool, m.args, { ...m.ctx, abort: ac.signal, returned, onAnswer });
+      if (onAnswer && !answered) writeSlot(slot!, m.id, undefined);
+      pending
         .then(
           (answer) => send({ t: "answer", id: m.id, answer }),
           (err) => send({ t: "answer", id: m.id, error: err instanceof Error ? err.message : String(err) }),
