@@ -132,6 +132,21 @@ func (m *Machine) onMessageUpdated(props json.RawMessage) {
 	tm.completed = info.Time.Completed
 	tm.finish = info.Finish
 	tm.err = info.Error.taskError()
+	m.finishOnCompletion(t, tm)
+}
+
+// finishOnCompletion finishes a task as soon as its child's last answer is complete, with no
+// error and a final finish reason, without waiting for the session's idle: OpenCode publishes the
+// idle 5 to 15 ms later, after its own work on the turn, and the notice waited for it. Only a task
+// without a model chain: with one, leaving a model needs the idle (fallback.go); and only when the
+// events already told the whole answer. The idle that follows finds the task ended.
+func (m *Machine) finishOnCompletion(t *Task, tm *trackedMessage) {
+	if t.FallbackInfo != nil || t.switching || t.awaitBusy || !t.promptSent || t.msg != tm || tm.err != nil {
+		return
+	}
+	if o, known := tm.outcome(); known && o.done && o.err == nil {
+		m.finishWith(t, o, true)
+	}
 }
 
 // isSummary reads an assistant message's summary flag: true marks a compaction's summary. A user
