@@ -128,7 +128,6 @@ test("a graceful stop lets the answer in flight finish, and removes server.json 
   expect(api.subscribers).toBe(1);
 
   // A logs answer in flight: the server is awaiting OpenCode when the stop comes.
-  const sent = performance.now();
   const inFlight = fetch(`${base}/v1/tasks/ses_x/logs`).then(async (r) => ({ status: r.status, body: await r.text(), at: performance.now() }));
   await until("the logs request to reach the server", () => asked.length === 1);
 
@@ -145,9 +144,8 @@ test("a graceful stop lets the answer in flight finish, and removes server.json 
   expect(answer.status).toBe(200);
   expect(JSON.parse(answer.body)).toEqual(messages);
   const stoppedAt = await bounded(stopped, "the stop");
-  // The stop waited for the answer, and not for the deadline.
-  expect(answer.at - sent).toBeGreaterThanOrEqual(LOGS_DELAY_MS - 20);
-  expect(stoppedAt - t0).toBeLessThan(1500);
+  // The stop waited for the answer (it came whole, not cut by the grace period's 503), and ended
+  // after it.
   expect(stoppedAt).toBeGreaterThanOrEqual(answer.at - 50);
   console.log(
     `graceful stop: refused new connections after ${(refusedAt - t0).toFixed(1)} ms, ` +
@@ -160,11 +158,10 @@ test("with nothing in flight the stop is immediate", async () => {
   const res = await bounded(fetch(`${base}/v1/health`), "a request");
   expect(res.status).toBe(200);
   await res.text(); // leaves an idle kept-alive connection
+  // With a grace period far longer than the bound, a stop that waited for it would time out here.
   const t0 = performance.now();
-  await bounded(api.stop(2000), "the stop");
-  const took = performance.now() - t0;
-  expect(took).toBeLessThan(500);
-  console.log(`idle stop took ${took.toFixed(1)} ms`);
+  await bounded(api.stop(60_000), "the stop, with nothing in flight");
+  console.log(`idle stop took ${(performance.now() - t0).toFixed(1)} ms`);
 });
 
 test("an answer that outlives the grace period ends with 503, and the stop ends on time", async () => {
@@ -179,8 +176,7 @@ test("an answer that outlives the grace period ends with 503, and the stop ends 
   const t0 = performance.now();
   await bounded(api.stop(300), "the stop");
   const took = performance.now() - t0;
-  expect(took).toBeGreaterThanOrEqual(290);
-  expect(took).toBeLessThan(1000);
+  // The outcome shows the grace period ran out: the hung answer was cut with a 503, and said so.
   expect(await bounded(hung, "the hung request")).toStartWith("answered 503: ");
   expect(logged.some((l) => l.startsWith("warn: ") && l.includes("gave up on 1 answer"))).toBe(true);
   console.log(`stop with an answer that never comes (grace 300 ms) took ${took.toFixed(0)} ms`);

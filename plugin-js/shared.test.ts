@@ -3,7 +3,7 @@
 import { expect, test } from "bun:test";
 import type { CoreEvent } from "../bridge/core";
 import type { CoreHost } from "./remote";
-import { coreFor, leaveCore, SharedCore } from "./shared";
+import { coreFor, leaveCore, REMEMBERED_EVENTS, SharedCore } from "./shared";
 import type { TmuxPanes } from "./tmux";
 
 function fakeHost() {
@@ -73,5 +73,9 @@ test("the IDs remembered are bounded; the newest are kept", () => {
   const a = shared.join();
   for (let i = 0; i < 5000; i++) shared.feed(a, idle(`evt_${i}`));
   shared.feed(a, idle("evt_4999"));
+  expect(fed).toHaveLength(5000); // the newest is remembered: not fed twice
+  shared.feed(a, idle(`evt_${5000 - REMEMBERED_EVENTS}`)); // the oldest still within the bound
   expect(fed).toHaveLength(5000);
+  shared.feed(a, idle(`evt_${4999 - REMEMBERED_EVENTS}`)); // just past it: forgotten, fed again
+  expect(fed).toHaveLength(5001);
 });

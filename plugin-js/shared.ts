@@ -16,7 +16,7 @@ import type { CoreHost } from "./remote";
 import type { TmuxPanes } from "./tmux";
 
 /** How many event IDs are remembered: far more than arrive between two instances' deliveries. */
-const REMEMBERED_EVENTS = 2048;
+export const REMEMBERED_EVENTS = 2048;
 
 /** A project's core, and what shares it. */
 export class SharedCore {

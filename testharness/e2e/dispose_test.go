@@ -85,7 +85,13 @@ func disposeStopsThePlugin(t *testing.T, extraEnv string) {
 	// once, whichever plugin saw it end.
 	release.open()
 	e.eventually("the notice", 60*time.Second, func() bool { return len(e.notices(parent)) >= 1 })
-	time.Sleep(3 * time.Second) // a second notice, if one were coming, would be sent by now
+	// A notice is sent in the step that ends its task, after that end is in the history: once the
+	// history holds it ended and the parent is idle again, any second notice would be there.
+	e.eventually("the task ended in the history", 30*time.Second, func() bool {
+		task, ok := findStoredTask(e.oc, child)
+		return ok && task.Status.Terminal()
+	})
+	e.waitIdle(parent)
 	require.Len(t, e.notices(parent), 1)
 	require.Equal(t, 2, strings.Count(e.oc.Logs(), "asyncagents: core loaded"), "one core per instance")
 }

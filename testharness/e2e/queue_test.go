@@ -28,15 +28,8 @@ func TestStartQueue(t *testing.T) {
 		}
 		return mockmodel.Reply{Text: "?"}
 	})
-	oc := ocserve.Start(t, ocserve.Options{ModelURL: model.URL(), Config: map[string]any{
-		"plugin": []any{[]any{ocserve.PluginSpec(t), map[string]any{"maxConcurrentStarts": 1}}},
-	}})
-	e := &env{t: t, model: model, oc: oc}
-	parent := e.prompt("TWO")
-	e.eventually("both launches answered", 60*time.Second, func() bool {
-		parts := e.toolParts(parent, "asyncagents_task")
-		return len(parts) == 2 && finishedParts(parts)
-	})
+	e, parent := launchTwoWithOneSlot(t, model)
+	oc := e.oc
 	var queuedID string
 	for _, p := range e.toolParts(parent, "asyncagents_task") {
 		if strings.Contains(p.State.Output, "status: queued") {
@@ -63,6 +56,22 @@ func TestStartQueue(t *testing.T) {
 	require.Contains(t, e.notices(parent)[0].visible, `"First" finished`)
 	require.Contains(t, e.notices(parent)[1].visible, `"Second" finished`)
 	require.Contains(t, e.notices(parent)[1].hidden, "second done")
+}
+
+// launchTwoWithOneSlot starts OpenCode with maxConcurrentStarts 1 (a plugin option in
+// opencode.json) and prompts a parent with "TWO", whose script launches two tasks; it returns when
+// both launches have answered, the second one queued.
+func launchTwoWithOneSlot(t *testing.T, model *mockmodel.Server) (*env, string) {
+	oc := ocserve.Start(t, ocserve.Options{ModelURL: model.URL(), Config: map[string]any{
+		"plugin": []any{[]any{ocserve.PluginSpec(t), map[string]any{"maxConcurrentStarts": 1}}},
+	}})
+	e := &env{t: t, model: model, oc: oc}
+	parent := e.prompt("TWO")
+	e.eventually("both launches answered", 60*time.Second, func() bool {
+		parts := e.toolParts(parent, "asyncagents_task")
+		return len(parts) == 2 && finishedParts(parts)
+	})
+	return e, parent
 }
 
 // Deleting the parent session cancels its running tasks (their children stop) and forgets them;

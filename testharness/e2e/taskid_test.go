@@ -32,15 +32,8 @@ func TestCancelBeforeTheSessionExistsLeavesNoSession(t *testing.T) {
 		}
 		return mockmodel.Reply{Text: "?"}
 	})
-	oc := ocserve.Start(t, ocserve.Options{ModelURL: model.URL(), Config: map[string]any{
-		"plugin": []any{[]any{ocserve.PluginSpec(t), map[string]any{"maxConcurrentStarts": 1}}},
-	}})
-	e := &env{t: t, model: model, oc: oc}
-	parent := e.prompt("TWO")
-	e.eventually("both launches answered", 60*time.Second, func() bool {
-		parts := e.toolParts(parent, "asyncagents_task")
-		return len(parts) == 2 && finishedParts(parts)
-	})
+	e, parent := launchTwoWithOneSlot(t, model)
+	oc := e.oc
 	for _, p := range e.toolParts(parent, "asyncagents_task") {
 		if p.State.Input["description"] == "Never" {
 			queuedID = idOf(p)
