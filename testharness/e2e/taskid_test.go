@@ -22,7 +22,7 @@ func TestCancelBeforeTheSessionExistsLeavesNoSession(t *testing.T) {
 	model := mockmodel.Start(t, func(req mockmodel.Request) mockmodel.Reply {
 		switch {
 		case req.LastUser == "CHILD first":
-			return mockmodel.Reply{Text: "first done", Delay: 4 * time.Second}
+			return mockmodel.Reply{Text: "first done", Delay: 8 * time.Second} // the window in which the second is still queued
 		case req.LastUser == "CANCEL" && lastRole(req) == "user":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{{Name: "asyncagents_cancel", Args: map[string]any{"task_id": queuedID}}}}
 		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
