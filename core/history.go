@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/asyncagents/asyncagents/core/internal/xxh64"
 )
 
 // Task history: every task change is appended to a log as one line, `<xxh64> <json>\n`, where
@@ -60,7 +62,7 @@ func historyLine(r historyRecord) string {
 
 // checksummed prefixes a record's JSON with its XXH64 and ends the line.
 func checksummed(b []byte) string {
-	return fmt.Sprintf("%016x %s\n", xxh64(b), b)
+	return fmt.Sprintf("%016x %s\n", xxh64.Sum(b), b)
 }
 
 // taskLine is t's history record (read whole first, if a restore read only its head).
@@ -390,7 +392,7 @@ func parseHistoryLineInto(line string, lazy bool, into *Task) (r historyRecord, 
 	// The line is read in place: a copy per line is garbage the collector pays for inside
 	// WebAssembly. The checksum only reads it.
 	bytes := unsafe.Slice(unsafe.StringData(body), len(body))
-	if (legacy && uint64(crc32.ChecksumIEEE(bytes)) != want) || (!legacy && xxh64(bytes) != want) {
+	if (legacy && uint64(crc32.ChecksumIEEE(bytes)) != want) || (!legacy && xxh64.Sum(bytes) != want) {
 		return r, legacy, fmt.Errorf("checksum mismatch (torn or corrupt)")
 	}
 	if lazy {

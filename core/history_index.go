@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/asyncagents/asyncagents/core/internal/xxh64"
 )
 
 // The history index: what a restore of the log found, written beside it so that the next
@@ -118,7 +120,7 @@ func (s *indexSnapshot) text() string {
 	b = append(b, indexMagic...)
 	b = strconv.AppendInt(b, int64(len(s.log)), 10)
 	b = append(b, ' ')
-	b = appendHex16(b, xxh64(unsafe.Slice(unsafe.StringData(s.log), len(s.log))))
+	b = appendHex16(b, xxh64.Sum(unsafe.Slice(unsafe.StringData(s.log), len(s.log))))
 	for _, n := range []int{s.lines, s.newlines, s.corrupt, len(s.problems), len(s.entries)} {
 		b = append(b, ' ')
 		b = strconv.AppendInt(b, int64(n), 10)
@@ -147,7 +149,7 @@ func (s *indexSnapshot) text() string {
 		}
 		b = append(b, '\n')
 	}
-	sum := xxh64(b)
+	sum := xxh64.Sum(b)
 	b = appendHex16(b, sum)
 	b = append(b, '\n')
 	return string(b)
@@ -202,7 +204,7 @@ func (m *Machine) applyIndex(index, history string, res *RestoreResult) (covered
 		return 0, 0, 0
 	}
 	body, sum := index[:len(index)-17], index[len(index)-17:]
-	if sum[16] != '\n' || string(appendHex16(nil, xxh64(unsafe.Slice(unsafe.StringData(body), len(body))))) != sum[:16] {
+	if sum[16] != '\n' || string(appendHex16(nil, xxh64.Sum(unsafe.Slice(unsafe.StringData(body), len(body))))) != sum[:16] {
 		return 0, 0, 0
 	}
 	// The header: the log's prefix, then five counts.
@@ -212,7 +214,7 @@ func (m *Machine) applyIndex(index, history string, res *RestoreResult) (covered
 		return 0, 0, 0
 	}
 	logLen, logSum := int(head[0]), body[i+1:i+17]
-	if logLen > len(history) || string(appendHex16(nil, xxh64(unsafe.Slice(unsafe.StringData(history), logLen)))) != logSum {
+	if logLen > len(history) || string(appendHex16(nil, xxh64.Sum(unsafe.Slice(unsafe.StringData(history), logLen)))) != logSum {
 		return 0, 0, 0
 	}
 	i += 17

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/asyncagents/asyncagents/core/internal/xxh64"
 	"github.com/stretchr/testify/require"
 )
 
@@ -16,9 +17,9 @@ import (
 func TestAnIndexCostsNoMoreThanItsSize(t *testing.T) {
 	log := indexedHistory()
 	const size = 1 << 20
-	header := indexMagic + strconv.Itoa(len(log)) + " " + string(appendHex16(nil, xxh64([]byte(log)))) + " 0 0 0 0 " + strconv.Itoa(size) + "\n"
+	header := indexMagic + strconv.Itoa(len(log)) + " " + string(appendHex16(nil, xxh64.Sum([]byte(log)))) + " 0 0 0 0 " + strconv.Itoa(size) + "\n"
 	body := header + strings.Repeat("x", size)
-	sealed := body + string(appendHex16(nil, xxh64([]byte(body)))) + "\n"
+	sealed := body + string(appendHex16(nil, xxh64.Sum([]byte(body)))) + "\n"
 
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -37,8 +38,8 @@ func TestAnIndexCostsNoMoreThanItsSize(t *testing.T) {
 // once, rewriting it with nothing in it.
 func TestAResealedIndexWithNoEntriesIsNotUsed(t *testing.T) {
 	log := indexedHistory()
-	body := indexMagic + strconv.Itoa(len(log)) + " " + string(appendHex16(nil, xxh64([]byte(log)))) + " 100000 0 0 0 0\n"
-	sealed := body + string(appendHex16(nil, xxh64([]byte(body)))) + "\n"
+	body := indexMagic + strconv.Itoa(len(log)) + " " + string(appendHex16(nil, xxh64.Sum([]byte(log)))) + " 100000 0 0 0 0\n"
+	sealed := body + string(appendHex16(nil, xxh64.Sum([]byte(body)))) + "\n"
 	whole, indexed := NewMachine(Config{}), NewMachine(Config{})
 	wantRes, _ := whole.Restore(apiNow, log)
 	gotRes, effects := indexed.RestoreIndexed(apiNow, log, sealed)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/asyncagents/asyncagents/core/internal/xxh64"
 	"github.com/stretchr/testify/require"
 )
 
@@ -130,7 +131,7 @@ func TestAnIndexThatDoesNotFitIsNotUsed(t *testing.T) {
 	header := strings.Fields(lines[0])
 	header[len(header)-1] = strconv.Itoa(len(lines) - 2) // the entries, and one more
 	twiceBody := strings.Join(header, " ") + "\n" + lines[1] + lines[2] + lines[2] + strings.Join(lines[3:], "")
-	twice := twiceBody + string(appendHex16(nil, xxh64([]byte(twiceBody)))) + "\n"
+	twice := twiceBody + string(appendHex16(nil, xxh64.Sum([]byte(twiceBody)))) + "\n"
 
 	cases := []struct{ name, log, index string }{
 		{"the index holds a task twice", log, twice},
@@ -286,7 +287,7 @@ func FuzzHistoryIndexResealed(f *testing.F) {
 	f.Add(strings.Replace(body, "h ", "w ", 3))
 	f.Add(body[:len(body)/2])
 	f.Fuzz(func(t *testing.T, body string) {
-		sealed := body + string(appendHex16(nil, xxh64([]byte(body)))) + "\n"
+		sealed := body + string(appendHex16(nil, xxh64.Sum([]byte(body)))) + "\n"
 		m := NewMachine(Config{})
 		m.RestoreIndexed(apiNow, log, sealed)
 		for _, task := range m.Tasks() {

@@ -3,6 +3,8 @@ package core
 import (
 	"encoding/binary"
 	"strings"
+
+	"github.com/asyncagents/asyncagents/core/internal/xxh64"
 )
 
 // Task IDs are the core's own: "bg_" and 22 characters, minted when asyncagents_task is called,
@@ -26,7 +28,7 @@ func (m *Machine) mintTaskID() string {
 	stamp := uint64(m.now)<<12 | (m.idSeq & 0xfff)
 	var in [8]byte
 	binary.LittleEndian.PutUint64(in[:], m.idSeq)
-	mix := xxh64(append([]byte(m.idSeed), in[:]...))
+	mix := xxh64.Sum(append([]byte(m.idSeed), in[:]...))
 	b := make([]byte, 0, len(TaskIDPrefix)+22)
 	b = append(b, TaskIDPrefix...)
 	b = appendHexN(b, stamp, 12)

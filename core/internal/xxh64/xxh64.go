@@ -1,4 +1,4 @@
-package core
+package xxh64
 
 import (
 	"encoding/binary"
@@ -19,8 +19,8 @@ const (
 	xxPrime5 uint64 = 0x27D4EB2F165667C5
 )
 
-// xxh64 is XXH64 of b with seed 0.
-func xxh64(b []byte) uint64 {
+// Sum is XXH64 of b with seed 0.
+func Sum(b []byte) uint64 {
 	n := len(b)
 	var h uint64
 	if n >= 32 {
