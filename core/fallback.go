@@ -3,6 +3,8 @@ package core
 import (
 	"fmt"
 	"strings"
+
+	"github.com/asyncagents/asyncagents/core/errclass"
 )
 
 // Model fallback chains. A task whose agent has a chain (asyncagents.json agents.<name>.models,
@@ -38,7 +40,7 @@ type FallbackAttempt struct {
 	Model     string `json:"model"`
 	Success   bool   `json:"success"`
 	Error     string `json:"error,omitempty"`
-	Class     string `json:"class,omitempty"` // the error's class (errclass.go)
+	Class     string `json:"class,omitempty"` // the error's class (package errclass)
 	Timestamp int64  `json:"timestamp"`
 	Compacted bool   `json:"compacted,omitempty"` // a retry after compacting the session
 }
@@ -100,7 +102,7 @@ func (m *Machine) armAttemptTimer(t *Task, delay int64) {
 }
 
 // endAttempt closes the current attempt's record.
-func (m *Machine) endAttempt(t *Task, ok bool, e *TaskError, class ErrorClass) {
+func (m *Machine) endAttempt(t *Task, ok bool, e *TaskError, class errclass.ErrorClass) {
 	info := t.FallbackInfo
 	if info == nil || len(info.Attempts) == 0 {
 		return
@@ -139,7 +141,7 @@ func (m *Machine) childFailed(t *Task, e *TaskError, settled bool) bool {
 	if !m.canFallBack(t) || e == nil {
 		return false
 	}
-	class := ClassifyError(e.provider())
+	class := errclass.ClassifyError(e.provider())
 	switch {
 	case class.CompactFirst() && !t.compacted:
 		// OpenCode compacts the session and then continues it on its own ("Continue if you
@@ -177,7 +179,7 @@ func (m *Machine) childFailed(t *Task, e *TaskError, settled bool) bool {
 
 // nextModel moves t to the next model of its chain whose circuit is closed and prompts it.
 // It returns false when the chain is exhausted.
-func (m *Machine) nextModel(t *Task, e *TaskError, class ErrorClass) bool {
+func (m *Machine) nextModel(t *Task, e *TaskError, class errclass.ErrorClass) bool {
 	t.placeInChain()
 	for i := t.modelIndex + 1; i < len(t.Models); i++ {
 		model := t.Models[i]
@@ -238,8 +240,8 @@ func (m *Machine) onCompacted(p pending, ev Event) {
 	}
 	e := &TaskError{Name: "CompactError", Message: "could not compact the session: " + ev.Error}
 	m.log("warn", "task "+t.ID+": "+e.Message)
-	m.endAttempt(t, false, e, ErrContextLength)
-	if !m.nextModel(t, e, ErrContextLength) {
+	m.endAttempt(t, false, e, errclass.ErrContextLength)
+	if !m.nextModel(t, e, errclass.ErrContextLength) {
 		m.finish(t, StatusError, "", e)
 	}
 }
@@ -251,9 +253,9 @@ func (m *Machine) onChildRetry(t *Task, message string) {
 		return
 	}
 	e := &TaskError{Name: "APIError", Message: message}
-	class := ClassifyError(e.provider())
+	class := errclass.ClassifyError(e.provider())
 	if !class.Fallback() {
-		class = ErrServer // OpenCode retries provider errors only
+		class = errclass.ErrServer // OpenCode retries provider errors only
 	}
 	if !m.hasNextModel(t) {
 		return // nothing better to do than let OpenCode retry
@@ -263,7 +265,7 @@ func (m *Machine) onChildRetry(t *Task, message string) {
 
 // abandonAttempt ends a running attempt on our side: the session is aborted, and once OpenCode
 // confirms, the next model is prompted.
-func (m *Machine) abandonAttempt(t *Task, e *TaskError, class ErrorClass) {
+func (m *Machine) abandonAttempt(t *Task, e *TaskError, class errclass.ErrorClass) {
 	m.endAttempt(t, false, e, class)
 	m.recordHealth(t.Model, false, e.Message)
 	m.leaveAttempt(t)
@@ -415,14 +417,14 @@ func (m *Machine) onAttemptTimer(id string) {
 	}
 	e := &TaskError{Name: "AttemptTimeout", Message: fmt.Sprintf("no activity from %s for %s", t.Model, FormatDuration(idle))}
 	if !m.hasNextModel(t) {
-		m.endAttempt(t, false, e, ErrTimeout)
+		m.endAttempt(t, false, e, errclass.ErrTimeout)
 		m.recordHealth(t.Model, false, e.Message)
 		t.switching = true
 		m.request(Effect{Kind: EffectAbort, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID})
 		m.finish(t, StatusError, "", e)
 		return
 	}
-	m.abandonAttempt(t, e, ErrTimeout)
+	m.abandonAttempt(t, e, errclass.ErrTimeout)
 }
 
 // fallbackLine is the notice's line naming the model that answered after a fallback.

@@ -10,11 +10,12 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/asyncagents/asyncagents/core/errclass"
 	"github.com/asyncagents/asyncagents/core/internal/xxh64"
 )
 
 // Task history: every task change is appended to a log as one line, `<xxh64> <json>\n`, where
-// the JSON is the task (or {"removed": id}) and the checksum (16 hex digits, checksum.go) covers
+// the JSON is the task (or {"removed": id}) and the checksum (16 hex digits, core/internal/xxh64) covers
 // the JSON. Lines from before XXH64 carry a CRC-32 (8 hex digits); they are read as they are,
 // and a restore that finds any rewrites the log in the new form once. Appending one line
 // costs the same whatever the history's size; a torn or corrupt line loses that line alone. The
@@ -541,7 +542,7 @@ func (m *Machine) onReconcileMessages(p pending, ev Event) {
 		t.compacted = last.Compacted
 		if !last.Success && last.Error != "" && !p.busy {
 			t.switching, t.abortDone = true, true
-			t.pendingErr, t.pendingClass = &TaskError{Name: "APIError", Message: last.Error}, ErrorClass(last.Class)
+			t.pendingErr, t.pendingClass = &TaskError{Name: "APIError", Message: last.Error}, errclass.ErrorClass(last.Class)
 			m.switchModel(t)
 			return
 		}

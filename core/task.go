@@ -3,6 +3,8 @@ package core
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/asyncagents/asyncagents/core/errclass"
 )
 
 // Status is a task's place in its lifecycle. The five values are the spec's.
@@ -93,7 +95,7 @@ type Task struct {
 	compacted    bool
 	switching    bool
 	pendingErr   *TaskError
-	pendingClass ErrorClass
+	pendingClass errclass.ErrorClass
 	awaitBusy    bool
 	// Leaving a model is complete once OpenCode confirmed the abort, if one was needed
 	// (abortDone), the failed turn's message is complete (settled), and an idle followed it
@@ -126,8 +128,8 @@ type TaskError struct {
 }
 
 // provider is the error as the classifier reads it.
-func (e *TaskError) provider() ProviderError {
-	return ProviderError{Name: e.Name, Message: e.Message, StatusCode: e.StatusCode, ResponseBody: e.body}
+func (e *TaskError) provider() errclass.ProviderError {
+	return errclass.ProviderError{Name: e.Name, Message: e.Message, StatusCode: e.StatusCode, ResponseBody: e.body}
 }
 
 // Progress is what a running task has been doing, from its child's tool parts.

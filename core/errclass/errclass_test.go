@@ -1,4 +1,4 @@
-package core
+package errclass
 
 import (
 	"encoding/json"

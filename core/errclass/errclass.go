@@ -1,11 +1,11 @@
-package core
+package errclass
 
 import (
 	"regexp"
 	"sync"
 )
 
-// Error classes: what a failed model call means for a fallback chain (fallback.go).
+// Error classes: what a failed model call means for a fallback chain (the machine acts on it in core/fallback.go).
 //
 // OpenCode ends a failed assistant message with one of its named errors (`{name, data}`):
 // APIError {message, statusCode?, isRetryable, responseHeaders?, responseBody?, metadata?},
