@@ -3,6 +3,8 @@ package core
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/asyncagents/asyncagents/core/forkctx"
 )
 
 // Fork: asyncagents_task(fork: true) gives the child this conversation's context.
@@ -32,7 +34,7 @@ func (m *Machine) onForkMessages(p pending, ev Event) {
 		m.finish(t, StatusError, "", &TaskError{Name: "ForkError", Message: "could not read the parent's conversation: " + ev.Error})
 		return
 	}
-	text, stats, err := BuildForkContext(json.RawMessage(ev.Result), ForkOptions{})
+	text, stats, err := forkctx.BuildForkContext(json.RawMessage(ev.Result), forkctx.ForkOptions{})
 	if err != nil {
 		m.finish(t, StatusError, "", &TaskError{Name: "ForkError", Message: "could not process the parent's conversation: " + err.Error()})
 		return

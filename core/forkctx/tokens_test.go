@@ -1,4 +1,4 @@
-package core
+package forkctx
 
 import (
 	"encoding/json"
@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The corpus (core/testdata/tokens/*.txt, made by core/testdata/tokens/gen) and its real token
-// counts (reference.json, made by core/testdata/tokens/reference.ts with gpt-tokenizer;
+// The corpus (testdata/tokens/*.txt, made by testdata/tokens/gen) and its real token counts
+// (reference.json, made by core/forkctx/testdata/tokens/reference.ts with gpt-tokenizer;
 // plugin-js/tokens.test.ts checks it is current).
 const tokenCorpusDir = "testdata/tokens"
 
@@ -61,7 +61,7 @@ func TestTokenCorpusMatchesReference(t *testing.T) {
 		refNames = append(refNames, n)
 	}
 	sort.Strings(refNames)
-	assert.Equal(t, names, refNames, "reference.json must list exactly the corpus files: run node_modules/.bin/bun core/testdata/tokens/reference.ts")
+	assert.Equal(t, names, refNames, "reference.json must list exactly the corpus files: run node_modules/.bin/bun core/forkctx/testdata/tokens/reference.ts")
 	assert.GreaterOrEqual(t, total, 200_000, "the corpus should stay at least 200 KB")
 }
 

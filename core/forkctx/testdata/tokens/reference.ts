@@ -1,9 +1,9 @@
 // Recomputes reference.json: the real BPE token counts (gpt-tokenizer, o200k_base and cl100k_base)
-// of every corpus file (*.txt) in this directory. core/tokens_test.go checks EstimateTokens
+// of every corpus file (*.txt) in this directory. core/forkctx/tokens_test.go checks EstimateTokens
 // against them; plugin-js/tokens.test.ts checks that this file's output is current.
 //
-//   node_modules/.bin/bun core/testdata/tokens/reference.ts          # rewrite reference.json
-//   node_modules/.bin/bun core/testdata/tokens/reference.ts --check  # exit 1 if it is stale
+//   node_modules/.bin/bun core/forkctx/testdata/tokens/reference.ts          # rewrite reference.json
+//   node_modules/.bin/bun core/forkctx/testdata/tokens/reference.ts --check  # exit 1 if it is stale
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { encode as encodeO200k } from "gpt-tokenizer/encoding/o200k_base";
@@ -34,7 +34,7 @@ if (import.meta.main) {
   const text = formatReference(computeReference());
   if (process.argv.includes("--check")) {
     if (readFileSync(referencePath, "utf8") !== text) {
-      console.error("reference.json is stale: run node_modules/.bin/bun core/testdata/tokens/reference.ts");
+      console.error("reference.json is stale: run node_modules/.bin/bun core/forkctx/testdata/tokens/reference.ts");
       process.exit(1);
     }
   } else {

@@ -1,4 +1,4 @@
-package core
+package forkctx
 
 import (
 	"encoding/json"

@@ -1,9 +1,9 @@
-// Command gen writes the token-estimate corpus (core/testdata/tokens/*.txt): conversations built
-// from this repository's own files, rendered by core.BuildForkContext the way a forked child sees
+// Command gen writes the token-estimate corpus (core/forkctx/testdata/tokens/*.txt): conversations built
+// from this repository's own files, rendered by forkctx.BuildForkContext the way a forked child sees
 // them. Run it from the repository root, then recompute reference.json:
 //
-//	go run ./core/testdata/tokens/gen
-//	node_modules/.bin/bun core/testdata/tokens/reference.ts
+//	go run ./core/forkctx/testdata/tokens/gen
+//	node_modules/.bin/bun core/forkctx/testdata/tokens/reference.ts
 //
 // The corpus is a snapshot: it is committed, and regenerating it is only needed to change it.
 package main
@@ -20,10 +20,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/forkctx"
 )
 
-const outDir = "core/testdata/tokens"
+const outDir = "core/forkctx/testdata/tokens"
 
 type part map[string]any
 
@@ -69,13 +69,13 @@ func (c *conv) tool(name string, input any, output string) part {
 		"state": map[string]any{"status": "completed", "input": input, "output": output}}
 }
 
-func (c *conv) render(opt core.ForkOptions) string {
+func (c *conv) render(opt forkctx.ForkOptions) string {
 	// As OpenCode (JavaScript) writes JSON: no HTML escapes.
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	check(enc.Encode(c.msgs))
-	s, _, err := core.BuildForkContext(buf.Bytes(), opt)
+	s, _, err := forkctx.BuildForkContext(buf.Bytes(), opt)
 	check(err)
 	return s + "\n"
 }
@@ -155,7 +155,7 @@ func docComments(src string) []string {
 	return paras
 }
 
-var whole = core.ForkOptions{MaxToolResultChars: 1 << 30, MaxParamPreviewChars: 200, MaxTokens: 1 << 30}
+var whole = forkctx.ForkOptions{MaxToolResultChars: 1 << 30, MaxParamPreviewChars: 200, MaxTokens: 1 << 30}
 
 func prose() string {
 	c := &conv{name: "prose"}
@@ -334,7 +334,7 @@ func forkDefault() string {
 		c.user("Paste me the current " + f + " so I can review the wording.")
 		c.add("assistant", c.tool("read", map[string]any{"filePath": "/work/main/" + f}, readOutput(read(f))), text("That's the whole of "+f+"; the sections about completion and notices are the ones the fork change touches."))
 	}
-	return c.render(core.ForkOptions{})
+	return c.render(forkctx.ForkOptions{})
 }
 
 func main() {
