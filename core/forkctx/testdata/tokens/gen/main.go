@@ -1,6 +1,6 @@
-// Command gen writes the token-estimate corpus (core/forkctx/testdata/tokens/*.txt): conversations built
-// from this repository's own files, rendered by forkctx.BuildForkContext the way a forked child sees
-// them. Run it from the repository root, then recompute reference.json:
+// Command gen writes the token-estimate corpus (core/forkctx/testdata/tokens/*.txt):
+// conversations built from this repository's own files, rendered by forkctx.BuildForkContext the
+// way a forked child sees them. Run it from the repository root, then recompute reference.json:
 //
 //	go run ./core/forkctx/testdata/tokens/gen
 //	node_modules/.bin/bun core/forkctx/testdata/tokens/reference.ts
