@@ -20,7 +20,7 @@ export interface CoreConfig {
   fallback?: { attemptTimeoutMs?: number; failureThreshold?: number; cooldownMs?: number };
 }
 
-/** A config file as the host read it, for init (core/fileconfig.go). */
+/** A config file as the host read it, for init (core/config/file.go). */
 export interface ConfigFile {
   path: string;
   text: string;

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime/debug"
 	"unsafe"
+
+	"github.com/asyncagents/asyncagents/core/config"
 )
 
 // ABIVersion is the version of the JSON envelope every host speaks to the core. A host refuses
@@ -17,11 +19,11 @@ const Version = "0.1.0"
 
 // Request is the envelope a host sends: one operation, the time, and the operation's input.
 type Request struct {
-	Op     string  `json:"op"`
-	Now    int64   `json:"now,omitempty"`
-	Config *Config `json:"config,omitempty"`
-	Event  *Event  `json:"event,omitempty"`
-	TaskID string  `json:"taskID,omitempty"`
+	Op     string         `json:"op"`
+	Now    int64          `json:"now,omitempty"`
+	Config *config.Config `json:"config,omitempty"`
+	Event  *Event         `json:"event,omitempty"`
+	TaskID string         `json:"taskID,omitempty"`
 	// History is the task history log's content, for restore; for follow, the lines appended
 	// since the last call (or the whole log, with Replace).
 	History string `json:"history,omitempty"`
@@ -38,8 +40,8 @@ type Request struct {
 	// XDG_CONFIG_HOME, HOME and the project directory.
 	Env *StorageEnv `json:"env,omitempty"`
 	// ConfigFiles are the config files the storage op named that exist, in its order, for init
-	// (fileconfig.go).
-	ConfigFiles []ConfigFile `json:"configFiles,omitempty"`
+	// (core/config/file.go).
+	ConfigFiles []config.ConfigFile `json:"configFiles,omitempty"`
 	// Seed is random text from the host, for init: it keeps the task IDs of two processes
 	// apart (taskid.go). Without it, IDs are unique within the process only.
 	Seed string `json:"seed,omitempty"`
@@ -62,11 +64,11 @@ type Response struct {
 	Effects []Effect `json:"effects,omitempty"`
 
 	// version and init
-	ABI       int        `json:"abi,omitempty"`
-	Version   string     `json:"version,omitempty"`
-	Tools     []ToolSpec `json:"tools,omitempty"`
-	Subscribe []string   `json:"subscribe,omitempty"`
-	Config    *Config    `json:"config,omitempty"`
+	ABI       int            `json:"abi,omitempty"`
+	Version   string         `json:"version,omitempty"`
+	Tools     []ToolSpec     `json:"tools,omitempty"`
+	Subscribe []string       `json:"subscribe,omitempty"`
+	Config    *config.Config `json:"config,omitempty"`
 	// ConfigError names the invalid config file and field; the machine then runs on the host's
 	// options alone and refuses asyncagents_task with this text.
 	ConfigError string `json:"configError,omitempty"`
@@ -100,7 +102,7 @@ type Runtime struct {
 func (r *Runtime) KeptAll() bool { return r.keptAll }
 
 // NewRuntime returns a runtime with a machine on default configuration.
-func NewRuntime() *Runtime { return &Runtime{m: NewMachine(Config{})} }
+func NewRuntime() *Runtime { return &Runtime{m: NewMachine(config.Config{})} }
 
 // Call decodes one request, runs it and encodes the response. It never panics: a panic in the
 // core becomes an error response, so a bug costs one call, not the instance.
@@ -171,11 +173,11 @@ func (r *Runtime) handle(q Request) Response {
 	case "version":
 		return Response{OK: true, ABI: ABIVersion, Version: Version}
 	case "init":
-		cfg := Config{}
+		cfg := config.Config{}
 		if q.Config != nil {
 			cfg = *q.Config
 		}
-		merged, err := ApplyConfigFiles(cfg, q.ConfigFiles)
+		merged, err := config.ApplyConfigFiles(cfg, q.ConfigFiles)
 		configError := ""
 		if err != nil {
 			configError = err.Error()
@@ -196,7 +198,7 @@ func (r *Runtime) handle(q Request) Response {
 		}
 		s := StoragePaths(q.Env.XDGDataHome, q.Env.Home, q.Env.Directory)
 		s.APIPorts = APIPorts(q.Env.APIPort)
-		s.ConfigFiles = ConfigCandidates(q.Env.XDGConfigHome, q.Env.Home, q.Env.Directory)
+		s.ConfigFiles = config.ConfigCandidates(q.Env.XDGConfigHome, q.Env.Home, q.Env.Directory)
 		return Response{OK: true, Storage: &s}
 	case "restore":
 		// A restore allocates the whole store at once; collecting while it grows (the

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/stretchr/testify/require"
 )
 
@@ -12,7 +13,7 @@ import (
 // every field set alone, all of them together, and each kind of empty value omitempty skips.
 func TestResponseEncodesAsTheStruct(t *testing.T) {
 	type structOnly Response // the same fields, without MarshalJSON
-	m := NewMachine(Config{})
+	m := NewMachine(config.Config{})
 	cfg := m.Config()
 	tasks := apiManyTasks(3)
 	tasks[1].Error = &TaskError{Name: "APIError", Message: "<b>&</b>"}

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"testing"
+
+	"github.com/asyncagents/asyncagents/core/config"
 )
 
 // fbWorld plays OpenCode for tasks with the chain A, B: a turn on A fails half the time with a
@@ -209,7 +211,7 @@ func TestFallbackUnderRandomEventOrders(t *testing.T) {
 	for seed := int64(1); seed <= seeds; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewSource(seed))
-			cfg := Config{MaxConcurrentStarts: 1 + rng.Intn(4), Agents: map[string]AgentModels{"general": {Models: []string{"mock/a", "mock/b"}}}}
+			cfg := config.Config{MaxConcurrentStarts: 1 + rng.Intn(4), Agents: map[string]config.AgentModels{"general": {Models: []string{"mock/a", "mock/b"}}}}
 			w := &fbWorld{t: t, rng: rng, m: NewMachine(cfg), timers: map[string]bool{}, notices: map[string]int{},
 				running: map[string]bool{}, attempts: map[string]int{}, msgs: map[string][]map[string]any{}, failedOn: map[string]bool{}}
 			tasks := 1 + rng.Intn(5)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/stretchr/testify/require"
 )
 
@@ -19,7 +20,7 @@ type fbHarness struct {
 	nextSes int
 }
 
-func newFB(t *testing.T, cfg Config) *fbHarness {
+func newFB(t *testing.T, cfg config.Config) *fbHarness {
 	return &fbHarness{t: t, m: NewMachine(cfg), now: 1_000_000}
 }
 
@@ -99,7 +100,7 @@ const (
 	badRequest  = `{"name":"APIError","data":{"message":"Invalid schema for function 'read': 'object' is not valid under any of the given schemas","statusCode":400,"isRetryable":false}}`
 )
 
-var chainAB = Config{Agents: map[string]AgentModels{"general": {Models: []string{"mock/mock-a", "mock/mock-b"}}}}
+var chainAB = config.Config{Agents: map[string]config.AgentModels{"general": {Models: []string{"mock/mock-a", "mock/mock-b"}}}}
 
 // A provider error on A moves the task to B, in the same session, with the same prompt; the task
 // completes on B and its record, the notice and the health say so.
@@ -292,7 +293,7 @@ func TestAttemptTimeout(t *testing.T) {
 // Without a configured chain a task runs on the model of its parent's turn; with neither,
 // OpenCode chooses and there is no fallback record.
 func TestChainFromTheParentsModel(t *testing.T) {
-	h := newFB(t, Config{})
+	h := newFB(t, config.Config{})
 	id := h.launch()
 	require.Equal(t, "", prompts(h.effects, id)[0].Model)
 	task, _ := h.m.Task(id)
@@ -301,7 +302,7 @@ func TestChainFromTheParentsModel(t *testing.T) {
 	h.oc("message.updated", `{"info":{"id":"msg_p2","sessionID":"ses_p","role":"assistant","providerID":"anthropic","modelID":"claude-sonnet-4","time":{"created":1}}}`)
 	id = h.launch()
 	require.Equal(t, "anthropic/claude-sonnet-4", prompts(h.effects, id)[0].Model)
-	one := newFB(t, Config{Agents: map[string]AgentModels{"general": {Model: "mock/mock-b"}}})
+	one := newFB(t, config.Config{Agents: map[string]config.AgentModels{"general": {Model: "mock/mock-b"}}})
 	id = one.launch()
 	require.Equal(t, "mock/mock-b", prompts(one.effects, id)[0].Model)
 	require.True(t, strings.HasPrefix(id, "ses_c"))

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/stretchr/testify/require"
 )
 
@@ -12,7 +13,7 @@ import (
 func TestFollowMatchesRestoreAndEmitsFrames(t *testing.T) {
 	_, log := historyRun(t, 6)
 	lines := strings.SplitAfter(log, "\n")
-	f := NewMachine(Config{})
+	f := NewMachine(config.Config{})
 	var frames []string
 	for i := 0; i < len(lines); i += 4 {
 		end := min(i+4, len(lines))
@@ -23,7 +24,7 @@ func TestFollowMatchesRestoreAndEmitsFrames(t *testing.T) {
 			frames = append(frames, e.Frame)
 		}
 	}
-	r := NewMachine(Config{})
+	r := NewMachine(config.Config{})
 	r.Restore(1e6, log)
 	require.Equal(t, r.Tasks(), f.Tasks())
 	created, completed := 0, 0
@@ -43,7 +44,7 @@ func TestFollowMatchesRestoreAndEmitsFrames(t *testing.T) {
 // and tasks whose status did not change send no frame.
 func TestFollowReplaceDropsRemovedTasks(t *testing.T) {
 	_, log := historyRun(t, 3)
-	f := NewMachine(Config{})
+	f := NewMachine(config.Config{})
 	f.Follow(1, log, false)
 	require.Len(t, f.Tasks(), 3)
 	kept := strings.SplitAfter(log, "\n")
@@ -63,7 +64,7 @@ func TestFollowReplaceDropsRemovedTasks(t *testing.T) {
 // A corrupt line costs that line alone and is counted.
 func TestFollowSkipsCorruptLines(t *testing.T) {
 	_, log := historyRun(t, 2)
-	res, _ := NewMachine(Config{}).Follow(1, "deadbeef {\"task\":{}}\n"+log+"garbage\n", false)
+	res, _ := NewMachine(config.Config{}).Follow(1, "deadbeef {\"task\":{}}\n"+log+"garbage\n", false)
 	require.Equal(t, 2, res.Corrupt)
 	require.Equal(t, 2, res.Restored)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/internal/xxh64"
 	"github.com/stretchr/testify/require"
 )
@@ -24,7 +25,7 @@ func TestAnIndexCostsNoMoreThanItsSize(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	m := NewMachine(Config{})
+	m := NewMachine(config.Config{})
 	var res RestoreResult
 	covered, _, _ := m.applyIndex(sealed, log, &res)
 	runtime.ReadMemStats(&after)
@@ -40,7 +41,7 @@ func TestAResealedIndexWithNoEntriesIsNotUsed(t *testing.T) {
 	log := indexedHistory()
 	body := indexMagic + strconv.Itoa(len(log)) + " " + string(appendHex16(nil, xxh64.Sum([]byte(log)))) + " 100000 0 0 0 0\n"
 	sealed := body + string(appendHex16(nil, xxh64.Sum([]byte(body)))) + "\n"
-	whole, indexed := NewMachine(Config{}), NewMachine(Config{})
+	whole, indexed := NewMachine(config.Config{}), NewMachine(config.Config{})
 	wantRes, _ := whole.Restore(apiNow, log)
 	gotRes, effects := indexed.RestoreIndexed(apiNow, log, sealed)
 	for _, e := range effects {
@@ -60,7 +61,7 @@ func TestAnIndexOfNegativeStartTimesIsUsed(t *testing.T) {
 	log := b.String()
 	index := restoredIndex(t, log)
 	require.NotEmpty(t, index)
-	whole, indexed := NewMachine(Config{}), NewMachine(Config{})
+	whole, indexed := NewMachine(config.Config{}), NewMachine(config.Config{})
 	whole.Restore(apiNow, log)
 	res, _ := indexed.RestoreIndexed(apiNow, log, index)
 	require.Equal(t, 300, res.Indexed)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/stretchr/testify/require"
 )
 
@@ -55,8 +56,8 @@ func sameRestore(t *testing.T, whole, indexed *Machine, wantRes, gotRes RestoreR
 // restoresAgree restores log whole and with index, checks (as subtest name) that both give the
 // same, and returns whether the index was used and the indexed restore's machine and effects.
 func restoresAgree(t *testing.T, name, log, index string) (used bool, indexed *Machine, eff []Effect) {
-	whole := NewMachine(Config{})
-	indexed = NewMachine(Config{})
+	whole := NewMachine(config.Config{})
+	indexed = NewMachine(config.Config{})
 	wantRes, _ := whole.Restore(apiNow, log)
 	gotRes, eff := indexed.RestoreIndexed(apiNow, log, index)
 	t.Run(name, func(t *testing.T) { sameRestore(t, whole, indexed, wantRes, gotRes) })
@@ -72,7 +73,7 @@ func TestAnIndexRestoresAsTheWholeLogOfARandomHistory(t *testing.T) {
 	for seed := range seeds {
 		r := rand.New(rand.NewSource(int64(seed)))
 		prefix := randomHistoryLines(r, 260+r.Intn(60), 220)
-		first := NewMachine(Config{})
+		first := NewMachine(config.Config{})
 		_, eff := first.Restore(apiNow, prefix)
 		index := indexFrom(t, first, eff)
 		if index == "" {
@@ -154,7 +155,7 @@ func TestAnIndexRestoresAsTheWholeLogOfARealisticHistory(t *testing.T) {
 	for seed := range seeds {
 		s := &historySim{r: rand.New(rand.NewSource(int64(seed))), clock: 1_700_000_000_000}
 		prefix := s.lines(300)
-		first := NewMachine(Config{})
+		first := NewMachine(config.Config{})
 		_, eff := first.Restore(apiNow, prefix)
 		index := indexFrom(t, first, eff)
 		if index == "" {
@@ -176,7 +177,7 @@ func TestACompactionsIndexRestoresAsTheWholeLog(t *testing.T) {
 	for seed := range seeds {
 		r := rand.New(rand.NewSource(int64(seed)))
 		log0 := randomHistoryLines(r, 900, 300)
-		first := NewMachine(Config{})
+		first := NewMachine(config.Config{})
 		_, eff := first.Restore(apiNow, log0)
 		var rewrite string
 		for _, e := range eff {
@@ -217,13 +218,13 @@ func TestAnIndexKeepsTheLogsOrderForTiedStarts(t *testing.T) {
 	prefix.WriteString(HistoryLine(task("ses_a", 5000, StatusRunning, false))) // A starts at 5000
 	tail := HistoryLine(task("ses_b", 5000, StatusRunning, false))             // B starts at 5000 too
 
-	first := NewMachine(Config{})
+	first := NewMachine(config.Config{})
 	_, eff := first.Restore(apiNow, prefix.String())
 	index := indexFrom(t, first, eff)
 	require.NotEmpty(t, index)
 
 	log := prefix.String() + tail
-	whole, indexed := NewMachine(Config{}), NewMachine(Config{})
+	whole, indexed := NewMachine(config.Config{}), NewMachine(config.Config{})
 	wantRes, _ := whole.Restore(apiNow, log)
 	gotRes, _ := indexed.RestoreIndexed(apiNow, log, index)
 	require.NotZero(t, gotRes.Indexed)

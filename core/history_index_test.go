@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/internal/xxh64"
 	"github.com/stretchr/testify/require"
 )
@@ -30,7 +31,7 @@ func indexFrom(t *testing.T, m *Machine, planned []Effect) string {
 // restoredIndex is the index a restore of log leaves ("" if it plans none).
 func restoredIndex(t *testing.T, log string) string {
 	t.Helper()
-	m := NewMachine(Config{})
+	m := NewMachine(config.Config{})
 	_, effects := m.Restore(apiNow, log)
 	return indexFrom(t, m, effects)
 }
@@ -86,7 +87,7 @@ func requireSameMachines(t *testing.T, whole, indexed *Machine) {
 // corrupt lines with their numbers, compaction count) a restore of the whole log gives.
 func TestIndexedRestoreAnswersAsAWholeRead(t *testing.T) {
 	log := indexedHistory()
-	first := NewMachine(Config{})
+	first := NewMachine(config.Config{})
 	res, effects := first.Restore(apiNow, log)
 	require.Equal(t, 1, res.Corrupt)
 	index := indexFrom(t, first, effects)
@@ -94,7 +95,7 @@ func TestIndexedRestoreAnswersAsAWholeRead(t *testing.T) {
 
 	for name, tail := range map[string]string{"nothing appended": "", "lines appended": historyTail()} {
 		t.Run(name, func(t *testing.T) {
-			whole, indexed := NewMachine(Config{}), NewMachine(Config{})
+			whole, indexed := NewMachine(config.Config{}), NewMachine(config.Config{})
 			wantRes, wantEffects := whole.Restore(apiNow, log+tail)
 			gotRes, gotEffects := indexed.RestoreIndexed(apiNow, log+tail, index)
 			require.Equal(t, 299, gotRes.Indexed, "every task of the indexed log comes from the index")
@@ -146,7 +147,7 @@ func TestAnIndexThatDoesNotFitIsNotUsed(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			whole, indexed := NewMachine(Config{}), NewMachine(Config{})
+			whole, indexed := NewMachine(config.Config{}), NewMachine(config.Config{})
 			wantRes, _ := whole.Restore(apiNow, c.log)
 			gotRes, gotEffects := indexed.RestoreIndexed(apiNow, c.log, c.index)
 			require.Zero(t, gotRes.Indexed)
@@ -166,7 +167,7 @@ func TestCompactionLeavesAnIndex(t *testing.T) {
 	for range 400 {
 		log.WriteString(HistoryLine(apiManyTasks(1)[0]))
 	}
-	m := NewMachine(Config{})
+	m := NewMachine(config.Config{})
 	_, effects := m.Restore(apiNow, log.String())
 	var rewrite string
 	for _, e := range effects {
@@ -178,7 +179,7 @@ func TestCompactionLeavesAnIndex(t *testing.T) {
 	index := indexFrom(t, m, effects)
 	require.NotEmpty(t, index)
 
-	whole, indexed := NewMachine(Config{}), NewMachine(Config{})
+	whole, indexed := NewMachine(config.Config{}), NewMachine(config.Config{})
 	whole.Restore(apiNow, rewrite)
 	res, _ := indexed.RestoreIndexed(apiNow, rewrite, index)
 	require.Equal(t, 300, res.Indexed)
@@ -190,7 +191,7 @@ func TestCompactionLeavesAnIndex(t *testing.T) {
 func TestFollowingACompactionDropsThePlannedIndex(t *testing.T) {
 	log := indexedHistory()
 	for _, replace := range []bool{false, true} {
-		m := NewMachine(Config{})
+		m := NewMachine(config.Config{})
 		_, effects := m.Restore(apiNow, log)
 		following := historyTail()
 		if replace {
@@ -203,7 +204,7 @@ func TestFollowingACompactionDropsThePlannedIndex(t *testing.T) {
 			continue
 		}
 		require.NotEmpty(t, index)
-		whole, indexed := NewMachine(Config{}), NewMachine(Config{})
+		whole, indexed := NewMachine(config.Config{}), NewMachine(config.Config{})
 		whole.Restore(apiNow, log+following)
 		res, _ := indexed.RestoreIndexed(apiNow, log+following, index)
 		require.Equal(t, 299, res.Indexed)
@@ -241,7 +242,7 @@ func smallIndexedLog(t *testing.T) (log, index string) {
 	again.Status, again.Result = StatusCompleted, "written again"
 	log += HistoryLine(again) + "0123456789abcdef {\"task\":torn}\n" +
 		historyLine(historyRecord{Removed: tasks[7].ID}) + HistoryLine(tasks[12])
-	m := NewMachine(Config{})
+	m := NewMachine(config.Config{})
 	res, _ := m.Restore(apiNow, log)
 	require.Equal(t, 1, res.Corrupt)
 	index = m.restoredSnapshot(log, m.order, m.historyLines, strings.Count(log, "\n"), res).text()
@@ -251,7 +252,7 @@ func smallIndexedLog(t *testing.T) (log, index string) {
 // The fuzzers' index is one a restore uses, and it gives what the whole log gives.
 func TestTheFuzzersIndexIsUsed(t *testing.T) {
 	log, index := smallIndexedLog(t)
-	whole, indexed := NewMachine(Config{}), NewMachine(Config{})
+	whole, indexed := NewMachine(config.Config{}), NewMachine(config.Config{})
 	whole.Restore(apiNow, log)
 	res, _ := indexed.RestoreIndexed(apiNow, log, index)
 	require.Equal(t, 17, res.Indexed)
@@ -265,11 +266,11 @@ func FuzzHistoryIndex(f *testing.F) {
 	f.Add(index)
 	f.Add(index[:len(index)/3])
 	f.Add(indexMagic + "0 0000000000000000 0 0 0 0 0\n")
-	whole := NewMachine(Config{})
+	whole := NewMachine(config.Config{})
 	wantRes, _ := whole.Restore(apiNow, log)
 	want := whole.Tasks()
 	f.Fuzz(func(t *testing.T, index string) {
-		m := NewMachine(Config{})
+		m := NewMachine(config.Config{})
 		res, _ := m.RestoreIndexed(apiNow, log, index)
 		require.Equal(t, want, m.Tasks())
 		require.Equal(t, wantRes.Corrupt, res.Corrupt)
@@ -288,7 +289,7 @@ func FuzzHistoryIndexResealed(f *testing.F) {
 	f.Add(body[:len(body)/2])
 	f.Fuzz(func(t *testing.T, body string) {
 		sealed := body + string(appendHex16(nil, xxh64.Sum([]byte(body)))) + "\n"
-		m := NewMachine(Config{})
+		m := NewMachine(config.Config{})
 		m.RestoreIndexed(apiNow, log, sealed)
 		for _, task := range m.Tasks() {
 			m.ServeHTTP(apiGet("/v1/tasks/"+task.ID, ""), apiCfg, apiNow+5)
@@ -312,7 +313,7 @@ func TestARestoredTaskChangesAsAnUpdate(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			m := NewMachine(Config{})
+			m := NewMachine(config.Config{})
 			restore(m)
 			task, ok := m.Task("ses_00000028")
 			require.True(t, ok)

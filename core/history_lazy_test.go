@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/stretchr/testify/require"
 )
 
@@ -30,7 +31,7 @@ func lazyHistory(n int) string {
 // so each answer meets tasks in every state: never read, read by an earlier answer.
 func TestLazyRestoreAnswersAsAWholeRead(t *testing.T) {
 	log := lazyHistory(300)
-	lazy, whole := NewMachine(Config{}), NewMachine(Config{})
+	lazy, whole := NewMachine(config.Config{}), NewMachine(config.Config{})
 	lazy.Restore(apiNow, log)
 	whole.Restore(apiNow, log)
 	heads := 0
@@ -73,7 +74,7 @@ func TestCompactionAfterALazyRestoreWritesWholeRecords(t *testing.T) {
 			log.WriteString(HistoryLine(task)) // an older record of the same task
 		}
 	}
-	m := NewMachine(Config{})
+	m := NewMachine(config.Config{})
 	_, effects := m.Restore(apiNow, log.String()+strings.Repeat(HistoryLine(apiManyTasks(1)[0]), 400))
 	var rewrite string
 	for _, e := range effects {
@@ -82,7 +83,7 @@ func TestCompactionAfterALazyRestoreWritesWholeRecords(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, rewrite, "a log over twice its live tasks is compacted")
-	again := NewMachine(Config{})
+	again := NewMachine(config.Config{})
 	res, _ := again.Restore(apiNow, rewrite)
 	require.Equal(t, 300, res.Restored)
 	for _, want := range apiManyTasks(300) {
@@ -148,7 +149,7 @@ func FuzzLazyRecord(f *testing.F) {
 func TestListingASessionReadsOnlyItsTasks(t *testing.T) {
 	other := Task{ID: "ses_mine", ParentSessionID: "ses_other", BatchID: "b", Description: "mine", Agent: "general",
 		Status: StatusCompleted, StartedAt: 1, CompletedAt: 2, Result: "r"}
-	m := NewMachine(Config{})
+	m := NewMachine(config.Config{})
 	m.Restore(apiNow, lazyHistory(50)+HistoryLine(other))
 	effects := m.Step(apiNow+1, Event{Type: EventToolCall, CallID: "l1", Tool: ToolList, SessionID: "ses_other", MessageID: "msg_o", Agent: "build"})
 	require.Len(t, effects, 1)

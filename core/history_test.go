@@ -6,13 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/stretchr/testify/require"
 )
 
 // historyRun drives a machine through n launched-and-finished tasks with some progress each,
 // and returns it with every history line it asked to append (and the last rewrite, if any).
 func historyRun(t testing.TB, n int) (*Machine, string) {
-	m := NewMachine(Config{MaxConcurrentStarts: 1000})
+	m := NewMachine(config.Config{MaxConcurrentStarts: 1000})
 	var log strings.Builder
 	step := func(now int64, ev Event) []Effect {
 		effects := m.Step(now, ev)
@@ -61,7 +62,7 @@ func historyRun(t testing.TB, n int) (*Machine, string) {
 
 func TestHistoryRoundTrip(t *testing.T) {
 	m, log := historyRun(t, 50)
-	r := NewMachine(Config{})
+	r := NewMachine(config.Config{})
 	res, _ := r.Restore(1e6, log)
 	require.Equal(t, 50, res.Restored)
 	require.Zero(t, res.Corrupt)
@@ -75,13 +76,13 @@ func TestHistoryTornLastLineLosesOnlyThatRecord(t *testing.T) {
 	lines := strings.SplitAfter(log, "\n")
 	lines = lines[:len(lines)-1] // the trailing "" after the last newline
 	torn := strings.Join(lines[:len(lines)-1], "") + lines[len(lines)-1][:len(lines[len(lines)-1])/2]
-	r := NewMachine(Config{})
+	r := NewMachine(config.Config{})
 	res, _ := r.Restore(1e6, torn)
 	require.Equal(t, 1, res.Corrupt)
 	require.Equal(t, 5, res.Restored, "earlier records of the torn task survive")
 	// A corrupt line in the middle loses that line alone too.
 	mid := strings.Replace(log, `"result":"result ses_00002"`, `"result":"RESULT ses_00002"`, 1)
-	r2 := NewMachine(Config{})
+	r2 := NewMachine(config.Config{})
 	res2, _ := r2.Restore(1e6, mid)
 	require.Equal(t, 1, res2.Corrupt)
 	require.Equal(t, 5, res2.Restored)
@@ -126,7 +127,7 @@ func BenchmarkRestore10k(b *testing.B) {
 	b.SetBytes(int64(len(log)))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		r := NewMachine(Config{})
+		r := NewMachine(config.Config{})
 		res, _ := r.Restore(1e9, log)
 		if res.Restored != 10_000 {
 			b.Fatalf("restored %d", res.Restored)
@@ -173,11 +174,11 @@ func FuzzRestore(f *testing.F) {
 	f.Add(strings.ReplaceAll(log, "completed", "cancelled"))
 	f.Add("\n\n\x00\xff")
 	f.Fuzz(func(t *testing.T, history string) {
-		m := NewMachine(Config{})
+		m := NewMachine(config.Config{})
 		res, _ := m.Restore(1e6, history)
 		require.Equal(t, len(m.tasks), res.Restored)
 		require.Len(t, m.order, len(m.tasks), "every task once in the launch order")
-		fl := NewMachine(Config{})
+		fl := NewMachine(config.Config{})
 		fres, _ := fl.Follow(1e6, history, false)
 		require.Equal(t, res.Corrupt, fres.Corrupt)
 		require.ElementsMatch(t, ids(m.Tasks()), ids(fl.Tasks()))
@@ -200,7 +201,7 @@ func BenchmarkEventWithHistory(b *testing.B) {
 			m, _ := historyRun(b, 1)
 			live := m.Tasks()[0]
 			live.Status = StatusRunning
-			r := NewMachine(Config{})
+			r := NewMachine(config.Config{})
 			r.Restore(1e9, syntheticHistory(n)+historyLine(historyRecord{Task: &live}))
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/asyncagents/asyncagents/core/config"
 )
 
 // The HTTP status API, as pure functions: a host hands every request it receives to ServeHTTP
@@ -44,22 +46,6 @@ type HTTPResponse struct {
 	Logs string `json:"logs,omitempty"`
 }
 
-// APIConfig is the HTTP API's configuration.
-type APIConfig struct {
-	// Token is the bearer token required on everything but /v1/health and OPTIONS.
-	Token string `json:"token,omitempty"`
-	// Auth is "token" (the default; any value but "none" means it) or "none"
-	// (ASYNCAGENTS_API_AUTH=none), which turns the token check off.
-	Auth string `json:"auth,omitempty"`
-	// MaxSubscribers is how many SSE streams may be open at once (default 128, room for the 100 subscribers the benchmark feeds); past it
-	// /v1/events answers 503.
-	MaxSubscribers int `json:"maxSubscribers,omitempty"`
-	// StartedAt is when the server started (Unix ms), for the uptime.
-	StartedAt int64 `json:"startedAt,omitempty"`
-	// Version is reported by /v1/health; empty means the core's Version.
-	Version string `json:"version,omitempty"`
-}
-
 // API limits and defaults.
 const (
 	APIDefaultLimit          = 50
@@ -86,14 +72,14 @@ var apiStatusNames = []Status{StatusRunning, StatusCompleted, StatusError, Statu
 // Order of checks: Host (403), OPTIONS (204), method (405), path encoding (400), /v1/health (no
 // auth), query encoding (400), authentication (401), route (404), parameters (400), subscriber
 // limit (503).
-func ServeHTTP(req HTTPRequest, tasks []Task, cfg APIConfig, now int64) HTTPResponse {
+func ServeHTTP(req HTTPRequest, tasks []Task, cfg config.APIConfig, now int64) HTTPResponse {
 	return apiServe(req, apiPtrs(tasks), cfg, now)
 }
 
 // ServeHTTP answers one request from the machine's own tasks, without copying them (see the
 // package-level ServeHTTP; Machine.Tasks copies every task, which at 10,000 tasks costs more than
 // the request itself). The tasks are only read.
-func (m *Machine) ServeHTTP(req HTTPRequest, cfg APIConfig, now int64) HTTPResponse {
+func (m *Machine) ServeHTTP(req HTTPRequest, cfg config.APIConfig, now int64) HTTPResponse {
 	key, cacheable := apiCacheKey(req, cfg)
 	if cacheable {
 		if r, ok := m.apiCache.get(key); ok {
@@ -165,7 +151,7 @@ func apiPtrs(tasks []Task) []*Task {
 	return out
 }
 
-func apiServe(req HTTPRequest, tasks []*Task, cfg APIConfig, now int64) (resp HTTPResponse) {
+func apiServe(req HTTPRequest, tasks []*Task, cfg config.APIConfig, now int64) (resp HTTPResponse) {
 	defer func() {
 		if p := recover(); p != nil {
 			resp = apiFail(500, fmt.Sprintf("internal error: %v", p))
@@ -252,7 +238,7 @@ type APIHealth struct {
 	TaskCount int    `json:"taskCount"`
 }
 
-func apiServeHealth(tasks []*Task, cfg APIConfig, now int64) HTTPResponse {
+func apiServeHealth(tasks []*Task, cfg config.APIConfig, now int64) HTTPResponse {
 	h := APIHealth{Status: "ok", Version: cfg.Version, TaskCount: len(tasks)}
 	if h.Version == "" {
 		h.Version = Version
@@ -545,7 +531,7 @@ func apiServeGroup(tasks []*Task, batchID string, now int64) HTTPResponse {
 	return apiJSON(g)
 }
 
-func apiServeEvents(req HTTPRequest, tasks []*Task, cfg APIConfig, now int64) HTTPResponse {
+func apiServeEvents(req HTTPRequest, tasks []*Task, cfg config.APIConfig, now int64) HTTPResponse {
 	limit := cfg.MaxSubscribers
 	if limit <= 0 {
 		limit = APIDefaultMaxSubscribers
@@ -642,7 +628,7 @@ func apiLoopbackIPv4(s string) bool {
 
 // apiAuthorize checks the bearer token (and, for the event stream, ?token=, since EventSource
 // cannot send headers). It answers the 401 when the request is refused.
-func apiAuthorize(headers map[string]string, q []apiQueryParam, queryToken bool, cfg APIConfig) (HTTPResponse, bool) {
+func apiAuthorize(headers map[string]string, q []apiQueryParam, queryToken bool, cfg config.APIConfig) (HTTPResponse, bool) {
 	if strings.EqualFold(strings.TrimSpace(cfg.Auth), "none") {
 		return HTTPResponse{}, false
 	}

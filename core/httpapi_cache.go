@@ -3,6 +3,8 @@ package core
 import (
 	"fmt"
 	"strings"
+
+	"github.com/asyncagents/asyncagents/core/config"
 )
 
 // apiCache keeps the status API's recent answers to task reads (GET /v1/tasks and
@@ -25,7 +27,7 @@ const (
 // apiCacheKey is what an answer depends on besides the store: the request line, the headers the
 // core judges (Host and the token) and the auth settings. ok is false for requests whose answers
 // are not kept.
-func apiCacheKey(req HTTPRequest, cfg APIConfig) (key string, ok bool) {
+func apiCacheKey(req HTTPRequest, cfg config.APIConfig) (key string, ok bool) {
 	if req.Method != "GET" || !(req.Path == "/v1/tasks" || strings.HasPrefix(req.Path, "/v1/tasks/") && !strings.HasSuffix(req.Path, "/logs")) {
 		return "", false
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/conformance"
 )
 
@@ -33,7 +34,7 @@ func apiTasks() []Task {
 
 const apiNow = 10_000
 
-var apiCfg = APIConfig{Token: "s3cret", StartedAt: 4000, Version: "9.9.9"}
+var apiCfg = config.APIConfig{Token: "s3cret", StartedAt: 4000, Version: "9.9.9"}
 
 // get builds an authorised GET from a loopback host.
 func apiGet(path, query string) HTTPRequest {
@@ -345,21 +346,21 @@ func TestHTTPHeaderNamesAnyCase(t *testing.T) {
 }
 
 func TestHTTPAuthModes(t *testing.T) {
-	none := APIConfig{Auth: "none"}
+	none := config.APIConfig{Auth: "none"}
 	noAuth := apiWith(apiGet("/v1/tasks", ""), "authorization", "")
 	require.Equal(t, 200, ServeHTTP(noAuth, apiTasks(), none, apiNow).Status)
-	require.Equal(t, 200, ServeHTTP(noAuth, apiTasks(), APIConfig{Auth: "NONE"}, apiNow).Status)
+	require.Equal(t, 200, ServeHTTP(noAuth, apiTasks(), config.APIConfig{Auth: "NONE"}, apiNow).Status)
 	require.Equal(t, 200, ServeHTTP(apiWith(noAuth, "authorization", "Bearer whatever"), apiTasks(), none, apiNow).Status)
 	require.Equal(t, 403, ServeHTTP(apiWith(noAuth, "host", "evil.example"), apiTasks(), none, apiNow).Status)
 
 	// Any other mode means a token, and no configured token means nobody gets in.
-	for _, cfg := range []APIConfig{{}, {Auth: "token"}, {Auth: "off"}, {Auth: "nonsense", Token: ""}} {
+	for _, cfg := range []config.APIConfig{{}, {Auth: "token"}, {Auth: "off"}, {Auth: "nonsense", Token: ""}} {
 		r := ServeHTTP(apiWith(apiGet("/v1/tasks", ""), "authorization", "Bearer "), apiTasks(), cfg, apiNow)
 		require.Equal(t, 401, r.Status)
 		require.Equal(t, "unauthorized: the server has no API token configured", apiDecode(t, r.Body)["error"])
 		require.Equal(t, 200, ServeHTTP(apiGet("/v1/health", ""), nil, cfg, apiNow).Status)
 	}
-	require.Equal(t, 200, ServeHTTP(apiGet("/v1/tasks", ""), apiTasks(), APIConfig{Auth: "token", Token: "s3cret"}, apiNow).Status)
+	require.Equal(t, 200, ServeHTTP(apiGet("/v1/tasks", ""), apiTasks(), config.APIConfig{Auth: "token", Token: "s3cret"}, apiNow).Status)
 }
 
 func TestHTTPTokenEqual(t *testing.T) {
@@ -384,14 +385,14 @@ func TestHTTPOptions(t *testing.T) {
 }
 
 func TestHTTPHealthUptime(t *testing.T) {
-	h := func(cfg APIConfig, now int64) map[string]any {
+	h := func(cfg config.APIConfig, now int64) map[string]any {
 		return apiDecode(t, ServeHTTP(apiGet("/v1/health", ""), nil, cfg, now).Body)
 	}
-	require.EqualValues(t, 0, h(APIConfig{}, 5000)["uptime"])
-	require.EqualValues(t, 0, h(APIConfig{StartedAt: 6000}, 5000)["uptime"])
-	require.EqualValues(t, 1, h(APIConfig{StartedAt: 1}, 1999)["uptime"])
-	require.EqualValues(t, 3600, h(APIConfig{StartedAt: 1000}, 3_601_000)["uptime"])
-	require.Equal(t, Version, h(APIConfig{}, 0)["version"])
+	require.EqualValues(t, 0, h(config.APIConfig{}, 5000)["uptime"])
+	require.EqualValues(t, 0, h(config.APIConfig{StartedAt: 6000}, 5000)["uptime"])
+	require.EqualValues(t, 1, h(config.APIConfig{StartedAt: 1}, 1999)["uptime"])
+	require.EqualValues(t, 3600, h(config.APIConfig{StartedAt: 1000}, 3_601_000)["uptime"])
+	require.Equal(t, Version, h(config.APIConfig{}, 0)["version"])
 }
 
 func TestHTTPStatsDurations(t *testing.T) {
@@ -543,11 +544,11 @@ func TestSSEHeartbeatFrame(t *testing.T) {
 // response's JSON (conformance.Match: objects key by key, arrays whole, "$contains", "$absent");
 // bodyJSON, when given, is matched against the body parsed as JSON.
 type httpCaseFile struct {
-	Name   string          `json:"name"`
-	Tasks  []Task          `json:"tasks"`
-	Config APIConfig       `json:"config"`
-	Now    int64           `json:"now"`
-	Cases  []httpCaseEntry `json:"cases"`
+	Name   string           `json:"name"`
+	Tasks  []Task           `json:"tasks"`
+	Config config.APIConfig `json:"config"`
+	Now    int64            `json:"now"`
+	Cases  []httpCaseEntry  `json:"cases"`
 }
 
 type httpCaseEntry struct {
@@ -714,7 +715,7 @@ func TestHTTPListPagesMatchSortedPath(t *testing.T) {
 
 // apiMachineWith returns a machine holding tasks, in that launch order.
 func apiMachineWith(tasks []Task) *Machine {
-	m := NewMachine(Config{})
+	m := NewMachine(config.Config{})
 	for _, t := range tasks {
 		t := t
 		m.tasks[t.ID] = &t

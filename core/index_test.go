@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/stretchr/testify/require"
 )
 
@@ -17,7 +18,7 @@ func TestRebuildIndexMatchesTaskByTask(t *testing.T) {
 	for i, b := range batches {
 		log.WriteString(HistoryLine(Task{ID: fmt.Sprintf("ses_%02d", i), BatchID: b, Status: statuses[i%len(statuses)], StartedAt: int64(i), Agent: "general"}))
 	}
-	m := NewMachine(Config{})
+	m := NewMachine(config.Config{})
 	m.Restore(100, log.String())
 	want := taskIndex{}
 	saved := m.index

@@ -19,6 +19,7 @@ const modulePath = "github.com/asyncagents/asyncagents"
 // none, and nothing imports upward. A new package under core/ must be given its layer here.
 var layers = [][]string{
 	{"internal/xxh64", "errclass", "forkctx", "conformance"},
+	{"config"},
 	{"."},
 }
 

@@ -4,14 +4,16 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/asyncagents/asyncagents/core/config"
 )
 
 // Machine is the task store and the state machine over it. It is not safe for concurrent use:
 // hosts serialise calls (the wasm instance is single-threaded anyway).
 type Machine struct {
-	cfg Config
+	cfg config.Config
 	now int64
-	// configError is set when a config file is invalid (fileconfig.go): asyncagents_task then
+	// configError is set when a config file is invalid (core/config/file.go): asyncagents_task then
 	// fails with it, and the other tools work on.
 	configError string
 
@@ -95,9 +97,9 @@ type waiter struct {
 const pollTimer = "poll"
 
 // NewMachine returns an empty machine with cfg (zero fields take defaults).
-func NewMachine(cfg Config) *Machine {
+func NewMachine(cfg config.Config) *Machine {
 	return &Machine{
-		cfg:     cfg.withDefaults(),
+		cfg:     cfg.WithDefaults(),
 		tasks:   map[string]*Task{},
 		pending: map[int64]pending{},
 		waiters: map[string]*waiter{},
@@ -109,7 +111,7 @@ func NewMachine(cfg Config) *Machine {
 }
 
 // Config returns the configuration in force, defaults filled in.
-func (m *Machine) Config() Config { return m.cfg }
+func (m *Machine) Config() config.Config { return m.cfg }
 
 // Step feeds one event at time now (Unix milliseconds) and returns the effects to carry out.
 func (m *Machine) Step(now int64, ev Event) []Effect {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/asyncagents/asyncagents/core/config"
 )
 
 // finish moves a task to a terminal status exactly once, then tells the parent and answers every
@@ -116,7 +118,7 @@ func (m *Machine) flushHeld(parent string) {
 // shouldWake decides whether a notice costs the parent a model turn.
 func (m *Machine) shouldWake(t *Task, running int) bool {
 	switch {
-	case m.cfg.Notify.Wake == WakeEach:
+	case m.cfg.Notify.Wake == config.WakeEach:
 		return true
 	case t.Status == StatusError:
 		return true // a failure may change the plan: tell the parent at once

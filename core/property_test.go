@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/asyncagents/asyncagents/core/config"
 )
 
 // world plays OpenCode around a Machine with a random scheduler: effect results, timer firings
@@ -193,7 +195,7 @@ func TestReducerUnderRandomEventOrders(t *testing.T) {
 	for seed := int64(1); seed <= 300; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewSource(seed))
-			cfg := Config{MaxConcurrentStarts: 1 + rng.Intn(6)}
+			cfg := config.Config{MaxConcurrentStarts: 1 + rng.Intn(6)}
 			w := &world{t: t, rng: rng, m: NewMachine(cfg), timers: map[string]bool{}, done: map[string]bool{}, notices: map[string][]string{},
 				cancels: seed%3 == 0, failCreates: seed%4 == 1, deleted: map[string]bool{}, prompted: map[string]bool{},
 				creates: map[int64][2]string{}, late: map[string]bool{}}
@@ -266,7 +268,7 @@ func (w *world) checkView() {
 		}
 	}
 	// A task read answered from the cache is the answer the store gives now.
-	cfg := APIConfig{Auth: "none"}
+	cfg := config.APIConfig{Auth: "none"}
 	for _, target := range []string{"/v1/tasks", "/v1/tasks?status=running", "/v1/tasks/ses_1"} {
 		path, query, _ := strings.Cut(target, "?")
 		req := HTTPRequest{Method: "GET", Path: path, Query: query, Headers: map[string]string{"host": "127.0.0.1"}}

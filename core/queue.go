@@ -1,6 +1,6 @@
 package core
 
-// The start queue: at most Config.MaxConcurrentStarts children run at once. A task beyond that
+// The start queue: at most config.Config.MaxConcurrentStarts children run at once. A task beyond that
 // has its ID at once and waits, queued and with no session (nothing idle sits in OpenCode), until
 // a running task ends. Cancelling a queued task just takes it out.
 

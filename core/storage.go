@@ -19,7 +19,7 @@ type Storage struct {
 	// ModelHealth is the circuit breaker's state file (health.go), shared by every project.
 	ModelHealth string `json:"modelHealth"`
 	APIPorts    []int  `json:"apiPorts"` // the ports the status API tries, in order (then any)
-	// ConfigFiles are the config file candidates, lowest precedence first (fileconfig.go): the
+	// ConfigFiles are the config file candidates, lowest precedence first (core/config/file.go): the
 	// host reads those that exist and passes them to init.
 	ConfigFiles []string `json:"configFiles"`
 }

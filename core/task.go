@@ -46,7 +46,7 @@ type Task struct {
 	ResumeCount     int        `json:"resumeCount"`
 	IsForked        bool       `json:"isForked"`
 	RetrievedAt     int64      `json:"retrievedAt,omitempty"`
-	// Queued is set while the task waits for a start slot (see Config.MaxConcurrentStarts).
+	// Queued is set while the task waits for a start slot (see config.Config.MaxConcurrentStarts).
 	Queued bool `json:"queued,omitempty"`
 	// Depth is 1 for a task launched from a user's session, 2 for one launched by such a task.
 	Depth int `json:"depth"`

@@ -1,7 +1,7 @@
 package core
 
-// tmux panes: when the user turned them on (Config.Tmux.Enabled) and OpenCode runs inside tmux
-// (Config.Tmux.Inside, set by the host from $TMUX), every child gets a pane attached to its
+// tmux panes: when the user turned them on (config.Config.Tmux.Enabled) and OpenCode runs inside tmux
+// (config.Config.Tmux.Inside, set by the host from $TMUX), every child gets a pane attached to its
 // session while it runs. The host carries out tmux.open and tmux.close without a reply: a pane
 // that fails to open is the host's to log, and never changes the task.
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/stretchr/testify/require"
 )
 
@@ -19,7 +20,7 @@ type tmuxHarness struct {
 	effects []Effect
 }
 
-func newTmuxHarness(t *testing.T, cfg Config) *tmuxHarness {
+func newTmuxHarness(t *testing.T, cfg config.Config) *tmuxHarness {
 	return &tmuxHarness{t: t, m: NewMachine(cfg), now: 1_000_000}
 }
 
@@ -106,12 +107,12 @@ func tmuxEffects(effects []Effect) []string {
 	return out
 }
 
-var tmuxOn = Config{Tmux: TmuxConfig{Enabled: true, Inside: true}}
+var tmuxOn = config.Config{Tmux: config.TmuxConfig{Enabled: true, Inside: true}}
 
 // Panes open only when the user enabled them and OpenCode runs inside tmux.
 func TestTmuxOnlyWhenEnabledAndInside(t *testing.T) {
-	for _, cfg := range []TmuxConfig{{}, {Enabled: true}, {Inside: true}} {
-		h := newTmuxHarness(t, Config{Tmux: cfg})
+	for _, cfg := range []config.TmuxConfig{{}, {Enabled: true}, {Inside: true}} {
+		h := newTmuxHarness(t, config.Config{Tmux: cfg})
 		id, _ := h.launch("survey")
 		h.answer(id, "")
 		require.Equal(t, StatusCompleted, h.status(id))
@@ -197,7 +198,7 @@ func TestTmuxCloseOnErrorAndCancel(t *testing.T) {
 	require.Equal(t, []string{"close " + cancelled}, tmuxEffects(eff))
 
 	// A fresh queued task, cancelled while it waits.
-	h2 := newTmuxHarness(t, Config{Tmux: tmuxOn.Tmux, MaxConcurrentStarts: 1})
+	h2 := newTmuxHarness(t, config.Config{Tmux: tmuxOn.Tmux, MaxConcurrentStarts: 1})
 	h2.launch("runs")
 	waiting, _ := h2.launch("waits")
 	eff = h2.call(ToolCancel, fmt.Sprintf(`{"task_id":%q}`, waiting))

@@ -10,6 +10,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/config"
 )
 
 // ABIVersion is the envelope version this host speaks.
@@ -70,7 +71,7 @@ func (c *Core) do(ctx context.Context, q core.Request, body ...[]byte) (core.Res
 
 // Init (re)starts the machine with cfg and returns the tools and event types it wants. The seed
 // (random, per call) keeps the task IDs this core mints apart from another process's.
-func (c *Core) Init(ctx context.Context, cfg core.Config) (core.Response, error) {
+func (c *Core) Init(ctx context.Context, cfg config.Config) (core.Response, error) {
 	var seed [16]byte
 	_, _ = rand.Read(seed[:])
 	return c.Do(ctx, core.Request{Op: "init", Config: &cfg, Seed: hex.EncodeToString(seed[:])})

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/conformance"
 	"github.com/asyncagents/asyncagents/host"
 )
@@ -48,7 +49,7 @@ func TestHTTPConformanceOverNetHTTP(t *testing.T) {
 			require.NoError(t, err)
 			var f struct {
 				Tasks  []json.RawMessage `json:"tasks"`
-				Config core.APIConfig    `json:"config"`
+				Config config.APIConfig  `json:"config"`
 				Now    int64             `json:"now"`
 				Cases  []struct {
 					Note    string           `json:"note"`
@@ -60,7 +61,7 @@ func TestHTTPConformanceOverNetHTTP(t *testing.T) {
 			inst, err := compiled(t).New(ctx)
 			require.NoError(t, err)
 			defer inst.Close(ctx)
-			_, err = inst.Init(ctx, core.Config{API: f.Config, MaxConcurrentStarts: 1000})
+			_, err = inst.Init(ctx, config.Config{API: f.Config, MaxConcurrentStarts: 1000})
 			require.NoError(t, err)
 			_, err = inst.Do(ctx, core.Request{Op: "restore", Now: f.Now, History: historyOf(t, f.Tasks)})
 			require.NoError(t, err)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/conformance"
 	"github.com/asyncagents/asyncagents/host"
 	"github.com/asyncagents/asyncagents/internal/fixture"
@@ -33,7 +34,7 @@ func openInstance(t *testing.T) *host.Core {
 	inst, err := compiled(t).New(ctx)
 	require.NoError(t, err)
 	t.Cleanup(func() { inst.Close(ctx) })
-	_, err = inst.Init(ctx, core.Config{API: core.APIConfig{Auth: "none"}})
+	_, err = inst.Init(ctx, config.Config{API: config.APIConfig{Auth: "none"}})
 	require.NoError(t, err)
 	return inst
 }
@@ -60,7 +61,7 @@ func TestTypedAPI(t *testing.T) {
 	require.NoError(t, err)
 	defer inst.Close(ctx)
 
-	init, err := inst.Init(ctx, core.Config{PollIntervalMs: 500})
+	init, err := inst.Init(ctx, config.Config{PollIntervalMs: 500})
 	require.NoError(t, err)
 	require.Equal(t, int64(500), init.Config.PollIntervalMs)
 	require.Len(t, init.Tools, 5)

@@ -1,5 +1,5 @@
 // Reads the config files the core named (asyncagents.json / .jsonc, global and per project). What
-// they mean, and whether they are valid, is the core's call (core/fileconfig.go): this only reads.
+// they mean, and whether they are valid, is the core's call (core/config/file.go): this only reads.
 
 import { readFileSync } from "node:fs";
 import type { ConfigFile } from "../bridge/core";

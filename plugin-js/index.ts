@@ -32,9 +32,9 @@ function readEnv(name: string): string | undefined {
 let compiled: Promise<WebAssembly.Module> | undefined;
 
 // Options come from opencode.json: "plugin": [["asyncagents", { "maxResultChars": 20000 }]]. The
-// core reads them (see core/config.go) and refuses a wrongly typed one by name. The config files
+// core reads them (see core/config/config.go) and refuses a wrongly typed one by name. The config files
 // (asyncagents.json/.jsonc, global and per project) are layered over them by the core at load
-// (core/fileconfig.go); the Runtime reads them.
+// (core/config/file.go); the Runtime reads them.
 export const AsyncAgents: Plugin = async (input, options) => {
   const { client, directory } = input;
   // post answers when OpenCode has written the line. Logging must never fail a task: errors from

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/testharness/mockmodel"
 	"github.com/asyncagents/asyncagents/testharness/ocserve"
 )
@@ -79,7 +80,7 @@ func TestKill9NeverLosesAFinishedResult(t *testing.T) {
 	st := core.StoragePaths(filepath.Join(home, ".local", "share"), home, e.oc.Dir)
 	raw, err := os.ReadFile(st.History)
 	require.NoError(t, err, "the plugin's history file")
-	res, _ := core.NewMachine(core.Config{}).Restore(time.Now().UnixMilli(), string(raw))
+	res, _ := core.NewMachine(config.Config{}).Restore(time.Now().UnixMilli(), string(raw))
 	require.LessOrEqual(t, res.Corrupt, rounds, "corrupt lines: %v", res.Problems)
 
 	// Every result the parent was told of is still there.

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/host"
 )
 
@@ -68,7 +69,7 @@ func ls(args []string, stdout io.Writer) error {
 		return err
 	}
 	ctx := context.Background()
-	c, err := loadCore(ctx, *wasm, core.Config{})
+	c, err := loadCore(ctx, *wasm, config.Config{})
 	if err != nil {
 		return err
 	}
@@ -99,7 +100,7 @@ func ls(args []string, stdout io.Writer) error {
 }
 
 // loadCore finds, compiles and instantiates the core module.
-func loadCore(ctx context.Context, path string, cfg core.Config) (*host.Core, error) {
+func loadCore(ctx context.Context, path string, cfg config.Config) (*host.Core, error) {
 	candidates := []string{path, os.Getenv("ASYNCAGENTS_WASM")}
 	if exe, err := os.Executable(); err == nil {
 		candidates = append(candidates, filepath.Join(filepath.Dir(exe), "asyncagents.wasm"))

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/internal/fixture"
 	"github.com/asyncagents/asyncagents/internal/wasmbuild"
 )
@@ -20,7 +21,7 @@ import (
 func TestLsReadsThePluginsHistory(t *testing.T) {
 	wasm, home, project := cliSetup(t)
 
-	m := core.NewMachine(core.Config{})
+	m := core.NewMachine(config.Config{})
 	var log strings.Builder
 	collect := func(effects []core.Effect) []core.Effect {
 		for _, e := range effects {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/host"
 )
 
@@ -56,7 +57,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	token := randomToken()
 	started := time.Now()
-	c, err := loadCore(ctx, *wasm, core.Config{API: core.APIConfig{Token: token, Auth: auth, StartedAt: started.UnixMilli()}})
+	c, err := loadCore(ctx, *wasm, config.Config{API: config.APIConfig{Token: token, Auth: auth, StartedAt: started.UnixMilli()}})
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package core
+package config
 
 // Config holds every limit and switch of the core. Hosts pass it at init; zero fields take the
 // defaults below, so an older host that knows fewer fields still gets sane values.
@@ -25,12 +25,28 @@ type Config struct {
 	// API configures the status API (token, auth, limits), for the http op.
 	API APIConfig `json:"api,omitempty"`
 
-	// Agents gives each agent its model chain (asyncagents.json, see fileconfig.go).
+	// Agents gives each agent its model chain (asyncagents.json, see file.go).
 	Agents map[string]AgentModels `json:"agents,omitempty"`
 	// Fallback tunes the model fallback loop and its circuit breaker.
 	Fallback FallbackConfig `json:"fallback,omitempty"`
 	// Tmux opens a pane per running child when OpenCode runs inside tmux.
 	Tmux TmuxConfig `json:"tmux,omitempty"`
+}
+
+// APIConfig is the HTTP API's configuration.
+type APIConfig struct {
+	// Token is the bearer token required on everything but /v1/health and OPTIONS.
+	Token string `json:"token,omitempty"`
+	// Auth is "token" (the default; any value but "none" means it) or "none"
+	// (ASYNCAGENTS_API_AUTH=none), which turns the token check off.
+	Auth string `json:"auth,omitempty"`
+	// MaxSubscribers is how many SSE streams may be open at once (default 128, room for the 100 subscribers the benchmark feeds); past it
+	// /v1/events answers 503.
+	MaxSubscribers int `json:"maxSubscribers,omitempty"`
+	// StartedAt is when the server started (Unix ms), for the uptime.
+	StartedAt int64 `json:"startedAt,omitempty"`
+	// Version is reported by /v1/health; empty means the core's Version.
+	Version string `json:"version,omitempty"`
 }
 
 // AgentModels is one agent's models: Models is the fallback chain, tried in order; Model is a
@@ -86,7 +102,8 @@ const (
 	defaultCooldownMs          = 3_600_000
 )
 
-func (c Config) withDefaults() Config {
+// WithDefaults fills the zero fields with the defaults and brings the others within their bounds.
+func (c Config) WithDefaults() Config {
 	if c.MaxResultChars <= 0 {
 		c.MaxResultChars = defaultMaxResultChars
 	}

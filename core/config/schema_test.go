@@ -1,4 +1,4 @@
-package core
+package config
 
 import (
 	"encoding/json"
@@ -18,7 +18,7 @@ import (
 // checks (fileRules) must say the same thing: these tests compare them field by field, and play
 // the same documents through both.
 
-var schemaFile = filepath.Join("..", "plugin-js", "asyncagents.schema.json")
+var schemaFile = filepath.Join("..", "..", "plugin-js", "asyncagents.schema.json")
 
 func loadSchema(t *testing.T) map[string]any {
 	t.Helper()
@@ -300,7 +300,7 @@ func validateSchema(t *testing.T, s map[string]any, v any, at string) error {
 
 // The README's example config file is valid for the core and for the schema, and shows a chain.
 func TestReadmeConfigExample(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	require.NoError(t, err)
 	_, section, ok := strings.Cut(string(readme), "\n## Configuration file\n")
 	require.True(t, ok, "README has a Configuration file section")

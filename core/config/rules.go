@@ -1,0 +1,286 @@
+package config
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// ModelPattern is what a "provider/model" string must match: a provider with no slash or space,
+// a slash, and a model ID with no space (model IDs may hold slashes of their own).
+const ModelPattern = `^[^\s/]+/\S+$`
+
+var modelRE = regexp.MustCompile(ModelPattern)
+
+type ruleKind int
+
+const (
+	ruleObject ruleKind = iota // fixed fields
+	ruleMap                    // any non-empty key, every value by one rule (agents)
+	ruleInt                    // an integer >= min
+	ruleBool
+	ruleEnum   // one of enum
+	ruleString // any string ($schema)
+	ruleModel  // a "provider/model" string
+	ruleModels // a non-empty array of distinct "provider/model" strings
+)
+
+// rule checks one value of a config file and applies it to a Config.
+type rule struct {
+	kind   ruleKind
+	min    int64
+	enum   []string
+	fields []field           // ruleObject
+	refuse map[string]string // ruleObject: fields of Config a file may not set, and why
+	each   *rule             // ruleMap
+	// set applies a checked leaf; setEntry a checked ruleMap entry.
+	set      func(c *Config, n *jnode)
+	setEntry func(c *Config, key string, n *jnode)
+}
+
+type field struct {
+	name string
+	rule *rule
+}
+
+func intRule(min int64, set func(c *Config, v int64)) *rule {
+	return &rule{kind: ruleInt, min: min, set: func(c *Config, n *jnode) { v, _ := n.integer(); set(c, v) }}
+}
+
+func object(fields ...field) *rule { return &rule{kind: ruleObject, fields: fields} }
+
+// fileRules are the keys a config file may hold. plugin-js/asyncagents.schema.json says the same
+// (schema_test.go checks it).
+var fileRules = func() *rule {
+	agent := object(
+		field{"model", &rule{kind: ruleModel}},
+		field{"models", &rule{kind: ruleModels}},
+	)
+	root := object(
+		field{"$schema", &rule{kind: ruleString, set: func(*Config, *jnode) {}}},
+		field{"agents", &rule{kind: ruleMap, each: agent, setEntry: func(c *Config, name string, n *jnode) {
+			var a AgentModels
+			for i, k := range n.keys {
+				v := n.vals[i]
+				switch k {
+				case "model":
+					a.Model = v.str
+				case "models":
+					a.Models = make([]string, len(v.items))
+					for j, it := range v.items {
+						a.Models[j] = it.str
+					}
+				}
+			}
+			c.Agents[name] = a
+		}}},
+		field{"fallback", object(
+			field{"attemptTimeoutMs", intRule(1000, func(c *Config, v int64) { c.Fallback.AttemptTimeoutMs = v })},
+			field{"failureThreshold", intRule(1, func(c *Config, v int64) { c.Fallback.FailureThreshold = int(v) })},
+			field{"cooldownMs", intRule(0, func(c *Config, v int64) { c.Fallback.CooldownMs = v })},
+		)},
+		field{"tmux", object(
+			field{"enabled", &rule{kind: ruleBool, set: func(c *Config, n *jnode) { c.Tmux.Enabled = n.b }}},
+		)},
+		field{"notify", object(
+			field{"wake", &rule{kind: ruleEnum, enum: []string{WakeBatch, WakeEach}, set: func(c *Config, n *jnode) { c.Notify.Wake = n.str }}},
+		)},
+		field{"maxResultChars", intRule(1, func(c *Config, v int64) { c.MaxResultChars = int(v) })},
+		field{"pollIntervalMs", intRule(1, func(c *Config, v int64) { c.PollIntervalMs = v })},
+		field{"defaultBlockTimeoutMs", intRule(1, func(c *Config, v int64) { c.DefaultBlockTimeoutMs = v })},
+		field{"maxBlockTimeoutMs", intRule(1, func(c *Config, v int64) { c.MaxBlockTimeoutMs = v })},
+		field{"maxConcurrentStarts", intRule(1, func(c *Config, v int64) { c.MaxConcurrentStarts = int(v) })},
+		field{"maxDepth", intRule(1, func(c *Config, v int64) { c.MaxDepth = int(v) })},
+	)
+	root.refuse = map[string]string{
+		"api":         "not allowed in this file: the status API's options go in the plugin options of opencode.json",
+		"development": "not allowed in this file: the plugin sets it from NODE_ENV",
+	}
+	root.field("tmux").refuse = map[string]string{"inside": "not allowed in this file: the plugin sets it from $TMUX"}
+	return root
+}()
+
+func (r *rule) field(name string) *rule {
+	for _, f := range r.fields {
+		if f.name == name {
+			return f.rule
+		}
+	}
+	return nil
+}
+
+// check validates n at path p (for messages) and returns the first problem, in file order.
+func (r *rule) check(file, p string, n *jnode) error {
+	bad := func(at, msg string) error { return &ConfigError{File: file, Field: at, Msg: msg} }
+	got := func(want string) error { return bad(p, "must be "+want+", got "+n.render()) }
+	switch r.kind {
+	case ruleObject, ruleMap:
+		if n.kind != 'o' {
+			if p == "" {
+				return bad("", "the top level must be an object, got "+n.render())
+			}
+			return got("an object")
+		}
+		seen := map[string]bool{}
+		for i, k := range n.keys {
+			at := joinField(p, k)
+			if seen[k] {
+				return bad(at, "duplicate field")
+			}
+			seen[k] = true
+			if r.kind == ruleMap {
+				if k == "" {
+					return bad(at, "an agent name must not be empty")
+				}
+				if err := r.each.check(file, at, n.vals[i]); err != nil {
+					return err
+				}
+				continue
+			}
+			sub := r.field(k)
+			if sub == nil {
+				if why, ok := r.refuse[k]; ok {
+					return bad(at, why)
+				}
+				return bad(at, "unknown field "+r.suggest(k))
+			}
+			if err := sub.check(file, at, n.vals[i]); err != nil {
+				return err
+			}
+		}
+	case ruleInt:
+		v, ok := n.integer()
+		if !ok || v < r.min {
+			if r.min == 1 {
+				return got("a positive integer")
+			}
+			return got(fmt.Sprintf("an integer >= %d", r.min))
+		}
+	case ruleBool:
+		if n.kind != 'b' {
+			return got("true or false")
+		}
+	case ruleEnum:
+		if n.kind != 's' || !contains(r.enum, n.str) {
+			q := make([]string, len(r.enum))
+			for i, e := range r.enum {
+				q[i] = strconv.Quote(e)
+			}
+			return got(strings.Join(q, " or "))
+		}
+	case ruleString:
+		if n.kind != 's' {
+			return got("a string")
+		}
+	case ruleModel:
+		if n.kind != 's' || !modelRE.MatchString(n.str) {
+			return got(`a "provider/model" string`)
+		}
+	case ruleModels:
+		if n.kind != 'a' || len(n.items) == 0 {
+			return got(`a non-empty array of "provider/model" strings`)
+		}
+		first := map[string]int{}
+		for i, it := range n.items {
+			at := fmt.Sprintf("%s[%d]", p, i)
+			if it.kind != 's' || !modelRE.MatchString(it.str) {
+				return bad(at, `must be a "provider/model" string, got `+it.render())
+			}
+			if j, dup := first[it.str]; dup {
+				return bad(at, fmt.Sprintf("duplicate model %q (also at [%d])", it.str, j))
+			}
+			first[it.str] = i
+		}
+	}
+	return nil
+}
+
+// apply sets the values of a checked node on c.
+func (r *rule) apply(c *Config, n *jnode) {
+	switch r.kind {
+	case ruleObject:
+		for i, k := range n.keys {
+			if sub := r.field(k); sub != nil {
+				sub.apply(c, n.vals[i])
+			}
+		}
+	case ruleMap:
+		for i, k := range n.keys {
+			r.setEntry(c, k, n.vals[i])
+		}
+	default:
+		if r.set != nil {
+			r.set(c, n)
+		}
+	}
+}
+
+// suggest names the known field closest to an unknown one, or lists them all.
+func (r *rule) suggest(k string) string {
+	best, bestD := "", 1<<30
+	for _, f := range r.fields {
+		lk, lf := strings.ToLower(k), strings.ToLower(f.name)
+		d := editDistance(lk, lf)
+		// attemptTimeout for attemptTimeoutMs: a long enough prefix counts as a near miss.
+		if min(len(lk), len(lf)) >= 4 && (strings.HasPrefix(lf, lk) || strings.HasPrefix(lk, lf)) {
+			d = min(d, 1)
+		}
+		if d < bestD {
+			best, bestD = f.name, d
+		}
+	}
+	if best != "" && bestD <= max(2, len(best)/4) {
+		return "(did you mean " + best + "?)"
+	}
+	names := make([]string, 0, len(r.fields))
+	for _, f := range r.fields {
+		names = append(names, f.name)
+	}
+	sort.Strings(names)
+	return "(allowed: " + strings.Join(names, ", ") + ")"
+}
+
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+var plainKey = regexp.MustCompile(`^[A-Za-z0-9_$-]+$`)
+
+// joinField extends a field path: agents.explore, or agents["my agent"] for an odd name.
+func joinField(p, k string) string {
+	if !plainKey.MatchString(k) {
+		return p + "[" + strconv.Quote(k) + "]"
+	}
+	if p == "" {
+		return k
+	}
+	return p + "." + k
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
