@@ -1,0 +1,126 @@
+package core
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/asyncagents/asyncagents/core/errclass"
+)
+
+// reconcile checks every task that was at work when the history was written: OpenCode may have
+// stopped with it, or it may have finished meanwhile. A task whose session was still being
+// created had not begun: it starts again.
+func (m *Machine) reconcile() {
+	var ids []string
+	var unborn []*Task
+	for _, t := range m.apiView() {
+		switch {
+		case t.Status.Terminal() || t.Queued:
+		case t.SessionID == "":
+			unborn = append(unborn, t)
+		default:
+			ids = append(ids, t.ID)
+		}
+	}
+	if len(ids) > 0 {
+		m.request(Effect{Kind: EffectStatus}, pending{reconcile: ids})
+	}
+	for _, t := range unborn {
+		m.startTask(t)
+	}
+	m.startQueued()
+}
+
+// A failed status read at the reconcile is asked again, reconcileRetries times reconcileRetryMs
+// apart. Read as "no child is busy" at once, it would end as interrupted every restored child
+// whose answer is not complete yet, though it may still be at work: OpenCode answering one request
+// badly while it starts is no sign that the children stopped.
+const (
+	reconcileTimer   = "reconcile.retry"
+	reconcileRetries = 3
+	reconcileRetryMs = 1000
+)
+
+// onReconcileStatus reads each restored task's messages, knowing which children are busy.
+func (m *Machine) onReconcileStatus(p pending, ev Event) {
+	busy := map[string]json.RawMessage{}
+	ok := ev.OK && json.Unmarshal(ev.Result, &busy) == nil
+	if !ok && m.reconcileTries < reconcileRetries {
+		m.reconcileTries++
+		m.reconcileRetry = p.reconcile
+		m.log("warn", "session.status failed at the reconcile (try "+strconv.Itoa(m.reconcileTries)+" of "+strconv.Itoa(reconcileRetries+1)+"), asking again in 1 s: "+reconcileError(ev))
+		m.out = append(m.out, Effect{Kind: EffectTimerSet, TimerID: reconcileTimer, DelayMs: reconcileRetryMs})
+		return
+	}
+	if !ok {
+		m.log("warn", "session.status failed at the reconcile "+strconv.Itoa(m.reconcileTries+1)+" times; the restored children are read as not busy: "+reconcileError(ev))
+	}
+	m.reconcileTries, m.reconcileRetry = 0, nil
+	for _, id := range p.reconcile {
+		t := m.task(id)
+		if t == nil || t.Status.Terminal() {
+			continue
+		}
+		_, isBusy := busy[t.SessionID]
+		m.request(Effect{Kind: EffectMessages, SessionID: t.SessionID, TaskID: id}, pending{taskID: id, restored: true, busy: isBusy})
+	}
+	m.armPoll()
+}
+
+// retryReconcile asks OpenCode again which restored children are busy.
+func (m *Machine) retryReconcile() {
+	ids := m.reconcileRetry
+	m.reconcileRetry = nil
+	if len(ids) > 0 {
+		m.request(Effect{Kind: EffectStatus}, pending{reconcile: ids})
+	}
+}
+
+// reconcileError says why a status read failed.
+func reconcileError(ev Event) string {
+	if !ev.OK {
+		return ev.Error
+	}
+	return "the answer is not a map of session statuses"
+}
+
+// onReconcileMessages ends a restored task as its child's messages say: finished meanwhile, gone,
+// or interrupted. A child OpenCode still lists as busy goes on being tracked.
+func (m *Machine) onReconcileMessages(p pending, ev Event) {
+	t := m.task(p.taskID)
+	if t == nil || t.Status.Terminal() {
+		return
+	}
+	if !ev.OK {
+		m.finish(t, StatusError, "", &TaskError{Name: "Interrupted", Message: "interrupted: the child session is gone (" + ev.Error + ")"})
+		return
+	}
+	// The fallback loop's place is not in the history; its attempts are. A last attempt that
+	// failed was being left for the next model when OpenCode stopped: its failure is on record
+	// (and in the health file), and what the session shows now is that attempt's end or our
+	// abort's echo, not the task's outcome. The next model gets the task. An attempt that had
+	// been compacted is not compacted again.
+	if info := t.FallbackInfo; info != nil && len(info.Attempts) > 0 && m.canFallBack(t) {
+		last := info.Attempts[len(info.Attempts)-1]
+		t.compacted = last.Compacted
+		if !last.Success && last.Error != "" && !p.busy {
+			t.switching, t.abortDone = true, true
+			t.pendingErr, t.pendingClass = &TaskError{Name: "APIError", Message: last.Error}, errclass.ErrorClass(last.Class)
+			m.switchModel(t)
+			return
+		}
+	}
+	o, err := readOutcome(ev.Result, 0)
+	switch {
+	case err == nil && o.done:
+		m.finishWith(t, o, false)
+	case p.busy:
+		t.promptSent = true
+		// Timers do not outlive the host: the attempt is watched for silence again.
+		if m.canFallBack(t) {
+			m.armAttemptTimer(t, m.cfg.Fallback.AttemptTimeoutMs)
+		}
+	default:
+		m.finish(t, StatusError, "", &TaskError{Name: "Interrupted", Message: "interrupted: OpenCode stopped while the task ran"})
+	}
+}

@@ -1,0 +1,83 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/conformance"
+)
+
+// httpCaseFile is a file under conformance/http: tasks, config and time, then requests played
+// against ServeHTTP, each with the response it must give. expect is matched as a subset of the
+// response's JSON (conformance.Match: objects key by key, arrays whole, "$contains", "$absent");
+// bodyJSON, when given, is matched against the body parsed as JSON.
+type httpCaseFile struct {
+	Name   string           `json:"name"`
+	Tasks  []Task           `json:"tasks"`
+	Config config.APIConfig `json:"config"`
+	Now    int64            `json:"now"`
+	Cases  []httpCaseEntry  `json:"cases"`
+}
+
+type httpCaseEntry struct {
+	Note    string          `json:"note"`
+	Request HTTPRequest     `json:"request"`
+	Expect  json.RawMessage `json:"expect"`
+}
+
+func TestHTTPConformance(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("conformance", "http", "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	sort.Strings(files)
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			raw, err := os.ReadFile(file)
+			require.NoError(t, err)
+			dec := json.NewDecoder(strings.NewReader(string(raw)))
+			dec.DisallowUnknownFields()
+			var f httpCaseFile
+			require.NoError(t, dec.Decode(&f))
+			require.NotEmpty(t, f.Cases)
+			for i, c := range f.Cases {
+				resp := ServeHTTP(c.Request, f.Tasks, f.Config, f.Now)
+				require.NoError(t, apiMatchHTTP(c.Expect, resp), "case %d (%s)", i, c.Note)
+			}
+		})
+	}
+}
+
+// matchHTTP checks resp against an expect object of conformance/http.
+func apiMatchHTTP(expect json.RawMessage, resp HTTPResponse) error {
+	var want map[string]any
+	if err := json.Unmarshal(expect, &want); err != nil {
+		return fmt.Errorf("bad expect: %w", err)
+	}
+	b, _ := json.Marshal(resp)
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		return err
+	}
+	if bodyWant, ok := want["bodyJSON"]; ok {
+		delete(want, "bodyJSON")
+		var body any
+		if err := json.Unmarshal([]byte(resp.Body), &body); err != nil {
+			return fmt.Errorf("body is not JSON: %q", resp.Body)
+		}
+		if err := conformance.Match(bodyWant, body, "body"); err != nil {
+			return fmt.Errorf("%w\nbody: %s", err, resp.Body)
+		}
+	}
+	if err := conformance.Match(want, got, "response"); err != nil {
+		return fmt.Errorf("%w\nresponse: %s", err, b)
+	}
+	return nil
+}

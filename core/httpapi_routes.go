@@ -1,0 +1,327 @@
+package core
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unsafe"
+
+	"github.com/asyncagents/asyncagents/core/config"
+)
+
+// The routes' answers: /v1/health, /v1/stats, /v1/tasks, /v1/task-groups/:id and /v1/events.
+
+// APIHealth is /v1/health's answer.
+type APIHealth struct {
+	Status    string `json:"status"`
+	Uptime    int64  `json:"uptime"` // seconds
+	Version   string `json:"version"`
+	TaskCount int    `json:"taskCount"`
+}
+
+func apiServeHealth(tasks []*Task, cfg config.APIConfig, now int64) HTTPResponse {
+	h := APIHealth{Status: "ok", Version: cfg.Version, TaskCount: len(tasks)}
+	if h.Version == "" {
+		h.Version = Version
+	}
+	if cfg.StartedAt > 0 && now > cfg.StartedAt {
+		h.Uptime = (now - cfg.StartedAt) / 1000
+	}
+	return apiJSON(h)
+}
+
+// APIStats is /v1/stats's answer, and the stats of an SSE snapshot.
+type APIStats struct {
+	// ByStatus has every status, zero or not.
+	ByStatus map[string]int `json:"byStatus"`
+	ByAgent  map[string]int `json:"byAgent"`
+	// Duration is over finished (completed, error, cancelled) tasks.
+	Duration    APIDurationStats `json:"duration"`
+	TotalTasks  int              `json:"totalTasks"`
+	ActiveTasks int              `json:"activeTasks"`
+}
+
+// APIDurationStats are in milliseconds; all zero when Count is 0. Avg is rounded to the nearest ms.
+type APIDurationStats struct {
+	Avg   int64 `json:"avg"`
+	Max   int64 `json:"max"`
+	Min   int64 `json:"min"`
+	Count int   `json:"count"`
+}
+
+func apiComputeStats(tasks []*Task, now int64) APIStats {
+	s := APIStats{ByStatus: make(map[string]int, len(apiStatusNames)), ByAgent: map[string]int{}, TotalTasks: len(tasks)}
+	for _, st := range apiStatusNames {
+		s.ByStatus[string(st)] = 0
+	}
+	var sum int64
+	for i := range tasks {
+		t := tasks[i]
+		s.ByStatus[string(t.Status)]++
+		s.ByAgent[t.Agent]++
+		if !t.Status.Terminal() {
+			s.ActiveTasks++
+			continue
+		}
+		d := t.Duration(now)
+		if s.Duration.Count == 0 || d > s.Duration.Max {
+			s.Duration.Max = d
+		}
+		if s.Duration.Count == 0 || d < s.Duration.Min {
+			s.Duration.Min = d
+		}
+		s.Duration.Count++
+		sum += d
+	}
+	if n := int64(s.Duration.Count); n > 0 {
+		s.Duration.Avg = (sum + n/2) / n
+	}
+	return s
+}
+
+// APITaskList is /v1/tasks's answer. Total counts every matching task, before pagination.
+type APITaskList struct {
+	Tasks  []*Task `json:"tasks"`
+	Total  int     `json:"total"`
+	Limit  int     `json:"limit"`
+	Offset int     `json:"offset"`
+}
+
+// apiListFilter is /v1/tasks's parsed query.
+type apiListFilter struct {
+	statuses []Status // any of these; none means all
+	agent    string
+	search   string // lower-cased
+	ascii    bool   // search is ASCII, so it can be matched without allocating
+	limit    int
+	offset   int
+}
+
+func apiParseListQuery(q []apiQueryParam) (apiListFilter, string) {
+	f := apiListFilter{limit: APIDefaultLimit}
+	if v := apiQueryGet(q, "status"); v != "" {
+		for _, name := range strings.Split(v, ",") {
+			st := Status(strings.TrimSpace(name))
+			if !slices.Contains(apiStatusNames, st) {
+				return f, fmt.Sprintf("invalid status %s: allowed values are %s (or several, comma-separated)", apiEcho(v), apiJoinStatuses())
+			}
+			if !slices.Contains(f.statuses, st) {
+				f.statuses = append(f.statuses, st)
+			}
+		}
+	}
+	f.agent = apiQueryGet(q, "agent")
+	if v := apiQueryGet(q, "search"); v != "" {
+		f.search = strings.ToLower(v)
+		f.ascii = apiIsASCII(f.search)
+	}
+	if v := apiQueryGet(q, "limit"); v != "" {
+		n, ok := apiParseCount(v)
+		if !ok || n > APIMaxLimit {
+			return f, fmt.Sprintf("invalid limit %s: must be an integer from 0 to %d (default %d)", apiEcho(v), APIMaxLimit, APIDefaultLimit)
+		}
+		f.limit = n
+	}
+	if v := apiQueryGet(q, "offset"); v != "" {
+		n, ok := apiParseCount(v)
+		if !ok {
+			return f, fmt.Sprintf("invalid offset %s: must be an integer of 0 or more (default 0)", apiEcho(v))
+		}
+		f.offset = n
+	}
+	return f, ""
+}
+
+func (f *apiListFilter) match(t *Task) bool {
+	if len(f.statuses) > 0 && !slices.Contains(f.statuses, t.Status) {
+		return false
+	}
+	if f.agent != "" && t.Agent != f.agent {
+		return false
+	}
+	if f.search != "" {
+		if f.ascii {
+			return apiContainsFoldASCII(t.Description, f.search)
+		}
+		return strings.Contains(strings.ToLower(t.Description), f.search)
+	}
+	return true
+}
+
+// apiServeList filters, sorts newest first and marshals only the page.
+func apiServeList(tasks []*Task, q []apiQueryParam) HTTPResponse {
+	f, bad := apiParseListQuery(q)
+	if bad != "" {
+		return apiFail(400, bad)
+	}
+	page, total := apiPage(tasks, &f)
+	// Written as encoding/json writes APITaskList (TestAPITaskListEncodesAsTheStruct), with the
+	// tasks' own encoder (appendTask).
+	b := append(make([]byte, 0, 64+len(page)*1536), `{"tasks":[`...)
+	for k, t := range apiOutAll(tasks, page) {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = appendTask(b, t); err != nil {
+			return apiFail(500, "internal error: encoding the response failed: "+err.Error())
+		}
+	}
+	b = appendKeyInt(append(b, ']'), "total", int64(total))
+	b = appendKeyInt(b, "limit", int64(f.limit))
+	b = append(appendKeyInt(b, "offset", int64(f.offset)), '}')
+	// b is not written again: the body is made of it, not copied from it, unless most of it is
+	// unused (the answer cache counts a body's length, and would keep the whole buffer).
+	if cap(b) > 2*len(b) {
+		return HTTPResponse{Status: 200, Headers: apiJSONHeaders(), Body: string(b)}
+	}
+	return HTTPResponse{Status: 200, Headers: apiJSONHeaders(), Body: unsafe.String(&b[0], len(b))}
+}
+
+// apiPage returns the indexes of the page [offset, offset+limit) of the tasks f matches,
+// ordered as apiNewestFirst orders them, and how many tasks f matches. Tasks arrive in
+// launch order, which is nearly always startedAt order: then one backward pass that allocates
+// only the page does it all; otherwise it sorts.
+func apiPage(tasks []*Task, f *apiListFilter) (page []int, total int) {
+	offset, limit := f.offset, f.limit
+	var prev int64
+	for i := len(tasks) - 1; i >= 0; i-- {
+		t := tasks[i]
+		if !f.match(t) {
+			continue
+		}
+		if total > 0 && t.StartedAt > prev {
+			// Out of start order: sort.
+			all := apiNewestFirst(tasks, f.match)
+			if offset >= len(all) {
+				return nil, len(all)
+			}
+			return all[offset : offset+min(limit, len(all)-offset)], len(all)
+		}
+		prev = t.StartedAt
+		if total >= offset && total-offset < limit {
+			page = append(page, i)
+		}
+		total++
+	}
+	return page, total
+}
+
+// apiNewestFirst returns the indexes of the tasks keep accepts (all when keep is nil), newest first
+// by startedAt; among equal start times, the later launch first. Tasks arrive in launch order,
+// which is nearly always startedAt order, so the sort is usually a reversal.
+func apiNewestFirst(tasks []*Task, keep func(*Task) bool) []int {
+	type entry struct {
+		startedAt int64
+		i         int
+	}
+	matched := make([]entry, 0, len(tasks))
+	sorted := true // ascending by startedAt, in input order
+	for i := range tasks {
+		t := tasks[i]
+		if keep != nil && !keep(t) {
+			continue
+		}
+		if n := len(matched); n > 0 && t.StartedAt < matched[n-1].startedAt {
+			sorted = false
+		}
+		matched = append(matched, entry{t.StartedAt, i})
+	}
+	if sorted {
+		slices.Reverse(matched)
+	} else {
+		slices.SortFunc(matched, func(a, b entry) int {
+			switch {
+			case a.startedAt > b.startedAt:
+				return -1
+			case a.startedAt < b.startedAt:
+				return 1
+			case a.i > b.i:
+				return -1
+			case a.i < b.i:
+				return 1
+			}
+			return 0
+		})
+	}
+	out := make([]int, len(matched))
+	for k, e := range matched {
+		out[k] = e.i
+	}
+	return out
+}
+
+// APITaskGroup is /v1/task-groups/:id's answer: the batch's tasks in launch order and its stats.
+type APITaskGroup struct {
+	BatchID string        `json:"batchId"`
+	Tasks   []*Task       `json:"tasks"`
+	Stats   APIGroupStats `json:"stats"`
+}
+
+// APIGroupStats aggregates a batch. Running counts every task still at work (running or
+// resumed). CompletionRate is Completed / Total. Duration runs from the first start to the last
+// completion, or to now while any task runs.
+type APIGroupStats struct {
+	Completed      int     `json:"completed"`
+	Running        int     `json:"running"`
+	Error          int     `json:"error"`
+	Cancelled      int     `json:"cancelled"`
+	Total          int     `json:"total"`
+	CompletionRate float64 `json:"completionRate"`
+	TotalToolCalls int     `json:"totalToolCalls"`
+	Duration       int64   `json:"duration"`
+}
+
+func apiServeGroup(tasks []*Task, batchID string, now int64) HTTPResponse {
+	g := APITaskGroup{BatchID: batchID}
+	var first, last int64
+	for i := range tasks {
+		t := tasks[i]
+		if t.BatchID != batchID {
+			continue
+		}
+		g.Tasks = append(g.Tasks, apiOut(t)) // read whole (load): the stats below read past the head
+		s := &g.Stats
+		switch t.Status {
+		case StatusCompleted:
+			s.Completed++
+		case StatusError:
+			s.Error++
+		case StatusCancelled:
+			s.Cancelled++
+		default:
+			s.Running++
+		}
+		s.TotalToolCalls += t.Progress.ToolCalls
+		end := t.StartedAt + t.Duration(now)
+		if s.Total == 0 || t.StartedAt < first {
+			first = t.StartedAt
+		}
+		if s.Total == 0 || end > last {
+			last = end
+		}
+		s.Total++
+	}
+	if g.Stats.Total == 0 {
+		return apiFail(404, fmt.Sprintf("task group %s not found", apiEcho(batchID)))
+	}
+	g.Stats.CompletionRate = float64(g.Stats.Completed) / float64(g.Stats.Total)
+	if last > first {
+		g.Stats.Duration = last - first
+	}
+	return apiJSON(g)
+}
+
+func apiServeEvents(req HTTPRequest, tasks []*Task, cfg config.APIConfig, now int64) HTTPResponse {
+	limit := cfg.MaxSubscribers
+	if limit <= 0 {
+		limit = APIDefaultMaxSubscribers
+	}
+	if req.Subscribers >= limit {
+		return apiFail(503, fmt.Sprintf("too many event streams: %d open, the limit is %d; try again later", req.Subscribers, limit))
+	}
+	h := apiBaseHeaders()
+	h["Content-Type"] = apiContentTypeStream
+	h["Cache-Control"] = "no-cache"
+	return HTTPResponse{Status: 200, Headers: h, Body: apiSnapshotFrame(tasks, now), Stream: true}
+}
