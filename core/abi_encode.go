@@ -1,6 +1,10 @@
 package core
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/asyncagents/asyncagents/core/internal/jsonw"
+)
 
 // MarshalJSON writes the fields a response holds, each with its own type's encoder, as
 // encoding/json would write the struct (the same keys, order and omitempty rules). encoding/json
@@ -14,7 +18,7 @@ func (r Response) MarshalJSON() ([]byte, error) {
 	var err error
 	field := func(name string, v any) {
 		if err == nil {
-			b, err = appendKeyValue(b, name, v)
+			b, err = jsonw.KeyValue(b, name, v)
 		}
 	}
 	if r.Error != "" {

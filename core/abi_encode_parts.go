@@ -3,6 +3,8 @@ package core
 import (
 	"slices"
 	"strconv"
+
+	"github.com/asyncagents/asyncagents/core/internal/jsonw"
 )
 
 // The effects and the HTTP answer of a response, written field by field as encoding/json would
@@ -31,27 +33,27 @@ func appendEffects(b []byte, effects []Effect) ([]byte, error) {
 func appendEffect(b []byte, e *Effect) ([]byte, error) {
 	b = append(b, `{"id":`...)
 	b = strconv.AppendInt(b, e.ID, 10)
-	b = appendKeyString(b, "kind", e.Kind)
+	b = jsonw.KeyString(b, "kind", e.Kind)
 	if e.Reply {
 		b = append(b, `,"reply":true`...)
 	}
-	b = appendOptString(b, "sessionID", e.SessionID)
-	b = appendOptString(b, "taskID", e.TaskID)
+	b = jsonw.OptString(b, "sessionID", e.SessionID)
+	b = jsonw.OptString(b, "taskID", e.TaskID)
 	if e.Notice {
 		b = append(b, `,"notice":true`...)
 	}
-	b = appendOptString(b, "parentID", e.ParentID)
-	b = appendOptString(b, "title", e.Title)
+	b = jsonw.OptString(b, "parentID", e.ParentID)
+	b = jsonw.OptString(b, "title", e.Title)
 	var err error
 	if len(e.Permission) > 0 {
-		b, err = appendKeyValue(b, "permission", e.Permission)
+		b, err = jsonw.KeyValue(b, "permission", e.Permission)
 	}
-	b = appendOptString(b, "agent", e.Agent)
+	b = jsonw.OptString(b, "agent", e.Agent)
 	if err == nil && len(e.Parts) > 0 {
-		b, err = appendKeyValue(b, "parts", e.Parts)
+		b, err = jsonw.KeyValue(b, "parts", e.Parts)
 	}
 	if err == nil && len(e.Tools) > 0 {
-		b, err = appendKeyValue(b, "tools", e.Tools)
+		b, err = jsonw.KeyValue(b, "tools", e.Tools)
 	}
 	if err != nil {
 		return nil, err
@@ -59,23 +61,23 @@ func appendEffect(b []byte, e *Effect) ([]byte, error) {
 	if e.NoReply {
 		b = append(b, `,"noReply":true`...)
 	}
-	b = appendOptString(b, "model", e.Model)
-	b = appendOptString(b, "callID", e.CallID)
-	b = appendOptString(b, "output", e.Output)
-	b = appendOptString(b, "error", e.Error)
+	b = jsonw.OptString(b, "model", e.Model)
+	b = jsonw.OptString(b, "callID", e.CallID)
+	b = jsonw.OptString(b, "output", e.Output)
+	b = jsonw.OptString(b, "error", e.Error)
 	if len(e.Metadata) > 0 {
-		if b, err = appendKeyValue(b, "metadata", e.Metadata); err != nil {
+		if b, err = jsonw.KeyValue(b, "metadata", e.Metadata); err != nil {
 			return nil, err
 		}
 	}
-	b = appendOptString(b, "timerID", e.TimerID)
-	b = appendOptInt(b, "delayMs", e.DelayMs)
-	b = appendOptString(b, "level", e.Level)
-	b = appendOptString(b, "message", e.Message)
-	b = appendOptString(b, "line", e.Line)
-	b = appendOptString(b, "content", e.Content)
-	b = appendOptString(b, "file", e.File)
-	b = appendOptString(b, "frame", e.Frame)
+	b = jsonw.OptString(b, "timerID", e.TimerID)
+	b = jsonw.OptInt(b, "delayMs", e.DelayMs)
+	b = jsonw.OptString(b, "level", e.Level)
+	b = jsonw.OptString(b, "message", e.Message)
+	b = jsonw.OptString(b, "line", e.Line)
+	b = jsonw.OptString(b, "content", e.Content)
+	b = jsonw.OptString(b, "file", e.File)
+	b = jsonw.OptString(b, "frame", e.Frame)
 	return append(b, '}'), nil
 }
 
@@ -98,15 +100,15 @@ func appendHTTPResponse(b []byte, r *HTTPResponse) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, k)
+			b = jsonw.String(b, k)
 			b = append(b, ':')
-			b = appendJSONString(b, r.Headers[k])
+			b = jsonw.String(b, r.Headers[k])
 		}
 		b = append(b, '}')
 	}
-	b = appendKeyString(b, "body", r.Body)
+	b = jsonw.KeyString(b, "body", r.Body)
 	if r.Stream {
 		b = append(b, `,"stream":true`...)
 	}
-	return append(appendOptString(b, "logs", r.Logs), '}')
+	return append(jsonw.OptString(b, "logs", r.Logs), '}')
 }

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/internal/jsonw"
 )
 
 // The routes' answers: /v1/health, /v1/stats, /v1/tasks, /v1/task-groups/:id and /v1/events.
@@ -167,9 +168,9 @@ func apiServeList(tasks []*Task, q []apiQueryParam) HTTPResponse {
 			return apiFail(500, "internal error: encoding the response failed: "+err.Error())
 		}
 	}
-	b = appendKeyInt(append(b, ']'), "total", int64(total))
-	b = appendKeyInt(b, "limit", int64(f.limit))
-	b = append(appendKeyInt(b, "offset", int64(f.offset)), '}')
+	b = jsonw.KeyInt(append(b, ']'), "total", int64(total))
+	b = jsonw.KeyInt(b, "limit", int64(f.limit))
+	b = append(jsonw.KeyInt(b, "offset", int64(f.offset)), '}')
 	// b is not written again: the body is made of it, not copied from it, unless most of it is
 	// unused (the answer cache counts a body's length, and would keep the whole buffer).
 	if cap(b) > 2*len(b) {

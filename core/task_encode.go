@@ -1,6 +1,10 @@
 package core
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/asyncagents/asyncagents/core/internal/jsonw"
+)
 
 // appendTask writes t as encoding/json writes the Task struct: the same keys in the same order,
 // omitempty as the tags say. The status API's list writes a page of tasks with it: the first
@@ -9,49 +13,49 @@ import "strconv"
 // TestTaskEncodesAsTheStruct holds it to the struct's own encoding.
 func appendTask(b []byte, t *Task) ([]byte, error) {
 	b = append(b, `{"id":`...)
-	b = appendJSONString(b, t.ID)
-	b = appendOptString(b, "sessionID", t.SessionID)
-	b = appendKeyString(b, "parentSessionID", t.ParentSessionID)
-	b = appendKeyString(b, "parentMessageID", t.ParentMessageID)
-	b = appendOptString(b, "parentAgent", t.ParentAgent)
-	b = appendKeyString(b, "batchId", t.BatchID)
-	b = appendKeyString(b, "description", t.Description)
-	b = appendKeyString(b, "prompt", t.Prompt)
-	b = appendKeyString(b, "agent", t.Agent)
-	b = appendKeyString(b, "status", string(t.Status))
-	b = appendKeyInt(b, "startedAt", t.StartedAt)
-	b = appendOptInt(b, "completedAt", t.CompletedAt)
-	b = appendOptString(b, "result", t.Result)
+	b = jsonw.String(b, t.ID)
+	b = jsonw.OptString(b, "sessionID", t.SessionID)
+	b = jsonw.KeyString(b, "parentSessionID", t.ParentSessionID)
+	b = jsonw.KeyString(b, "parentMessageID", t.ParentMessageID)
+	b = jsonw.OptString(b, "parentAgent", t.ParentAgent)
+	b = jsonw.KeyString(b, "batchId", t.BatchID)
+	b = jsonw.KeyString(b, "description", t.Description)
+	b = jsonw.KeyString(b, "prompt", t.Prompt)
+	b = jsonw.KeyString(b, "agent", t.Agent)
+	b = jsonw.KeyString(b, "status", string(t.Status))
+	b = jsonw.KeyInt(b, "startedAt", t.StartedAt)
+	b = jsonw.OptInt(b, "completedAt", t.CompletedAt)
+	b = jsonw.OptString(b, "result", t.Result)
 	if e := t.Error; e != nil {
 		b = append(b, `,"error":{"name":`...)
-		b = appendJSONString(b, e.Name)
-		b = appendKeyString(b, "message", e.Message)
-		b = append(appendOptInt(b, "statusCode", int64(e.StatusCode)), '}')
+		b = jsonw.String(b, e.Name)
+		b = jsonw.KeyString(b, "message", e.Message)
+		b = append(jsonw.OptInt(b, "statusCode", int64(e.StatusCode)), '}')
 	}
 	b = append(b, `,"progress":{"toolCalls":`...)
 	b = strconv.AppendInt(b, int64(t.Progress.ToolCalls), 10)
 	b = append(b, `,"lastTools":`...)
-	b = appendStrings(b, t.Progress.LastTools)
-	b = append(appendKeyInt(b, "lastUpdate", t.Progress.LastUpdate), '}')
-	b = appendKeyInt(b, "resumeCount", int64(t.ResumeCount))
+	b = jsonw.Strings(b, t.Progress.LastTools)
+	b = append(jsonw.KeyInt(b, "lastUpdate", t.Progress.LastUpdate), '}')
+	b = jsonw.KeyInt(b, "resumeCount", int64(t.ResumeCount))
 	b = append(b, `,"isForked":`...)
 	b = strconv.AppendBool(b, t.IsForked)
-	b = appendOptInt(b, "retrievedAt", t.RetrievedAt)
+	b = jsonw.OptInt(b, "retrievedAt", t.RetrievedAt)
 	if t.Queued {
 		b = append(b, `,"queued":true`...)
 	}
-	b = appendKeyInt(b, "depth", int64(t.Depth))
-	b = appendOptString(b, "cancelReason", t.CancelReason)
-	b = appendOptInt(b, "resumedAt", t.ResumedAt)
-	b = appendOptInt(b, "forkTokens", int64(t.ForkTokens))
+	b = jsonw.KeyInt(b, "depth", int64(t.Depth))
+	b = jsonw.OptString(b, "cancelReason", t.CancelReason)
+	b = jsonw.OptInt(b, "resumedAt", t.ResumedAt)
+	b = jsonw.OptInt(b, "forkTokens", int64(t.ForkTokens))
 	if len(t.Models) > 0 {
 		b = append(b, `,"models":`...)
-		b = appendStrings(b, t.Models)
+		b = jsonw.Strings(b, t.Models)
 	}
-	b = appendOptString(b, "model", t.Model)
+	b = jsonw.OptString(b, "model", t.Model)
 	if t.FallbackInfo != nil {
 		var err error
-		if b, err = appendKeyValue(b, "fallbackInfo", t.FallbackInfo); err != nil {
+		if b, err = jsonw.KeyValue(b, "fallbackInfo", t.FallbackInfo); err != nil {
 			return nil, err
 		}
 	}
