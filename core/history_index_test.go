@@ -212,25 +212,6 @@ func TestFollowingACompactionDropsThePlannedIndex(t *testing.T) {
 	}
 }
 
-// A restore through the envelope takes the index as the first indexLen bytes after the NUL.
-func TestTheEnvelopeCarriesTheIndexBeforeTheHistory(t *testing.T) {
-	log := indexedHistory()
-	index := restoredIndex(t, log)
-
-	call := func(env string, payload string) Response {
-		raw := NewRuntime().Call([]byte(env + "\x00" + payload))
-		r, err := DecodeResponse(raw)
-		require.NoError(t, err)
-		return r
-	}
-	r := call(`{"op":"restore","now":1,"indexLen":`+strconv.Itoa(len(index))+`}`, index+log)
-	require.True(t, r.OK, r.Error)
-	require.Equal(t, 299, r.Restore.Indexed)
-	r = call(`{"op":"restore","now":1,"indexLen":`+strconv.Itoa(len(index)+len(log)+1)+`}`, index+log)
-	require.False(t, r.OK)
-	require.Contains(t, r.Error, "indexLen")
-}
-
 // smallIndexedLog is a log of 22 lines that holds every kind of entry an index has (finished
 // heads, tasks at work, a task written twice, a removal, a corrupt line), with the index a
 // restore of it would leave if it were long enough to get one. Small, so that a fuzzer runs it

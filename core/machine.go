@@ -110,6 +110,22 @@ func NewMachine(cfg config.Config) *Machine {
 	}
 }
 
+// Setup is what a host's init gives a machine besides its Config.
+type Setup struct {
+	// ConfigError is set when a config file is invalid (core/config/file.go): asyncagents_task
+	// then fails with it, and the other tools work on.
+	ConfigError string
+	// Seed is the host's random seed for task IDs (taskid.go).
+	Seed string
+}
+
+// NewMachineWith returns an empty machine with cfg and what init gave besides it.
+func NewMachineWith(cfg config.Config, s Setup) *Machine {
+	m := NewMachine(cfg)
+	m.configError, m.idSeed = s.ConfigError, s.Seed
+	return m
+}
+
 // Config returns the configuration in force, defaults filled in.
 func (m *Machine) Config() config.Config { return m.cfg }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/asyncagents/asyncagents/core/internal/encodetest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -16,8 +17,8 @@ func TestTaskEncodesAsTheStruct(t *testing.T) {
 		ResumeCount: 5, IsForked: true, RetrievedAt: 6, Queued: true, Depth: 2, CancelReason: "why", ResumedAt: 7, ForkTokens: 8,
 		Models: []string{"a/b", "c/d"}, Model: "c/d",
 		FallbackInfo: &FallbackInfo{Occurred: true, Attempts: []FallbackAttempt{{Model: "a/b", Error: "429"}}, Skipped: []string{"x/y"}, SuccessfulModel: "c/d", TotalAttempts: 2}}
-	cases := fieldVariants(t, all)
-	for _, s := range awkwardStrings {
+	cases := encodetest.FieldVariants(t, all)
+	for _, s := range encodetest.AwkwardStrings {
 		c := all
 		c.Error = &TaskError{Name: s, Message: s}
 		c.Progress.LastTools = []string{s, s}
@@ -51,10 +52,10 @@ func TestAPITaskListEncodesAsTheStruct(t *testing.T) {
 	}
 }
 
-// Any strings and numbers in a task, an effect and an HTTP answer encode as encoding/json
-// encodes them.
+// Any strings and numbers in a task encode as encoding/json encodes them (core/abi fuzzes the
+// effect and HTTP answer encoders the same way).
 func FuzzHandEncodersMatchEncodingJSON(f *testing.F) {
-	for _, s := range awkwardStrings {
+	for _, s := range encodetest.AwkwardStrings {
 		f.Add(s, s, int64(-1), true)
 	}
 	f.Fuzz(func(t *testing.T, a, b string, n int64, flag bool) {
@@ -67,16 +68,5 @@ func FuzzHandEncodersMatchEncodingJSON(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(got))
 
-		e := Effect{ID: n, Kind: a, Reply: flag, SessionID: b, Message: a, Line: b, DelayMs: n}
-		want, err = json.Marshal(e)
-		require.NoError(t, err)
-		got, err = appendEffect(nil, &e)
-		require.NoError(t, err)
-		require.Equal(t, string(want), string(got))
-
-		r := HTTPResponse{Status: int(n % 1000), Headers: map[string]string{a: b, b: a}, Body: a, Stream: flag, Logs: b}
-		want, err = json.Marshal(r)
-		require.NoError(t, err)
-		require.Equal(t, string(want), string(appendHTTPResponse(nil, &r)))
 	})
 }

@@ -10,16 +10,17 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/abi"
 	"github.com/asyncagents/asyncagents/core/config"
 )
 
 // ABIVersion is the envelope version this host speaks.
-const ABIVersion = core.ABIVersion
+const ABIVersion = abi.ABIVersion
 
 // Typed calls over the envelope. Each returns the core's own error text when it says ok: false.
 
 // Do sends a typed request and decodes the typed response.
-func (c *Core) Do(ctx context.Context, q core.Request) (core.Response, error) {
+func (c *Core) Do(ctx context.Context, q abi.Request) (abi.Response, error) {
 	return c.DoHistory(ctx, q, bytesOf(q.History))
 }
 
@@ -35,12 +36,12 @@ func bytesOf(s string) []byte {
 // from the file: it reaches the core's memory in one copy, with no string made of it first. The
 // history is this argument alone; q.History is not sent. A restore's index (q.Index) goes just
 // before it.
-func (c *Core) DoHistory(ctx context.Context, q core.Request, history []byte) (core.Response, error) {
+func (c *Core) DoHistory(ctx context.Context, q abi.Request, history []byte) (abi.Response, error) {
 	return c.DoRestore(ctx, q, bytesOf(q.Index), history)
 }
 
 // DoRestore is DoHistory with the history index as bytes too, as read from its file.
-func (c *Core) DoRestore(ctx context.Context, q core.Request, index, history []byte) (core.Response, error) {
+func (c *Core) DoRestore(ctx context.Context, q abi.Request, index, history []byte) (abi.Response, error) {
 	q.History, q.Index, q.IndexLen = "", "", len(index)
 	if len(index)+len(history) == 0 {
 		return c.do(ctx, q) // no body at all
@@ -48,20 +49,20 @@ func (c *Core) DoRestore(ctx context.Context, q core.Request, index, history []b
 	return c.do(ctx, q, index, history)
 }
 
-func (c *Core) do(ctx context.Context, q core.Request, body ...[]byte) (core.Response, error) {
+func (c *Core) do(ctx context.Context, q abi.Request, body ...[]byte) (abi.Response, error) {
 	env, err := json.Marshal(q)
 	if err != nil {
-		return core.Response{}, err
+		return abi.Response{}, err
 	}
 	// The history travels raw after a NUL byte, not escaped inside the JSON, the index before
 	// it (ABI.md).
 	raw, err := c.callWithBody(ctx, env, body...)
 	if err != nil {
-		return core.Response{}, err
+		return abi.Response{}, err
 	}
-	r, err := core.DecodeResponse(raw)
+	r, err := abi.DecodeResponse(raw)
 	if err != nil {
-		return core.Response{}, err
+		return abi.Response{}, err
 	}
 	if !r.OK {
 		return r, errors.New(r.Error)
@@ -71,20 +72,20 @@ func (c *Core) do(ctx context.Context, q core.Request, body ...[]byte) (core.Res
 
 // Init (re)starts the machine with cfg and returns the tools and event types it wants. The seed
 // (random, per call) keeps the task IDs this core mints apart from another process's.
-func (c *Core) Init(ctx context.Context, cfg config.Config) (core.Response, error) {
+func (c *Core) Init(ctx context.Context, cfg config.Config) (abi.Response, error) {
 	var seed [16]byte
 	_, _ = rand.Read(seed[:])
-	return c.Do(ctx, core.Request{Op: "init", Config: &cfg, Seed: hex.EncodeToString(seed[:])})
+	return c.Do(ctx, abi.Request{Op: "init", Config: &cfg, Seed: hex.EncodeToString(seed[:])})
 }
 
 // Step feeds one event at time now (Unix ms) and returns the effects to carry out.
 func (c *Core) Step(ctx context.Context, now int64, ev core.Event) ([]core.Effect, error) {
-	r, err := c.Do(ctx, core.Request{Op: "step", Now: now, Event: &ev})
+	r, err := c.Do(ctx, abi.Request{Op: "step", Now: now, Event: &ev})
 	return r.Effects, err
 }
 
 // Tasks returns every task the machine holds.
 func (c *Core) Tasks(ctx context.Context) ([]core.Task, error) {
-	r, err := c.Do(ctx, core.Request{Op: "tasks"})
+	r, err := c.Do(ctx, abi.Request{Op: "tasks"})
 	return r.Tasks, err
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/abi"
 )
 
 // APIServer is the status API over net/http: every answer comes from the core's http op (the
@@ -35,7 +36,7 @@ func (s *APIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	subscribers := len(s.streams)
 	s.mu.Unlock()
-	resp, err := s.Core.Do(r.Context(), core.Request{Op: "http", Now: s.Now(), HTTP: &core.HTTPRequest{
+	resp, err := s.Core.Do(r.Context(), abi.Request{Op: "http", Now: s.Now(), HTTP: &core.HTTPRequest{
 		Method: r.Method, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, Headers: headers, Subscribers: subscribers,
 	}})
 	if err != nil || resp.HTTP == nil {

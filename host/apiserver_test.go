@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/abi"
 	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/conformance"
 	"github.com/asyncagents/asyncagents/host"
@@ -63,7 +64,7 @@ func TestHTTPConformanceOverNetHTTP(t *testing.T) {
 			defer inst.Close(ctx)
 			_, err = inst.Init(ctx, config.Config{API: f.Config, MaxConcurrentStarts: 1000})
 			require.NoError(t, err)
-			_, err = inst.Do(ctx, core.Request{Op: "restore", Now: f.Now, History: historyOf(t, f.Tasks)})
+			_, err = inst.Do(ctx, abi.Request{Op: "restore", Now: f.Now, History: historyOf(t, f.Tasks)})
 			require.NoError(t, err)
 			logs := func(context.Context, string) ([]byte, error) { return []byte("[]"), nil }
 			srv := httptest.NewServer(&host.APIServer{Core: inst, Now: func() int64 { return f.Now }, Logs: logs})

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/abi"
 	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/conformance"
 	"github.com/asyncagents/asyncagents/host"
@@ -71,7 +72,7 @@ func TestTypedAPI(t *testing.T) {
 	require.Len(t, effects, 1)
 	require.Contains(t, effects[0].Error, `no background task has task_id "nope"`)
 
-	_, err = inst.Do(ctx, core.Request{Op: "panic"})
+	_, err = inst.Do(ctx, abi.Request{Op: "panic"})
 	require.ErrorContains(t, err, "core panic")
 	// The instance survives a panic in the core.
 	tasks, err := inst.Tasks(ctx)
@@ -86,9 +87,9 @@ func TestTypedAPI(t *testing.T) {
 func TestMemoryStaysBoundedAcrossLargeAnswers(t *testing.T) {
 	ctx := context.Background()
 	inst := openInstance(t)
-	_, err := inst.Do(ctx, core.Request{Op: "restore", Now: 1, History: fixture.History(10_000)})
+	_, err := inst.Do(ctx, abi.Request{Op: "restore", Now: 1, History: fixture.History(10_000)})
 	require.NoError(t, err)
-	req := core.Request{Op: "http", Now: 2, HTTP: &core.HTTPRequest{Method: "GET", Path: "/v1/events", Headers: map[string]string{"host": "127.0.0.1"}}}
+	req := abi.Request{Op: "http", Now: 2, HTTP: &core.HTTPRequest{Method: "GET", Path: "/v1/events", Headers: map[string]string{"host": "127.0.0.1"}}}
 	var after5 uint32
 	for i := 0; i < 30; i++ {
 		res, err := inst.Do(ctx, req)
@@ -106,10 +107,10 @@ func TestMemoryStaysBoundedAcrossLargeAnswers(t *testing.T) {
 func TestDoHistoryRestoresAsDo(t *testing.T) {
 	ctx := context.Background()
 	log := fixture.History(20) + "0123456789abcdef torn"
-	viaDo, err := openInstance(t).Do(ctx, core.Request{Op: "restore", Now: 1, History: log})
+	viaDo, err := openInstance(t).Do(ctx, abi.Request{Op: "restore", Now: 1, History: log})
 	require.NoError(t, err)
 	bytesInst := openInstance(t)
-	viaBytes, err := bytesInst.DoHistory(ctx, core.Request{Op: "restore", Now: 1}, []byte(log))
+	viaBytes, err := bytesInst.DoHistory(ctx, abi.Request{Op: "restore", Now: 1}, []byte(log))
 	require.NoError(t, err)
 	require.Equal(t, 20, viaDo.Restore.Restored)
 	require.Equal(t, 1, viaDo.Restore.Corrupt)
@@ -119,7 +120,7 @@ func TestDoHistoryRestoresAsDo(t *testing.T) {
 	require.Len(t, tasks, 20)
 
 	for _, none := range [][]byte{nil, {}} {
-		empty, err := openInstance(t).DoHistory(ctx, core.Request{Op: "restore", Now: 1}, none)
+		empty, err := openInstance(t).DoHistory(ctx, abi.Request{Op: "restore", Now: 1}, none)
 		require.NoError(t, err)
 		require.Equal(t, 0, empty.Restore.Restored)
 		require.Equal(t, 0, empty.Restore.Corrupt)
@@ -132,7 +133,7 @@ func TestARestoreReadsTheIndexTheLastOneLeft(t *testing.T) {
 	ctx := context.Background()
 	log := fixture.History(500)
 	first := openInstance(t)
-	r, err := first.Do(ctx, core.Request{Op: "restore", Now: 1, History: log})
+	r, err := first.Do(ctx, abi.Request{Op: "restore", Now: 1, History: log})
 	require.NoError(t, err)
 	require.Zero(t, r.Restore.Indexed)
 	var timer string
@@ -155,11 +156,11 @@ func TestARestoreReadsTheIndexTheLastOneLeft(t *testing.T) {
 	require.NoError(t, err)
 
 	viaDo := openInstance(t)
-	r, err = viaDo.Do(ctx, core.Request{Op: "restore", Now: 1, History: log, Index: index})
+	r, err = viaDo.Do(ctx, abi.Request{Op: "restore", Now: 1, History: log, Index: index})
 	require.NoError(t, err)
 	require.Equal(t, 500, r.Restore.Indexed)
 	viaBytes := openInstance(t)
-	r, err = viaBytes.DoRestore(ctx, core.Request{Op: "restore", Now: 1}, []byte(index), []byte(log))
+	r, err = viaBytes.DoRestore(ctx, abi.Request{Op: "restore", Now: 1}, []byte(index), []byte(log))
 	require.NoError(t, err)
 	require.Equal(t, 500, r.Restore.Indexed)
 	for _, inst := range []*host.Core{viaDo, viaBytes} {

@@ -1,7 +1,7 @@
 //go:build wasip1
 
 // Command wasm is the core as a WebAssembly module: a reactor (built with -buildmode=c-shared)
-// whose exports are the ABI described in ../ABI.md. It holds one core.Runtime; hosts serialise
+// whose exports are the ABI described in ../ABI.md. It holds one abi.Runtime; hosts serialise
 // their calls.
 package main
 
@@ -11,24 +11,24 @@ import (
 	"runtime/metrics"
 	"unsafe"
 
-	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/abi"
 )
 
 func main() {}
 
-var runtime = core.NewRuntime()
+var runtime = abi.NewRuntime()
 
 // pinned keeps every buffer handed to the host alive until the host frees it: the Go garbage
 // collector does not know the host holds a pointer into it.
 var pinned = map[uint32][]byte{}
 
 //go:wasmexport aa_abi_version
-func abiVersion() uint32 { return core.ABIVersion }
+func abiVersion() uint32 { return abi.ABIVersion }
 
 // largeRequest is the size from which a request is a history (a restore or a follow): its
 // buffer is allocated, and its call runs, with the collector held off. The buffer alone is past
 // the heap's goal and started a collection, which the restore then waited out (4 to 7 ms, cold)
-// before it could turn the collector off itself (core.Runtime's restore), to collect nothing
+// before it could turn the collector off itself (abi.Runtime's restore), to collect nothing
 // that was garbage.
 const largeRequest = 1 << 20
 

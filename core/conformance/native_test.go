@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/abi"
 	"github.com/asyncagents/asyncagents/core/conformance"
 )
 
@@ -17,7 +17,7 @@ func TestNative(t *testing.T) {
 	require.NotEmpty(t, cases)
 	for _, c := range cases {
 		t.Run(c.File, func(t *testing.T) {
-			rt := core.NewRuntime()
+			rt := abi.NewRuntime()
 			require.NoError(t, conformance.Run(c, func(req []byte) ([]byte, error) { return rt.Call(req), nil }))
 		})
 	}

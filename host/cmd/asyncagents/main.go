@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/abi"
 	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/host"
 )
@@ -75,7 +75,7 @@ func ls(args []string, stdout io.Writer) error {
 	}
 	defer c.Close(ctx)
 	home, _ := os.UserHomeDir()
-	st, err := c.Do(ctx, core.Request{Op: "storage", Env: &core.StorageEnv{XDGDataHome: os.Getenv("XDG_DATA_HOME"), Home: home, Directory: abs}})
+	st, err := c.Do(ctx, abi.Request{Op: "storage", Env: &abi.StorageEnv{XDGDataHome: os.Getenv("XDG_DATA_HOME"), Home: home, Directory: abs}})
 	if err != nil {
 		return err
 	}
@@ -84,11 +84,11 @@ func ls(args []string, stdout io.Writer) error {
 		return err
 	}
 	now := time.Now().UnixMilli()
-	r, err := c.DoRestore(ctx, core.Request{Op: "restore", Now: now}, readIndex(st.Storage.HistoryIndex), history)
+	r, err := c.DoRestore(ctx, abi.Request{Op: "restore", Now: now}, readIndex(st.Storage.HistoryIndex), history)
 	if err != nil {
 		return err
 	}
-	t, err := c.Do(ctx, core.Request{Op: "table", Now: now})
+	t, err := c.Do(ctx, abi.Request{Op: "table", Now: now})
 	if err != nil {
 		return err
 	}

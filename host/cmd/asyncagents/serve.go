@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/abi"
 	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/host"
 )
@@ -63,7 +64,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	defer c.Close(context.Background())
 	home, _ := os.UserHomeDir()
-	st, err := c.Do(ctx, core.Request{Op: "storage", Env: &core.StorageEnv{XDGDataHome: os.Getenv("XDG_DATA_HOME"), Home: home, Directory: abs, APIPort: *port}})
+	st, err := c.Do(ctx, abi.Request{Op: "storage", Env: &abi.StorageEnv{XDGDataHome: os.Getenv("XDG_DATA_HOME"), Home: home, Directory: abs, APIPort: *port}})
 	if err != nil {
 		return err
 	}
@@ -139,7 +140,7 @@ func (s *server) load(ctx context.Context) (int, error) {
 			return 0, err
 		}
 	}
-	r, err := s.core.DoRestore(ctx, core.Request{Op: "restore", Now: nowMs()}, readIndex(s.index), data)
+	r, err := s.core.DoRestore(ctx, abi.Request{Op: "restore", Now: nowMs()}, readIndex(s.index), data)
 	if err != nil {
 		return 0, err
 	}
@@ -170,7 +171,7 @@ func (s *server) follow(ctx context.Context) error {
 		return err
 	}
 	chunk := data[:completeLines(data)]
-	r, err := s.core.DoHistory(ctx, core.Request{Op: "follow", Now: nowMs(), Replace: replaced}, chunk)
+	r, err := s.core.DoHistory(ctx, abi.Request{Op: "follow", Now: nowMs(), Replace: replaced}, chunk)
 	if err != nil {
 		return err
 	}

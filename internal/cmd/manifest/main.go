@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/abi"
 )
 
 func main() {
@@ -15,7 +16,7 @@ func main() {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(map[string]any{
-		"abi":       core.ABIVersion,
+		"abi":       abi.ABIVersion,
 		"version":   core.Version,
 		"tools":     core.Tools(),
 		"subscribe": core.SubscribedEvents(),

@@ -1,9 +1,10 @@
-package core
+package abi
 
 import (
 	"slices"
 	"strconv"
 
+	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/core/internal/jsonw"
 )
 
@@ -15,7 +16,7 @@ import (
 // TestHTTPResponseEncodesAsTheStruct hold these to the structs' own encoding.
 
 // appendEffects writes effects as a JSON array.
-func appendEffects(b []byte, effects []Effect) ([]byte, error) {
+func appendEffects(b []byte, effects []core.Effect) ([]byte, error) {
 	b = append(b, '[')
 	for i := range effects {
 		if i > 0 {
@@ -30,7 +31,7 @@ func appendEffects(b []byte, effects []Effect) ([]byte, error) {
 }
 
 // appendEffect writes one effect: its keys in the struct's order, omitempty as the tags say.
-func appendEffect(b []byte, e *Effect) ([]byte, error) {
+func appendEffect(b []byte, e *core.Effect) ([]byte, error) {
 	b = append(b, `{"id":`...)
 	b = strconv.AppendInt(b, e.ID, 10)
 	b = jsonw.KeyString(b, "kind", e.Kind)
@@ -83,7 +84,7 @@ func appendEffect(b []byte, e *Effect) ([]byte, error) {
 
 // appendHTTPResponse writes an HTTP answer: its headers in sorted order, as encoding/json
 // writes a map.
-func appendHTTPResponse(b []byte, r *HTTPResponse) []byte {
+func appendHTTPResponse(b []byte, r *core.HTTPResponse) []byte {
 	b = append(b, `{"status":`...)
 	b = strconv.AppendInt(b, int64(r.Status), 10)
 	b = append(b, `,"headers":`...)

@@ -1,17 +1,20 @@
-package core
+package abi
 
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"testing"
 
+	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/stretchr/testify/require"
 )
 
 // The history may follow the envelope raw, after a NUL byte, and restores as if it were the
 // envelope's history field.
 func TestEnvelopeCarriesARawHistory(t *testing.T) {
-	_, log := historyRun(t, 4)
+	log := history(4)
 	rt := NewRuntime()
 	var res Response
 	require.NoError(t, json.Unmarshal(rt.Call(append([]byte(`{"op":"restore","now":1}`+"\x00"), log...)), &res))
@@ -25,7 +28,7 @@ func TestEnvelopeCarriesARawHistory(t *testing.T) {
 // A restore reports that it kept what it allocated (the module skips its collection after it);
 // no other call does.
 func TestOnlyARestoreKeepsAll(t *testing.T) {
-	_, log := historyRun(t, 2)
+	log := history(2)
 	rt := NewRuntime()
 	require.False(t, rt.KeptAll())
 	rt.Call(append([]byte(`{"op":"restore","now":1}`+"\x00"), log...))
@@ -41,7 +44,7 @@ func TestOnlyARestoreKeepsAll(t *testing.T) {
 func BenchmarkHTTPOp10k(b *testing.B) {
 	r := NewRuntime()
 	r.Call([]byte(`{"op":"init","config":{"api":{"token":"x","auth":"token","startedAt":1}}}`))
-	r.Call(append([]byte(`{"op":"restore","now":1800000000000}`+"\x00"), syntheticHistory(10_000)...))
+	r.Call(append([]byte(`{"op":"restore","now":1800000000000}`+"\x00"), history(10_000)...))
 	for _, path := range []string{"/v1/health", "/v1/tasks", "/v1/stats"} {
 		req := []byte(`{"op":"http","now":1800000000000,"http":{"method":"GET","path":"` + path + `","query":"","headers":{"host":"127.0.0.1:5165","authorization":"Bearer x"},"subscribers":0}}`)
 		b.Run(path, func(b *testing.B) {
@@ -71,4 +74,31 @@ func TestHTTPBodyTravelsRaw(t *testing.T) {
 	// Without a body (a 204 preflight) there is no NUL.
 	raw = r.Call([]byte(`{"op":"http","http":{"method":"OPTIONS","path":"/v1/tasks","headers":{"host":"127.0.0.1"}}}`))
 	require.NotContains(t, string(raw), "\x00")
+}
+
+// A restore through the envelope takes the index as the first indexLen bytes after the NUL.
+func TestTheEnvelopeCarriesTheIndexBeforeTheHistory(t *testing.T) {
+	log := history(299)
+	m := core.NewMachine(config.Config{})
+	m.Restore(1, log)
+	var index string
+	for _, e := range m.Step(2, core.Event{Type: core.EventTimer, TimerID: core.HistoryIndexTimer}) {
+		if e.Kind == core.EffectHistoryIndex {
+			index = e.Content
+		}
+	}
+	require.NotEmpty(t, index)
+
+	call := func(env string, payload string) Response {
+		raw := NewRuntime().Call([]byte(env + "\x00" + payload))
+		r, err := DecodeResponse(raw)
+		require.NoError(t, err)
+		return r
+	}
+	r := call(`{"op":"restore","now":1,"indexLen":`+strconv.Itoa(len(index))+`}`, index+log)
+	require.True(t, r.OK, r.Error)
+	require.Equal(t, 299, r.Restore.Indexed)
+	r = call(`{"op":"restore","now":1,"indexLen":`+strconv.Itoa(len(index)+len(log)+1)+`}`, index+log)
+	require.False(t, r.OK)
+	require.Contains(t, r.Error, "indexLen")
 }

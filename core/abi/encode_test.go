@@ -1,10 +1,11 @@
-package core
+package abi
 
 import (
 	"encoding/json"
 	"reflect"
 	"testing"
 
+	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/stretchr/testify/require"
 )
@@ -13,16 +14,16 @@ import (
 // every field set alone, all of them together, and each kind of empty value omitempty skips.
 func TestResponseEncodesAsTheStruct(t *testing.T) {
 	type structOnly Response // the same fields, without MarshalJSON
-	m := NewMachine(config.Config{})
+	m := core.NewMachine(config.Config{})
 	cfg := m.Config()
-	tasks := apiManyTasks(3)
-	tasks[1].Error = &TaskError{Name: "APIError", Message: "<b>&</b>"}
+	tasks := someTasks(3)
+	tasks[1].Error = &core.TaskError{Name: "APIError", Message: "<b>&</b>"}
 	task := tasks[2]
-	all := Response{OK: true, Error: "bad <input> & more", Effects: []Effect{{Kind: EffectLog, Level: "info", Message: "x"}, {Kind: EffectTimerSet, TimerID: "t", DelayMs: 5}},
-		ABI: ABIVersion, Version: Version, Tools: Tools(), Subscribe: SubscribedEvents(), Config: &cfg, ConfigError: "asyncagents.json: bad",
-		Tasks: tasks, Task: &task, Restore: &RestoreResult{Restored: 2, Corrupt: 1, Problems: []string{"line 3: torn"}, Indexed: 1},
-		Storage: &Storage{Dir: "/d", History: "/d/h.log", HistoryIndex: "/d/h.idx", APIPorts: []int{5165}}, Table: "ID  STATUS\n",
-		HTTP: &HTTPResponse{Status: 200, Headers: map[string]string{"Content-Type": "application/json"}, Body: `{"a":1}`}}
+	all := Response{OK: true, Error: "bad <input> & more", Effects: []core.Effect{{Kind: core.EffectLog, Level: "info", Message: "x"}, {Kind: core.EffectTimerSet, TimerID: "t", DelayMs: 5}},
+		ABI: ABIVersion, Version: core.Version, Tools: core.Tools(), Subscribe: core.SubscribedEvents(), Config: &cfg, ConfigError: "asyncagents.json: bad",
+		Tasks: tasks, Task: &task, Restore: &core.RestoreResult{Restored: 2, Corrupt: 1, Problems: []string{"line 3: torn"}, Indexed: 1},
+		Storage: &core.Storage{Dir: "/d", History: "/d/h.log", HistoryIndex: "/d/h.idx", APIPorts: []int{5165}}, Table: "ID  STATUS\n",
+		HTTP: &core.HTTPResponse{Status: 200, Headers: map[string]string{"Content-Type": "application/json"}, Body: `{"a":1}`}}
 	// Every field is set in all, so a field added to Response and not to MarshalJSON fails here.
 	v := reflect.ValueOf(all)
 	for i := range v.NumField() {
@@ -31,8 +32,8 @@ func TestResponseEncodesAsTheStruct(t *testing.T) {
 	cases := map[string]Response{
 		"nothing":                 {},
 		"ok alone":                {OK: true},
-		"empty slices":            {OK: true, Effects: []Effect{}, Tools: []ToolSpec{}, Subscribe: []string{}, Tasks: []Task{}},
-		"empty restore":           {OK: true, Restore: &RestoreResult{}},
+		"empty slices":            {OK: true, Effects: []core.Effect{}, Tools: []core.ToolSpec{}, Subscribe: []string{}, Tasks: []core.Task{}},
+		"empty restore":           {OK: true, Restore: &core.RestoreResult{}},
 		"everything":              all,
 		"error":                   {Error: all.Error},
 		"effects":                 {OK: true, Effects: all.Effects},
@@ -44,7 +45,7 @@ func TestResponseEncodesAsTheStruct(t *testing.T) {
 		"storage":                 {OK: true, Storage: all.Storage},
 		"table":                   {OK: true, Table: all.Table},
 		"http":                    {OK: true, HTTP: all.HTTP},
-		"http with an empty body": {OK: true, HTTP: &HTTPResponse{Status: 204}},
+		"http with an empty body": {OK: true, HTTP: &core.HTTPResponse{Status: 204}},
 	}
 	for name, r := range cases {
 		want, err := json.Marshal(structOnly(r))

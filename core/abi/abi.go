@@ -1,4 +1,4 @@
-package core
+package abi
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"unsafe"
 
+	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/core/config"
 )
 
@@ -14,15 +15,12 @@ import (
 // a module whose version differs from its own, naming both (see ../ABI.md).
 const ABIVersion = 1
 
-// Version is the core's own version, reported to hosts.
-const Version = "0.1.0"
-
 // Request is the envelope a host sends: one operation, the time, and the operation's input.
 type Request struct {
 	Op     string         `json:"op"`
 	Now    int64          `json:"now,omitempty"`
 	Config *config.Config `json:"config,omitempty"`
-	Event  *Event         `json:"event,omitempty"`
+	Event  *core.Event    `json:"event,omitempty"`
 	TaskID string         `json:"taskID,omitempty"`
 	// History is the task history log's content, for restore; for follow, the lines appended
 	// since the last call (or the whole log, with Replace).
@@ -32,10 +30,10 @@ type Request struct {
 	// is the first IndexLen bytes after the NUL byte, and the history the rest (ABI.md).
 	Index    string `json:"index,omitempty"`
 	IndexLen int    `json:"indexLen,omitempty"`
-	// State is the model health file's content (ModelHealthFile), for restore.
+	// State is the model health file's content (core.ModelHealthFile), for restore.
 	State string `json:"state,omitempty"`
 	// HTTP is a request to the status API, for the http op.
-	HTTP *HTTPRequest `json:"http,omitempty"`
+	HTTP *core.HTTPRequest `json:"http,omitempty"`
 	// Env is what a host knows of its environment, for the storage op: XDG_DATA_HOME,
 	// XDG_CONFIG_HOME, HOME and the project directory.
 	Env *StorageEnv `json:"env,omitempty"`
@@ -59,38 +57,38 @@ type StorageEnv struct {
 // Response is the envelope the core answers with. OK false means Error says what went wrong and
 // nothing changed.
 type Response struct {
-	OK      bool     `json:"ok"`
-	Error   string   `json:"error,omitempty"`
-	Effects []Effect `json:"effects,omitempty"`
+	OK      bool          `json:"ok"`
+	Error   string        `json:"error,omitempty"`
+	Effects []core.Effect `json:"effects,omitempty"`
 
 	// version and init
-	ABI       int            `json:"abi,omitempty"`
-	Version   string         `json:"version,omitempty"`
-	Tools     []ToolSpec     `json:"tools,omitempty"`
-	Subscribe []string       `json:"subscribe,omitempty"`
-	Config    *config.Config `json:"config,omitempty"`
+	ABI       int             `json:"abi,omitempty"`
+	Version   string          `json:"version,omitempty"`
+	Tools     []core.ToolSpec `json:"tools,omitempty"`
+	Subscribe []string        `json:"subscribe,omitempty"`
+	Config    *config.Config  `json:"config,omitempty"`
 	// ConfigError names the invalid config file and field; the machine then runs on the host's
 	// options alone and refuses asyncagents_task with this text.
 	ConfigError string `json:"configError,omitempty"`
 
 	// tasks and task
-	Tasks []Task `json:"tasks,omitempty"`
-	Task  *Task  `json:"task,omitempty"`
+	Tasks []core.Task `json:"tasks,omitempty"`
+	Task  *core.Task  `json:"task,omitempty"`
 
 	// restore
-	Restore *RestoreResult `json:"restore,omitempty"`
+	Restore *core.RestoreResult `json:"restore,omitempty"`
 	// storage
-	Storage *Storage `json:"storage,omitempty"`
+	Storage *core.Storage `json:"storage,omitempty"`
 	// table
 	Table string `json:"table,omitempty"`
 	// http
-	HTTP *HTTPResponse `json:"http,omitempty"`
+	HTTP *core.HTTPResponse `json:"http,omitempty"`
 }
 
 // Runtime owns one Machine behind the JSON envelope. It is what the wasm module exports and
 // what the native twin tests call, so both run the very same dispatch code.
 type Runtime struct {
-	m *Machine
+	m *core.Machine
 	// keptAll: the last call was a restore, whose allocations are the restored tasks and the
 	// history they point into (see KeptAll).
 	keptAll bool
@@ -102,7 +100,7 @@ type Runtime struct {
 func (r *Runtime) KeptAll() bool { return r.keptAll }
 
 // NewRuntime returns a runtime with a machine on default configuration.
-func NewRuntime() *Runtime { return &Runtime{m: NewMachine(config.Config{})} }
+func NewRuntime() *Runtime { return &Runtime{m: core.NewMachine(config.Config{})} }
 
 // Call decodes one request, runs it and encodes the response. It never panics: a panic in the
 // core becomes an error response, so a bug costs one call, not the instance.
@@ -171,7 +169,7 @@ func DecodeResponse(raw []byte) (Response, error) {
 func (r *Runtime) handle(q Request) Response {
 	switch q.Op {
 	case "version":
-		return Response{OK: true, ABI: ABIVersion, Version: Version}
+		return Response{OK: true, ABI: ABIVersion, Version: core.Version}
 	case "init":
 		cfg := config.Config{}
 		if q.Config != nil {
@@ -182,11 +180,9 @@ func (r *Runtime) handle(q Request) Response {
 		if err != nil {
 			configError = err.Error()
 		}
-		r.m = NewMachine(merged)
-		r.m.configError = configError
-		r.m.idSeed = q.Seed
+		r.m = core.NewMachineWith(merged, core.Setup{ConfigError: configError, Seed: q.Seed})
 		c := r.m.Config()
-		return Response{OK: true, ABI: ABIVersion, Version: Version, Tools: Tools(), Subscribe: SubscribedEvents(), Config: &c, ConfigError: configError}
+		return Response{OK: true, ABI: ABIVersion, Version: core.Version, Tools: core.Tools(), Subscribe: core.SubscribedEvents(), Config: &c, ConfigError: configError}
 	case "step":
 		if q.Event == nil {
 			return Response{Error: "step: missing event"}
@@ -196,8 +192,8 @@ func (r *Runtime) handle(q Request) Response {
 		if q.Env == nil || (q.Env.XDGDataHome == "" && q.Env.Home == "") {
 			return Response{Error: "storage: env needs xdgDataHome or home"}
 		}
-		s := StoragePaths(q.Env.XDGDataHome, q.Env.Home, q.Env.Directory)
-		s.APIPorts = APIPorts(q.Env.APIPort)
+		s := core.StoragePaths(q.Env.XDGDataHome, q.Env.Home, q.Env.Directory)
+		s.APIPorts = core.APIPorts(q.Env.APIPort)
 		s.ConfigFiles = config.ConfigCandidates(q.Env.XDGConfigHome, q.Env.Home, q.Env.Directory)
 		return Response{OK: true, Storage: &s}
 	case "restore":
@@ -219,21 +215,21 @@ func (r *Runtime) handle(q Request) Response {
 		if q.HTTP == nil {
 			return Response{Error: "http: missing request"}
 		}
-		resp := r.m.ServeHTTP(*q.HTTP, r.m.cfg.API, q.Now)
+		resp := r.m.ServeHTTP(*q.HTTP, r.m.Config().API, q.Now)
 		return Response{OK: true, HTTP: &resp}
 	case "table":
-		return Response{OK: true, Table: TasksTable(r.m.Tasks(), q.Now)}
+		return Response{OK: true, Table: core.TasksTable(r.m.Tasks(), q.Now)}
 	case "task":
 		t, ok := r.m.Task(q.TaskID)
 		if !ok {
-			return Response{Error: "no task " + quote(q.TaskID)}
+			return Response{Error: fmt.Sprintf("no task %q", q.TaskID)}
 		}
 		return Response{OK: true, Task: &t}
 	case "panic":
 		// Exists so every host can prove that a panic comes back as an error envelope.
 		panic("requested by the panic op")
 	}
-	return Response{Error: "unknown op " + quote(q.Op)}
+	return Response{Error: fmt.Sprintf("unknown op %q", q.Op)}
 }
 
 // encode calls Response.MarshalJSON itself: through json.Marshal its output would be scanned

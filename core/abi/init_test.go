@@ -1,9 +1,10 @@
-package core
+package abi
 
 import (
 	"encoding/json"
 	"testing"
 
+	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/stretchr/testify/require"
 )
@@ -51,16 +52,16 @@ func TestInitWithConfigFiles(t *testing.T) {
 	require.Equal(t, 4, bad.Config.MaxDepth, "the host's options alone")
 	require.Empty(t, bad.Config.Agents)
 
-	step := func(ev Event) []Effect {
+	step := func(ev core.Event) []core.Effect {
 		return call(rt, map[string]any{"op": "step", "now": 1000, "event": ev}).Effects
 	}
-	effects := step(Event{Type: EventToolCall, CallID: "c1", Tool: ToolTask, SessionID: "ses_p", MessageID: "m1", Agent: "build",
+	effects := step(core.Event{Type: core.EventToolCall, CallID: "c1", Tool: core.ToolTask, SessionID: "ses_p", MessageID: "m1", Agent: "build",
 		Args: json.RawMessage(`{"description":"Job","prompt":"p","agent":"general"}`)})
 	require.Len(t, effects, 1, "nothing launched: %+v", effects)
-	require.Equal(t, EffectToolReply, effects[0].Kind)
+	require.Equal(t, core.EffectToolReply, effects[0].Kind)
 	require.Equal(t, want, effects[0].Error)
 
-	effects = step(Event{Type: EventToolCall, CallID: "c2", Tool: ToolList, SessionID: "ses_p", MessageID: "m1", Agent: "build", Args: json.RawMessage(`{}`)})
+	effects = step(core.Event{Type: core.EventToolCall, CallID: "c2", Tool: core.ToolList, SessionID: "ses_p", MessageID: "m1", Agent: "build", Args: json.RawMessage(`{}`)})
 	require.Len(t, effects, 1)
 	require.Empty(t, effects[0].Error, "the other tools work")
 	require.Contains(t, effects[0].Output, "No background tasks found")
@@ -68,22 +69,8 @@ func TestInitWithConfigFiles(t *testing.T) {
 	// A later init without the bad file clears the error.
 	again := call(rt, map[string]any{"op": "init", "config": map[string]any{}})
 	require.Empty(t, again.ConfigError)
-	effects = step(Event{Type: EventToolCall, CallID: "c3", Tool: ToolTask, SessionID: "ses_p", MessageID: "m1", Agent: "build",
+	effects = step(core.Event{Type: core.EventToolCall, CallID: "c3", Tool: core.ToolTask, SessionID: "ses_p", MessageID: "m1", Agent: "build",
 		Args: json.RawMessage(`{"description":"Job","prompt":"p","agent":"general"}`)})
 	require.NotEmpty(t, effects)
-	require.Equal(t, EffectAgentsList, effects[0].Kind)
-}
-
-// The chain the fallback code reads follows the layered files: models, else model; an agent's
-// entry replaced whole by a later file.
-func TestChainFromConfigFiles(t *testing.T) {
-	options := config.Config{Agents: map[string]config.AgentModels{"general": {Model: "opt/g"}, "plan": {Model: "opt/p"}}}
-	global := `{"agents": {"explore": {"models": ["g/a", "g/b"]}, "general": {"models": ["g/g1", "g/g2"]}}}`
-	project := `{"agents": {"explore": {"model": "p/x"}}}`
-	cfg, err := config.ApplyConfigFiles(options, []config.ConfigFile{{Path: globalJSON, Text: global}, {Path: projectJSONC, Text: project}})
-	require.NoError(t, err)
-	m := NewMachine(cfg)
-	require.Equal(t, []string{"p/x"}, m.resolveChain("explore", "ses_parent"))
-	require.Equal(t, []string{"g/g1", "g/g2"}, m.resolveChain("general", "ses_parent"))
-	require.Nil(t, m.resolveChain("build", "ses_parent"), "no entry and no parent model: OpenCode chooses")
+	require.Equal(t, core.EffectAgentsList, effects[0].Kind)
 }
