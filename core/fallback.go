@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/asyncagents/asyncagents/core/errclass"
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // Model fallback chains. A task whose agent has a chain (asyncagents.json agents.<name>.models,
@@ -23,27 +24,6 @@ import (
 //
 // Every decision is recorded in the task's fallbackInfo, which the API, asyncagents_output and
 // the notice show.
-
-// FallbackInfo is the record of a task's attempts.
-type FallbackInfo struct {
-	// Occurred is true when the task ran on another model than its chain's first.
-	Occurred bool              `json:"occurred"`
-	Attempts []FallbackAttempt `json:"attempts"`
-	// Skipped lists the chain's models passed over because their circuit was open.
-	Skipped         []string `json:"skipped,omitempty"`
-	SuccessfulModel string   `json:"successfulModel,omitempty"`
-	TotalAttempts   int      `json:"totalAttempts"`
-}
-
-// FallbackAttempt is one model call: its model, when it started, and how it ended.
-type FallbackAttempt struct {
-	Model     string `json:"model"`
-	Success   bool   `json:"success"`
-	Error     string `json:"error,omitempty"`
-	Class     string `json:"class,omitempty"` // the error's class (package errclass)
-	Timestamp int64  `json:"timestamp"`
-	Compacted bool   `json:"compacted,omitempty"` // a retry after compacting the session
-}
 
 // attemptTimerPrefix names the timer that watches an attempt for inactivity.
 const attemptTimerPrefix = "attempt:"
@@ -69,11 +49,11 @@ func (m *Machine) resolveChain(agent, parentSession string) []string {
 // firstModel picks the model a task starts on: the chain's first whose circuit is closed. When
 // every circuit is open, the whole chain is tried anyway: a task is never refused for want of a
 // healthy model.
-func (m *Machine) firstModel(t *Task) {
+func (m *Machine) firstModel(t *run) {
 	if len(t.Models) == 0 {
 		return
 	}
-	info := &FallbackInfo{Attempts: []FallbackAttempt{}}
+	info := &task.FallbackInfo{Attempts: []task.FallbackAttempt{}}
 	t.FallbackInfo = info
 	for i, model := range t.Models {
 		if !m.circuitOpen(model) {
@@ -87,22 +67,22 @@ func (m *Machine) firstModel(t *Task) {
 }
 
 // beginAttempt records a new attempt on t.Model and arms its inactivity timer.
-func (m *Machine) beginAttempt(t *Task, compacted bool) {
+func (m *Machine) beginAttempt(t *run, compacted bool) {
 	if t.Model == "" || t.FallbackInfo == nil {
 		return
 	}
-	t.FallbackInfo.Attempts = append(t.FallbackInfo.Attempts, FallbackAttempt{Model: t.Model, Timestamp: m.now, Compacted: compacted})
+	t.FallbackInfo.Attempts = append(t.FallbackInfo.Attempts, task.FallbackAttempt{Model: t.Model, Timestamp: m.now, Compacted: compacted})
 	t.FallbackInfo.TotalAttempts = len(t.FallbackInfo.Attempts)
 	m.touch(t)
 	m.armAttemptTimer(t, m.cfg.Fallback.AttemptTimeoutMs)
 }
 
-func (m *Machine) armAttemptTimer(t *Task, delay int64) {
+func (m *Machine) armAttemptTimer(t *run, delay int64) {
 	m.emit(Effect{Kind: EffectTimerSet, TimerID: attemptTimerPrefix + t.ID, DelayMs: delay})
 }
 
 // endAttempt closes the current attempt's record.
-func (m *Machine) endAttempt(t *Task, ok bool, e *TaskError, class errclass.ErrorClass) {
+func (m *Machine) endAttempt(t *run, ok bool, e *task.TaskError, class errclass.ErrorClass) {
 	info := t.FallbackInfo
 	if info == nil || len(info.Attempts) == 0 {
 		return
@@ -121,7 +101,7 @@ func (m *Machine) endAttempt(t *Task, ok bool, e *TaskError, class errclass.Erro
 }
 
 // attemptSucceeded is called when a task completes: its model is healthy again.
-func (m *Machine) attemptSucceeded(t *Task) {
+func (m *Machine) attemptSucceeded(t *run) {
 	if t.FallbackInfo == nil {
 		return
 	}
@@ -134,14 +114,14 @@ func (m *Machine) attemptSucceeded(t *Task) {
 // must not fail.
 //
 // settled says whether the failed message is known to be complete.
-func (m *Machine) childFailed(t *Task, e *TaskError, settled bool) bool {
+func (m *Machine) childFailed(t *run, e *task.TaskError, settled bool) bool {
 	if t.switching {
 		return true // the abort we sent to leave a failing model
 	}
 	if !m.canFallBack(t) || e == nil {
 		return false
 	}
-	class := errclass.ClassifyError(e.provider())
+	class := errclass.ClassifyError(e.Provider())
 	switch {
 	case class.CompactFirst() && !t.compacted:
 		// OpenCode compacts the session and then continues it on its own ("Continue if you
@@ -179,7 +159,7 @@ func (m *Machine) childFailed(t *Task, e *TaskError, settled bool) bool {
 
 // nextModel moves t to the next model of its chain whose circuit is closed and prompts it.
 // It returns false when the chain is exhausted.
-func (m *Machine) nextModel(t *Task, e *TaskError, class errclass.ErrorClass) bool {
+func (m *Machine) nextModel(t *run, e *task.TaskError, class errclass.ErrorClass) bool {
 	t.placeInChain()
 	for i := t.modelIndex + 1; i < len(t.Models); i++ {
 		model := t.Models[i]
@@ -198,7 +178,7 @@ func (m *Machine) nextModel(t *Task, e *TaskError, class errclass.ErrorClass) bo
 
 // leaveAttempt puts t between attempts: what the left attempt still reports (its error again,
 // its idle, the compaction's own turns) is not the task's outcome. The next reprompt ends it.
-func (m *Machine) leaveAttempt(t *Task) {
+func (m *Machine) leaveAttempt(t *run) {
 	t.switching = true
 	t.attemptAt = m.now
 	t.msg, t.sessionError = nil, nil
@@ -206,7 +186,7 @@ func (m *Machine) leaveAttempt(t *Task) {
 
 // reprompt sends the task's prompt again, on t.Model, as a new attempt. Answers older than the
 // attempt are ignored from now on (attemptAt), so the failed answer cannot end the task.
-func (m *Machine) reprompt(t *Task, compacted bool) {
+func (m *Machine) reprompt(t *run, compacted bool) {
 	t.msg, t.sessionError, t.promptSent, t.toolsRunning = nil, nil, false, nil
 	t.attemptAt, t.awaitBusy, t.switching = m.now, true, false
 	m.beginAttempt(t, compacted)
@@ -216,7 +196,7 @@ func (m *Machine) reprompt(t *Task, compacted bool) {
 // noteCompaction records that the child's session was compacted during the current attempt,
 // whether we asked (a context-length error) or OpenCode did it on its own (it compacts a session
 // that overflows, and on the context errors it recognises, then continues it).
-func (m *Machine) noteCompaction(t *Task) {
+func (m *Machine) noteCompaction(t *run) {
 	info := t.FallbackInfo
 	if info == nil || len(info.Attempts) == 0 || info.Attempts[len(info.Attempts)-1].Compacted {
 		return
@@ -238,22 +218,22 @@ func (m *Machine) onCompacted(p pending, ev Event) {
 		m.checkTask(t, false)
 		return
 	}
-	e := &TaskError{Name: "CompactError", Message: "could not compact the session: " + ev.Error}
+	e := &task.TaskError{Name: "CompactError", Message: "could not compact the session: " + ev.Error}
 	m.log("warn", "task "+t.ID+": "+e.Message)
 	m.endAttempt(t, false, e, errclass.ErrContextLength)
 	if !m.nextModel(t, e, errclass.ErrContextLength) {
-		m.finish(t, StatusError, "", e)
+		m.finish(t, task.StatusError, "", e)
 	}
 }
 
 // onChildRetry handles a session.status of type retry: OpenCode is retrying a provider error on
 // its own. With another model to go to, the attempt ends now.
-func (m *Machine) onChildRetry(t *Task, message string) {
+func (m *Machine) onChildRetry(t *run, message string) {
 	if t.switching || !m.canFallBack(t) || t.Status.Terminal() {
 		return
 	}
-	e := &TaskError{Name: "APIError", Message: message}
-	class := errclass.ClassifyError(e.provider())
+	e := &task.TaskError{Name: "APIError", Message: message}
+	class := errclass.ClassifyError(e.Provider())
 	if !class.Fallback() {
 		class = errclass.ErrServer // OpenCode retries provider errors only
 	}
@@ -265,7 +245,7 @@ func (m *Machine) onChildRetry(t *Task, message string) {
 
 // abandonAttempt ends a running attempt on our side: the session is aborted, and once OpenCode
 // confirms, the next model is prompted.
-func (m *Machine) abandonAttempt(t *Task, e *TaskError, class errclass.ErrorClass) {
+func (m *Machine) abandonAttempt(t *run, e *task.TaskError, class errclass.ErrorClass) {
 	m.endAttempt(t, false, e, class)
 	m.recordHealth(t.Model, false, e.Message)
 	m.leaveAttempt(t)
@@ -293,7 +273,7 @@ func (m *Machine) onAbortedForSwitch(p pending, ev Event) {
 
 // onIdleWhileSwitching notes an idle between attempts: once the failed turn has settled, the
 // idle that follows is the end of it.
-func (m *Machine) onIdleWhileSwitching(t *Task) {
+func (m *Machine) onIdleWhileSwitching(t *run) {
 	if t.pendingErr == nil {
 		return // a compaction, not a switch
 	}
@@ -306,7 +286,7 @@ func (m *Machine) onIdleWhileSwitching(t *Task) {
 }
 
 // onSettled notes that the failed turn's message is complete.
-func (m *Machine) onSettled(t *Task) {
+func (m *Machine) onSettled(t *run) {
 	if t.pendingErr != nil {
 		t.settled = true
 	}
@@ -314,7 +294,7 @@ func (m *Machine) onSettled(t *Task) {
 
 // onQuietWhileSwitching: the poll found the session not busy between attempts, a while after the
 // failure. Whatever events were missed, the turn is over.
-func (m *Machine) onQuietWhileSwitching(t *Task) {
+func (m *Machine) onQuietWhileSwitching(t *run) {
 	if t.pendingErr != nil && t.abortDone {
 		m.switchModel(t)
 	}
@@ -322,7 +302,7 @@ func (m *Machine) onQuietWhileSwitching(t *Task) {
 
 // switchModel starts what waited for the failed turn to settle: the compaction, or the next
 // model; with no model left the task fails.
-func (m *Machine) switchModel(t *Task) {
+func (m *Machine) switchModel(t *run) {
 	e, class := t.pendingErr, t.pendingClass
 	t.pendingErr, t.abortDone, t.settled, t.idleSeen = nil, false, false, false
 	if t.pendingCompact {
@@ -336,7 +316,7 @@ func (m *Machine) switchModel(t *Task) {
 	}
 	t.switching = false
 	if !m.nextModel(t, e, class) {
-		m.finish(t, StatusError, "", e)
+		m.finish(t, task.StatusError, "", e)
 	}
 }
 
@@ -344,7 +324,7 @@ func (m *Machine) switchModel(t *Task) {
 // opened since, to the next model of the chain whose circuit is closed, as a launch would skip
 // it. With none closed after it, the model stays: a resume is never refused for want of a healthy
 // model.
-func (m *Machine) skipOpenCircuit(t *Task) {
+func (m *Machine) skipOpenCircuit(t *run) {
 	if t.FallbackInfo == nil || !m.circuitOpen(t.Model) {
 		return
 	}
@@ -362,7 +342,7 @@ func (m *Machine) skipOpenCircuit(t *Task) {
 // placeInChain sets modelIndex from Model when they disagree: the index is not persisted, so a
 // task read from the history (after answering on B, say) starts at 0 and would "fall back" to
 // the model it is already on. The first place of Model in the chain is taken.
-func (t *Task) placeInChain() {
+func (t *run) placeInChain() {
 	if t.modelIndex < len(t.Models) && t.Models[t.modelIndex] == t.Model {
 		return
 	}
@@ -377,11 +357,11 @@ func (t *Task) placeInChain() {
 // canFallBack says whether t's attempts are the fallback loop's: it has a chain, and it is not a
 // resume whose follow-up is unknown (one restored from the history, still at work when OpenCode
 // stopped): sending the task's first prompt instead would answer the wrong question.
-func (m *Machine) canFallBack(t *Task) bool {
-	return t.FallbackInfo != nil && (t.Status != StatusResumed || t.resumePrompt != "")
+func (m *Machine) canFallBack(t *run) bool {
+	return t.FallbackInfo != nil && (t.Status != task.StatusResumed || t.resumePrompt != "")
 }
 
-func (m *Machine) hasNextModel(t *Task) bool {
+func (m *Machine) hasNextModel(t *run) bool {
 	t.placeInChain()
 	for i := t.modelIndex + 1; i < len(t.Models); i++ {
 		if !m.circuitOpen(t.Models[i]) {
@@ -415,20 +395,20 @@ func (m *Machine) onAttemptTimer(id string) {
 		m.armAttemptTimer(t, limit-idle)
 		return
 	}
-	e := &TaskError{Name: "AttemptTimeout", Message: fmt.Sprintf("no activity from %s for %s", t.Model, FormatDuration(idle))}
+	e := &task.TaskError{Name: "AttemptTimeout", Message: fmt.Sprintf("no activity from %s for %s", t.Model, FormatDuration(idle))}
 	if !m.hasNextModel(t) {
 		m.endAttempt(t, false, e, errclass.ErrTimeout)
 		m.recordHealth(t.Model, false, e.Message)
 		t.switching = true
 		m.request(Effect{Kind: EffectAbort, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID})
-		m.finish(t, StatusError, "", e)
+		m.finish(t, task.StatusError, "", e)
 		return
 	}
 	m.abandonAttempt(t, e, errclass.ErrTimeout)
 }
 
 // fallbackLine is the notice's line naming the model that answered after a fallback.
-func fallbackLine(t *Task) string {
+func fallbackLine(t *run) string {
 	info := t.FallbackInfo
 	if info == nil || !info.Occurred {
 		return ""

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // fbWorld plays OpenCode for tasks with the chain A, B: a turn on A fails half the time with a
@@ -224,19 +225,19 @@ func TestFallbackUnderRandomEventOrders(t *testing.T) {
 			if len(w.m.tasks) != tasks {
 				t.Fatalf("%d tasks, want %d", len(w.m.tasks), tasks)
 			}
-			for id, task := range w.m.tasks {
-				if task.Status != StatusCompleted || task.Result != "result of "+task.SessionID {
-					t.Fatalf("task %s ended %s %q %+v", id, task.Status, task.Result, task.Error)
+			for id, tk := range w.m.tasks {
+				if tk.Status != task.StatusCompleted || tk.Result != "result of "+tk.SessionID {
+					t.Fatalf("task %s ended %s %q %+v", id, tk.Status, tk.Result, tk.Error)
 				}
 				if n := w.notices[id]; n != 1 {
 					t.Fatalf("task %s got %d notices, want 1", id, n)
 				}
-				info := task.FallbackInfo
+				info := tk.FallbackInfo
 				want := "mock/a"
-				if w.failedOn[task.SessionID] {
+				if w.failedOn[tk.SessionID] {
 					want = "mock/b"
 				}
-				if info.SuccessfulModel != want || info.Occurred != w.failedOn[task.SessionID] {
+				if info.SuccessfulModel != want || info.Occurred != w.failedOn[tk.SessionID] {
 					t.Fatalf("task %s: fallbackInfo %+v, want success on %s", id, info, want)
 				}
 			}

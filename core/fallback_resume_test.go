@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/stretchr/testify/require"
 )
 
@@ -23,8 +24,8 @@ func completedOnA(t *testing.T) (*fbHarness, string) {
 	id := h.launch()
 	h.busy(id)
 	h.answer(id, "", "first answer")
-	task, _ := h.m.Task(id)
-	require.Equal(t, StatusCompleted, task.Status)
+	tk, _ := h.m.Task(id)
+	require.Equal(t, task.StatusCompleted, tk.Status)
 	return h, id
 }
 
@@ -45,15 +46,15 @@ func TestResumeFallsBackWithItsFollowUp(t *testing.T) {
 	require.Len(t, next, 1, "B gets the follow-up")
 	require.Equal(t, "mock/mock-b", next[0].Model)
 	require.Equal(t, "FOLLOW UP", next[0].Parts[0].Text, "the follow-up, not the task's first prompt")
-	task, _ := h.m.Task(id)
-	require.Equal(t, StatusResumed, task.Status)
+	tk, _ := h.m.Task(id)
+	require.Equal(t, task.StatusResumed, tk.Status)
 
 	h.busy(id)
 	eff = h.answer(id, "", "deeper, on B")
-	task, _ = h.m.Task(id)
-	require.Equal(t, StatusCompleted, task.Status)
-	require.Equal(t, "deeper, on B", task.Result)
-	info := task.FallbackInfo
+	tk, _ = h.m.Task(id)
+	require.Equal(t, task.StatusCompleted, tk.Status)
+	require.Equal(t, "deeper, on B", tk.Result)
+	info := tk.FallbackInfo
 	require.Equal(t, "mock/mock-b", info.SuccessfulModel)
 	require.Len(t, info.Attempts, 3, "the first run, the resume on A, the resume on B")
 	require.Equal(t, "rate_limit", info.Attempts[1].Class)
@@ -94,13 +95,13 @@ func TestResumeRetryStatusSendsTheFollowUpToTheNextModel(t *testing.T) {
 // the history): it does not fall back, since the next model could only be sent the task's first
 // prompt. A retry is left to OpenCode, and a provider error ends the resume as before.
 func TestRestoredResumeDoesNotFallBack(t *testing.T) {
-	task := Task{ID: "ses_r", ParentSessionID: "ses_p", ParentMessageID: "msg_p", BatchID: "msg_p", Description: "survey", Prompt: "look around",
-		Agent: "general", Status: StatusResumed, StartedAt: 900_000, ResumedAt: 950_000, ResumeCount: 1, Depth: 1,
-		Progress: Progress{LastTools: []string{}, LastUpdate: 950_000},
+	tk := task.Task{ID: "ses_r", ParentSessionID: "ses_p", ParentMessageID: "msg_p", BatchID: "msg_p", Description: "survey", Prompt: "look around",
+		Agent: "general", Status: task.StatusResumed, StartedAt: 900_000, ResumedAt: 950_000, ResumeCount: 1, Depth: 1,
+		Progress: task.Progress{LastTools: []string{}, LastUpdate: 950_000},
 		Models:   []string{"mock/mock-a", "mock/mock-b"}, Model: "mock/mock-a",
-		FallbackInfo: &FallbackInfo{Attempts: []FallbackAttempt{{Model: "mock/mock-a", Timestamp: 900_000, Success: true}}, TotalAttempts: 1, SuccessfulModel: "mock/mock-a"}}
+		FallbackInfo: &task.FallbackInfo{Attempts: []task.FallbackAttempt{{Model: "mock/mock-a", Timestamp: 900_000, Success: true}}, TotalAttempts: 1, SuccessfulModel: "mock/mock-a"}}
 	h := newFB(t, chainAB)
-	res, _ := h.m.Restore(h.now, HistoryLine(task))
+	res, _ := h.m.Restore(h.now, HistoryLine(tk))
 	require.Equal(t, 1, res.Restored)
 
 	h.busy("ses_r")
@@ -109,7 +110,7 @@ func TestRestoredResumeDoesNotFallBack(t *testing.T) {
 	eff = h.answer("ses_r", rateLimited, "")
 	require.Empty(t, prompts(eff, "ses_r"), "no prompt to the next model")
 	got, _ := h.m.Task("ses_r")
-	require.Equal(t, StatusError, got.Status)
+	require.Equal(t, task.StatusError, got.Status)
 	require.Contains(t, got.Error.Message, "Rate limit")
 }
 
@@ -117,15 +118,15 @@ func TestRestoredResumeDoesNotFallBack(t *testing.T) {
 // model) finds its place from its model. Its resume goes to B, and B's failure ends the resume
 // rather than "falling back" to B again.
 func TestRestoredTaskKnowsItsPlaceInTheChain(t *testing.T) {
-	task := Task{ID: "ses_b", ParentSessionID: "ses_p", ParentMessageID: "msg_p", BatchID: "msg_p", Description: "survey", Prompt: "look around",
-		Agent: "general", Status: StatusCompleted, StartedAt: 900_000, CompletedAt: 910_000, Result: "done on B", Depth: 1,
-		Progress: Progress{LastTools: []string{}, LastUpdate: 910_000},
+	tk := task.Task{ID: "ses_b", ParentSessionID: "ses_p", ParentMessageID: "msg_p", BatchID: "msg_p", Description: "survey", Prompt: "look around",
+		Agent: "general", Status: task.StatusCompleted, StartedAt: 900_000, CompletedAt: 910_000, Result: "done on B", Depth: 1,
+		Progress: task.Progress{LastTools: []string{}, LastUpdate: 910_000},
 		Models:   []string{"mock/mock-a", "mock/mock-b"}, Model: "mock/mock-b",
-		FallbackInfo: &FallbackInfo{Occurred: true, SuccessfulModel: "mock/mock-b", TotalAttempts: 2, Attempts: []FallbackAttempt{
+		FallbackInfo: &task.FallbackInfo{Occurred: true, SuccessfulModel: "mock/mock-b", TotalAttempts: 2, Attempts: []task.FallbackAttempt{
 			{Model: "mock/mock-a", Timestamp: 900_000, Error: "Rate limit", Class: "rate_limit"},
 			{Model: "mock/mock-b", Timestamp: 905_000, Success: true}}}}
 	h := newFB(t, chainAB)
-	res, _ := h.m.Restore(h.now, HistoryLine(task))
+	res, _ := h.m.Restore(h.now, HistoryLine(tk))
 	require.Equal(t, 1, res.Restored)
 
 	eff := h.resume("ses_b", "FOLLOW UP")
@@ -136,7 +137,7 @@ func TestRestoredTaskKnowsItsPlaceInTheChain(t *testing.T) {
 	eff = h.answer("ses_b", rateLimited, "")
 	require.Empty(t, prompts(eff, "ses_b"), "B was the last model: no attempt on B again")
 	got, _ := h.m.Task("ses_b")
-	require.Equal(t, StatusError, got.Status)
+	require.Equal(t, task.StatusError, got.Status)
 }
 
 // A model whose circuit opened after it answered the task is skipped by the task's resume, as a
@@ -149,13 +150,13 @@ func TestResumeSkipsAModelWhoseCircuitOpened(t *testing.T) {
 	require.Len(t, sent, 1)
 	require.Equal(t, "mock/mock-b", sent[0].Model)
 	require.Equal(t, "FOLLOW UP", sent[0].Parts[0].Text)
-	task, _ := h.m.Task(id)
-	require.Equal(t, []string{"mock/mock-a"}, task.FallbackInfo.Skipped)
+	tk, _ := h.m.Task(id)
+	require.Equal(t, []string{"mock/mock-a"}, tk.FallbackInfo.Skipped)
 	h.busy(id)
 	h.answer(id, "", "on B")
-	task, _ = h.m.Task(id)
-	require.Equal(t, StatusCompleted, task.Status)
-	require.Equal(t, "mock/mock-b", task.FallbackInfo.SuccessfulModel)
+	tk, _ = h.m.Task(id)
+	require.Equal(t, task.StatusCompleted, tk.Status)
+	require.Equal(t, "mock/mock-b", tk.FallbackInfo.SuccessfulModel)
 
 	// Every circuit open: the resume goes to the model that answered last.
 	h.m.RestoreHealth(fmt.Sprintf(`{"version":1,"models":{"mock/mock-a":{"failures":3,"openUntil":%d},"mock/mock-b":{"failures":3,"openUntil":%d}}}`, h.now+1e7, h.now+1e7))

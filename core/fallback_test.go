@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/stretchr/testify/require"
 )
 
@@ -116,16 +117,16 @@ func TestFallbackToTheNextModel(t *testing.T) {
 	require.Len(t, next, 1, "B gets the task")
 	require.Equal(t, "mock/mock-b", next[0].Model)
 	require.Equal(t, "look around", next[0].Parts[0].Text)
-	task, _ := h.m.Task(id)
-	require.Equal(t, StatusRunning, task.Status)
+	tk, _ := h.m.Task(id)
+	require.Equal(t, task.StatusRunning, tk.Status)
 	require.Len(t, ofKind(eff, EffectStateWrite), 1, "A's failure is recorded")
 
 	h.busy(id)
 	eff = h.answer(id, "", "found it on B")
-	task, _ = h.m.Task(id)
-	require.Equal(t, StatusCompleted, task.Status)
-	require.Equal(t, "found it on B", task.Result)
-	info := task.FallbackInfo
+	tk, _ = h.m.Task(id)
+	require.Equal(t, task.StatusCompleted, tk.Status)
+	require.Equal(t, "found it on B", tk.Result)
+	info := tk.FallbackInfo
 	require.NotNil(t, info)
 	require.True(t, info.Occurred)
 	require.Equal(t, "mock/mock-b", info.SuccessfulModel)
@@ -149,8 +150,8 @@ func TestFallbackIgnoresTheLeftAttemptsIdle(t *testing.T) {
 	h.answer(id, rateLimited, "")
 	eff := h.oc("session.idle", fmt.Sprintf(`{"sessionID":%q}`, id))
 	require.Empty(t, ofKind(eff, EffectMessages), "no check before the new attempt starts")
-	task, _ := h.m.Task(id)
-	require.Equal(t, StatusRunning, task.Status)
+	tk, _ := h.m.Task(id)
+	require.Equal(t, task.StatusRunning, tk.Status)
 }
 
 // A non-provider error fails the task at once, on the first model.
@@ -159,11 +160,11 @@ func TestNoFallbackForABadRequest(t *testing.T) {
 	id := h.launch()
 	eff := h.answer(id, badRequest, "")
 	require.Empty(t, prompts(eff, id))
-	task, _ := h.m.Task(id)
-	require.Equal(t, StatusError, task.Status)
-	require.Equal(t, 400, task.Error.StatusCode)
-	require.Equal(t, 1, task.FallbackInfo.TotalAttempts)
-	require.Equal(t, "other", task.FallbackInfo.Attempts[0].Class)
+	tk, _ := h.m.Task(id)
+	require.Equal(t, task.StatusError, tk.Status)
+	require.Equal(t, 400, tk.Error.StatusCode)
+	require.Equal(t, 1, tk.FallbackInfo.TotalAttempts)
+	require.Equal(t, "other", tk.FallbackInfo.Attempts[0].Class)
 	require.Empty(t, ofKind(eff, EffectStateWrite), "a bad request says nothing about the model's health")
 }
 
@@ -185,9 +186,9 @@ func TestCircuitBreakerSkipsAFailingModel(t *testing.T) {
 	id := h.launch()
 	p := prompts(h.effects, id)
 	require.Equal(t, "mock/mock-b", p[0].Model)
-	task, _ := h.m.Task(id)
-	require.Equal(t, []string{"mock/mock-a"}, task.FallbackInfo.Skipped)
-	require.True(t, task.FallbackInfo.Occurred)
+	tk, _ := h.m.Task(id)
+	require.Equal(t, []string{"mock/mock-a"}, tk.FallbackInfo.Skipped)
+	require.True(t, tk.FallbackInfo.Occurred)
 
 	r := newFB(t, chainAB)
 	r.m.RestoreHealth(state)
@@ -222,11 +223,11 @@ func TestContextLengthCompactsThenRetries(t *testing.T) {
 	eff = h.step(Event{Type: EventEffectDone, EffectID: sum[0].ID, OK: true})
 	require.Empty(t, prompts(eff, id))
 	h.answer(id, "", "fits now")
-	task, _ := h.m.Task(id)
-	require.Equal(t, StatusCompleted, task.Status)
-	require.Equal(t, 2, task.FallbackInfo.TotalAttempts)
-	require.True(t, task.FallbackInfo.Attempts[1].Compacted)
-	require.False(t, task.FallbackInfo.Occurred)
+	tk, _ := h.m.Task(id)
+	require.Equal(t, task.StatusCompleted, tk.Status)
+	require.Equal(t, 2, tk.FallbackInfo.TotalAttempts)
+	require.True(t, tk.FallbackInfo.Attempts[1].Compacted)
+	require.False(t, tk.FallbackInfo.Occurred)
 
 	// A second context error after the compaction goes to the next model.
 	id = h.launch()
@@ -251,8 +252,8 @@ func TestRetryStatusSwitchesModels(t *testing.T) {
 	h.oc("message.updated", fmt.Sprintf(`{"info":{"id":"msg_run","sessionID":%q,"role":"assistant","error":{"name":"MessageAbortedError","data":{"message":"The operation was aborted."}},"time":{"created":%d,"completed":%d}}}`, id, h.now-100, h.now))
 	eff = h.oc("session.idle", fmt.Sprintf(`{"sessionID":%q}`, id))
 	require.Empty(t, prompts(eff, id), "not before OpenCode confirms the abort")
-	task, _ := h.m.Task(id)
-	require.Equal(t, StatusRunning, task.Status)
+	tk, _ := h.m.Task(id)
+	require.Equal(t, task.StatusRunning, tk.Status)
 	eff = h.step(Event{Type: EventEffectDone, EffectID: abort[0].ID, OK: true})
 	require.Equal(t, "mock/mock-b", prompts(eff, id)[0].Model)
 	// On the last model, a retry status is left to OpenCode.
@@ -284,10 +285,10 @@ func TestAttemptTimeout(t *testing.T) {
 	h.busy(id)
 	h.now += 61_000
 	h.step(Event{Type: EventTimer, TimerID: attemptTimerPrefix + id})
-	task, _ := h.m.Task(id)
-	require.Equal(t, StatusError, task.Status)
-	require.Equal(t, "AttemptTimeout", task.Error.Name)
-	require.Equal(t, "timeout", task.FallbackInfo.Attempts[1].Class)
+	tk, _ := h.m.Task(id)
+	require.Equal(t, task.StatusError, tk.Status)
+	require.Equal(t, "AttemptTimeout", tk.Error.Name)
+	require.Equal(t, "timeout", tk.FallbackInfo.Attempts[1].Class)
 }
 
 // Without a configured chain a task runs on the model of its parent's turn; with neither,
@@ -296,8 +297,8 @@ func TestChainFromTheParentsModel(t *testing.T) {
 	h := newFB(t, config.Config{})
 	id := h.launch()
 	require.Equal(t, "", prompts(h.effects, id)[0].Model)
-	task, _ := h.m.Task(id)
-	require.Nil(t, task.FallbackInfo)
+	tk, _ := h.m.Task(id)
+	require.Nil(t, tk.FallbackInfo)
 
 	h.oc("message.updated", `{"info":{"id":"msg_p2","sessionID":"ses_p","role":"assistant","providerID":"anthropic","modelID":"claude-sonnet-4","time":{"created":1}}}`)
 	id = h.launch()
@@ -326,8 +327,8 @@ func TestSummaryFieldShapes(t *testing.T) {
 	id := h.launch()
 	h.oc("message.updated", fmt.Sprintf(`{"info":{"id":"msg_u","sessionID":%q,"role":"user","summary":{"title":"t","diffs":[]},"time":{"created":%d}}}`, id, h.now))
 	h.answer(id, "", "done")
-	task, _ := h.m.Task(id)
-	require.Equal(t, StatusCompleted, task.Status)
+	tk, _ := h.m.Task(id)
+	require.Equal(t, task.StatusCompleted, tk.Status)
 }
 
 // OpenCode reports a failed turn (session.error, idle) before it has finished writing the failed

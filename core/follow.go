@@ -1,6 +1,10 @@
 package core
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/asyncagents/asyncagents/core/task"
+)
 
 // Follow applies history lines that another process wrote: `asyncagents serve` shows a
 // project's history while the plugin in OpenCode keeps appending to it. Each task the lines
@@ -17,12 +21,12 @@ func (m *Machine) Follow(now int64, lines string, replace bool) (RestoreResult, 
 	}
 	m.out = nil
 	var res RestoreResult
-	var before map[string]*Task // the tasks the log held before it was compacted
+	var before map[string]*run // the tasks the log held before it was compacted
 	if replace {
 		// Another process compacted the log: an index planned for the old one would not fit.
 		m.pendingIndex = nil
 		before = m.tasks
-		m.tasks = map[string]*Task{}
+		m.tasks = map[string]*run{}
 		m.storeChanged()
 	}
 	// Appended lines each become an event-stream frame, which shows the whole task: they are
@@ -41,8 +45,8 @@ func (m *Machine) Follow(now int64, lines string, replace bool) (RestoreResult, 
 		prev, known := t.sseSent, t.sseSent != ""
 		if !replace || !known || prev != t.Status {
 			pub := t.public()
-			task, _ := appendTask(nil, &pub) // as json.Marshal writes it (task_encode.go)
-			m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: SSEFrame(TaskEventName(prev, t.Status, !known), json.RawMessage(task))})
+			rec, _ := task.AppendJSON(nil, &pub) // as json.Marshal writes it (core/task/encode.go)
+			m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: SSEFrame(TaskEventName(prev, t.Status, !known), json.RawMessage(rec))})
 		}
 		t.sseSent = t.Status
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/asyncagents/asyncagents/core/forkctx"
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // Fork: asyncagents_task(fork: true) gives the child this conversation's context.
@@ -20,7 +21,7 @@ import (
 // child linked to its parent.
 
 // startFork reads the parent's conversation for a forked task.
-func (m *Machine) startFork(t *Task) {
+func (m *Machine) startFork(t *run) {
 	m.request(Effect{Kind: EffectMessages, SessionID: t.ParentSessionID}, pending{taskID: t.ID, fork: true})
 }
 
@@ -31,12 +32,12 @@ func (m *Machine) onForkMessages(p pending, ev Event) {
 		return
 	}
 	if !ev.OK {
-		m.finish(t, StatusError, "", &TaskError{Name: "ForkError", Message: "could not read the parent's conversation: " + ev.Error})
+		m.finish(t, task.StatusError, "", &task.TaskError{Name: "ForkError", Message: "could not read the parent's conversation: " + ev.Error})
 		return
 	}
 	text, stats, err := forkctx.BuildForkContext(json.RawMessage(ev.Result), forkctx.ForkOptions{})
 	if err != nil {
-		m.finish(t, StatusError, "", &TaskError{Name: "ForkError", Message: "could not process the parent's conversation: " + err.Error()})
+		m.finish(t, task.StatusError, "", &task.TaskError{Name: "ForkError", Message: "could not process the parent's conversation: " + err.Error()})
 		return
 	}
 	t.ForkTokens = stats.Tokens
@@ -59,7 +60,7 @@ func (m *Machine) onForkContextSent(p pending, ev Event) {
 		return
 	}
 	if !ev.OK {
-		m.finish(t, StatusError, "", &TaskError{Name: "ForkError", Message: "OpenCode refused the forked context: " + ev.Error})
+		m.finish(t, task.StatusError, "", &task.TaskError{Name: "ForkError", Message: "OpenCode refused the forked context: " + ev.Error})
 		return
 	}
 	t.forkReady = true

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/asyncagents/asyncagents/core/internal/xxh64"
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // Task history: every task change is appended to a log as one line, `<xxh64> <json>\n`, where
@@ -28,12 +29,12 @@ const (
 
 // historyRecord is one line's JSON.
 type historyRecord struct {
-	Task    *Task  `json:"task,omitempty"`
-	Removed string `json:"removed,omitempty"`
+	Task    *task.Task `json:"task,omitempty"`
+	Removed string     `json:"removed,omitempty"`
 }
 
 // touch marks a task changed in this step; the step ends by persisting it.
-func (m *Machine) touch(t *Task) {
+func (m *Machine) touch(t *run) {
 	if m.dirty == nil {
 		m.dirty = map[string]bool{}
 	}
@@ -62,14 +63,14 @@ func checksummed(b []byte) string {
 }
 
 // taskLine is t's history record (read whole first, if a restore read only its head).
-func taskLine(t *Task) string {
+func taskLine(t *run) string {
 	c := t.public()
 	return historyLine(historyRecord{Task: &c})
 }
 
 // HistoryLine is a task's history record as the core writes it, for tests and benchmarks that
 // build a history without running the tasks.
-func HistoryLine(t Task) string { return taskLine(&t) }
+func HistoryLine(t task.Task) string { return taskLine(&run{Task: t}) }
 
 // ChecksummedLine is a history line for a record's JSON as given (for tests that write a record
 // of an earlier release by hand).
@@ -92,10 +93,10 @@ func (m *Machine) persistDirty() {
 		if t := m.tasks[id]; t != nil {
 			// The task is encoded once, for its history line and its SSE frame alike.
 			pub := t.public()
-			task, _ := appendTask(nil, &pub) // as json.Marshal writes it (task_encode.go)
-			line = checksummed([]byte(`{"task":` + string(task) + `}`))
+			rec, _ := task.AppendJSON(nil, &pub) // as json.Marshal writes it (core/task/encode.go)
+			line = checksummed([]byte(`{"task":` + string(rec) + `}`))
 			prev, known := t.sseSent, t.sseSent != ""
-			frames = append(frames, Effect{Kind: EffectSSEBroadcast, Frame: SSEFrame(TaskEventName(prev, t.Status, !known), json.RawMessage(task))})
+			frames = append(frames, Effect{Kind: EffectSSEBroadcast, Frame: SSEFrame(TaskEventName(prev, t.Status, !known), json.RawMessage(rec))})
 			t.sseSent = t.Status
 		} else {
 			line = historyLine(historyRecord{Removed: id})

@@ -11,6 +11,8 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // Restoring 10,000 tasks means decoding about 10 MB of JSON, and encoding/json's byte-by-byte
@@ -97,7 +99,7 @@ func decodeRecord(b string) (historyRecord, error) {
 	var r historyRecord
 	err := json.Unmarshal([]byte(b), &r)
 	if r.Task != nil {
-		r.Task.adoptLegacyID()
+		r.Task.AdoptLegacyID()
 	}
 	return r, err
 }
@@ -114,12 +116,12 @@ func fastRecord(b string) (historyRecord, error) {
 		r.Removed = s
 		return r, nil
 	case strings.HasPrefix(b, (`{"task":{`)) && strings.HasSuffix(b, ("}}")):
-		t := &Task{}
+		t := &task.Task{}
 		rest, _, _, err := fastTaskFields(b[len(`{"task":`):len(b)-1], t, noStop)
 		if err != nil || len(rest) != 0 {
 			return r, errSlowPath
 		}
-		t.adoptLegacyID()
+		t.AdoptLegacyID()
 		r.Task = t
 		return r, nil
 	}

@@ -3,6 +3,8 @@ package core
 import (
 	"reflect"
 	"strconv"
+
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // A task record is read field by field by hand: through reflect (fastStruct), every field cost a
@@ -11,9 +13,9 @@ import (
 // go through fastValue, and anything unexpected declines the whole record to encoding/json, so
 // FuzzDecodeRecord holds this reader to encoding/json as it holds the rest.
 
-var taskFields = fieldsOf(reflect.TypeOf(Task{}))
+var taskFields = fieldsOf(reflect.TypeOf(task.Task{}))
 
-// The Task fields fastTaskFields reads itself, each a slot: it switches on a field's slot (a
+// The task.Task fields fastTaskFields reads itself, each a slot: it switches on a field's slot (a
 // jump table) rather than on its name (string comparisons, each a call inside WebAssembly).
 const (
 	slotOther = iota // read by fastValue, through reflect
@@ -38,7 +40,7 @@ const (
 	slotModel
 )
 
-// taskSlots is the slot of each Task field, by field index.
+// taskSlots is the slot of each task.Task field, by field index.
 var taskSlots = func() (slots [64]uint8) {
 	for name, slot := range map[string]uint8{
 		"id": slotID, "sessionID": slotSessionID, "parentSessionID": slotParentSessionID, "parentMessageID": slotParentMessageID,
@@ -56,7 +58,7 @@ var taskSlots = func() (slots [64]uint8) {
 // noStop: read the whole task object.
 const noStop = -1
 
-// fieldIndex is the index in Task of the field with JSON name name.
+// fieldIndex is the index in task.Task of the field with JSON name name.
 func fieldIndex(name string) int {
 	i, ok := taskFields.byName[name]
 	if !ok {
@@ -70,7 +72,7 @@ func fieldIndex(name string) int {
 // task whose status, read by then, is terminal stops once that field's value is read (stopped),
 // leaving the rest unread: the head a restore keeps (history_lazy.go). A task still at work is
 // read whole in the same pass.
-func fastTaskFields(b string, t *Task, headEnd int) (_ string, seen uint64, stopped bool, _ error) {
+func fastTaskFields(b string, t *task.Task, headEnd int) (_ string, seen uint64, stopped bool, _ error) {
 	if len(b) == 0 || b[0] != '{' {
 		return "", 0, false, errSlowPath
 	}
@@ -110,7 +112,7 @@ func fastTaskFields(b string, t *Task, headEnd int) (_ string, seen uint64, stop
 		case slotStatus:
 			var s string
 			s, b, err = fastString(b)
-			t.Status = Status(s)
+			t.Status = task.Status(s)
 		case slotStartedAt:
 			t.StartedAt, b, err = fastInt(b)
 		case slotCompletedAt:
@@ -146,7 +148,7 @@ func fastTaskFields(b string, t *Task, headEnd int) (_ string, seen uint64, stop
 }
 
 // fastProgress fills p from a progress object, as fastTaskFields does a task.
-func fastProgress(b string, p *Progress) (string, error) {
+func fastProgress(b string, p *task.Progress) (string, error) {
 	if len(b) == 0 || b[0] != '{' {
 		return "", errSlowPath
 	}

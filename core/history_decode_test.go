@@ -6,14 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/stretchr/testify/require"
 )
 
 // The core's own records take the fast path, whatever their strings hold.
 func TestFastRecordReadsTheCoresOwnLines(t *testing.T) {
 	_, log := historyRun(t, 3)
-	tricky := &Task{ID: "ses_x", Prompt: "line\nquote\" back\\slash \u2028 tab\t é 😀 <html>&", Result: strings.Repeat("ü", 40),
-		Error: &TaskError{Name: "E", Message: "m\"x"}, Progress: Progress{LastTools: []string{"a\"b"}}, Status: StatusError, StartedAt: -5}
+	tricky := &task.Task{ID: "ses_x", Prompt: "line\nquote\" back\\slash \u2028 tab\t é 😀 <html>&", Result: strings.Repeat("ü", 40),
+		Error: &task.TaskError{Name: "E", Message: "m\"x"}, Progress: task.Progress{LastTools: []string{"a\"b"}}, Status: task.StatusError, StartedAt: -5}
 	lines := strings.Split(log+historyLine(historyRecord{Task: tricky})+historyLine(historyRecord{Removed: "ses_y"}), "\n")
 	fast := 0
 	for _, l := range lines {
@@ -116,9 +117,9 @@ func TestPlainASCIIPrefix(t *testing.T) {
 // Every field of a task, set: the hand-written reader gives what encoding/json gives, and takes
 // the fast path for all of them but fallbackInfo (a list of structs, which encoding/json reads).
 func TestFastTaskReadsEveryField(t *testing.T) {
-	full := Task{ID: "bg_a", SessionID: "ses_a", ParentSessionID: "ses_p", ParentMessageID: "msg_p", ParentAgent: "build", BatchID: "b1",
-		Description: "d", Prompt: "p\n\"q\"", Agent: "general", Status: StatusError, StartedAt: 1, CompletedAt: -2, Result: "r",
-		Error: &TaskError{Name: "E", Message: "m", StatusCode: 429}, Progress: Progress{ToolCalls: 3, LastTools: []string{"read", "grep"}, LastUpdate: 4},
+	full := task.Task{ID: "bg_a", SessionID: "ses_a", ParentSessionID: "ses_p", ParentMessageID: "msg_p", ParentAgent: "build", BatchID: "b1",
+		Description: "d", Prompt: "p\n\"q\"", Agent: "general", Status: task.StatusError, StartedAt: 1, CompletedAt: -2, Result: "r",
+		Error: &task.TaskError{Name: "E", Message: "m", StatusCode: 429}, Progress: task.Progress{ToolCalls: 3, LastTools: []string{"read", "grep"}, LastUpdate: 4},
 		ResumeCount: 5, IsForked: true, RetrievedAt: 6, Queued: true, Depth: 2, CancelReason: "why", ResumedAt: 7, ForkTokens: 8,
 		Models: []string{"a/b", "c/d"}, Model: "a/b"}
 	// The test notices a field added to Task and not set here.
@@ -129,9 +130,9 @@ func TestFastTaskReadsEveryField(t *testing.T) {
 		}
 	}
 	withFallback := full
-	withFallback.FallbackInfo = &FallbackInfo{Occurred: true, Attempts: []FallbackAttempt{{Model: "a/b"}}, TotalAttempts: 1}
-	for _, task := range []Task{full, withFallback} {
-		body, err := json.Marshal(historyRecord{Task: &task})
+	withFallback.FallbackInfo = &task.FallbackInfo{Occurred: true, Attempts: []task.FallbackAttempt{{Model: "a/b"}}, TotalAttempts: 1}
+	for _, tk := range []task.Task{full, withFallback} {
+		body, err := json.Marshal(historyRecord{Task: &tk})
 		require.NoError(t, err)
 		var want historyRecord
 		require.NoError(t, unmarshalRecord(body, &want))
@@ -139,7 +140,7 @@ func TestFastTaskReadsEveryField(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, got)
 		_, err = fastRecord(string(body))
-		if task.FallbackInfo == nil {
+		if tk.FallbackInfo == nil {
 			require.NoError(t, err, "the fast path reads every other field")
 		} else {
 			require.ErrorIs(t, err, errSlowPath)
@@ -172,7 +173,7 @@ func TestFastTaskLeavesOddRecordsToEncodingJSON(t *testing.T) {
 func unmarshalRecord(b []byte, r *historyRecord) error {
 	err := json.Unmarshal(b, r)
 	if r.Task != nil {
-		r.Task.adoptLegacyID()
+		r.Task.AdoptLegacyID()
 	}
 	return err
 }

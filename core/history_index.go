@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/asyncagents/asyncagents/core/internal/xxh64"
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // The history index: what a restore of the log found, written beside it so that the next
@@ -87,7 +88,7 @@ type indexSnapshot struct {
 // says what t holds. A finished task's entry is its head: a restore would read no more of it. A
 // start time the index's reader does not take (negative, or 19 digits: only an edited log or an
 // odd clock gives one) makes it a w entry, read from its record, so the index is still used.
-func snapshotEntry(t *Task, off, n int) indexEntry {
+func snapshotEntry(t *run, off, n int) indexEntry {
 	e := indexEntry{off: off, len: n}
 	if t.Status.Terminal() && t.StartedAt >= 0 && t.StartedAt < 1e18 {
 		e.head = true
@@ -244,16 +245,16 @@ func (m *Machine) applyIndex(index, history string, res *RestoreResult) (covered
 		problems = append(problems, p)
 		i++
 	}
-	tasks := make(map[string]*Task, nEntries+nEntries/8)
+	tasks := make(map[string]*run, nEntries+nEntries/8)
 	order := make([]string, 0, nEntries)
 	// One allocation for every head: 10,000 small ones cost more inside WebAssembly than the
 	// reading of their entries (blocks of 256 cost the restore about 7 ms more at the median in Bun). It is
 	// sized by the entries the body has room for, not by the header's word.
-	slab := make([]Task, min(nEntries, len(body)/minHeadEntry))
+	slab := make([]run, min(nEntries, len(body)/minHeadEntry))
 	heads := 0
-	view := make([]*Task, 0, nEntries)
+	view := make([]*run, 0, nEntries)
 	for range nEntries {
-		var into *Task
+		var into *run
 		if heads < len(slab) {
 			into = &slab[heads]
 		}
@@ -274,7 +275,7 @@ func (m *Machine) applyIndex(index, history string, res *RestoreResult) (covered
 		return 0, 0, 0
 	}
 	// The view is the tasks in launch order, as freshView would find them.
-	m.tasks, m.order, m.view = tasks, order, view
+	m.tasks, m.order, m.view, m.viewTasks = tasks, order, view, nil
 	m.sessionsStale = true
 	res.Corrupt, res.Problems, res.Indexed = corrupt, problems, len(tasks)
 	return logLen, lines, newlines
@@ -314,7 +315,7 @@ func indexCountsHold(log string, bodyLen, lines, newlines, corrupt, problems, en
 // indexEntryAt reads the entry at body[i:] (with its newline) and returns its task (a head is
 // read into into; with no into, a head is not an entry) and where the next entry starts; nil if
 // the entry is not one.
-func indexEntryAt(body string, i int, log string, into *Task) (*Task, int) {
+func indexEntryAt(body string, i int, log string, into *run) (*run, int) {
 	if i+2 > len(body) || body[i+1] != ' ' {
 		return nil, i
 	}
@@ -328,7 +329,7 @@ func indexEntryAt(body string, i int, log string, into *Task) (*Task, int) {
 		return nil, i
 	}
 	record := log[off : off+n]
-	var t *Task
+	var t *run
 	switch kind {
 	case 'h':
 		if into == nil || i >= len(body) || body[i] != ' ' {
@@ -355,7 +356,8 @@ func indexEntryAt(body string, i int, log string, into *Task) (*Task, int) {
 		}
 		t = into
 		t.ID, t.SessionID, t.ParentSessionID, t.ParentMessageID, t.ParentAgent, t.BatchID = f[0], f[1], f[2], f[3], f[4], f[5]
-		t.Description, t.Agent, t.Status, t.StartedAt, t.rest = f[6], f[7], Status(f[8]), started, record
+		t.Description, t.Agent, t.Status, t.StartedAt = f[6], f[7], task.Status(f[8]), started
+		t.SetRest(record)
 		if !t.Status.Terminal() {
 			return nil, i // a head is a finished task's
 		}
@@ -364,8 +366,8 @@ func indexEntryAt(body string, i int, log string, into *Task) (*Task, int) {
 		if err != nil || rec.Task == nil {
 			return nil, i
 		}
-		t = rec.Task
-		if t.rest == "" && t.Progress.LastTools == nil {
+		t = &run{Task: *rec.Task}
+		if !t.Lazy() && t.Progress.LastTools == nil {
 			t.Progress.LastTools = []string{}
 		}
 	default:

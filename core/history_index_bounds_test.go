@@ -9,6 +9,7 @@ import (
 
 	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/internal/xxh64"
+	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/stretchr/testify/require"
 )
 
@@ -30,7 +31,7 @@ func TestAnIndexCostsNoMoreThanItsSize(t *testing.T) {
 	covered, _, _ := m.applyIndex(sealed, log, &res)
 	runtime.ReadMemStats(&after)
 	require.Zero(t, covered)
-	t.Logf("sizeof(Task)=%d; %d bytes of index allocated %d MB", unsafe.Sizeof(Task{}), len(sealed), (after.TotalAlloc-before.TotalAlloc)>>20)
+	t.Logf("sizeof(task.Task)=%d; %d bytes of index allocated %d MB", unsafe.Sizeof(task.Task{}), len(sealed), (after.TotalAlloc-before.TotalAlloc)>>20)
 	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64*len(sealed)), "allocation bounded by the index's size")
 }
 
@@ -56,7 +57,7 @@ func TestAResealedIndexWithNoEntriesIsNotUsed(t *testing.T) {
 func TestAnIndexOfNegativeStartTimesIsUsed(t *testing.T) {
 	var b strings.Builder
 	for i := range 300 {
-		b.WriteString(HistoryLine(Task{ID: "ses_" + strconv.Itoa(i), ParentSessionID: "p", Status: StatusCompleted, StartedAt: int64(i) - 1}))
+		b.WriteString(HistoryLine(task.Task{ID: "ses_" + strconv.Itoa(i), ParentSessionID: "p", Status: task.StatusCompleted, StartedAt: int64(i) - 1}))
 	}
 	log := b.String()
 	index := restoredIndex(t, log)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/stretchr/testify/require"
 )
 
@@ -14,7 +15,7 @@ import (
 // (queued ones too), start times drawn from a few values (ties), removals, corrupt and empty
 // lines.
 func randomHistoryLines(r *rand.Rand, n, pool int) string {
-	statuses := []Status{StatusCompleted, StatusError, StatusCancelled, StatusRunning, StatusResumed}
+	statuses := []task.Status{task.StatusCompleted, task.StatusError, task.StatusCancelled, task.StatusRunning, task.StatusResumed}
 	var b strings.Builder
 	for range n {
 		switch k := r.Intn(100); {
@@ -26,7 +27,7 @@ func randomHistoryLines(r *rand.Rand, n, pool int) string {
 			b.WriteString(historyLine(historyRecord{Removed: fmt.Sprintf("ses_%03d", r.Intn(pool))}))
 		default:
 			st := statuses[r.Intn(len(statuses))]
-			t := Task{ID: fmt.Sprintf("ses_%03d", r.Intn(pool)), ParentSessionID: "ses_parent", ParentMessageID: "msg",
+			t := task.Task{ID: fmt.Sprintf("ses_%03d", r.Intn(pool)), ParentSessionID: "ses_parent", ParentMessageID: "msg",
 				BatchID: fmt.Sprintf("batch_%d", r.Intn(6)), Description: fmt.Sprintf("d%d", r.Intn(50)),
 				Prompt: "p", Agent: "build", Status: st, StartedAt: int64(1000 * (1 + r.Intn(5))), Depth: 1}
 			if st.Terminal() {
@@ -103,12 +104,12 @@ type historySim struct {
 	r     *rand.Rand
 	clock int64
 	next  int
-	live  []*Task
+	live  []*task.Task
 }
 
 func (s *historySim) lines(n int) string {
 	var b strings.Builder
-	write := func(t *Task) { b.WriteString(HistoryLine(*t)) }
+	write := func(t *task.Task) { b.WriteString(HistoryLine(*t)) }
 	for range n {
 		if s.r.Intn(3) > 0 {
 			s.clock += 1000
@@ -120,9 +121,9 @@ func (s *historySim) lines(n int) string {
 			b.WriteString("\n")
 		case k < 70 || len(s.live) == 0:
 			for range 1 + s.r.Intn(3) {
-				t := &Task{ID: fmt.Sprintf("ses_%04d", s.next), ParentSessionID: "ses_parent", ParentMessageID: "msg",
+				t := &task.Task{ID: fmt.Sprintf("ses_%04d", s.next), ParentSessionID: "ses_parent", ParentMessageID: "msg",
 					BatchID: fmt.Sprintf("batch_%d", s.next/3), Description: "d", Prompt: "p", Agent: "build",
-					Status: StatusRunning, StartedAt: s.clock, Depth: 1, Queued: s.r.Intn(3) == 0}
+					Status: task.StatusRunning, StartedAt: s.clock, Depth: 1, Queued: s.r.Intn(3) == 0}
 				s.next++
 				s.live = append(s.live, t)
 				write(t)
@@ -134,13 +135,13 @@ func (s *historySim) lines(n int) string {
 			case t.Queued:
 				t.Queued, t.StartedAt = false, s.clock
 			case !t.Status.Terminal():
-				t.Status, t.CompletedAt, t.Result = []Status{StatusCompleted, StatusError, StatusCancelled}[s.r.Intn(3)], s.clock, "r"
+				t.Status, t.CompletedAt, t.Result = []task.Status{task.StatusCompleted, task.StatusError, task.StatusCancelled}[s.r.Intn(3)], s.clock, "r"
 			case s.r.Intn(3) == 0:
 				b.WriteString(historyLine(historyRecord{Removed: t.ID}))
 				s.live = append(s.live[:i], s.live[i+1:]...)
 				continue
 			default:
-				t.Status = StatusResumed
+				t.Status = task.StatusResumed
 			}
 			write(t)
 		}
@@ -203,20 +204,20 @@ func TestACompactionsIndexRestoresAsTheWholeLog(t *testing.T) {
 // them in the whole read's order. An index that held the launch order after sortRestored, not
 // the log's, broke the tie the other way.
 func TestAnIndexKeepsTheLogsOrderForTiedStarts(t *testing.T) {
-	task := func(id string, at int64, st Status, queued bool) Task {
-		return Task{ID: id, ParentSessionID: "ses_parent", ParentMessageID: "msg", BatchID: "b_" + id, Description: id,
+	tk := func(id string, at int64, st task.Status, queued bool) task.Task {
+		return task.Task{ID: id, ParentSessionID: "ses_parent", ParentMessageID: "msg", BatchID: "b_" + id, Description: id,
 			Prompt: "p", Agent: "build", Status: st, StartedAt: at, Depth: 1, Queued: queued}
 	}
 	var prefix strings.Builder
-	prefix.WriteString(HistoryLine(task("ses_a", 1000, StatusRunning, true))) // A launched, queued
+	prefix.WriteString(HistoryLine(tk("ses_a", 1000, task.StatusRunning, true))) // A launched, queued
 	for i := range 300 {
-		done := task(fmt.Sprintf("ses_f%03d", i), 2000+int64(i), StatusCompleted, false)
+		done := tk(fmt.Sprintf("ses_f%03d", i), 2000+int64(i), task.StatusCompleted, false)
 		done.CompletedAt = done.StartedAt + 1
 		prefix.WriteString(HistoryLine(done))
 	}
-	prefix.WriteString(HistoryLine(task("ses_b", 3000, StatusRunning, true)))  // B launched, queued
-	prefix.WriteString(HistoryLine(task("ses_a", 5000, StatusRunning, false))) // A starts at 5000
-	tail := HistoryLine(task("ses_b", 5000, StatusRunning, false))             // B starts at 5000 too
+	prefix.WriteString(HistoryLine(tk("ses_b", 3000, task.StatusRunning, true)))  // B launched, queued
+	prefix.WriteString(HistoryLine(tk("ses_a", 5000, task.StatusRunning, false))) // A starts at 5000
+	tail := HistoryLine(tk("ses_b", 5000, task.StatusRunning, false))             // B starts at 5000 too
 
 	first := NewMachine(config.Config{})
 	_, eff := first.Restore(apiNow, prefix.String())

@@ -7,6 +7,7 @@ import (
 
 	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/internal/xxh64"
+	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/stretchr/testify/require"
 )
 
@@ -42,7 +43,7 @@ func indexedHistory() string {
 	log := lazyHistory(300)
 	tasks := apiManyTasks(300)
 	again := tasks[10]
-	again.Status, again.Result = StatusCompleted, "written again"
+	again.Status, again.Result = task.StatusCompleted, "written again"
 	return log + HistoryLine(again) + "0123456789abcdef {\"task\":torn}\n" +
 		historyLine(historyRecord{Removed: tasks[20].ID}) + HistoryLine(tasks[30])
 }
@@ -53,14 +54,14 @@ func historyTail() string {
 	tasks := apiManyTasks(320)
 	changed := tasks[40]
 	changed.RetrievedAt = changed.StartedAt + 9
-	var running Task
-	for _, task := range tasks {
-		if task.Status == StatusRunning {
-			running = task
+	var running task.Task
+	for _, tk := range tasks {
+		if tk.Status == task.StatusRunning {
+			running = tk
 			break
 		}
 	}
-	running.Status, running.Result, running.CompletedAt = StatusCompleted, "done at last", running.StartedAt+50
+	running.Status, running.Result, running.CompletedAt = task.StatusCompleted, "done at last", running.StartedAt+50
 	return HistoryLine(tasks[310]) + HistoryLine(changed) + "feedfacefeedface {}\n" + HistoryLine(running) +
 		historyLine(historyRecord{Removed: tasks[50].ID}) + HistoryLine(tasks[311])
 }
@@ -117,9 +118,9 @@ func TestAnIndexThatDoesNotFitIsNotUsed(t *testing.T) {
 	index := restoredIndex(t, log)
 	require.NotEmpty(t, index)
 	var otherLog strings.Builder
-	for _, task := range apiManyTasks(280) {
-		task.Description += " (elsewhere)"
-		otherLog.WriteString(HistoryLine(task))
+	for _, tk := range apiManyTasks(280) {
+		tk.Description += " (elsewhere)"
+		otherLog.WriteString(HistoryLine(tk))
 	}
 	otherIndex := restoredIndex(t, otherLog.String())
 	require.NotEmpty(t, otherIndex)
@@ -220,7 +221,7 @@ func smallIndexedLog(t *testing.T) (log, index string) {
 	log = lazyHistory(18)
 	tasks := apiManyTasks(18)
 	again := tasks[3]
-	again.Status, again.Result = StatusCompleted, "written again"
+	again.Status, again.Result = task.StatusCompleted, "written again"
 	log += HistoryLine(again) + "0123456789abcdef {\"task\":torn}\n" +
 		historyLine(historyRecord{Removed: tasks[7].ID}) + HistoryLine(tasks[12])
 	m := NewMachine(config.Config{})
@@ -272,8 +273,8 @@ func FuzzHistoryIndexResealed(f *testing.F) {
 		sealed := body + string(appendHex16(nil, xxh64.Sum([]byte(body)))) + "\n"
 		m := NewMachine(config.Config{})
 		m.RestoreIndexed(apiNow, log, sealed)
-		for _, task := range m.Tasks() {
-			m.ServeHTTP(apiGet("/v1/tasks/"+task.ID, ""), apiCfg, apiNow+5)
+		for _, tk := range m.Tasks() {
+			m.ServeHTTP(apiGet("/v1/tasks/"+tk.ID, ""), apiCfg, apiNow+5)
 		}
 		m.ServeHTTP(apiGet("/v1/tasks", "limit=200"), apiCfg, apiNow+5)
 		m.ServeHTTP(apiGet("/v1/stats", ""), apiCfg, apiNow+5)
@@ -296,9 +297,9 @@ func TestARestoredTaskChangesAsAnUpdate(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m := NewMachine(config.Config{})
 			restore(m)
-			task, ok := m.Task("ses_00000028")
+			tk, ok := m.Task("ses_00000028")
 			require.True(t, ok)
-			require.Equal(t, StatusCompleted, task.Status)
+			require.Equal(t, task.StatusCompleted, tk.Status)
 			var frames []string
 			for _, e := range m.Step(apiNow+5, Event{Type: EventToolCall, CallID: "c1", Tool: ToolOutput, SessionID: "ses_parent", MessageID: "msg_x", Agent: "build",
 				Args: []byte(`{"task_id":"ses_00000028"}`)}) {

@@ -1,12 +1,16 @@
 package core
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/asyncagents/asyncagents/core/task"
+)
 
 // A restore reads each finished task's record only up to startedAt: the ID, parents, batch,
 // description, prompt, agent, status and start time are what the restore, the indexes, the
 // list's filters and its order need. The rest of the record (result, progress, error...) is kept
 // as the line's text, inside the history the task's strings already point into, and read the
-// first time anything needs it (Task.load). Over 10,000 tasks that halves the decoding of a
+// first time anything needs it (load). Over 10,000 tasks that halves the decoding of a
 // restart, which inside WebAssembly in Bun is most of its time.
 //
 // For every record the core writes, a head and its load give what reading it whole gives
@@ -43,17 +47,17 @@ func readRecordHead(body string) (historyRecord, error) { return readRecordHeadI
 
 // readRecordHeadInto is readRecordHead reading a record of the usual form into into (a new Task if
 // nil), which then holds garbage if the record's Task is not into.
-func readRecordHeadInto(body string, into *Task) (historyRecord, error) {
+func readRecordHeadInto(body string, into *task.Task) (historyRecord, error) {
 	if strings.HasPrefix(body, `{"task":{`) && strings.HasSuffix(body, "}}") {
 		t := into
 		if t == nil {
-			t = &Task{}
+			t = &task.Task{}
 		}
 		rest, seen, stopped, err := fastTaskFields(body[len(`{"task":`):len(body)-1], t, lazyHeadEndField)
-		t.adoptLegacyID()
+		t.AdoptLegacyID()
 		switch {
 		case err == nil && stopped && seen&lazyHead == lazyHead && t.ID != "":
-			t.rest = body
+			t.SetRest(body)
 			return historyRecord{Task: t}, nil
 		case err == nil && !stopped && rest == "":
 			return historyRecord{Task: t}, nil // read whole, as fastRecord reads it
@@ -63,13 +67,12 @@ func readRecordHeadInto(body string, into *Task) (historyRecord, error) {
 }
 
 // load reads the rest of a task a restore read only the head of; for any other task it does
-// nothing.
-func (t *Task) load() {
-	if t.rest == "" {
+// nothing. What the machine keeps beside the record (package core's run) is not touched.
+func load(t *task.Task) {
+	body := t.TakeRest()
+	if body == "" {
 		return
 	}
-	body := t.rest
-	t.rest = ""
 	r, err := decodeRecord(body)
 	if err != nil || r.Task == nil || r.Task.ID != t.ID {
 		// Only a line made by hand, with a checksum that holds over JSON the core would not
@@ -79,19 +82,23 @@ func (t *Task) load() {
 	if r.Task.Progress.LastTools == nil {
 		r.Task.Progress.LastTools = []string{}
 	}
-	// What the restore knew of the task beyond its record stays.
-	r.Task.sseSent, r.Task.logAt, r.Task.logLen = t.sseSent, t.logAt, t.logLen
 	*t = *r.Task
 }
 
 // sessionTask returns the task with id if a session launched it, read whole; nil otherwise.
 // Loops over every task that pick one session's use it: the parent is in the head, so the
 // other sessions' tasks (a whole history of them) are not read.
-func (m *Machine) sessionTask(id, parentSessionID string) *Task {
+func (m *Machine) sessionTask(id, parentSessionID string) *run {
 	t := m.tasks[id]
 	if t == nil || t.ParentSessionID != parentSessionID {
 		return nil
 	}
-	t.load()
+	load(&t.Task)
 	return t
+}
+
+// duration is t.Duration, read whole first: a head does not hold the task's end.
+func duration(t *task.Task, now int64) int64 {
+	load(t)
+	return t.Duration(now)
 }

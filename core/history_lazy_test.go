@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/stretchr/testify/require"
 )
 
@@ -15,7 +16,7 @@ func lazyHistory(n int) string {
 	for i, t := range apiManyTasks(n) {
 		switch i % 11 {
 		case 3:
-			t.FallbackInfo = &FallbackInfo{Occurred: true, Attempts: []FallbackAttempt{{Model: "a/b"}, {Model: "c/d", Success: true}}, TotalAttempts: 2}
+			t.FallbackInfo = &task.FallbackInfo{Occurred: true, Attempts: []task.FallbackAttempt{{Model: "a/b"}, {Model: "c/d", Success: true}}, TotalAttempts: 2}
 			t.Models = []string{"a/b", "c/d"}
 		case 7:
 			t.CancelReason = "not needed"
@@ -35,14 +36,14 @@ func TestLazyRestoreAnswersAsAWholeRead(t *testing.T) {
 	lazy.Restore(apiNow, log)
 	whole.Restore(apiNow, log)
 	heads := 0
-	for _, task := range lazy.tasks {
-		if task.rest != "" {
+	for _, tk := range lazy.tasks {
+		if tk.Lazy() {
 			heads++
 		}
 	}
 	require.Greater(t, heads, 200, "finished tasks are restored head first")
-	for _, task := range whole.tasks {
-		task.load()
+	for _, tk := range whole.tasks {
+		load(&tk.Task)
 	}
 
 	ask := sameAnswerRequests("ses_00000007")
@@ -60,18 +61,18 @@ func TestLazyRestoreAnswersAsAWholeRead(t *testing.T) {
 	}
 	require.Equal(t, out(whole), out(lazy))
 	require.Equal(t, whole.Tasks(), lazy.Tasks())
-	for id, task := range lazy.tasks {
-		require.Empty(t, task.rest, "%s is read whole once everything has been asked", id)
+	for id, tk := range lazy.tasks {
+		require.False(t, tk.Lazy(), "%s is read whole once everything has been asked", id)
 	}
 }
 
 // The history rewritten after a lazy restore (a compaction) holds every record whole.
 func TestCompactionAfterALazyRestoreWritesWholeRecords(t *testing.T) {
 	var log strings.Builder
-	for i, task := range apiManyTasks(300) {
-		log.WriteString(HistoryLine(task))
+	for i, tk := range apiManyTasks(300) {
+		log.WriteString(HistoryLine(tk))
 		if i%2 == 0 {
-			log.WriteString(HistoryLine(task)) // an older record of the same task
+			log.WriteString(HistoryLine(tk)) // an older record of the same task
 		}
 	}
 	m := NewMachine(config.Config{})
@@ -90,7 +91,7 @@ func TestCompactionAfterALazyRestoreWritesWholeRecords(t *testing.T) {
 		got, ok := again.Task(want.ID)
 		require.True(t, ok, want.ID)
 		want.Progress.LastTools = append([]string{}, want.Progress.LastTools...)
-		require.Equal(t, want.public(), got, want.ID)
+		require.Equal(t, publicOf(want), got, want.ID)
 	}
 }
 
@@ -106,9 +107,9 @@ func TestRecordsInAnotherOrderAreReadWhole(t *testing.T) {
 	}{{inOrder, true}, {reordered, false}, {running, false}} {
 		r, err := readRecordHead(c.body)
 		require.NoError(t, err)
-		require.Equal(t, c.head, r.Task.rest != "", c.body)
+		require.Equal(t, c.head, r.Task.Lazy(), c.body)
 		require.Equal(t, "general", r.Task.Agent)
-		r.Task.load()
+		load(r.Task)
 		whole, err := decodeRecord(c.body)
 		require.NoError(t, err)
 		if whole.Task.Progress.LastTools == nil && c.head {
@@ -134,10 +135,10 @@ func FuzzLazyRecord(f *testing.F) {
 		}
 		r, err := readRecordHead(body)
 		require.NoError(t, err)
-		r.Task.load()
-		for _, task := range []*Task{whole.Task, r.Task} {
-			if task.Progress.LastTools == nil {
-				task.Progress.LastTools = []string{}
+		load(r.Task)
+		for _, tk := range []*task.Task{whole.Task, r.Task} {
+			if tk.Progress.LastTools == nil {
+				tk.Progress.LastTools = []string{}
 			}
 		}
 		require.Equal(t, whole.Task, r.Task, "%q", body)
@@ -147,18 +148,18 @@ func FuzzLazyRecord(f *testing.F) {
 // Listing one session's tasks reads that session's records whole, and leaves the rest of the
 // history (other sessions' tasks) as heads.
 func TestListingASessionReadsOnlyItsTasks(t *testing.T) {
-	other := Task{ID: "ses_mine", ParentSessionID: "ses_other", BatchID: "b", Description: "mine", Agent: "general",
-		Status: StatusCompleted, StartedAt: 1, CompletedAt: 2, Result: "r"}
+	other := task.Task{ID: "ses_mine", ParentSessionID: "ses_other", BatchID: "b", Description: "mine", Agent: "general",
+		Status: task.StatusCompleted, StartedAt: 1, CompletedAt: 2, Result: "r"}
 	m := NewMachine(config.Config{})
 	m.Restore(apiNow, lazyHistory(50)+HistoryLine(other))
 	effects := m.Step(apiNow+1, Event{Type: EventToolCall, CallID: "l1", Tool: ToolList, SessionID: "ses_other", MessageID: "msg_o", Agent: "build"})
 	require.Len(t, effects, 1)
 	require.Contains(t, effects[0].Output, "ses_mine")
 	require.NotContains(t, effects[0].Output, "ses_00000000")
-	require.Empty(t, m.tasks["ses_mine"].rest)
+	require.False(t, m.tasks["ses_mine"].Lazy())
 	heads := 0
-	for _, task := range m.tasks {
-		if task.rest != "" {
+	for _, tk := range m.tasks {
+		if tk.Lazy() {
 			heads++
 		}
 	}

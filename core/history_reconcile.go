@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/asyncagents/asyncagents/core/errclass"
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // reconcile checks every task that was at work when the history was written: OpenCode may have
@@ -12,7 +13,7 @@ import (
 // created had not begun: it starts again.
 func (m *Machine) reconcile() {
 	var ids []string
-	var unborn []*Task
+	var unborn []*run
 	for _, t := range m.apiView() {
 		switch {
 		case t.Status.Terminal() || t.Queued:
@@ -92,7 +93,7 @@ func (m *Machine) onReconcileMessages(p pending, ev Event) {
 		return
 	}
 	if !ev.OK {
-		m.finish(t, StatusError, "", &TaskError{Name: "Interrupted", Message: "interrupted: the child session is gone (" + ev.Error + ")"})
+		m.finish(t, task.StatusError, "", &task.TaskError{Name: "Interrupted", Message: "interrupted: the child session is gone (" + ev.Error + ")"})
 		return
 	}
 	// The fallback loop's place is not in the history; its attempts are. A last attempt that
@@ -105,7 +106,7 @@ func (m *Machine) onReconcileMessages(p pending, ev Event) {
 		t.compacted = last.Compacted
 		if !last.Success && last.Error != "" && !p.busy {
 			t.switching, t.abortDone = true, true
-			t.pendingErr, t.pendingClass = &TaskError{Name: "APIError", Message: last.Error}, errclass.ErrorClass(last.Class)
+			t.pendingErr, t.pendingClass = &task.TaskError{Name: "APIError", Message: last.Error}, errclass.ErrorClass(last.Class)
 			m.switchModel(t)
 			return
 		}
@@ -121,6 +122,6 @@ func (m *Machine) onReconcileMessages(p pending, ev Event) {
 			m.armAttemptTimer(t, m.cfg.Fallback.AttemptTimeoutMs)
 		}
 	default:
-		m.finish(t, StatusError, "", &TaskError{Name: "Interrupted", Message: "interrupted: OpenCode stopped while the task ran"})
+		m.finish(t, task.StatusError, "", &task.TaskError{Name: "Interrupted", Message: "interrupted: OpenCode stopped while the task ran"})
 	}
 }

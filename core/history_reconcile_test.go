@@ -5,22 +5,23 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/stretchr/testify/require"
 )
 
 // restoredOnA is a task at work on A (chain A, B), as the history holds it.
-func restoredOnA(status Status, attempts []FallbackAttempt) Task {
-	return Task{ID: "ses_r", ParentSessionID: "ses_p", ParentMessageID: "msg_p", BatchID: "msg_p", Description: "survey", Prompt: "look around",
+func restoredOnA(status task.Status, attempts []task.FallbackAttempt) task.Task {
+	return task.Task{ID: "ses_r", ParentSessionID: "ses_p", ParentMessageID: "msg_p", BatchID: "msg_p", Description: "survey", Prompt: "look around",
 		Agent: "general", Status: status, StartedAt: 900_000, Depth: 1,
-		Progress: Progress{LastTools: []string{}, LastUpdate: 900_000},
+		Progress: task.Progress{LastTools: []string{}, LastUpdate: 900_000},
 		Models:   []string{"mock/mock-a", "mock/mock-b"}, Model: "mock/mock-a",
-		FallbackInfo: &FallbackInfo{Attempts: attempts, TotalAttempts: len(attempts)}}
+		FallbackInfo: &task.FallbackInfo{Attempts: attempts, TotalAttempts: len(attempts)}}
 }
 
 // restoreAndReconcile restores the task, answers session.status with busyJSON and the reconcile's
 // messages read with msgs; it returns every effect seen.
-func (h *fbHarness) restoreAndReconcile(task Task, busyJSON, msgs string) []Effect {
-	_, eff := h.m.Restore(h.now, HistoryLine(task))
+func (h *fbHarness) restoreAndReconcile(tk task.Task, busyJSON, msgs string) []Effect {
+	_, eff := h.m.Restore(h.now, HistoryLine(tk))
 	all := append([]Effect{}, eff...)
 	st := ofKind(eff, EffectStatus)
 	require.Len(h.t, st, 1)
@@ -47,11 +48,11 @@ func timersNamed(effects []Effect, id string) []Effect {
 // would never be left for B.
 func TestRestoredAttemptIsWatchedForSilence(t *testing.T) {
 	h := newFB(t, chainAB)
-	task := restoredOnA(StatusRunning, []FallbackAttempt{{Model: "mock/mock-a", Timestamp: 900_000}})
-	all := h.restoreAndReconcile(task, `{"ses_r":{"type":"busy"}}`,
+	tk := restoredOnA(task.StatusRunning, []task.FallbackAttempt{{Model: "mock/mock-a", Timestamp: 900_000}})
+	all := h.restoreAndReconcile(tk, `{"ses_r":{"type":"busy"}}`,
 		`[{"info":{"id":"m1","role":"user","time":{"created":900001}},"parts":[]}]`)
 	got, _ := h.m.Task("ses_r")
-	require.Equal(t, StatusRunning, got.Status)
+	require.Equal(t, task.StatusRunning, got.Status)
 	require.NotEmpty(t, timersNamed(all, attemptTimerPrefix+"ses_r"),
 		"the restored attempt should be watched for inactivity (attemptTimeoutMs)")
 }
@@ -61,12 +62,12 @@ func TestRestoredAttemptIsWatchedForSilence(t *testing.T) {
 // the task (it used to fail with "The operation was aborted.").
 func TestRestoredSwitchAfterOurAbortGoesToTheNextModel(t *testing.T) {
 	h := newFB(t, chainAB)
-	task := restoredOnA(StatusRunning, []FallbackAttempt{{Model: "mock/mock-a", Timestamp: 900_000, Error: "Rate limit exceeded", Class: "rate_limit"}})
-	all := h.restoreAndReconcile(task, `{}`,
+	tk := restoredOnA(task.StatusRunning, []task.FallbackAttempt{{Model: "mock/mock-a", Timestamp: 900_000, Error: "Rate limit exceeded", Class: "rate_limit"}})
+	all := h.restoreAndReconcile(tk, `{}`,
 		`[{"info":{"id":"m1","role":"user","time":{"created":900001}},"parts":[]},`+
 			`{"info":{"id":"m2","role":"assistant","error":{"name":"MessageAbortedError","data":{"message":"The operation was aborted."}},"time":{"created":900002,"completed":960000}},"parts":[]}]`)
 	got, _ := h.m.Task("ses_r")
-	require.Equal(t, StatusRunning, got.Status, "task ended: %v %+v", got.Status, got.Error)
+	require.Equal(t, task.StatusRunning, got.Status, "task ended: %v %+v", got.Status, got.Error)
 	require.Len(t, prompts(all, "ses_r"), 1)
 }
 
@@ -75,10 +76,10 @@ func TestRestoredSwitchAfterOurAbortGoesToTheNextModel(t *testing.T) {
 // opened one failure early; B waited for the next poll).
 func TestRestoredSwitchAfterAProviderErrorCountsItOnce(t *testing.T) {
 	h := newFB(t, chainAB)
-	task := restoredOnA(StatusRunning, []FallbackAttempt{{Model: "mock/mock-a", Timestamp: 900_000, Error: "Rate limit reached for requests", Class: "rate_limit"}})
+	tk := restoredOnA(task.StatusRunning, []task.FallbackAttempt{{Model: "mock/mock-a", Timestamp: 900_000, Error: "Rate limit reached for requests", Class: "rate_limit"}})
 	// The health file as written before the reload: A's one failure.
 	h.m.RestoreHealth(`{"version":1,"models":{"mock/mock-a":{"failures":1,"lastError":"Rate limit reached for requests","lastFailureAt":900003}}}`)
-	all := h.restoreAndReconcile(task, `{}`,
+	all := h.restoreAndReconcile(tk, `{}`,
 		`[{"info":{"id":"m1","role":"user","time":{"created":900001}},"parts":[]},`+
 			`{"info":{"id":"m2","role":"assistant","error":`+rateLimited+`,"time":{"created":900002,"completed":900003}},"parts":[]}]`)
 	p := prompts(all, "ses_r")
@@ -93,19 +94,19 @@ func TestRestoredSwitchAfterAProviderErrorCountsItOnce(t *testing.T) {
 
 // A restored task still at work (running or resumed) completes from events, and from the poll.
 func TestRestoredTaskCompletesFromEventsAndPoll(t *testing.T) {
-	for _, status := range []Status{StatusRunning, StatusResumed} {
+	for _, status := range []task.Status{task.StatusRunning, task.StatusResumed} {
 		h := newFB(t, chainAB)
-		task := restoredOnA(status, []FallbackAttempt{{Model: "mock/mock-a", Timestamp: 900_000}})
-		if status == StatusResumed {
-			task.ResumeCount, task.ResumedAt = 1, 950_000
+		tk := restoredOnA(status, []task.FallbackAttempt{{Model: "mock/mock-a", Timestamp: 900_000}})
+		if status == task.StatusResumed {
+			tk.ResumeCount, tk.ResumedAt = 1, 950_000
 		}
-		h.restoreAndReconcile(task, `{"ses_r":{"type":"busy"}}`, `[{"info":{"id":"m1","role":"user","time":{"created":900001}},"parts":[]}]`)
+		h.restoreAndReconcile(tk, `{"ses_r":{"type":"busy"}}`, `[{"info":{"id":"m1","role":"user","time":{"created":900001}},"parts":[]}]`)
 		h.answer("ses_r", "", "done after restore")
 		got, _ := h.m.Task("ses_r")
-		require.Equal(t, StatusCompleted, got.Status, string(status))
+		require.Equal(t, task.StatusCompleted, got.Status, string(status))
 
 		h = newFB(t, chainAB)
-		h.restoreAndReconcile(task, `{"ses_r":{"type":"busy"}}`, `[{"info":{"id":"m1","role":"user","time":{"created":900001}},"parts":[]}]`)
+		h.restoreAndReconcile(tk, `{"ses_r":{"type":"busy"}}`, `[{"info":{"id":"m1","role":"user","time":{"created":900001}},"parts":[]}]`)
 		eff := h.step(Event{Type: EventTimer, TimerID: pollTimer})
 		st := ofKind(eff, EffectStatus)
 		require.Len(t, st, 1)
@@ -115,7 +116,7 @@ func TestRestoredTaskCompletesFromEventsAndPoll(t *testing.T) {
 		h.step(Event{Type: EventEffectDone, EffectID: rd[0].ID, OK: true, Result: json.RawMessage(fmt.Sprintf(
 			`[{"info":{"id":"m2","role":"assistant","finish":"stop","time":{"created":%d,"completed":%d}},"parts":[{"type":"text","text":"polled"}]}]`, h.now, h.now))})
 		got, _ = h.m.Task("ses_r")
-		require.Equal(t, StatusCompleted, got.Status, string(status))
+		require.Equal(t, task.StatusCompleted, got.Status, string(status))
 		require.Equal(t, "polled", got.Result)
 	}
 }
@@ -123,15 +124,15 @@ func TestRestoredTaskCompletesFromEventsAndPoll(t *testing.T) {
 // A restored queued task starts.
 func TestRestoredQueuedTaskStarts(t *testing.T) {
 	h := newFB(t, chainAB)
-	task := restoredOnA(StatusRunning, []FallbackAttempt{})
-	task.Queued = true
-	_, eff := h.m.Restore(h.now, HistoryLine(task))
+	tk := restoredOnA(task.StatusRunning, []task.FallbackAttempt{})
+	tk.Queued = true
+	_, eff := h.m.Restore(h.now, HistoryLine(tk))
 	p := prompts(eff, "ses_r")
 	require.Len(t, p, 1)
 	h.step(Event{Type: EventEffectDone, EffectID: p[0].ID, OK: true})
 	h.answer("ses_r", "", "ok")
 	got, _ := h.m.Task("ses_r")
-	require.Equal(t, StatusCompleted, got.Status)
+	require.Equal(t, task.StatusCompleted, got.Status)
 }
 
 // "Compact once, then fall back" holds across a reload: an attempt already compacted moves to B
@@ -146,7 +147,7 @@ func TestRestoredCompactedAttemptIsNotCompactedAgain(t *testing.T) {
 	sum := ofKind(eff, EffectSummarize)[0]
 	h.step(Event{Type: EventEffectDone, EffectID: sum.ID, OK: true})
 	liveShared, _ := h.m.Task(id)
-	var live Task // Task() shares FallbackInfo with the machine: snapshot it now
+	var live task.Task // Task() shares FallbackInfo with the machine: snapshot it now
 	b, _ := json.Marshal(liveShared)
 	require.NoError(t, json.Unmarshal(b, &live))
 	h.busy(id)
@@ -169,8 +170,8 @@ func TestRestoredCompactedAttemptIsNotCompactedAgain(t *testing.T) {
 // as interrupted while its child was still at work.
 func TestReconcileAsksAgainWhenTheStatusReadFails(t *testing.T) {
 	h := newFB(t, chainAB)
-	task := restoredOnA(StatusRunning, []FallbackAttempt{{Model: "mock/mock-a", Timestamp: 900_000}})
-	_, eff := h.m.Restore(h.now, HistoryLine(task))
+	tk := restoredOnA(task.StatusRunning, []task.FallbackAttempt{{Model: "mock/mock-a", Timestamp: 900_000}})
+	_, eff := h.m.Restore(h.now, HistoryLine(tk))
 	st := ofKind(eff, EffectStatus)
 	require.Len(t, st, 1)
 
@@ -180,7 +181,7 @@ func TestReconcileAsksAgainWhenTheStatusReadFails(t *testing.T) {
 	require.Len(t, retry, 1)
 	require.Equal(t, int64(reconcileRetryMs), retry[0].DelayMs)
 	got, _ := h.m.Task("ses_r")
-	require.Equal(t, StatusRunning, got.Status)
+	require.Equal(t, task.StatusRunning, got.Status)
 
 	eff = h.step(Event{Type: EventTimer, TimerID: reconcileTimer})
 	st = ofKind(eff, EffectStatus)
@@ -191,7 +192,7 @@ func TestReconcileAsksAgainWhenTheStatusReadFails(t *testing.T) {
 	h.step(Event{Type: EventEffectDone, EffectID: rd[0].ID, OK: true,
 		Result: json.RawMessage(`[{"info":{"id":"m1","role":"user","time":{"created":900001}},"parts":[]}]`)})
 	got, _ = h.m.Task("ses_r")
-	require.Equal(t, StatusRunning, got.Status, "a busy child goes on: %+v", got.Error)
+	require.Equal(t, task.StatusRunning, got.Status, "a busy child goes on: %+v", got.Error)
 }
 
 // When every try fails (the first read and reconcileRetries more), the reconcile goes on as
@@ -199,8 +200,8 @@ func TestReconcileAsksAgainWhenTheStatusReadFails(t *testing.T) {
 // ends as interrupted. The reads are bounded: no timer follows the last failure.
 func TestReconcileGivesUpAfterItsRetries(t *testing.T) {
 	h := newFB(t, chainAB)
-	task := restoredOnA(StatusRunning, []FallbackAttempt{{Model: "mock/mock-a", Timestamp: 900_000}})
-	_, eff := h.m.Restore(h.now, HistoryLine(task))
+	tk := restoredOnA(task.StatusRunning, []task.FallbackAttempt{{Model: "mock/mock-a", Timestamp: 900_000}})
+	_, eff := h.m.Restore(h.now, HistoryLine(tk))
 	reads := 0
 	for range reconcileRetries + 5 {
 		st := ofKind(eff, EffectStatus)
@@ -223,7 +224,7 @@ func TestReconcileGivesUpAfterItsRetries(t *testing.T) {
 	h.step(Event{Type: EventEffectDone, EffectID: rd[0].ID, OK: true,
 		Result: json.RawMessage(`[{"info":{"id":"m1","role":"user","time":{"created":900001}},"parts":[]}]`)})
 	got, _ := h.m.Task("ses_r")
-	require.Equal(t, StatusError, got.Status)
+	require.Equal(t, task.StatusError, got.Status)
 	require.Contains(t, got.Error.Message, "interrupted")
 }
 
@@ -231,14 +232,14 @@ func TestReconcileGivesUpAfterItsRetries(t *testing.T) {
 // loop changes attempts in place, and a copy taken before must keep what it saw.
 func TestATaskCopyKeepsItsOwnFallbackRecord(t *testing.T) {
 	h := newFB(t, chainAB)
-	task := restoredOnA(StatusRunning, []FallbackAttempt{{Model: "mock/mock-a", Timestamp: 900_000}})
-	task.FallbackInfo.Skipped = []string{"mock/mock-c"}
-	h.m.Restore(h.now, HistoryLine(task))
+	tk := restoredOnA(task.StatusRunning, []task.FallbackAttempt{{Model: "mock/mock-a", Timestamp: 900_000}})
+	tk.FallbackInfo.Skipped = []string{"mock/mock-c"}
+	h.m.Restore(h.now, HistoryLine(tk))
 	seen, ok := h.m.Task("ses_r")
 	require.True(t, ok)
 	seen.FallbackInfo.Attempts[0].Error = "changed by the caller"
 	seen.FallbackInfo.Skipped[0] = "changed by the caller"
 	seen.FallbackInfo.TotalAttempts = 7
 	live, _ := h.m.Task("ses_r")
-	require.Equal(t, task.FallbackInfo, live.FallbackInfo)
+	require.Equal(t, tk.FallbackInfo, live.FallbackInfo)
 }

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/asyncagents/asyncagents/core/internal/xxh64"
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // RestoreResult says what a history load found.
@@ -109,7 +110,7 @@ func (m *Machine) sortRestored() (before []string) {
 	for i, t := range view {
 		m.order[i] = t.ID
 	}
-	m.view = view
+	m.view, m.viewTasks = view, nil
 	return before
 }
 
@@ -136,7 +137,7 @@ func (m *Machine) applyHistoryFrom(history string, from, firstLine int, res *Res
 	all := splitLines(history[from:])
 	if len(m.tasks) == 0 {
 		// Sized once: growing a map of 10,000 tasks rehashes it a dozen times.
-		m.tasks = make(map[string]*Task, len(all))
+		m.tasks = make(map[string]*run, len(all))
 	}
 	var slab taskSlab
 	for n, line := range all {
@@ -144,13 +145,16 @@ func (m *Machine) applyHistoryFrom(history string, from, firstLine int, res *Res
 			continue
 		}
 		lines++
-		var into *Task
+		var into *run
+		var intoTask *task.Task
 		if lazy {
 			into = slab.next()
+			intoTask = &into.Task
 		}
-		r, old, err := parseHistoryLineInto(line, lazy, into)
-		if into != nil && (err != nil || r.Task != into) {
+		r, old, err := parseHistoryLineInto(line, lazy, intoTask)
+		if into != nil && (err != nil || r.Task != intoTask) {
 			slab.giveBack(into)
+			into = nil
 		}
 		if old && err == nil {
 			legacy++
@@ -167,7 +171,10 @@ func (m *Machine) applyHistoryFrom(history string, from, firstLine int, res *Res
 			delete(m.tasks, id)
 			removals = true
 		} else {
-			t := r.Task
+			t := into
+			if t == nil {
+				t = &run{Task: *r.Task}
+			}
 			id = t.ID
 			was, known := m.tasks[id]
 			switch {
@@ -187,7 +194,7 @@ func (m *Machine) applyHistoryFrom(history string, from, firstLine int, res *Res
 				// A restore: the event streams start from the status restored.
 				t.sseSent = t.Status
 			}
-			if t.Progress.LastTools == nil && t.rest == "" {
+			if t.Progress.LastTools == nil && !t.Lazy() {
 				t.Progress.LastTools = []string{} // a head only: load does this
 			}
 			// The record is the line after its checksum and space.
@@ -209,23 +216,23 @@ func (m *Machine) applyHistoryFrom(history string, from, firstLine int, res *Res
 // taskSlab hands out the tasks a restore reads, cut from blocks of taskSlabSize: inside
 // WebAssembly in Bun, allocating 10,000 tasks one by one cost more than reading their records.
 type taskSlab struct {
-	block []Task
+	block []run
 	used  int
 }
 
 const taskSlabSize = 256
 
-func (s *taskSlab) next() *Task {
+func (s *taskSlab) next() *run {
 	if s.used == len(s.block) {
-		s.block, s.used = make([]Task, taskSlabSize), 0
+		s.block, s.used = make([]run, taskSlabSize), 0
 	}
 	s.used++
 	return &s.block[s.used-1]
 }
 
 // giveBack clears t, the last task handed out, and hands it out again next.
-func (s *taskSlab) giveBack(t *Task) {
-	*t = Task{}
+func (s *taskSlab) giveBack(t *run) {
+	*t = run{}
 	if s.used > 0 && &s.block[s.used-1] == t {
 		s.used--
 	}
@@ -278,7 +285,7 @@ func parseHistoryLine(line string, lazy bool) (r historyRecord, legacy bool, err
 
 // parseHistoryLineInto is parseHistoryLine reading a lazy record into into (see
 // readRecordHeadInto).
-func parseHistoryLineInto(line string, lazy bool, into *Task) (r historyRecord, legacy bool, err error) {
+func parseHistoryLineInto(line string, lazy bool, into *task.Task) (r historyRecord, legacy bool, err error) {
 	sum, body, ok := strings.Cut(line, " ")
 	if !ok || (len(sum) != 16 && len(sum) != 8) {
 		return r, false, fmt.Errorf("no checksum")

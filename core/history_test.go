@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/stretchr/testify/require"
 )
 
@@ -114,9 +115,9 @@ func TestHistoryWritesPerChangeAreConstant(t *testing.T) {
 func syntheticHistory(n int) string {
 	var b strings.Builder
 	for i := 0; i < n; i++ {
-		t := &Task{ID: fmt.Sprintf("ses_%06d", i), ParentSessionID: "ses_p", BatchID: fmt.Sprintf("m%d", i/5), Description: "survey a module",
-			Prompt: strings.Repeat("Look at the code and report. ", 8), Agent: "general", Status: StatusCompleted, StartedAt: int64(i), CompletedAt: int64(i + 5000),
-			Result: strings.Repeat("Findings line. ", 30), Progress: Progress{ToolCalls: 7, LastTools: []string{"read", "grep", "read", "glob", "read"}}, Depth: 1}
+		t := &task.Task{ID: fmt.Sprintf("ses_%06d", i), ParentSessionID: "ses_p", BatchID: fmt.Sprintf("m%d", i/5), Description: "survey a module",
+			Prompt: strings.Repeat("Look at the code and report. ", 8), Agent: "general", Status: task.StatusCompleted, StartedAt: int64(i), CompletedAt: int64(i + 5000),
+			Result: strings.Repeat("Findings line. ", 30), Progress: task.Progress{ToolCalls: 7, LastTools: []string{"read", "grep", "read", "glob", "read"}}, Depth: 1}
 		b.WriteString(historyLine(historyRecord{Task: t}))
 	}
 	return b.String()
@@ -185,7 +186,7 @@ func FuzzRestore(f *testing.F) {
 	})
 }
 
-func ids(ts []Task) []string {
+func ids(ts []task.Task) []string {
 	out := make([]string, len(ts))
 	for i, t := range ts {
 		out[i] = t.ID
@@ -200,7 +201,7 @@ func BenchmarkEventWithHistory(b *testing.B) {
 		b.Run(fmt.Sprintf("%d-tasks", n), func(b *testing.B) {
 			m, _ := historyRun(b, 1)
 			live := m.Tasks()[0]
-			live.Status = StatusRunning
+			live.Status = task.StatusRunning
 			r := NewMachine(config.Config{})
 			r.Restore(1e9, syntheticHistory(n)+historyLine(historyRecord{Task: &live}))
 			b.ResetTimer()

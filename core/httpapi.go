@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // The HTTP status API, as pure functions: a host hands every request it receives to ServeHTTP
@@ -60,7 +61,7 @@ const (
 )
 
 // apiStatusNames are the task statuses a status filter accepts, in the order errors list them.
-var apiStatusNames = []Status{StatusRunning, StatusCompleted, StatusError, StatusCancelled, StatusResumed}
+var apiStatusNames = []task.Status{task.StatusRunning, task.StatusCompleted, task.StatusError, task.StatusCancelled, task.StatusResumed}
 
 // ServeHTTP answers one request over tasks, in launch order as Machine.Tasks returns them; it
 // never changes them. It never panics: a bug comes back as a 500 with a JSON error.
@@ -68,7 +69,7 @@ var apiStatusNames = []Status{StatusRunning, StatusCompleted, StatusError, Statu
 // Order of checks: Host (403), OPTIONS (204), method (405), path encoding (400), /v1/health (no
 // auth), query encoding (400), authentication (401), route (404), parameters (400), subscriber
 // limit (503).
-func ServeHTTP(req HTTPRequest, tasks []Task, cfg config.APIConfig, now int64) HTTPResponse {
+func ServeHTTP(req HTTPRequest, tasks []task.Task, cfg config.APIConfig, now int64) HTTPResponse {
 	return apiServe(req, apiPtrs(tasks), cfg, now)
 }
 
@@ -82,7 +83,7 @@ func (m *Machine) ServeHTTP(req HTTPRequest, cfg config.APIConfig, now int64) HT
 			return r
 		}
 	}
-	r := apiServe(req, m.apiView(), cfg, now)
+	r := apiServe(req, m.apiTasks(), cfg, now)
 	if cacheable {
 		m.apiCache.put(key, r)
 	}
@@ -91,20 +92,32 @@ func (m *Machine) ServeHTTP(req HTTPRequest, cfg config.APIConfig, now int64) HT
 
 // apiView lists the machine's tasks in launch order, shared, not copied: for reading only. It is
 // kept between requests and rebuilt after storeChanged.
-func (m *Machine) apiView() []*Task {
+func (m *Machine) apiView() []*run {
 	if m.view == nil {
 		m.view = m.freshView()
 	}
 	return m.view
 }
 
+// apiTasks is apiView's records, for the status API: kept and rebuilt alike.
+func (m *Machine) apiTasks() []*task.Task {
+	if m.viewTasks == nil {
+		view := m.apiView()
+		m.viewTasks = make([]*task.Task, len(view))
+		for i, t := range view {
+			m.viewTasks[i] = &t.Task
+		}
+	}
+	return m.viewTasks
+}
+
 // storeChanged drops the cached view: call it whenever a task is added to or removed from the
 // store, or the launch order changes.
-func (m *Machine) storeChanged() { m.view = nil }
+func (m *Machine) storeChanged() { m.view, m.viewTasks = nil, nil }
 
 // freshView resolves the launch order to tasks.
-func (m *Machine) freshView() []*Task {
-	out := make([]*Task, 0, len(m.order))
+func (m *Machine) freshView() []*run {
+	out := make([]*run, 0, len(m.order))
 	for _, id := range m.order {
 		if t, ok := m.tasks[id]; ok {
 			out = append(out, t)
@@ -115,8 +128,8 @@ func (m *Machine) freshView() []*Task {
 
 // apiOut is the copy of a task the API shows: as Machine.Tasks shows it, with lastTools an
 // array even before the first tool. The copy is shallow; the task itself is not changed.
-func apiOut(t *Task) *Task {
-	t.load()
+func apiOut(t *task.Task) *task.Task {
+	load(t)
 	c := *t
 	if c.Progress.LastTools == nil {
 		c.Progress.LastTools = []string{}
@@ -125,11 +138,11 @@ func apiOut(t *Task) *Task {
 }
 
 // apiOutAll is apiOut for tasks[i] for each i of idx, in one allocation.
-func apiOutAll(tasks []*Task, idx []int) []*Task {
-	copies := make([]Task, len(idx))
-	out := make([]*Task, len(idx))
+func apiOutAll(tasks []*task.Task, idx []int) []*task.Task {
+	copies := make([]task.Task, len(idx))
+	out := make([]*task.Task, len(idx))
 	for k, i := range idx {
-		tasks[i].load()
+		load(tasks[i])
 		copies[k] = *tasks[i]
 		if copies[k].Progress.LastTools == nil {
 			copies[k].Progress.LastTools = []string{}
@@ -139,15 +152,15 @@ func apiOutAll(tasks []*Task, idx []int) []*Task {
 	return out
 }
 
-func apiPtrs(tasks []Task) []*Task {
-	out := make([]*Task, len(tasks))
+func apiPtrs(tasks []task.Task) []*task.Task {
+	out := make([]*task.Task, len(tasks))
 	for i := range tasks {
 		out[i] = &tasks[i]
 	}
 	return out
 }
 
-func apiServe(req HTTPRequest, tasks []*Task, cfg config.APIConfig, now int64) (resp HTTPResponse) {
+func apiServe(req HTTPRequest, tasks []*task.Task, cfg config.APIConfig, now int64) (resp HTTPResponse) {
 	defer func() {
 		if p := recover(); p != nil {
 			resp = apiFail(500, fmt.Sprintf("internal error: %v", p))
@@ -212,10 +225,10 @@ func apiServe(req HTTPRequest, tasks []*Task, cfg config.APIConfig, now int64) (
 		if t == nil {
 			return apiFail(404, fmt.Sprintf("task %s not found", apiEcho(segs[2])))
 		}
-		if t.childSession() == "" {
+		if t.ChildSession() == "" {
 			return HTTPResponse{Status: 200, Headers: apiJSONHeaders(), Body: "[]"} // queued: no session yet
 		}
-		return HTTPResponse{Status: 200, Headers: apiJSONHeaders(), Logs: t.childSession()}
+		return HTTPResponse{Status: 200, Headers: apiJSONHeaders(), Logs: t.ChildSession()}
 	case len(segs) == 3 && segs[1] == "task-groups" && segs[2] != "":
 		return apiServeGroup(tasks, segs[2], now)
 	case isEvents:
@@ -225,7 +238,7 @@ func apiServe(req HTTPRequest, tasks []*Task, cfg config.APIConfig, now int64) (
 }
 
 // apiFindTask finds a task by its ID or its child session's.
-func apiFindTask(tasks []*Task, id string) *Task {
+func apiFindTask(tasks []*task.Task, id string) *task.Task {
 	for i := range tasks {
 		if tasks[i].ID == id || tasks[i].SessionID == id {
 			return tasks[i]

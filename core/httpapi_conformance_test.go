@@ -13,6 +13,7 @@ import (
 
 	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/conformance"
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // httpCaseFile is a file under conformance/http: tasks, config and time, then requests played
@@ -21,7 +22,7 @@ import (
 // bodyJSON, when given, is matched against the body parsed as JSON.
 type httpCaseFile struct {
 	Name   string           `json:"name"`
-	Tasks  []Task           `json:"tasks"`
+	Tasks  []task.Task      `json:"tasks"`
 	Config config.APIConfig `json:"config"`
 	Now    int64            `json:"now"`
 	Cases  []httpCaseEntry  `json:"cases"`

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -8,27 +9,28 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
-func apiManyTasks(n int) []Task {
+func apiManyTasks(n int) []task.Task {
 	agents := []string{"explore", "general", "build", "reviewer"}
-	statuses := []Status{StatusCompleted, StatusCompleted, StatusCompleted, StatusError, StatusCancelled, StatusRunning, StatusResumed}
-	tasks := make([]Task, n)
+	statuses := []task.Status{task.StatusCompleted, task.StatusCompleted, task.StatusCompleted, task.StatusError, task.StatusCancelled, task.StatusRunning, task.StatusResumed}
+	tasks := make([]task.Task, n)
 	for i := range tasks {
 		st := statuses[i%len(statuses)]
-		t := Task{
+		t := task.Task{
 			ID: fmt.Sprintf("ses_%08d", i), SessionID: fmt.Sprintf("ses_%08d", i), ParentSessionID: "ses_parent", ParentMessageID: fmt.Sprintf("msg_%d", i/4),
 			BatchID: fmt.Sprintf("batch_%d", i/4), Description: fmt.Sprintf("Investigate module %d of the auth service", i),
 			Prompt: strings.Repeat("Look at the code and report what you find. ", 6), Agent: agents[i%len(agents)],
 			Status: st, StartedAt: int64(1_700_000_000_000 + i*1000), Depth: 1,
-			Progress: Progress{ToolCalls: i % 37, LastTools: []string{"read", "grep", "glob"}, LastUpdate: int64(1_700_000_000_000 + i*1000 + 500)},
+			Progress: task.Progress{ToolCalls: i % 37, LastTools: []string{"read", "grep", "glob"}, LastUpdate: int64(1_700_000_000_000 + i*1000 + 500)},
 		}
 		if st.Terminal() {
 			t.CompletedAt = t.StartedAt + int64(1000+i%5000)
 			t.Result = strings.Repeat("result text ", 20)
 		}
-		if st == StatusError {
-			t.Error = &TaskError{Name: "ProviderError", Message: "rate limited"}
+		if st == task.StatusError {
+			t.Error = &task.TaskError{Name: "ProviderError", Message: "rate limited"}
 		}
 		tasks[i] = t
 	}
@@ -75,9 +77,9 @@ func BenchmarkStatsAndSnapshot10k(b *testing.B) {
 
 func TestHTTPListPagesOutOfStartOrder(t *testing.T) {
 	// Launch order is not start order (the sorting path): pages still cut the sorted list.
-	var tasks []Task
+	var tasks []task.Task
 	for i := 0; i < 30; i++ {
-		tasks = append(tasks, Task{ID: fmt.Sprintf("t%02d", i), StartedAt: int64((i * 7) % 30), Agent: []string{"a", "b"}[i%2]})
+		tasks = append(tasks, task.Task{ID: fmt.Sprintf("t%02d", i), StartedAt: int64((i * 7) % 30), Agent: []string{"a", "b"}[i%2]})
 	}
 	all := apiListIDs(t, ServeHTTP(apiGet("/v1/tasks", ""), tasks, apiCfg, apiNow).Body)
 	require.Len(t, all, 30)
@@ -116,11 +118,11 @@ func TestHTTPListPagesMatchSortedPath(t *testing.T) {
 }
 
 // apiMachineWith returns a machine holding tasks, in that launch order.
-func apiMachineWith(tasks []Task) *Machine {
+func apiMachineWith(tasks []task.Task) *Machine {
 	m := NewMachine(config.Config{})
 	for _, t := range tasks {
 		t := t
-		m.tasks[t.ID] = &t
+		m.tasks[t.ID] = &run{Task: t}
 		m.order = append(m.order, t.ID)
 	}
 	return m
@@ -145,7 +147,7 @@ func TestHTTPMachineServesItsOwnTasks(t *testing.T) {
 	require.NotContains(t, m.ServeHTTP(apiGet("/v1/task-groups/b2", ""), apiCfg, apiNow).Body, `"lastTools":null`)
 	require.NotContains(t, m.ServeHTTP(apiGet("/v1/tasks/ses_d", ""), apiCfg, apiNow).Body, `"lastTools":null`)
 	require.NotContains(t, m.SnapshotFrame(apiNow), `"lastTools":null`)
-	require.NotContains(t, TaskFrame(StatusRunning, false, *m.tasks["ses_d"]), `"lastTools":null`)
+	require.NotContains(t, TaskFrame(task.StatusRunning, false, m.tasks["ses_d"].Task), `"lastTools":null`)
 }
 
 // BenchmarkListTasks10kViaMachine is GET /v1/tasks as the envelope would run it: from the
@@ -170,4 +172,19 @@ func BenchmarkListTasks10kViaMachine(b *testing.B) {
 			}
 		}
 	})
+}
+
+// GET /v1/tasks writes what encoding/json writes for APITaskList, empty pages included.
+func TestAPITaskListEncodesAsTheStruct(t *testing.T) {
+	tasks := apiManyTasks(30)
+	tasks[4].Error = &task.TaskError{Name: "E", Message: "<&>"}
+	for _, query := range []string{"", "limit=1", "limit=200&offset=3", "offset=100", "status=running&search=zzz"} {
+		resp := ServeHTTP(apiGet("/v1/tasks", query), tasks, apiCfg, apiNow)
+		require.Equal(t, 200, resp.Status, query)
+		var list APITaskList
+		require.NoError(t, json.Unmarshal([]byte(resp.Body), &list), query)
+		want, err := json.Marshal(list)
+		require.NoError(t, err)
+		require.Equal(t, string(want), resp.Body, query)
+	}
 }

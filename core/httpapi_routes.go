@@ -8,6 +8,7 @@ import (
 
 	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/internal/jsonw"
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // The routes' answers: /v1/health, /v1/stats, /v1/tasks, /v1/task-groups/:id and /v1/events.
@@ -20,7 +21,7 @@ type APIHealth struct {
 	TaskCount int    `json:"taskCount"`
 }
 
-func apiServeHealth(tasks []*Task, cfg config.APIConfig, now int64) HTTPResponse {
+func apiServeHealth(tasks []*task.Task, cfg config.APIConfig, now int64) HTTPResponse {
 	h := APIHealth{Status: "ok", Version: cfg.Version, TaskCount: len(tasks)}
 	if h.Version == "" {
 		h.Version = Version
@@ -50,7 +51,7 @@ type APIDurationStats struct {
 	Count int   `json:"count"`
 }
 
-func apiComputeStats(tasks []*Task, now int64) APIStats {
+func apiComputeStats(tasks []*task.Task, now int64) APIStats {
 	s := APIStats{ByStatus: make(map[string]int, len(apiStatusNames)), ByAgent: map[string]int{}, TotalTasks: len(tasks)}
 	for _, st := range apiStatusNames {
 		s.ByStatus[string(st)] = 0
@@ -64,7 +65,7 @@ func apiComputeStats(tasks []*Task, now int64) APIStats {
 			s.ActiveTasks++
 			continue
 		}
-		d := t.Duration(now)
+		d := duration(t, now)
 		if s.Duration.Count == 0 || d > s.Duration.Max {
 			s.Duration.Max = d
 		}
@@ -82,15 +83,15 @@ func apiComputeStats(tasks []*Task, now int64) APIStats {
 
 // APITaskList is /v1/tasks's answer. Total counts every matching task, before pagination.
 type APITaskList struct {
-	Tasks  []*Task `json:"tasks"`
-	Total  int     `json:"total"`
-	Limit  int     `json:"limit"`
-	Offset int     `json:"offset"`
+	Tasks  []*task.Task `json:"tasks"`
+	Total  int          `json:"total"`
+	Limit  int          `json:"limit"`
+	Offset int          `json:"offset"`
 }
 
 // apiListFilter is /v1/tasks's parsed query.
 type apiListFilter struct {
-	statuses []Status // any of these; none means all
+	statuses []task.Status // any of these; none means all
 	agent    string
 	search   string // lower-cased
 	ascii    bool   // search is ASCII, so it can be matched without allocating
@@ -102,7 +103,7 @@ func apiParseListQuery(q []apiQueryParam) (apiListFilter, string) {
 	f := apiListFilter{limit: APIDefaultLimit}
 	if v := apiQueryGet(q, "status"); v != "" {
 		for _, name := range strings.Split(v, ",") {
-			st := Status(strings.TrimSpace(name))
+			st := task.Status(strings.TrimSpace(name))
 			if !slices.Contains(apiStatusNames, st) {
 				return f, fmt.Sprintf("invalid status %s: allowed values are %s (or several, comma-separated)", apiEcho(v), apiJoinStatuses())
 			}
@@ -133,7 +134,7 @@ func apiParseListQuery(q []apiQueryParam) (apiListFilter, string) {
 	return f, ""
 }
 
-func (f *apiListFilter) match(t *Task) bool {
+func (f *apiListFilter) match(t *task.Task) bool {
 	if len(f.statuses) > 0 && !slices.Contains(f.statuses, t.Status) {
 		return false
 	}
@@ -150,7 +151,7 @@ func (f *apiListFilter) match(t *Task) bool {
 }
 
 // apiServeList filters, sorts newest first and marshals only the page.
-func apiServeList(tasks []*Task, q []apiQueryParam) HTTPResponse {
+func apiServeList(tasks []*task.Task, q []apiQueryParam) HTTPResponse {
 	f, bad := apiParseListQuery(q)
 	if bad != "" {
 		return apiFail(400, bad)
@@ -164,7 +165,7 @@ func apiServeList(tasks []*Task, q []apiQueryParam) HTTPResponse {
 			b = append(b, ',')
 		}
 		var err error
-		if b, err = appendTask(b, t); err != nil {
+		if b, err = task.AppendJSON(b, t); err != nil {
 			return apiFail(500, "internal error: encoding the response failed: "+err.Error())
 		}
 	}
@@ -183,7 +184,7 @@ func apiServeList(tasks []*Task, q []apiQueryParam) HTTPResponse {
 // ordered as apiNewestFirst orders them, and how many tasks f matches. Tasks arrive in
 // launch order, which is nearly always startedAt order: then one backward pass that allocates
 // only the page does it all; otherwise it sorts.
-func apiPage(tasks []*Task, f *apiListFilter) (page []int, total int) {
+func apiPage(tasks []*task.Task, f *apiListFilter) (page []int, total int) {
 	offset, limit := f.offset, f.limit
 	var prev int64
 	for i := len(tasks) - 1; i >= 0; i-- {
@@ -211,7 +212,7 @@ func apiPage(tasks []*Task, f *apiListFilter) (page []int, total int) {
 // apiNewestFirst returns the indexes of the tasks keep accepts (all when keep is nil), newest first
 // by startedAt; among equal start times, the later launch first. Tasks arrive in launch order,
 // which is nearly always startedAt order, so the sort is usually a reversal.
-func apiNewestFirst(tasks []*Task, keep func(*Task) bool) []int {
+func apiNewestFirst(tasks []*task.Task, keep func(*task.Task) bool) []int {
 	type entry struct {
 		startedAt int64
 		i         int
@@ -255,7 +256,7 @@ func apiNewestFirst(tasks []*Task, keep func(*Task) bool) []int {
 // APITaskGroup is /v1/task-groups/:id's answer: the batch's tasks in launch order and its stats.
 type APITaskGroup struct {
 	BatchID string        `json:"batchId"`
-	Tasks   []*Task       `json:"tasks"`
+	Tasks   []*task.Task  `json:"tasks"`
 	Stats   APIGroupStats `json:"stats"`
 }
 
@@ -273,7 +274,7 @@ type APIGroupStats struct {
 	Duration       int64   `json:"duration"`
 }
 
-func apiServeGroup(tasks []*Task, batchID string, now int64) HTTPResponse {
+func apiServeGroup(tasks []*task.Task, batchID string, now int64) HTTPResponse {
 	g := APITaskGroup{BatchID: batchID}
 	var first, last int64
 	for i := range tasks {
@@ -284,17 +285,17 @@ func apiServeGroup(tasks []*Task, batchID string, now int64) HTTPResponse {
 		g.Tasks = append(g.Tasks, apiOut(t)) // read whole (load): the stats below read past the head
 		s := &g.Stats
 		switch t.Status {
-		case StatusCompleted:
+		case task.StatusCompleted:
 			s.Completed++
-		case StatusError:
+		case task.StatusError:
 			s.Error++
-		case StatusCancelled:
+		case task.StatusCancelled:
 			s.Cancelled++
 		default:
 			s.Running++
 		}
 		s.TotalToolCalls += t.Progress.ToolCalls
-		end := t.StartedAt + t.Duration(now)
+		end := t.StartedAt + duration(t, now)
 		if s.Total == 0 || t.StartedAt < first {
 			first = t.StartedAt
 		}
@@ -313,7 +314,7 @@ func apiServeGroup(tasks []*Task, batchID string, now int64) HTTPResponse {
 	return apiJSON(g)
 }
 
-func apiServeEvents(req HTTPRequest, tasks []*Task, cfg config.APIConfig, now int64) HTTPResponse {
+func apiServeEvents(req HTTPRequest, tasks []*task.Task, cfg config.APIConfig, now int64) HTTPResponse {
 	limit := cfg.MaxSubscribers
 	if limit <= 0 {
 		limit = APIDefaultMaxSubscribers

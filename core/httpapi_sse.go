@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // Server-Sent Events for GET /v1/events. A stream opens with a snapshot (ServeHTTP's Body);
@@ -53,21 +55,21 @@ func SSEFrame(event string, data any) string {
 // SSESnapshotData is a snapshot event's data: every task, newest first as /v1/tasks lists them, and
 // the stats /v1/stats gives.
 type SSESnapshotData struct {
-	Tasks []*Task  `json:"tasks"`
-	Stats APIStats `json:"stats"`
+	Tasks []*task.Task `json:"tasks"`
+	Stats APIStats     `json:"stats"`
 }
 
 // SnapshotFrame renders the snapshot event a stream opens with.
-func SnapshotFrame(tasks []Task, now int64) string {
+func SnapshotFrame(tasks []task.Task, now int64) string {
 	return apiSnapshotFrame(apiPtrs(tasks), now)
 }
 
 // SnapshotFrame renders the snapshot event from the machine's own tasks, without copying them.
 func (m *Machine) SnapshotFrame(now int64) string {
-	return apiSnapshotFrame(m.apiView(), now)
+	return apiSnapshotFrame(m.apiTasks(), now)
 }
 
-func apiSnapshotFrame(tasks []*Task, now int64) string {
+func apiSnapshotFrame(tasks []*task.Task, now int64) string {
 	s := SSESnapshotData{Tasks: apiOutAll(tasks, apiNewestFirst(tasks, nil)), Stats: apiComputeStats(tasks, now)}
 	return SSEFrame(SSESnapshot, s)
 }
@@ -75,17 +77,17 @@ func apiSnapshotFrame(tasks []*Task, now int64) string {
 // TaskEventName names the event for a task change: task.created for a new task (whatever its
 // status), task.completed / task.error / task.cancelled when it has just reached that status,
 // and task.updated for anything else (progress, a resume, a retrieved result).
-func TaskEventName(prev, next Status, created bool) string {
+func TaskEventName(prev, next task.Status, created bool) string {
 	if created {
 		return SSETaskCreated
 	}
 	if next != prev {
 		switch next {
-		case StatusCompleted:
+		case task.StatusCompleted:
 			return SSETaskCompleted
-		case StatusError:
+		case task.StatusError:
 			return SSETaskError
-		case StatusCancelled:
+		case task.StatusCancelled:
 			return SSETaskCancelled
 		}
 	}
@@ -94,7 +96,7 @@ func TaskEventName(prev, next Status, created bool) string {
 
 // TaskFrame renders the event for a task change: the task itself is the data, as the API shows
 // it everywhere.
-func TaskFrame(prev Status, created bool, t Task) string {
+func TaskFrame(prev task.Status, created bool, t task.Task) string {
 	return SSEFrame(TaskEventName(prev, t.Status, created), apiOut(&t))
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/stretchr/testify/require"
 )
 
@@ -49,8 +50,8 @@ func TestSSESnapshotFrame(t *testing.T) {
 	ev, data := apiParseSSE(t, SnapshotFrame(tasks, apiNow))
 	require.Equal(t, []string{"snapshot"}, ev)
 	var snap struct {
-		Tasks []Task   `json:"tasks"`
-		Stats APIStats `json:"stats"`
+		Tasks []task.Task `json:"tasks"`
+		Stats APIStats    `json:"stats"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(data[0]), &snap))
 	require.Len(t, snap.Tasks, 5)
@@ -64,22 +65,22 @@ func TestSSESnapshotFrame(t *testing.T) {
 
 func TestSSETaskEventName(t *testing.T) {
 	cases := []struct {
-		prev, next Status
+		prev, next task.Status
 		created    bool
 		want       string
 	}{
-		{"", StatusRunning, true, "task.created"},
-		{"", StatusError, true, "task.created"},
-		{StatusRunning, StatusRunning, false, "task.updated"},
-		{StatusRunning, StatusCompleted, false, "task.completed"},
-		{StatusRunning, StatusError, false, "task.error"},
-		{StatusRunning, StatusCancelled, false, "task.cancelled"},
-		{StatusResumed, StatusCompleted, false, "task.completed"},
-		{StatusResumed, StatusError, false, "task.error"},
-		{StatusCompleted, StatusResumed, false, "task.updated"},
-		{StatusCompleted, StatusCompleted, false, "task.updated"}, // e.g. the result was retrieved
-		{StatusError, StatusError, false, "task.updated"},
-		{StatusCancelled, StatusCancelled, false, "task.updated"},
+		{"", task.StatusRunning, true, "task.created"},
+		{"", task.StatusError, true, "task.created"},
+		{task.StatusRunning, task.StatusRunning, false, "task.updated"},
+		{task.StatusRunning, task.StatusCompleted, false, "task.completed"},
+		{task.StatusRunning, task.StatusError, false, "task.error"},
+		{task.StatusRunning, task.StatusCancelled, false, "task.cancelled"},
+		{task.StatusResumed, task.StatusCompleted, false, "task.completed"},
+		{task.StatusResumed, task.StatusError, false, "task.error"},
+		{task.StatusCompleted, task.StatusResumed, false, "task.updated"},
+		{task.StatusCompleted, task.StatusCompleted, false, "task.updated"}, // e.g. the result was retrieved
+		{task.StatusError, task.StatusError, false, "task.updated"},
+		{task.StatusCancelled, task.StatusCancelled, false, "task.updated"},
 	}
 	for _, c := range cases {
 		require.Equal(t, c.want, TaskEventName(c.prev, c.next, c.created), "%s -> %s created=%v", c.prev, c.next, c.created)
@@ -87,10 +88,10 @@ func TestSSETaskEventName(t *testing.T) {
 }
 
 func TestSSETaskFrame(t *testing.T) {
-	task := apiTasks()[2]
-	ev, data := apiParseSSE(t, TaskFrame(StatusRunning, false, task))
+	tk := apiTasks()[2]
+	ev, data := apiParseSSE(t, TaskFrame(task.StatusRunning, false, tk))
 	require.Equal(t, []string{"task.error"}, ev)
-	want, _ := json.Marshal(task.public())
+	want, _ := json.Marshal(publicOf(tk))
 	require.JSONEq(t, string(want), data[0])
 	require.Contains(t, data[0], `"error":{"name":"ProviderError","message":"rate limited"}`)
 }

@@ -9,22 +9,23 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // apiTasks is the fixture the Go tests share (the conformance files under conformance/http
 // carry the same five tasks).
-func apiTasks() []Task {
-	return []Task{
-		{ID: "ses_a", ParentSessionID: "ses_p", BatchID: "b1", Description: "Find auth code", Agent: "explore", Status: StatusCompleted,
-			StartedAt: 1000, CompletedAt: 5000, Result: "found it", Progress: Progress{ToolCalls: 3, LastTools: []string{"read", "grep"}}},
-		{ID: "ses_b", ParentSessionID: "ses_p", BatchID: "b1", Description: "Map the API routes", Agent: "explore", Status: StatusRunning,
-			StartedAt: 2000, Progress: Progress{ToolCalls: 2, LastTools: []string{"glob"}}},
-		{ID: "ses_c", ParentSessionID: "ses_p", BatchID: "b2", Description: "Fix AUTH bug", Agent: "general", Status: StatusError,
-			StartedAt: 3000, CompletedAt: 4000, Error: &TaskError{Name: "ProviderError", Message: "rate limited"}, Progress: Progress{ToolCalls: 1}},
-		{ID: "ses_d", ParentSessionID: "ses_p", BatchID: "b2", Description: "Write docs", Agent: "general", Status: StatusCancelled,
+func apiTasks() []task.Task {
+	return []task.Task{
+		{ID: "ses_a", ParentSessionID: "ses_p", BatchID: "b1", Description: "Find auth code", Agent: "explore", Status: task.StatusCompleted,
+			StartedAt: 1000, CompletedAt: 5000, Result: "found it", Progress: task.Progress{ToolCalls: 3, LastTools: []string{"read", "grep"}}},
+		{ID: "ses_b", ParentSessionID: "ses_p", BatchID: "b1", Description: "Map the API routes", Agent: "explore", Status: task.StatusRunning,
+			StartedAt: 2000, Progress: task.Progress{ToolCalls: 2, LastTools: []string{"glob"}}},
+		{ID: "ses_c", ParentSessionID: "ses_p", BatchID: "b2", Description: "Fix AUTH bug", Agent: "general", Status: task.StatusError,
+			StartedAt: 3000, CompletedAt: 4000, Error: &task.TaskError{Name: "ProviderError", Message: "rate limited"}, Progress: task.Progress{ToolCalls: 1}},
+		{ID: "ses_d", ParentSessionID: "ses_p", BatchID: "b2", Description: "Write docs", Agent: "general", Status: task.StatusCancelled,
 			StartedAt: 4000, CompletedAt: 4500, CancelReason: "not needed"},
-		{ID: "ses_e", ParentSessionID: "ses_p", BatchID: "b3", Description: "Review auth flow", Agent: "reviewer", Status: StatusResumed,
-			StartedAt: 5000, ResumeCount: 1, IsForked: true, Progress: Progress{ToolCalls: 4}},
+		{ID: "ses_e", ParentSessionID: "ses_p", BatchID: "b3", Description: "Review auth flow", Agent: "reviewer", Status: task.StatusResumed,
+			StartedAt: 5000, ResumeCount: 1, IsForked: true, Progress: task.Progress{ToolCalls: 4}},
 	}
 }
 
@@ -64,7 +65,7 @@ func apiDecode(t testing.TB, body string) map[string]any {
 func apiListIDs(t testing.TB, body string) []string {
 	t.Helper()
 	var l struct {
-		Tasks []Task `json:"tasks"`
+		Tasks []task.Task `json:"tasks"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(body), &l))
 	ids := []string{}
@@ -99,7 +100,7 @@ func TestHTTPRoutes(t *testing.T) {
 			require.Equal(t, []string{"ses_e", "ses_d", "ses_c", "ses_b", "ses_a"}, apiListIDs(t, r.Body))
 		}},
 		{"detail", apiGet("/v1/tasks/ses_c", ""), 200, func(t *testing.T, r HTTPResponse) {
-			want, _ := json.Marshal(tasks[2].public())
+			want, _ := json.Marshal(publicOf(tasks[2]))
 			require.JSONEq(t, string(want), r.Body)
 		}},
 		{"logs", apiGet("/v1/tasks/ses_b/logs", ""), 200, func(t *testing.T, r HTTPResponse) {
@@ -198,7 +199,7 @@ func TestHTTPListFilters(t *testing.T) {
 }
 
 func TestHTTPListUnicodeSearch(t *testing.T) {
-	tasks := []Task{{ID: "a", Description: "Überprüfe Grüße"}, {ID: "b", Description: "plain"}}
+	tasks := []task.Task{{ID: "a", Description: "Überprüfe Grüße"}, {ID: "b", Description: "plain"}}
 	r := ServeHTTP(apiGet("/v1/tasks", "search=GRÜSSE"), tasks, apiCfg, apiNow)
 	require.Equal(t, []string{}, apiListIDs(t, r.Body))
 	r = ServeHTTP(apiGet("/v1/tasks", "search=%C3%BCBERPR"), tasks, apiCfg, apiNow)
@@ -206,11 +207,11 @@ func TestHTTPListUnicodeSearch(t *testing.T) {
 }
 
 func TestHTTPListOrderWhenLaunchOrderIsNotStartOrder(t *testing.T) {
-	tasks := []Task{{ID: "x", StartedAt: 300}, {ID: "y", StartedAt: 100}, {ID: "z", StartedAt: 300}, {ID: "w", StartedAt: 200}}
+	tasks := []task.Task{{ID: "x", StartedAt: 300}, {ID: "y", StartedAt: 100}, {ID: "z", StartedAt: 300}, {ID: "w", StartedAt: 200}}
 	r := ServeHTTP(apiGet("/v1/tasks", ""), tasks, apiCfg, apiNow)
 	require.Equal(t, []string{"z", "x", "w", "y"}, apiListIDs(t, r.Body))
 	// Ties in start order: the later launch first, as in the sorted path.
-	tasks = []Task{{ID: "p", StartedAt: 1}, {ID: "q", StartedAt: 1}, {ID: "r", StartedAt: 2}}
+	tasks = []task.Task{{ID: "p", StartedAt: 1}, {ID: "q", StartedAt: 1}, {ID: "r", StartedAt: 2}}
 	r = ServeHTTP(apiGet("/v1/tasks", ""), tasks, apiCfg, apiNow)
 	require.Equal(t, []string{"r", "q", "p"}, apiListIDs(t, r.Body))
 }
@@ -392,10 +393,10 @@ func TestHTTPHealthUptime(t *testing.T) {
 }
 
 func TestHTTPStatsDurations(t *testing.T) {
-	tasks := []Task{
-		{ID: "a", Agent: "x", Status: StatusCompleted, StartedAt: 0, CompletedAt: 1},
-		{ID: "b", Agent: "x", Status: StatusCompleted, StartedAt: 0, CompletedAt: 2},
-		{ID: "c", Agent: "", Status: StatusRunning, StartedAt: 0},
+	tasks := []task.Task{
+		{ID: "a", Agent: "x", Status: task.StatusCompleted, StartedAt: 0, CompletedAt: 1},
+		{ID: "b", Agent: "x", Status: task.StatusCompleted, StartedAt: 0, CompletedAt: 2},
+		{ID: "c", Agent: "", Status: task.StatusRunning, StartedAt: 0},
 	}
 	r := ServeHTTP(apiGet("/v1/stats", ""), tasks, apiCfg, apiNow)
 	require.JSONEq(t, `{"byStatus":{"running":1,"completed":2,"error":0,"cancelled":0,"resumed":0},"byAgent":{"x":2,"":1},
@@ -438,3 +439,6 @@ func apiRequireCORS(t testing.TB, r HTTPResponse) {
 	require.Equal(t, "Content-Type, Authorization", r.Headers["Access-Control-Allow-Headers"])
 	require.Equal(t, "nosniff", r.Headers["X-Content-Type-Options"])
 }
+
+// publicOf is the copy of t that leaves the machine (run.public).
+func publicOf(t task.Task) task.Task { return (&run{Task: t}).public() }

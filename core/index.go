@@ -17,7 +17,7 @@ type taskIndex struct {
 }
 
 // indexTask records a task that was created, restored or resumed.
-func (m *Machine) indexTask(t *Task) {
+func (m *Machine) indexTask(t *run) {
 	if m.index.activeSet == nil {
 		m.index.activeSet = map[string]bool{}
 		m.index.batches = map[string][]string{}
@@ -27,7 +27,7 @@ func (m *Machine) indexTask(t *Task) {
 }
 
 // indexActive adds a task still at work to the active list, once.
-func (m *Machine) indexActive(t *Task) {
+func (m *Machine) indexActive(t *run) {
 	if !t.Status.Terminal() && !m.index.activeSet[t.ID] {
 		m.index.activeSet[t.ID] = true
 		m.index.active = append(m.index.active, t.ID)
@@ -75,8 +75,8 @@ func (m *Machine) rebuildIndex() {
 
 // activeTasks returns the tasks still at work, oldest first, dropping finished ones from the
 // index as it goes.
-func (m *Machine) activeTasks() []*Task {
-	var out []*Task
+func (m *Machine) activeTasks() []*run {
+	var out []*run
 	kept := m.index.active[:0]
 	for _, id := range m.index.active {
 		if t := m.tasks[id]; t != nil && !t.Status.Terminal() {
@@ -91,8 +91,8 @@ func (m *Machine) activeTasks() []*Task {
 }
 
 // batch returns the tasks of a batch, in launch order.
-func (m *Machine) batch(batchID string) []*Task {
-	var out []*Task
+func (m *Machine) batch(batchID string) []*run {
+	var out []*run
 	seen := map[string]bool{}
 	for _, id := range m.index.batches[batchID] {
 		if t := m.task(id); t != nil && t.BatchID == batchID && !seen[id] {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/stretchr/testify/require"
 )
 
@@ -14,17 +15,17 @@ import (
 func TestRebuildIndexMatchesTaskByTask(t *testing.T) {
 	var log strings.Builder
 	batches := []string{"a", "a", "b", "a", "c", "c", "b", "d", "d", "d"}
-	statuses := []Status{StatusCompleted, StatusRunning, StatusError, StatusCompleted, StatusResumed}
+	statuses := []task.Status{task.StatusCompleted, task.StatusRunning, task.StatusError, task.StatusCompleted, task.StatusResumed}
 	for i, b := range batches {
-		log.WriteString(HistoryLine(Task{ID: fmt.Sprintf("ses_%02d", i), BatchID: b, Status: statuses[i%len(statuses)], StartedAt: int64(i), Agent: "general"}))
+		log.WriteString(HistoryLine(task.Task{ID: fmt.Sprintf("ses_%02d", i), BatchID: b, Status: statuses[i%len(statuses)], StartedAt: int64(i), Agent: "general"}))
 	}
 	m := NewMachine(config.Config{})
 	m.Restore(100, log.String())
 	want := taskIndex{}
 	saved := m.index
 	m.index = want
-	for _, task := range m.apiView() {
-		m.indexTask(task)
+	for _, tk := range m.apiView() {
+		m.indexTask(tk)
 	}
 	want, m.index = m.index, saved
 	require.Equal(t, want.batches, m.index.batches)

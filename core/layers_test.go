@@ -20,6 +20,7 @@ const modulePath = "github.com/asyncagents/asyncagents"
 var layers = [][]string{
 	{"internal/xxh64", "internal/jsonw", "internal/encodetest", "errclass", "forkctx", "conformance"},
 	{"config"},
+	{"task"},
 	{"."},
 	{"abi"},
 }

@@ -2,10 +2,10 @@ package core
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // Machine is the task store and the state machine over it. It is not safe for concurrent use:
@@ -17,12 +17,14 @@ type Machine struct {
 	// fails with it, and the other tools work on.
 	configError string
 
-	tasks map[string]*Task
+	tasks map[string]*run
 	order []string // task IDs in launch order, for listings
 	// view is order resolved to tasks, for the status API: rebuilt only after the store's
 	// membership or order changed (storeChanged), not on every request. Resolving 10,000 IDs
 	// through the map on every GET cost most of a request's time inside WebAssembly.
-	view []*Task
+	view []*run
+	// viewTasks is view's records, for the status API (apiTasks).
+	viewTasks []*task.Task
 	// apiCache holds recent answers to task reads while the store is unchanged (httpapi_cache.go).
 	apiCache apiCache
 
@@ -100,7 +102,7 @@ const pollTimer = "poll"
 func NewMachine(cfg config.Config) *Machine {
 	return &Machine{
 		cfg:     cfg.WithDefaults(),
-		tasks:   map[string]*Task{},
+		tasks:   map[string]*run{},
 		pending: map[int64]pending{},
 		waiters: map[string]*waiter{},
 		busy:    map[string]bool{},
@@ -162,46 +164,23 @@ func (m *Machine) Step(now int64, ev Event) []Effect {
 }
 
 // Task returns a copy of the task with id, if the machine has it.
-func (m *Machine) Task(id string) (Task, bool) {
+func (m *Machine) Task(id string) (task.Task, bool) {
 	t := m.task(id)
 	if t == nil {
-		return Task{}, false
+		return task.Task{}, false
 	}
 	return t.public(), true
 }
 
 // Tasks returns copies of every task, in launch order.
-func (m *Machine) Tasks() []Task {
-	out := make([]Task, 0, len(m.order))
+func (m *Machine) Tasks() []task.Task {
+	out := make([]task.Task, 0, len(m.order))
 	for _, id := range m.order {
 		if t := m.task(id); t != nil {
 			out = append(out, t.public())
 		}
 	}
 	return out
-}
-
-// public is the copy of a task that leaves the machine: no shared slices.
-func (t *Task) public() Task {
-	t.load()
-	c := *t
-	c.Progress.LastTools = append([]string{}, t.Progress.LastTools...)
-	if t.Error != nil {
-		e := *t.Error
-		c.Error = &e
-	}
-	if t.FallbackInfo != nil {
-		// The attempts are changed in place as the loop goes on; a copy keeps what it saw.
-		f := *t.FallbackInfo
-		f.Attempts, f.Skipped = slices.Clone(f.Attempts), slices.Clone(f.Skipped)
-		c.FallbackInfo = &f
-	}
-	c.seenCalls = nil
-	c.sessionError = nil
-	c.msg = nil
-	c.logAt, c.logLen = 0, 0 // where a restore found its record: the index's business alone
-	c.sseSent = ""
-	return c
 }
 
 // emit queues an effect and returns its ID.

@@ -3,6 +3,8 @@ package core
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // message is the part of an OpenCode message (GET /session/:id/message) the core reads.
@@ -32,7 +34,7 @@ type message struct {
 type outcome struct {
 	done      bool
 	result    string
-	err       *TaskError
+	err       *task.TaskError
 	unsettled bool
 }
 
@@ -71,19 +73,19 @@ func readOutcome(raw json.RawMessage, since int64) (outcome, error) {
 
 // finishWith ends a task as its child's last answer says. settled: the answer came from events
 // that showed the failed message complete, followed by an idle, so the turn is surely over.
-func (m *Machine) finishWith(t *Task, o outcome, settled bool) {
+func (m *Machine) finishWith(t *run, o outcome, settled bool) {
 	if o.err != nil {
 		if m.childFailed(t, o.err, settled && !o.unsettled) {
 			return // another attempt is under way
 		}
-		m.finish(t, StatusError, "", o.err)
+		m.finish(t, task.StatusError, "", o.err)
 		return
 	}
-	m.finish(t, StatusCompleted, o.result, nil)
+	m.finish(t, task.StatusCompleted, o.result, nil)
 }
 
 // checkTask asks for the child's messages to see whether it has finished.
-func (m *Machine) checkTask(t *Task, fromIdle bool) {
+func (m *Machine) checkTask(t *run, fromIdle bool) {
 	m.request(Effect{Kind: EffectMessages, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID, idle: fromIdle, attemptAt: t.attemptAt})
 }
 
@@ -114,8 +116,8 @@ func (m *Machine) onMessages(p pending, ev Event) {
 		if m.childFailed(t, t.sessionError, false) {
 			return
 		}
-		m.finish(t, StatusError, "", t.sessionError)
+		m.finish(t, task.StatusError, "", t.sessionError)
 	case p.idle && t.promptSent:
-		m.finish(t, StatusError, "", &TaskError{Name: "NoAnswer", Message: "the subagent stopped without answering"})
+		m.finish(t, task.StatusError, "", &task.TaskError{Name: "NoAnswer", Message: "the subagent stopped without answering"})
 	}
 }

@@ -6,16 +6,17 @@ import (
 	"unicode/utf8"
 
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // finish moves a task to a terminal status exactly once, then tells the parent and answers every
 // asyncagents_output call blocked on it.
-func (m *Machine) finish(t *Task, status Status, result string, taskErr *TaskError) {
+func (m *Machine) finish(t *run, status task.Status, result string, taskErr *task.TaskError) {
 	if t.Status.Terminal() {
 		return
 	}
 	if t.FallbackInfo != nil {
-		if status == StatusCompleted {
+		if status == task.StatusCompleted {
 			m.attemptSucceeded(t)
 		} else {
 			m.emit(Effect{Kind: EffectTimerClear, TimerID: attemptTimerPrefix + t.ID})
@@ -37,7 +38,7 @@ func (m *Machine) finish(t *Task, status Status, result string, taskErr *TaskErr
 // batchProgress counts the finished and all tasks of t's batch, and those still running. Launches
 // of the batch still waiting for the agent list count as running: a child can finish before its
 // siblings exist.
-func (m *Machine) batchProgress(t *Task) (done, total, running int) {
+func (m *Machine) batchProgress(t *run) (done, total, running int) {
 	for _, b := range m.batch(t.BatchID) {
 		total++
 		if b.Status.Terminal() {
@@ -69,7 +70,7 @@ func (m *Machine) launchesInFlight(batch string) int {
 // parent only when its batch is done or a task failed; the others are stored with noReply. A
 // noReply message sent to a busy session still costs a turn in OpenCode 1.18, so those wait
 // until the parent is idle.
-func (m *Machine) notifyParent(t *Task) {
+func (m *Machine) notifyParent(t *run) {
 	if t.ParentSessionID == "" {
 		return
 	}
@@ -116,13 +117,13 @@ func (m *Machine) flushHeld(parent string) {
 }
 
 // shouldWake decides whether a notice costs the parent a model turn.
-func (m *Machine) shouldWake(t *Task, running int) bool {
+func (m *Machine) shouldWake(t *run, running int) bool {
 	switch {
 	case m.cfg.Notify.Wake == config.WakeEach:
 		return true
-	case t.Status == StatusError:
+	case t.Status == task.StatusError:
 		return true // a failure may change the plan: tell the parent at once
-	case t.Status == StatusCancelled:
+	case t.Status == task.StatusCancelled:
 		return false // the parent cancelled it, and its cancel call already answered
 	default:
 		return running == 0
@@ -141,15 +142,15 @@ func (m *Machine) onParentStatus(sessionID string, busy bool) {
 }
 
 // VisibleNotice texts, exactly as the spec words them.
-func (m *Machine) visibleNotice(t *Task, done, total int) string {
-	icon := map[Status]string{StatusCompleted: "✓", StatusError: "✗", StatusCancelled: "⊘"}[t.Status]
+func (m *Machine) visibleNotice(t *run, done, total int) string {
+	icon := map[task.Status]string{task.StatusCompleted: "✓", task.StatusError: "✗", task.StatusCancelled: "⊘"}[t.Status]
 	var head string
 	if t.ResumeCount > 0 {
-		verb := map[Status]string{StatusCompleted: "completed in", StatusError: "failed in", StatusCancelled: "cancelled after"}[t.Status]
+		verb := map[task.Status]string{task.StatusCompleted: "completed in", task.StatusError: "failed in", task.StatusCancelled: "cancelled after"}[t.Status]
 		head = fmt.Sprintf("%s **Resume #%d %s %s.**", icon, t.ResumeCount, verb, FormatDuration(m.now-t.ResumedAt))
 	} else {
-		verb := map[Status]string{StatusCompleted: "finished in", StatusError: "failed in", StatusCancelled: "cancelled after"}[t.Status]
-		head = fmt.Sprintf("%s **Agent %q %s %s.**", icon, t.Description, verb, FormatDuration(t.Duration(m.now)))
+		verb := map[task.Status]string{task.StatusCompleted: "finished in", task.StatusError: "failed in", task.StatusCancelled: "cancelled after"}[t.Status]
+		head = fmt.Sprintf("%s **Agent %q %s %s.**", icon, t.Description, verb, FormatDuration(duration(&t.Task, m.now)))
 	}
 	text := fmt.Sprintf("%s\nTask Progress: %d/%d", head, done, total)
 	if line := fallbackLine(t); line != "" {
@@ -161,19 +162,19 @@ func (m *Machine) visibleNotice(t *Task, done, total int) string {
 	return text
 }
 
-func (m *Machine) hiddenNotice(t *Task, total, running int) string {
+func (m *Machine) hiddenNotice(t *run, total, running int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Background task %s.\n%sagent: %s\ndescription: %s\nstatus: %s\n\n", t.Status, t.idLines(), t.Agent, t.Description, t.Status)
 	switch t.Status {
-	case StatusCompleted:
+	case task.StatusCompleted:
 		b.WriteString("<task_result>\n")
 		b.WriteString(m.cutResult(t))
 		b.WriteString("\n</task_result>\n\n")
-	case StatusError:
+	case task.StatusError:
 		if t.Error != nil {
 			fmt.Fprintf(&b, "error_type: %s\nerror: %s\n\n", t.Error.Name, t.Error.Message)
 		}
-	case StatusCancelled:
+	case task.StatusCancelled:
 		if t.CancelReason != "" {
 			fmt.Fprintf(&b, "reason: %s\n\n", t.CancelReason)
 		}
@@ -190,7 +191,7 @@ func (m *Machine) hiddenNotice(t *Task, total, running int) string {
 }
 
 // cutResult bounds the result carried in a notice, counting characters (runes), not bytes.
-func (m *Machine) cutResult(t *Task) string {
+func (m *Machine) cutResult(t *run) string {
 	r := t.Result
 	if r == "" {
 		return "(the subagent returned no text)"

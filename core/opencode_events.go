@@ -1,6 +1,10 @@
 package core
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/asyncagents/asyncagents/core/task"
+)
 
 // SubscribedEvents are the OpenCode event types the core reads. Hosts forward only these, so the
 // busy stream of text deltas never crosses into the core.
@@ -149,7 +153,7 @@ func (m *Machine) onPartUpdated(props json.RawMessage) {
 	t.Progress.ToolCalls++
 	m.touch(t)
 	t.Progress.LastTools = append(t.Progress.LastTools, p.Part.Tool)
-	if n := len(t.Progress.LastTools); n > maxLastTools {
-		t.Progress.LastTools = append([]string{}, t.Progress.LastTools[n-maxLastTools:]...)
+	if n := len(t.Progress.LastTools); n > task.MaxLastTools {
+		t.Progress.LastTools = append([]string{}, t.Progress.LastTools[n-task.MaxLastTools:]...)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // world plays OpenCode around a Machine with a random scheduler: effect results, timer firings
@@ -77,9 +78,9 @@ func (w *world) carryOut(effects []Effect) {
 			w.queue = append(w.queue, Event{Type: EventEffectDone, EffectID: e.ID, OK: true, Result: w.messages(e.SessionID)})
 		case EffectStatus:
 			busy := map[string]any{}
-			for _, task := range w.m.tasks {
-				if task.SessionID != "" && !w.done[task.SessionID] {
-					busy[task.SessionID] = map[string]string{"type": "busy"}
+			for _, tk := range w.m.tasks {
+				if tk.SessionID != "" && !w.done[tk.SessionID] {
+					busy[tk.SessionID] = map[string]string{"type": "busy"}
 				}
 			}
 			b, _ := json.Marshal(busy)
@@ -178,7 +179,7 @@ func (w *world) run() {
 			continue
 		}
 		if c, ok := w.creates[ev.EffectID]; ok && ev.Type == EventEffectDone && ev.OK {
-			if task := w.m.tasks[c[1]]; task != nil && task.Status.Terminal() {
+			if tk := w.m.tasks[c[1]]; tk != nil && tk.Status.Terminal() {
 				w.late[c[0]] = true
 			}
 		}
@@ -213,17 +214,17 @@ func TestReducerUnderRandomEventOrders(t *testing.T) {
 				t.Fatalf("%d tasks, want %d", len(w.m.tasks), w.tasks)
 			}
 			var progress []string
-			for id, task := range w.m.tasks {
+			for id, tk := range w.m.tasks {
 				switch {
-				case task.Status == StatusCancelled && w.cancels:
-				case task.Status == StatusError && w.failCreates && task.SessionID == "" && task.Error.Name == "SessionError":
+				case tk.Status == task.StatusCancelled && w.cancels:
+				case tk.Status == task.StatusError && w.failCreates && tk.SessionID == "" && tk.Error.Name == "SessionError":
 					// OpenCode refused its session: failed, with a notice, never stuck
-				case task.Status != StatusCompleted:
-					t.Fatalf("task %s ended %s, want completed", id, task.Status)
-				case task.Result != "result of "+task.SessionID:
-					t.Fatalf("task %s result %q", id, task.Result)
+				case tk.Status != task.StatusCompleted:
+					t.Fatalf("task %s ended %s, want completed", id, tk.Status)
+				case tk.Result != "result of "+tk.SessionID:
+					t.Fatalf("task %s result %q", id, tk.Result)
 				}
-				if task.Queued {
+				if tk.Queued {
 					t.Fatalf("task %s still queued", id)
 				}
 				if n := len(w.notices[id]); n != 1 {
@@ -262,9 +263,17 @@ func (w *world) checkView() {
 	if len(cached) != len(fresh) {
 		w.t.Fatalf("the API's view holds %d tasks, the store %d", len(cached), len(fresh))
 	}
+	records := w.m.apiTasks()
+	if len(records) != len(fresh) {
+		w.t.Fatalf("the API's records hold %d tasks, the store %d", len(records), len(fresh))
+	}
+	freshRecords := make([]*task.Task, len(fresh))
 	for i := range fresh {
 		if cached[i] != fresh[i] {
 			w.t.Fatalf("the API's view differs from the store at %d: %s, want %s", i, cached[i].ID, fresh[i].ID)
+		}
+		if freshRecords[i] = &fresh[i].Task; records[i] != freshRecords[i] {
+			w.t.Fatalf("the API's records differ from the store at %d: %s, want %s", i, records[i].ID, fresh[i].ID)
 		}
 	}
 	// A task read answered from the cache is the answer the store gives now.
@@ -272,7 +281,7 @@ func (w *world) checkView() {
 	for _, target := range []string{"/v1/tasks", "/v1/tasks?status=running", "/v1/tasks/ses_1"} {
 		path, query, _ := strings.Cut(target, "?")
 		req := HTTPRequest{Method: "GET", Path: path, Query: query, Headers: map[string]string{"host": "127.0.0.1"}}
-		got, want := w.m.ServeHTTP(req, cfg, w.now), apiServe(req, fresh, cfg, w.now)
+		got, want := w.m.ServeHTTP(req, cfg, w.now), apiServe(req, freshRecords, cfg, w.now)
 		if got.Status != want.Status || got.Body != want.Body {
 			w.t.Fatalf("GET %s answered %d %s from the cache; the store says %d %s", target, got.Status, got.Body, want.Status, want.Body)
 		}

@@ -1,5 +1,7 @@
 package core
 
+import "github.com/asyncagents/asyncagents/core/task"
+
 // The start queue: at most config.Config.MaxConcurrentStarts children run at once. A task beyond that
 // has its ID at once and waits, queued and with no session (nothing idle sits in OpenCode), until
 // a running task ends. Cancelling a queued task just takes it out.
@@ -17,7 +19,7 @@ func (m *Machine) runningCount() int {
 
 // admit decides whether a new task starts now (true: the caller starts it, once the tool has
 // its answer) or waits in the queue because every slot is taken.
-func (m *Machine) admit(t *Task) bool {
+func (m *Machine) admit(t *run) bool {
 	if m.runningCount() > m.cfg.MaxConcurrentStarts { // t itself is already counted
 		t.Queued = true
 		m.touch(t)
@@ -44,7 +46,7 @@ func (m *Machine) startQueued() {
 }
 
 // queuePosition is how many queued tasks are ahead of t, plus one.
-func (m *Machine) queuePosition(t *Task) int {
+func (m *Machine) queuePosition(t *run) int {
 	pos := 0
 	for _, q := range m.activeTasks() {
 		if q.Queued {
@@ -59,7 +61,7 @@ func (m *Machine) queuePosition(t *Task) int {
 
 // startTask creates the child session if the task has none yet, then sends the child its prompt;
 // a forked child gets its context first.
-func (m *Machine) startTask(t *Task) {
+func (m *Machine) startTask(t *run) {
 	if t.SessionID == "" {
 		if !t.creating {
 			m.createSession(t)
@@ -76,7 +78,7 @@ func (m *Machine) startTask(t *Task) {
 }
 
 // sendPrompt gives the child the task's prompt, on the current attempt's model.
-func (m *Machine) sendPrompt(t *Task) {
+func (m *Machine) sendPrompt(t *run) {
 	m.request(Effect{
 		Kind:      EffectPromptAsync,
 		SessionID: t.SessionID,
@@ -88,8 +90,8 @@ func (m *Machine) sendPrompt(t *Task) {
 }
 
 // promptText is what the child is asked: the task's prompt, or during a resume its follow-up.
-func (t *Task) promptText() string {
-	if t.Status == StatusResumed && t.resumePrompt != "" {
+func (t *run) promptText() string {
+	if t.Status == task.StatusResumed && t.resumePrompt != "" {
 		return t.resumePrompt
 	}
 	return t.Prompt

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // resumeReq is a resume between its tool call and the check that the task's session still exists.
@@ -27,9 +29,9 @@ func (m *Machine) onResumeCall(ev Event, a taskArgs) {
 		fail("no background task has task_id %s to resume; start one with asyncagents_task(description, prompt, agent)", quote(id))
 	case t.ParentSessionID != ev.SessionID:
 		fail("task %s belongs to another session; only its own session can resume it", t.ID)
-	case t.Status == StatusResumed:
+	case t.Status == task.StatusResumed:
 		fail("a resume of task %s is already under way (resume #%d); wait for its notice, then resume again", t.ID, t.ResumeCount)
-	case t.Status != StatusCompleted:
+	case t.Status != task.StatusCompleted:
 		fail("only a completed task can be resumed; task %s is %s. Start a new task with asyncagents_task instead", t.ID, t.Status)
 	default:
 		r := &resumeReq{callID: ev.CallID, taskID: t.ID, prompt: a.Prompt, sessionID: ev.SessionID, messageID: ev.MessageID, agent: ev.Agent}
@@ -55,12 +57,12 @@ func (m *Machine) onResumeChecked(p pending, ev Event) {
 		m.failTool(r.callID, fmt.Sprintf("asyncagents_task: the session of task %s no longer exists (%s); start a new task with asyncagents_task(description, prompt, agent) instead", t.ID, strings.TrimSpace(ev.Error)))
 		return
 	}
-	if t.Status != StatusCompleted {
+	if t.Status != task.StatusCompleted {
 		// Another resume won the race while the session was checked.
 		m.failTool(r.callID, fmt.Sprintf("asyncagents_task: task %s is %s now; only a completed task can be resumed", t.ID, t.Status))
 		return
 	}
-	t.Status = StatusResumed
+	t.Status = task.StatusResumed
 	t.ResumeCount++
 	t.ResumedAt = m.now
 	t.CompletedAt = 0

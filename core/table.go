@@ -4,17 +4,19 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // TasksTable renders tasks for a terminal (`asyncagents ls`): one row a task, newest last, with
 // its ID and its child session's (what `opencode attach --session` and the TUI take).
-func TasksTable(tasks []Task, now int64) string {
+func TasksTable(tasks []task.Task, now int64) string {
 	if len(tasks) == 0 {
 		return "No background tasks found\n"
 	}
 	rows := [][]string{{"TASK ID", "SESSION", "STATUS", "AGENT", "DESCRIPTION", "STARTED", "TIME", "TOOLS"}}
 	for _, t := range tasks {
-		id := t.markedID()
+		id := markedID(&t)
 		status := string(t.Status)
 		if t.Queued {
 			status = "queued"

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/asyncagents/asyncagents/core/internal/xxh64"
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // Task IDs are the core's own: "bg_" and 22 characters, minted when asyncagents_task is called,
@@ -19,9 +20,6 @@ import (
 // one), which may launch in the same millisecond. The core reads no clock and draws no random
 // number: with the same seed, the same steps mint the same IDs.
 
-// TaskIDPrefix starts every ID the core mints. A lookup of an ID without it may be a session's.
-const TaskIDPrefix = "bg_"
-
 // mintTaskID returns a new task ID.
 func (m *Machine) mintTaskID() string {
 	m.idSeq++
@@ -29,8 +27,8 @@ func (m *Machine) mintTaskID() string {
 	var in [8]byte
 	binary.LittleEndian.PutUint64(in[:], m.idSeq)
 	mix := xxh64.Sum(append([]byte(m.idSeed), in[:]...))
-	b := make([]byte, 0, len(TaskIDPrefix)+22)
-	b = append(b, TaskIDPrefix...)
+	b := make([]byte, 0, len(task.IDPrefix)+22)
+	b = append(b, task.IDPrefix...)
 	b = appendHexN(b, stamp, 12)
 	b = appendHexN(b, mix, 10)
 	return string(b)
@@ -46,22 +44,22 @@ func appendHexN(b []byte, v uint64, n int) []byte {
 }
 
 // task returns the task with id, its own ID or its child session's, read whole; nil if none.
-func (m *Machine) task(id string) *Task {
+func (m *Machine) task(id string) *run {
 	t := m.tasks[id]
-	if t == nil && id != "" && !strings.HasPrefix(id, TaskIDPrefix) {
+	if t == nil && id != "" && !strings.HasPrefix(id, task.IDPrefix) {
 		if m.sessionsStale {
 			m.indexSessions()
 		}
 		t = m.tasks[m.sessions[id]]
 	}
 	if t != nil {
-		t.load()
+		load(&t.Task)
 	}
 	return t
 }
 
 // bindSession records that t's child session is sessionID.
-func (m *Machine) bindSession(t *Task, sessionID string) {
+func (m *Machine) bindSession(t *run, sessionID string) {
 	t.SessionID = sessionID
 	if sessionID != t.ID {
 		if m.sessions == nil {
@@ -86,7 +84,7 @@ func (m *Machine) indexSessions() {
 // idLines is how a tool answer or a notice names a task: its ID, then its child session's once
 // it has one (what a user opens in the TUI). A task from before the IDs were the core's own has
 // one ID for both.
-func (t *Task) idLines() string {
+func (t *run) idLines() string {
 	if t.SessionID == "" || t.SessionID == t.ID {
 		return "task_id: " + t.ID + "\n"
 	}
@@ -95,7 +93,7 @@ func (t *Task) idLines() string {
 
 // metadata is a tool answer's metadata for t: the title the TUI shows, both IDs, and extra
 // key-value pairs.
-func (t *Task) metadata(title string, kv ...string) map[string]any {
+func (t *run) metadata(title string, kv ...string) map[string]any {
 	md := map[string]any{"title": title, "taskId": t.ID}
 	if t.SessionID != "" {
 		md["sessionId"] = t.SessionID

@@ -7,7 +7,7 @@ package core
 
 // tmuxOpen opens t's pane when its child starts running (a queued task gets its pane when it
 // leaves the queue, a resumed one again for the resume). At most one pane per run.
-func (m *Machine) tmuxOpen(t *Task) {
+func (m *Machine) tmuxOpen(t *run) {
 	if !m.cfg.Tmux.Enabled || !m.cfg.Tmux.Inside || t.tmuxPane {
 		return
 	}
@@ -16,7 +16,7 @@ func (m *Machine) tmuxOpen(t *Task) {
 }
 
 // tmuxClose closes t's pane, if one was opened for this run.
-func (m *Machine) tmuxClose(t *Task) {
+func (m *Machine) tmuxClose(t *run) {
 	if !t.tmuxPane {
 		return
 	}

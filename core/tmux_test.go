@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/stretchr/testify/require"
 )
 
@@ -87,7 +88,7 @@ func (h *tmuxHarness) answer(taskID, errJSON string) []Effect {
 	return append(all, h.oc("session.idle", fmt.Sprintf(`{"sessionID":%q}`, id))...)
 }
 
-func (h *tmuxHarness) status(id string) Status {
+func (h *tmuxHarness) status(id string) task.Status {
 	t, ok := h.m.Task(id)
 	require.True(h.t, ok, "task %s", id)
 	return t.Status
@@ -115,7 +116,7 @@ func TestTmuxOnlyWhenEnabledAndInside(t *testing.T) {
 		h := newTmuxHarness(t, config.Config{Tmux: cfg})
 		id, _ := h.launch("survey")
 		h.answer(id, "")
-		require.Equal(t, StatusCompleted, h.status(id))
+		require.Equal(t, task.StatusCompleted, h.status(id))
 		require.Empty(t, tmuxEffects(h.effects), "tmux config %+v", cfg)
 	}
 }
@@ -134,7 +135,7 @@ func TestTmuxOpenOnStartCloseOnComplete(t *testing.T) {
 
 	h.oc("session.status", fmt.Sprintf(`{"sessionID":%q,"status":{"type":"busy"}}`, id))
 	eff = h.answer(id, "")
-	require.Equal(t, StatusCompleted, h.status(id))
+	require.Equal(t, task.StatusCompleted, h.status(id))
 	require.Equal(t, []string{"close " + id}, tmuxEffects(eff))
 	h.oc("session.idle", fmt.Sprintf(`{"sessionID":%q}`, id))
 	require.Equal(t, []string{"open " + id + " Survey auth", "close " + id}, tmuxEffects(h.effects))
@@ -172,10 +173,10 @@ func TestTmuxQueuedTaskOpensWhenItStarts(t *testing.T) {
 	require.Equal(t, []string{"close " + second}, tmuxEffects(eff))
 }
 
-func mustTask(t *testing.T, m *Machine, id string) Task {
-	task, ok := m.Task(id)
+func mustTask(t *testing.T, m *Machine, id string) task.Task {
+	tk, ok := m.Task(id)
 	require.True(t, ok)
-	return task
+	return tk
 }
 
 // The pane closes however the task ends: an error, a cancel; a queued task cancelled before it
@@ -190,11 +191,11 @@ func TestTmuxCloseOnErrorAndCancel(t *testing.T) {
 	require.True(t, mustTask(t, h.m, queued).Queued)
 
 	eff := h.answer(failing, `{"name":"APIError","data":{"message":"bad request","statusCode":400,"isRetryable":false}}`)
-	require.Equal(t, StatusError, h.status(failing))
+	require.Equal(t, task.StatusError, h.status(failing))
 	require.Equal(t, []string{"close " + failing, "open " + queued + " queued"}, tmuxEffects(eff))
 
 	eff = h.call(ToolCancel, fmt.Sprintf(`{"task_id":%q}`, cancelled))
-	require.Equal(t, StatusCancelled, h.status(cancelled))
+	require.Equal(t, task.StatusCancelled, h.status(cancelled))
 	require.Equal(t, []string{"close " + cancelled}, tmuxEffects(eff))
 
 	// A fresh queued task, cancelled while it waits.
@@ -202,7 +203,7 @@ func TestTmuxCloseOnErrorAndCancel(t *testing.T) {
 	h2.launch("runs")
 	waiting, _ := h2.launch("waits")
 	eff = h2.call(ToolCancel, fmt.Sprintf(`{"task_id":%q}`, waiting))
-	require.Equal(t, StatusCancelled, h2.status(waiting))
+	require.Equal(t, task.StatusCancelled, h2.status(waiting))
 	require.Empty(t, tmuxEffects(eff))
 }
 
@@ -213,10 +214,10 @@ func TestTmuxResumeReopens(t *testing.T) {
 	id, _ := h.launch("survey")
 	h.answer(id, "")
 	eff := h.call(ToolTask, fmt.Sprintf(`{"resume":%q,"prompt":"and more"}`, id))
-	require.Equal(t, StatusResumed, h.status(id))
+	require.Equal(t, task.StatusResumed, h.status(id))
 	require.Equal(t, []string{"open " + id + " survey"}, tmuxEffects(eff))
 	eff = h.answer(id, "")
-	require.Equal(t, StatusCompleted, h.status(id))
+	require.Equal(t, task.StatusCompleted, h.status(id))
 	require.Equal(t, []string{"close " + id}, tmuxEffects(eff))
 }
 

@@ -3,6 +3,8 @@ package core
 import (
 	"fmt"
 	"strings"
+
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // cancelArgs are asyncagents_cancel's arguments.
@@ -34,7 +36,7 @@ func (m *Machine) onCancelCall(ev Event) {
 			t := m.sessionTask(id, ev.SessionID)
 			if t != nil && !t.Status.Terminal() {
 				m.cancel(t, a.Reason)
-				lines = append(lines, fmt.Sprintf("- %s %q after %s", t.ID, t.Description, FormatDuration(t.Duration(m.now))))
+				lines = append(lines, fmt.Sprintf("- %s %q after %s", t.ID, t.Description, FormatDuration(duration(&t.Task, m.now))))
 			}
 		}
 		// Launches still waiting for the agent list are cancelled as soon as they are tasks.
@@ -64,7 +66,7 @@ func (m *Machine) onCancelCall(ev Event) {
 	default:
 		wasQueued := t.Queued
 		m.cancel(t, a.Reason)
-		msg := fmt.Sprintf("Cancelled task %s %q after %s.", t.ID, t.Description, FormatDuration(t.Duration(m.now)))
+		msg := fmt.Sprintf("Cancelled task %s %q after %s.", t.ID, t.Description, FormatDuration(duration(&t.Task, m.now)))
 		if wasQueued {
 			msg = fmt.Sprintf("Cancelled task %s %q; it was still queued and never started.", t.ID, t.Description)
 		}
@@ -74,12 +76,12 @@ func (m *Machine) onCancelCall(ev Event) {
 
 // cancel stops a running or queued task: the child is aborted (a queued one never started), the
 // status is set before anything else so a completion racing in finds the task ended.
-func (m *Machine) cancel(t *Task, reason string) {
+func (m *Machine) cancel(t *run, reason string) {
 	// A task whose session is still being created has nothing to abort: the session is
 	// deleted when it arrives (onSessionCreated).
 	started := !t.Queued && t.SessionID != ""
 	t.CancelReason = reason
-	m.finish(t, StatusCancelled, "", nil)
+	m.finish(t, task.StatusCancelled, "", nil)
 	if started {
 		m.request(Effect{Kind: EffectAbort, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID})
 	}

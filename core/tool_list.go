@@ -3,6 +3,8 @@ package core
 import (
 	"fmt"
 	"strings"
+
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // onListCall lists the calling session's tasks, oldest first.
@@ -25,8 +27,8 @@ func (m *Machine) onListCall(ev Event) {
 
 // listLine is one task in asyncagents_list: the whole ID with the spec's (resumed) and (forked)
 // marks, its child session once it has one, then status, label, agent, time and activity.
-func (m *Machine) listLine(t *Task) string {
-	id := t.markedID()
+func (m *Machine) listLine(t *run) string {
+	id := markedID(&t.Task)
 	status := string(t.Status)
 	if t.Queued {
 		status = fmt.Sprintf("queued (position %d)", m.queuePosition(t))
@@ -34,8 +36,8 @@ func (m *Machine) listLine(t *Task) string {
 	if t.SessionID != "" && t.SessionID != t.ID {
 		id += " | session " + t.SessionID
 	}
-	line := fmt.Sprintf("- %s | %s | %q | @%s | %s | %d tool calls", id, status, t.Description, t.Agent, FormatDuration(t.Duration(m.now)), t.Progress.ToolCalls)
-	if t.Status == StatusError && t.Error != nil {
+	line := fmt.Sprintf("- %s | %s | %q | @%s | %s | %d tool calls", id, status, t.Description, t.Agent, FormatDuration(duration(&t.Task, m.now)), t.Progress.ToolCalls)
+	if t.Status == task.StatusError && t.Error != nil {
 		line += " | " + t.Error.Name + ": " + t.Error.Message
 	}
 	return line
@@ -43,7 +45,7 @@ func (m *Machine) listLine(t *Task) string {
 
 // markedID is the task ID with the spec's list marks: (resumed) when resumeCount > 0, (forked)
 // when forked.
-func (t *Task) markedID() string {
+func markedID(t *task.Task) string {
 	id := t.ID
 	if t.ResumeCount > 0 {
 		id += " (resumed)"
@@ -99,7 +101,7 @@ func (m *Machine) onSessionDeleted(sessionID string) {
 		}
 		if !t.Status.Terminal() {
 			started := !t.Queued && t.SessionID != ""
-			t.Status, t.CompletedAt, t.CancelReason, t.Queued = StatusCancelled, m.now, "parent session deleted", false
+			t.Status, t.CompletedAt, t.CancelReason, t.Queued = task.StatusCancelled, m.now, "parent session deleted", false
 			m.releaseWaiters(t)
 			if started {
 				m.request(Effect{Kind: EffectAbort, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID})

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // outputArgs are asyncagents_output's arguments. Timeout is in seconds.
@@ -52,7 +54,7 @@ func (m *Machine) onOutputCall(ev Event) {
 }
 
 // replyOutput answers an output call with the task as it stands, marking a result as retrieved.
-func (m *Machine) replyOutput(callID string, t *Task) {
+func (m *Machine) replyOutput(callID string, t *run) {
 	if t.Status.Terminal() {
 		t.RetrievedAt = m.now
 		m.touch(t)
@@ -60,7 +62,7 @@ func (m *Machine) replyOutput(callID string, t *Task) {
 	m.replyTool(callID, m.outputText(t), t.metadata(t.Description, "status", string(t.Status)))
 }
 
-func (m *Machine) outputText(t *Task) string {
+func (m *Machine) outputText(t *run) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%sagent: %s\ndescription: %s\nstatus: %s\n", t.idLines(), t.Agent, t.Description, t.Status)
 	if t.Model != "" {
@@ -69,16 +71,16 @@ func (m *Machine) outputText(t *Task) string {
 	if line := fallbackLine(t); line != "" {
 		fmt.Fprintf(&b, "fallback: %s\n", line)
 	}
-	d := FormatDuration(t.Duration(m.now))
+	d := FormatDuration(duration(&t.Task, m.now))
 	switch t.Status {
-	case StatusCompleted:
+	case task.StatusCompleted:
 		fmt.Fprintf(&b, "duration: %s\n\n<task_result>\n%s\n</task_result>", d, t.Result)
-	case StatusError:
+	case task.StatusError:
 		fmt.Fprintf(&b, "duration: %s\n", d)
 		if t.Error != nil {
 			fmt.Fprintf(&b, "error_type: %s\n\n%s", t.Error.Name, t.Error.Message)
 		}
-	case StatusCancelled:
+	case task.StatusCancelled:
 		fmt.Fprintf(&b, "duration: %s", d)
 	default:
 		fmt.Fprintf(&b, "running for: %s\n%s\n\n", d, progressText(t, m.now))
@@ -87,7 +89,7 @@ func (m *Machine) outputText(t *Task) string {
 	return b.String()
 }
 
-func progressText(t *Task, now int64) string {
+func progressText(t *run, now int64) string {
 	p := t.Progress
 	tools := "none yet"
 	if len(p.LastTools) > 0 {
@@ -97,7 +99,7 @@ func progressText(t *Task, now int64) string {
 }
 
 // releaseWaiters answers every blocked output call on a task that just finished.
-func (m *Machine) releaseWaiters(t *Task) {
+func (m *Machine) releaseWaiters(t *run) {
 	for _, callID := range m.waiterCalls(t.ID) {
 		delete(m.waiters, callID)
 		m.emit(Effect{Kind: EffectTimerClear, TimerID: waitTimer(callID)})

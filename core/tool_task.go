@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // taskArgs are asyncagents_task's arguments.
@@ -185,22 +187,24 @@ func (m *Machine) checkAgentAndLaunch(l *launch) {
 		return
 	}
 	l.canDelegate = agent.CanDelegate()
-	t := &Task{
-		ID:              m.mintTaskID(),
-		ParentSessionID: l.sessionID,
-		ParentMessageID: l.messageID,
-		ParentAgent:     l.parentAgent,
-		BatchID:         batchID(l.sessionID, l.messageID),
-		Description:     l.args.Description,
-		Prompt:          l.args.Prompt,
-		Agent:           l.args.Agent,
-		Status:          StatusRunning,
-		StartedAt:       m.now,
-		Progress:        Progress{LastTools: []string{}, LastUpdate: m.now},
-		Depth:           l.depth,
-		IsForked:        l.fork,
-		canDelegate:     l.canDelegate,
-		seenCalls:       map[string]bool{},
+	t := &run{
+		Task: task.Task{
+			ID:              m.mintTaskID(),
+			ParentSessionID: l.sessionID,
+			ParentMessageID: l.messageID,
+			ParentAgent:     l.parentAgent,
+			BatchID:         batchID(l.sessionID, l.messageID),
+			Description:     l.args.Description,
+			Prompt:          l.args.Prompt,
+			Agent:           l.args.Agent,
+			Status:          task.StatusRunning,
+			StartedAt:       m.now,
+			Progress:        task.Progress{LastTools: []string{}, LastUpdate: m.now},
+			Depth:           l.depth,
+			IsForked:        l.fork,
+		},
+		canDelegate: l.canDelegate,
+		seenCalls:   map[string]bool{},
 	}
 	t.Models = m.resolveChain(t.Agent, l.sessionID)
 	m.firstModel(t)
@@ -226,7 +230,7 @@ func (m *Machine) checkAgentAndLaunch(l *launch) {
 }
 
 // createSession asks OpenCode for t's child session; startTask goes on when it exists.
-func (m *Machine) createSession(t *Task) {
+func (m *Machine) createSession(t *run) {
 	t.creating = true
 	// A task restored from the history (it was queued) does not keep canDelegate: the agent
 	// list says again.
@@ -265,7 +269,7 @@ func (m *Machine) onSessionCreated(p pending, ev Event) {
 		if reason == "" {
 			reason = "no session ID in the answer"
 		}
-		m.finish(t, StatusError, "", &TaskError{Name: "SessionError", Message: "could not create the child session: " + reason})
+		m.finish(t, task.StatusError, "", &task.TaskError{Name: "SessionError", Message: "could not create the child session: " + reason})
 		return
 	}
 	if t.Status.Terminal() {
@@ -291,14 +295,14 @@ func (m *Machine) onPromptSent(p pending, ev Event) {
 		return
 	}
 	if !ev.OK {
-		m.finish(t, StatusError, "", &TaskError{Name: "PromptError", Message: "OpenCode refused the prompt: " + ev.Error})
+		m.finish(t, task.StatusError, "", &task.TaskError{Name: "PromptError", Message: "OpenCode refused the prompt: " + ev.Error})
 		return
 	}
 	t.promptSent = true
 }
 
-func (m *Machine) launchText(t *Task) string {
-	if t.Status == StatusCancelled {
+func (m *Machine) launchText(t *run) string {
+	if t.Status == task.StatusCancelled {
 		return fmt.Sprintf("%sagent: %s\ndescription: %s\nstatus: cancelled\n\nThe task was cancelled before it started.", t.idLines(), t.Agent, t.Description)
 	}
 	if t.Queued {

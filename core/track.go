@@ -3,6 +3,8 @@ package core
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // trackedMessage is the child's newest assistant message as OpenCode's events describe it. When
@@ -14,7 +16,7 @@ type trackedMessage struct {
 	created   int64
 	completed int64
 	finish    string
-	err       *TaskError
+	err       *task.TaskError
 	parts     map[string]*trackedText
 	order     []string
 }
@@ -66,7 +68,7 @@ type eventError struct {
 	} `json:"data"`
 }
 
-func (e *eventError) taskError() *TaskError {
+func (e *eventError) taskError() *task.TaskError {
 	if e == nil {
 		return nil
 	}
@@ -74,7 +76,7 @@ func (e *eventError) taskError() *TaskError {
 	if msg == "" {
 		msg = e.Name
 	}
-	return &TaskError{Name: e.Name, Message: msg, StatusCode: e.Data.StatusCode, body: e.Data.ResponseBody}
+	return task.NewError(e.Name, msg, e.Data.StatusCode, e.Data.ResponseBody)
 }
 
 // onMessageUpdated follows the child's messages: a newer assistant message replaces the tracked
@@ -140,7 +142,7 @@ func (m *Machine) onMessageUpdated(props json.RawMessage) {
 // idle 5 to 15 ms later, after its own work on the turn, and the notice waited for it. Only a task
 // without a model chain: with one, leaving a model needs the idle (fallback.go); and only when the
 // events already told the whole answer. The idle that follows finds the task ended.
-func (m *Machine) finishOnCompletion(t *Task, tm *trackedMessage) {
+func (m *Machine) finishOnCompletion(t *run, tm *trackedMessage) {
 	if t.FallbackInfo != nil || t.switching || t.awaitBusy || !t.promptSent || t.msg != tm || tm.err != nil {
 		return
 	}
@@ -154,7 +156,7 @@ func (m *Machine) finishOnCompletion(t *Task, tm *trackedMessage) {
 func isSummary(raw json.RawMessage) bool { return string(raw) == "true" }
 
 // trackMessage returns the tracked message with id, starting to track it if it is new.
-func (t *Task) trackMessage(id string) *trackedMessage {
+func (t *run) trackMessage(id string) *trackedMessage {
 	if id == "" {
 		return nil
 	}
@@ -165,7 +167,7 @@ func (t *Task) trackMessage(id string) *trackedMessage {
 }
 
 // onTextPart records a text part of the child's answer.
-func (m *Machine) onTextPart(t *Task, id, messageID, text string, ended, skip bool) {
+func (m *Machine) onTextPart(t *run, id, messageID, text string, ended, skip bool) {
 	tm := t.msg
 	if tm == nil || tm.id != messageID {
 		tm = t.trackMessage(messageID)

@@ -12,6 +12,7 @@ import (
 	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/core/abi"
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // ABIVersion is the envelope version this host speaks.
@@ -85,7 +86,7 @@ func (c *Core) Step(ctx context.Context, now int64, ev core.Event) ([]core.Effec
 }
 
 // Tasks returns every task the machine holds.
-func (c *Core) Tasks(ctx context.Context) ([]core.Task, error) {
+func (c *Core) Tasks(ctx context.Context) ([]task.Task, error) {
 	r, err := c.Do(ctx, abi.Request{Op: "tasks"})
 	return r.Tasks, err
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/asyncagents/asyncagents/core/abi"
 	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/conformance"
+	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/asyncagents/asyncagents/host"
 )
 
@@ -28,7 +29,7 @@ import (
 func historyOf(t *testing.T, tasks []json.RawMessage) string {
 	var b strings.Builder
 	for _, raw := range tasks {
-		var task core.Task
+		var task task.Task
 		require.NoError(t, json.Unmarshal(raw, &task))
 		b.WriteString(core.HistoryLine(task))
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // ABIVersion is the version of the JSON envelope every host speaks to the core. A host refuses
@@ -72,8 +73,8 @@ type Response struct {
 	ConfigError string `json:"configError,omitempty"`
 
 	// tasks and task
-	Tasks []core.Task `json:"tasks,omitempty"`
-	Task  *core.Task  `json:"task,omitempty"`
+	Tasks []task.Task `json:"tasks,omitempty"`
+	Task  *task.Task  `json:"task,omitempty"`
 
 	// restore
 	Restore *core.RestoreResult `json:"restore,omitempty"`

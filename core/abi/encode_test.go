@@ -7,6 +7,7 @@ import (
 
 	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/stretchr/testify/require"
 )
 
@@ -17,11 +18,11 @@ func TestResponseEncodesAsTheStruct(t *testing.T) {
 	m := core.NewMachine(config.Config{})
 	cfg := m.Config()
 	tasks := someTasks(3)
-	tasks[1].Error = &core.TaskError{Name: "APIError", Message: "<b>&</b>"}
-	task := tasks[2]
+	tasks[1].Error = &task.TaskError{Name: "APIError", Message: "<b>&</b>"}
+	one := tasks[2]
 	all := Response{OK: true, Error: "bad <input> & more", Effects: []core.Effect{{Kind: core.EffectLog, Level: "info", Message: "x"}, {Kind: core.EffectTimerSet, TimerID: "t", DelayMs: 5}},
 		ABI: ABIVersion, Version: core.Version, Tools: core.Tools(), Subscribe: core.SubscribedEvents(), Config: &cfg, ConfigError: "asyncagents.json: bad",
-		Tasks: tasks, Task: &task, Restore: &core.RestoreResult{Restored: 2, Corrupt: 1, Problems: []string{"line 3: torn"}, Indexed: 1},
+		Tasks: tasks, Task: &one, Restore: &core.RestoreResult{Restored: 2, Corrupt: 1, Problems: []string{"line 3: torn"}, Indexed: 1},
 		Storage: &core.Storage{Dir: "/d", History: "/d/h.log", HistoryIndex: "/d/h.idx", APIPorts: []int{5165}}, Table: "ID  STATUS\n",
 		HTTP: &core.HTTPResponse{Status: 200, Headers: map[string]string{"Content-Type": "application/json"}, Body: `{"a":1}`}}
 	// Every field is set in all, so a field added to Response and not to MarshalJSON fails here.
@@ -32,7 +33,7 @@ func TestResponseEncodesAsTheStruct(t *testing.T) {
 	cases := map[string]Response{
 		"nothing":                 {},
 		"ok alone":                {OK: true},
-		"empty slices":            {OK: true, Effects: []core.Effect{}, Tools: []core.ToolSpec{}, Subscribe: []string{}, Tasks: []core.Task{}},
+		"empty slices":            {OK: true, Effects: []core.Effect{}, Tools: []core.ToolSpec{}, Subscribe: []string{}, Tasks: []task.Task{}},
 		"empty restore":           {OK: true, Restore: &core.RestoreResult{}},
 		"everything":              all,
 		"error":                   {Error: all.Error},

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/asyncagents/asyncagents/testharness/mockmodel"
 	"github.com/asyncagents/asyncagents/testharness/ocserve"
 )
@@ -32,7 +33,7 @@ func startWithOptions(t *testing.T, script mockmodel.Script, options map[string]
 }
 
 // storedTask reads a task's last record from the plugin's history file, as a restart would.
-func storedTask(t *testing.T, oc *ocserve.Server, id string) core.Task {
+func storedTask(t *testing.T, oc *ocserve.Server, id string) task.Task {
 	t.Helper()
 	last, ok := findStoredTask(oc, id)
 	require.True(t, ok, "task %s is in the history", id)
@@ -41,20 +42,20 @@ func storedTask(t *testing.T, oc *ocserve.Server, id string) core.Task {
 
 // findStoredTask reads the latest record of the task with id (its own ID or its session's) from
 // the history file.
-func findStoredTask(oc *ocserve.Server, id string) (core.Task, bool) {
+func findStoredTask(oc *ocserve.Server, id string) (task.Task, bool) {
 	f, err := os.Open(storageOf(oc).History)
 	if err != nil {
-		return core.Task{}, false
+		return task.Task{}, false
 	}
 	defer f.Close()
-	var last core.Task
+	var last task.Task
 	found := false
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
 		_, body, _ := strings.Cut(sc.Text(), " ")
 		var r struct {
-			Task *core.Task `json:"task"`
+			Task *task.Task `json:"task"`
 		}
 		if json.Unmarshal([]byte(body), &r) == nil && r.Task != nil && (r.Task.ID == id || r.Task.SessionID == id) {
 			last, found = *r.Task, true
@@ -123,9 +124,9 @@ func TestFallbackToModelB(t *testing.T) {
 			require.Contains(t, n.hidden, "answer from B")
 
 			id := idOf(e.toolParts(parent, "asyncagents_task")[0])
-			task := storedTask(t, e.oc, id)
-			require.Equal(t, core.StatusCompleted, task.Status)
-			info := task.FallbackInfo
+			stored := storedTask(t, e.oc, id)
+			require.Equal(t, task.StatusCompleted, stored.Status)
+			info := stored.FallbackInfo
 			require.NotNil(t, info)
 			require.True(t, info.Occurred)
 			require.Equal(t, ocserve.ModelB, info.SuccessfulModel)
@@ -170,11 +171,11 @@ func TestCircuitBreakerSkipsModelA(t *testing.T) {
 	e.promptIn(parent, "GO 4")
 	e.eventually("the fourth notice", 90*time.Second, func() bool { return len(e.notices(parent)) == 4 })
 	parts := e.toolParts(parent, "asyncagents_task")
-	task := storedTask(t, e.oc, idOf(parts[len(parts)-1]))
-	require.Equal(t, core.StatusCompleted, task.Status)
-	require.Equal(t, []string{ocserve.ModelA}, task.FallbackInfo.Skipped)
-	require.Len(t, task.FallbackInfo.Attempts, 1)
-	require.Equal(t, ocserve.ModelB, task.FallbackInfo.Attempts[0].Model)
+	stored := storedTask(t, e.oc, idOf(parts[len(parts)-1]))
+	require.Equal(t, task.StatusCompleted, stored.Status)
+	require.Equal(t, []string{ocserve.ModelA}, stored.FallbackInfo.Skipped)
+	require.Len(t, stored.FallbackInfo.Attempts, 1)
+	require.Equal(t, ocserve.ModelB, stored.FallbackInfo.Attempts[0].Model)
 	require.Zero(t, calledA4.Load(), "the open circuit kept the fourth task off A")
 }
 
@@ -210,8 +211,8 @@ func TestContextLengthCompactsAndRetries(t *testing.T) {
 			require.Contains(t, n.visible, `"Job big" finished`)
 			require.Contains(t, n.hidden, "fits now")
 			require.Equal(t, int32(1), compactions.Load(), "one compaction, not two")
-			task := storedTask(t, e.oc, idOf(e.toolParts(parent, "asyncagents_task")[0]))
-			info := task.FallbackInfo
+			stored := storedTask(t, e.oc, idOf(e.toolParts(parent, "asyncagents_task")[0]))
+			info := stored.FallbackInfo
 			require.Len(t, info.Attempts, c.attempts)
 			if c.attempts == 2 {
 				require.Equal(t, "context_length", info.Attempts[0].Class)
@@ -245,10 +246,10 @@ func TestBadRequestFailsWithoutFallback(t *testing.T) {
 	require.Contains(t, n.visible, `"Job bad" failed`)
 	require.Contains(t, n.hidden, "Invalid schema for function")
 	id := idOf(e.toolParts(parent, "asyncagents_task")[0])
-	task := storedTask(t, e.oc, id)
-	require.Equal(t, core.StatusError, task.Status)
-	require.Len(t, task.FallbackInfo.Attempts, 1)
-	require.Equal(t, "other", task.FallbackInfo.Attempts[0].Class)
+	stored := storedTask(t, e.oc, id)
+	require.Equal(t, task.StatusError, stored.Status)
+	require.Len(t, stored.FallbackInfo.Attempts, 1)
+	require.Equal(t, "other", stored.FallbackInfo.Attempts[0].Class)
 	require.Zero(t, calledB.Load())
 }
 
@@ -292,11 +293,11 @@ func TestResumeFallsBackToModelB(t *testing.T) {
 	require.Contains(t, n.hidden, "follow-up answer from B")
 	require.Zero(t, firstPromptOnB.Load(), "B was never given the task's first prompt")
 
-	task := storedTask(t, e.oc, taskID)
-	require.Equal(t, core.StatusCompleted, task.Status)
-	require.Equal(t, 1, task.ResumeCount)
-	require.Equal(t, ocserve.ModelB, task.FallbackInfo.SuccessfulModel)
-	attempts := task.FallbackInfo.Attempts
+	stored := storedTask(t, e.oc, taskID)
+	require.Equal(t, task.StatusCompleted, stored.Status)
+	require.Equal(t, 1, stored.ResumeCount)
+	require.Equal(t, ocserve.ModelB, stored.FallbackInfo.SuccessfulModel)
+	attempts := stored.FallbackInfo.Attempts
 	require.Len(t, attempts, 3, "the first run on A, the follow-up on A, the follow-up on B")
 	require.False(t, attempts[1].Success)
 	require.Equal(t, ocserve.ModelB, attempts[2].Model)

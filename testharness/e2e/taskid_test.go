@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/asyncagents/asyncagents/testharness/mockmodel"
 	"github.com/asyncagents/asyncagents/testharness/ocserve"
 )
@@ -55,7 +56,7 @@ func TestCancelBeforeTheSessionExistsLeavesNoSession(t *testing.T) {
 	require.Equal(t, "First (@general subagent)", children[0].Title)
 	never, ok := findStoredTask(oc, queuedID)
 	require.True(t, ok)
-	require.Equal(t, core.StatusCancelled, never.Status)
+	require.Equal(t, task.StatusCancelled, never.Status)
 	require.Empty(t, never.SessionID)
 	for _, r := range model.Requests() {
 		require.NotEqual(t, "CHILD never", r.LastUser, "the cancelled task's prompt reached no model")

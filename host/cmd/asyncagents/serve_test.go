@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // `asyncagents serve` answers the status API over a stored history with no OpenCode running,
@@ -24,8 +25,8 @@ func TestServeFollowsTheStoredHistory(t *testing.T) {
 	t.Setenv("ASYNCAGENTS_API_AUTH", "")
 	st := core.StoragePaths("", home, project)
 	require.NoError(t, os.MkdirAll(filepath.Dir(st.History), 0o700))
-	running := core.Task{ID: "ses_abc", ParentSessionID: "ses_p", ParentMessageID: "m", BatchID: "m", Description: "Survey auth",
-		Prompt: "p", Agent: "general", Status: core.StatusRunning, StartedAt: 1_700_000_000_000, Progress: core.Progress{LastTools: []string{}}, Depth: 1}
+	running := task.Task{ID: "ses_abc", ParentSessionID: "ses_p", ParentMessageID: "m", BatchID: "m", Description: "Survey auth",
+		Prompt: "p", Agent: "general", Status: task.StatusRunning, StartedAt: 1_700_000_000_000, Progress: task.Progress{LastTools: []string{}}, Depth: 1}
 	require.NoError(t, os.WriteFile(st.History, []byte(core.HistoryLine(running)), 0o600))
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -82,7 +83,7 @@ func TestServeFollowsTheStoredHistory(t *testing.T) {
 	require.Equal(t, "event: snapshot\n", line)
 
 	done2 := running
-	done2.Status, done2.Result, done2.CompletedAt = core.StatusCompleted, "found it", 1_700_000_005_000
+	done2.Status, done2.Result, done2.CompletedAt = task.StatusCompleted, "found it", 1_700_000_005_000
 	f, err := os.OpenFile(st.History, os.O_APPEND|os.O_WRONLY, 0o600)
 	require.NoError(t, err)
 	_, err = f.WriteString(core.HistoryLine(done2))

@@ -1,4 +1,4 @@
-package core
+package task
 
 import (
 	"strconv"
@@ -6,12 +6,12 @@ import (
 	"github.com/asyncagents/asyncagents/core/internal/jsonw"
 )
 
-// appendTask writes t as encoding/json writes the Task struct: the same keys in the same order,
+// AppendJSON writes t as encoding/json writes the Task struct: the same keys in the same order,
 // omitempty as the tags say. The status API's list writes a page of tasks with it: the first
 // listing after a start built encoding/json's encoders for Task and all it holds (reflection
 // over every field), which inside WebAssembly in Bun cost more than the listing itself.
 // TestTaskEncodesAsTheStruct holds it to the struct's own encoding.
-func appendTask(b []byte, t *Task) ([]byte, error) {
+func AppendJSON(b []byte, t *Task) ([]byte, error) {
 	b = append(b, `{"id":`...)
 	b = jsonw.String(b, t.ID)
 	b = jsonw.OptString(b, "sessionID", t.SessionID)

@@ -1,7 +1,8 @@
-package core
+package task
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/asyncagents/asyncagents/core/internal/encodetest"
@@ -28,27 +29,12 @@ func TestTaskEncodesAsTheStruct(t *testing.T) {
 	empty := all
 	empty.Progress.LastTools, empty.Models, empty.FallbackInfo = []string{}, []string{}, &FallbackInfo{}
 	cases = append(cases, empty)
-	for _, c := range append(cases, apiManyTasks(20)...) {
+	for _, c := range append(cases, manyTasks(20)...) {
 		want, err := json.Marshal(c)
 		require.NoError(t, err)
-		got, err := appendTask(nil, &c)
+		got, err := AppendJSON(nil, &c)
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(got))
-	}
-}
-
-// GET /v1/tasks writes what encoding/json writes for APITaskList, empty pages included.
-func TestAPITaskListEncodesAsTheStruct(t *testing.T) {
-	tasks := apiManyTasks(30)
-	tasks[4].Error = &TaskError{Name: "E", Message: "<&>"}
-	for _, query := range []string{"", "limit=1", "limit=200&offset=3", "offset=100", "status=running&search=zzz"} {
-		resp := ServeHTTP(apiGet("/v1/tasks", query), tasks, apiCfg, apiNow)
-		require.Equal(t, 200, resp.Status, query)
-		var list APITaskList
-		require.NoError(t, json.Unmarshal([]byte(resp.Body), &list), query)
-		want, err := json.Marshal(list)
-		require.NoError(t, err)
-		require.Equal(t, string(want), resp.Body, query)
 	}
 }
 
@@ -64,9 +50,29 @@ func FuzzHandEncodersMatchEncodingJSON(f *testing.F) {
 			IsForked: flag, Queued: flag, Models: []string{b}, Model: a}
 		want, err := json.Marshal(task)
 		require.NoError(t, err)
-		got, err := appendTask(nil, &task)
+		got, err := AppendJSON(nil, &task)
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(got))
 
 	})
+}
+
+// manyTasks is n tasks of every status, as a busy store holds them.
+func manyTasks(n int) []Task {
+	statuses := []Status{StatusCompleted, StatusError, StatusCancelled, StatusRunning, StatusResumed}
+	tasks := make([]Task, n)
+	for i := range tasks {
+		st := statuses[i%len(statuses)]
+		tasks[i] = Task{ID: fmt.Sprintf("bg_%08d", i), SessionID: fmt.Sprintf("ses_%08d", i), ParentSessionID: "ses_parent",
+			ParentMessageID: fmt.Sprintf("msg_%d", i/4), BatchID: fmt.Sprintf("batch_%d", i/4), Description: fmt.Sprintf("Investigate module %d", i),
+			Prompt: "Look at the code and report what you find.", Agent: "general", Status: st, StartedAt: int64(1_700_000_000_000 + i*1000), Depth: 1,
+			Progress: Progress{ToolCalls: i % 37, LastTools: []string{"read", "grep", "glob"}, LastUpdate: int64(1_700_000_000_500 + i*1000)}}
+		if st.Terminal() {
+			tasks[i].CompletedAt, tasks[i].Result = tasks[i].StartedAt+int64(1000+i), "result text"
+		}
+		if st == StatusError {
+			tasks[i].Error = &TaskError{Name: "ProviderError", Message: "rate limited"}
+		}
+	}
+	return tasks
 }

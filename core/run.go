@@ -1,0 +1,83 @@
+package core
+
+import (
+	"slices"
+
+	"github.com/asyncagents/asyncagents/core/errclass"
+	"github.com/asyncagents/asyncagents/core/task"
+)
+
+// run is a task as the machine holds it: the record (task.Task, what the hosts, the status API
+// and the history see) and what the machine keeps of the run beside it, which never leaves it.
+type run struct {
+	task.Task
+
+	// creating: the child session is being created (session.create sent, no answer yet).
+	creating bool
+	// forkReady: a forked child has been given its context.
+	forkReady bool
+	// canDelegate: the child's agent has delegation rights, so its tools were left on.
+	canDelegate bool
+	// promptSent is set once OpenCode accepted the child's prompt. Before that, a child that
+	// looks idle has simply not started, so polling must not read it as finished.
+	promptSent bool
+	// sessionError keeps the last session.error seen for the child, for a child that goes idle
+	// without writing an assistant message.
+	sessionError *task.TaskError
+	// msg is the child's newest assistant message as seen in events (see track.go).
+	msg *trackedMessage
+	// seenCalls dedupes tool parts: OpenCode sends a part again on every state change.
+	seenCalls map[string]bool
+	// tmuxPane: a tmux pane was opened for this run (tmux.go).
+	tmuxPane bool
+
+	// The fallback loop's place (fallback.go): the chain index of Model, when the current
+	// attempt began (older answers are stale), whether this attempt follows a compaction, an
+	// abort in flight to leave a failing model and the error that caused it, and whether a new
+	// attempt is waiting for OpenCode to report the session busy (an idle before that is the
+	// previous attempt's).
+	modelIndex int
+	attemptAt  int64
+	// resumePrompt is the follow-up of the resume under way: a fallback sends it, not the
+	// task's prompt, to the next model. It is not persisted: after a restart a resume still at
+	// work is left to OpenCode's own retries (canFallBack).
+	resumePrompt string
+	compacted    bool
+	switching    bool
+	pendingErr   *task.TaskError
+	pendingClass errclass.ErrorClass
+	awaitBusy    bool
+	// Leaving a model is complete once OpenCode confirmed the abort, if one was needed
+	// (abortDone), the failed turn's message is complete (settled), and an idle followed it
+	// (idleSeen): OpenCode 1.18 drops a prompt sent to a session still winding down a turn.
+	abortDone, settled, idleSeen bool
+	// pendingCompact: what waits for the settled turn is a compaction, not the next model;
+	// compacting: that compaction is under way (session.summarize sent).
+	pendingCompact, compacting bool
+	// toolsRunning: the child's tool calls still at work, by call ID.
+	toolsRunning map[string]bool
+	// logAt and logLen: where a restore or a compaction found the task's record (its JSON) in
+	// the log, for the index they leave (history_index.go). Not kept up to date after that.
+	logAt, logLen int
+	// sseSent is the status the event streams were last told of (by a frame, or by the restore
+	// that brought the task back); empty while no stream has been told of the task.
+	sseSent task.Status
+}
+
+// public is the copy of a task that leaves the machine: read whole, no shared slices.
+func (t *run) public() task.Task {
+	load(&t.Task)
+	c := t.Task
+	c.Progress.LastTools = append([]string{}, t.Progress.LastTools...)
+	if t.Error != nil {
+		e := *t.Error
+		c.Error = &e
+	}
+	if t.FallbackInfo != nil {
+		// The attempts are changed in place as the loop goes on; a copy keeps what it saw.
+		f := *t.FallbackInfo
+		f.Attempts, f.Skipped = slices.Clone(f.Attempts), slices.Clone(f.Skipped)
+		c.FallbackInfo = &f
+	}
+	return c
+}
