@@ -2,11 +2,10 @@ package core
 
 import (
 	"encoding/json"
-	"fmt"
 	"sort"
 	"strings"
 
-	"github.com/asyncagents/asyncagents/core/internal/xxh64"
+	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
@@ -27,12 +26,6 @@ const (
 	EffectHistoryRewrite = "history.rewrite" // Content: replace the whole log atomically
 )
 
-// historyRecord is one line's JSON.
-type historyRecord struct {
-	Task    *task.Task `json:"task,omitempty"`
-	Removed string     `json:"removed,omitempty"`
-}
-
 // touch marks a task changed in this step; the step ends by persisting it.
 func (m *Machine) touch(t *run) {
 	if m.dirty == nil {
@@ -51,21 +44,10 @@ func (m *Machine) forget(id string) {
 	m.dirty[id] = true
 }
 
-// historyLine renders one record.
-func historyLine(r historyRecord) string {
-	b, _ := json.Marshal(r)
-	return checksummed(b)
-}
-
-// checksummed prefixes a record's JSON with its XXH64 and ends the line.
-func checksummed(b []byte) string {
-	return fmt.Sprintf("%016x %s\n", xxh64.Sum(b), b)
-}
-
 // taskLine is t's history record (read whole first, if a restore read only its head).
 func taskLine(t *run) string {
 	c := t.public()
-	return historyLine(historyRecord{Task: &c})
+	return history.Line(history.Record{Task: &c})
 }
 
 // HistoryLine is a task's history record as the core writes it, for tests and benchmarks that
@@ -74,7 +56,7 @@ func HistoryLine(t task.Task) string { return taskLine(&run{Task: t}) }
 
 // ChecksummedLine is a history line for a record's JSON as given (for tests that write a record
 // of an earlier release by hand).
-func ChecksummedLine(recordJSON string) string { return checksummed([]byte(recordJSON)) }
+func ChecksummedLine(recordJSON string) string { return history.Checksummed([]byte(recordJSON)) }
 
 // persistDirty turns this step's changed tasks into append effects placed before all others.
 func (m *Machine) persistDirty() {
@@ -94,12 +76,12 @@ func (m *Machine) persistDirty() {
 			// The task is encoded once, for its history line and its SSE frame alike.
 			pub := t.public()
 			rec, _ := task.AppendJSON(nil, &pub) // as json.Marshal writes it (core/task/encode.go)
-			line = checksummed([]byte(`{"task":` + string(rec) + `}`))
+			line = history.Checksummed([]byte(`{"task":` + string(rec) + `}`))
 			prev, known := t.sseSent, t.sseSent != ""
 			frames = append(frames, Effect{Kind: EffectSSEBroadcast, Frame: SSEFrame(TaskEventName(prev, t.Status, !known), json.RawMessage(rec))})
 			t.sseSent = t.Status
 		} else {
-			line = historyLine(historyRecord{Removed: id})
+			line = history.Line(history.Record{Removed: id})
 		}
 		// History effects never get a reply, so they take no ID (0): the IDs of the step's
 		// other effects stay as they would be without persistence.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/internal/xxh64"
 	"github.com/asyncagents/asyncagents/core/task"
 )
@@ -31,7 +32,7 @@ import (
 //	<XXH64 of everything above, 16 hex digits>\n
 //
 // One entry per task, in launch order: h gives a finished task's head (what a restore reads of
-// it, history_lazy.go, less the prompt, which nothing reads before load), w says to read the
+// it, core/history/lazy.go, less the prompt, which nothing reads before history.Load), w says to read the
 // record as a restore reads one. Both point at the record's JSON in the log (off, len). lines and
 // newlines count the prefix's non-empty lines (for compaction) and its newlines (so problems
 // found after it are numbered as in a whole read); corrupt and the problems are what the prefix
@@ -200,7 +201,7 @@ func indexStr(s string, i int) (v string, end int, ok bool) {
 // applyIndex restores the part of history the index describes, if it describes history's start,
 // and returns how many bytes of history it covered (0: the index was not used, and nothing was
 // changed). The machine must be empty.
-func (m *Machine) applyIndex(index, history string, res *RestoreResult) (covered int, lines, newlines int) {
+func (m *Machine) applyIndex(index, hist string, res *RestoreResult) (covered int, lines, newlines int) {
 	if len(index) < len(indexMagic)+17 || !strings.HasPrefix(index, indexMagic) {
 		return 0, 0, 0
 	}
@@ -215,7 +216,7 @@ func (m *Machine) applyIndex(index, history string, res *RestoreResult) (covered
 		return 0, 0, 0
 	}
 	logLen, logSum := int(head[0]), body[i+1:i+17]
-	if logLen > len(history) || string(appendHex16(nil, xxh64.Sum(unsafe.Slice(unsafe.StringData(history), logLen)))) != logSum {
+	if logLen > len(hist) || string(appendHex16(nil, xxh64.Sum(unsafe.Slice(unsafe.StringData(hist), logLen)))) != logSum {
 		return 0, 0, 0
 	}
 	i += 17
@@ -233,7 +234,7 @@ func (m *Machine) applyIndex(index, history string, res *RestoreResult) (covered
 	i++
 	lines, newlines = int(head[1]), int(head[2])
 	corrupt, nProblems, nEntries := int(head[3]), int(head[4]), int(head[5])
-	if !indexCountsHold(history[:logLen], len(body), lines, newlines, corrupt, nProblems, nEntries) {
+	if !indexCountsHold(hist[:logLen], len(body), lines, newlines, corrupt, nProblems, nEntries) {
 		return 0, 0, 0
 	}
 	var problems []string
@@ -258,7 +259,7 @@ func (m *Machine) applyIndex(index, history string, res *RestoreResult) (covered
 		if heads < len(slab) {
 			into = &slab[heads]
 		}
-		t, end := indexEntryAt(body, i, history[:logLen], into)
+		t, end := indexEntryAt(body, i, hist[:logLen], into)
 		if t == nil {
 			return 0, 0, 0
 		}
@@ -362,7 +363,7 @@ func indexEntryAt(body string, i int, log string, into *run) (*run, int) {
 			return nil, i // a head is a finished task's
 		}
 	case 'w':
-		rec, err := readRecordHead(record)
+		rec, err := history.ReadHead(record)
 		if err != nil || rec.Task == nil {
 			return nil, i
 		}

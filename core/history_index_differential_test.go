@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/stretchr/testify/require"
 )
@@ -24,7 +25,7 @@ func randomHistoryLines(r *rand.Rand, n, pool int) string {
 		case k < 5:
 			b.WriteString("\n")
 		case k < 9:
-			b.WriteString(historyLine(historyRecord{Removed: fmt.Sprintf("ses_%03d", r.Intn(pool))}))
+			b.WriteString(history.Line(history.Record{Removed: fmt.Sprintf("ses_%03d", r.Intn(pool))}))
 		default:
 			st := statuses[r.Intn(len(statuses))]
 			t := task.Task{ID: fmt.Sprintf("ses_%03d", r.Intn(pool)), ParentSessionID: "ses_parent", ParentMessageID: "msg",
@@ -137,7 +138,7 @@ func (s *historySim) lines(n int) string {
 			case !t.Status.Terminal():
 				t.Status, t.CompletedAt, t.Result = []task.Status{task.StatusCompleted, task.StatusError, task.StatusCancelled}[s.r.Intn(3)], s.clock, "r"
 			case s.r.Intn(3) == 0:
-				b.WriteString(historyLine(historyRecord{Removed: t.ID}))
+				b.WriteString(history.Line(history.Record{Removed: t.ID}))
 				s.live = append(s.live[:i], s.live[i+1:]...)
 				continue
 			default:

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/internal/xxh64"
 	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/stretchr/testify/require"
@@ -45,7 +46,7 @@ func indexedHistory() string {
 	again := tasks[10]
 	again.Status, again.Result = task.StatusCompleted, "written again"
 	return log + HistoryLine(again) + "0123456789abcdef {\"task\":torn}\n" +
-		historyLine(historyRecord{Removed: tasks[20].ID}) + HistoryLine(tasks[30])
+		history.Line(history.Record{Removed: tasks[20].ID}) + HistoryLine(tasks[30])
 }
 
 // historyTail is lines appended after an index was written: a new task, a finished task written
@@ -63,7 +64,7 @@ func historyTail() string {
 	}
 	running.Status, running.Result, running.CompletedAt = task.StatusCompleted, "done at last", running.StartedAt+50
 	return HistoryLine(tasks[310]) + HistoryLine(changed) + "feedfacefeedface {}\n" + HistoryLine(running) +
-		historyLine(historyRecord{Removed: tasks[50].ID}) + HistoryLine(tasks[311])
+		history.Line(history.Record{Removed: tasks[50].ID}) + HistoryLine(tasks[311])
 }
 
 // requireSameMachines asks both machines the same things, the indexed one first.
@@ -223,7 +224,7 @@ func smallIndexedLog(t *testing.T) (log, index string) {
 	again := tasks[3]
 	again.Status, again.Result = task.StatusCompleted, "written again"
 	log += HistoryLine(again) + "0123456789abcdef {\"task\":torn}\n" +
-		historyLine(historyRecord{Removed: tasks[7].ID}) + HistoryLine(tasks[12])
+		history.Line(history.Record{Removed: tasks[7].ID}) + HistoryLine(tasks[12])
 	m := NewMachine(config.Config{})
 	res, _ := m.Restore(apiNow, log)
 	require.Equal(t, 1, res.Corrupt)

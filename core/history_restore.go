@@ -2,14 +2,12 @@ package core
 
 import (
 	"fmt"
-	"hash/crc32"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"unsafe"
 
-	"github.com/asyncagents/asyncagents/core/internal/xxh64"
+	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
@@ -30,14 +28,14 @@ const maxReportedProblems = 10
 // lines are skipped and reported. Tasks that were running are reconciled against OpenCode
 // (see reconcile); queued ones wait for a slot again. A log much longer than its live tasks is
 // compacted.
-func (m *Machine) Restore(now int64, history string) (RestoreResult, []Effect) {
-	return m.RestoreIndexed(now, history, "")
+func (m *Machine) Restore(now int64, hist string) (RestoreResult, []Effect) {
+	return m.RestoreIndexed(now, hist, "")
 }
 
 // RestoreIndexed is Restore with the history index the log had beside it (history_index.go):
 // the part of the log the index describes is not read again. An index that does not describe
 // the log is not used: the restore reads the whole log, and gives what it gives with no index.
-func (m *Machine) RestoreIndexed(now int64, history, index string) (RestoreResult, []Effect) {
+func (m *Machine) RestoreIndexed(now int64, hist, index string) (RestoreResult, []Effect) {
 	m.apiCache.clear()
 	if now > m.now {
 		m.now = now
@@ -46,9 +44,9 @@ func (m *Machine) RestoreIndexed(now int64, history, index string) (RestoreResul
 	var res RestoreResult
 	covered, lines, newlines := 0, 0, 0
 	if index != "" && len(m.tasks) == 0 {
-		covered, lines, newlines = m.applyIndex(index, history, &res)
+		covered, lines, newlines = m.applyIndex(index, hist, &res)
 	}
-	_, tailLines, legacy, removals, split := m.applyHistoryFrom(history, covered, newlines, &res, false, true)
+	_, tailLines, legacy, removals, split := m.applyHistoryFrom(hist, covered, newlines, &res, false, true)
 	lines += tailLines
 	if removals {
 		m.pruneOrder()
@@ -66,10 +64,10 @@ func (m *Machine) RestoreIndexed(now int64, history, index string) (RestoreResul
 		// it at the new speed.
 		m.compact()
 	case m.compactIfWorthIt():
-	case tailLines >= indexMinLines && strings.HasSuffix(history, "\n"):
+	case tailLines >= indexMinLines && strings.HasSuffix(hist, "\n"):
 		// Worth an index: the next restore reads what this one read line by line from it. (A
 		// log that does not end its last line is left for the compaction to set right.)
-		m.planIndex(m.restoredSnapshot(history, launched, lines, newlines+split, res))
+		m.planIndex(m.restoredSnapshot(hist, launched, lines, newlines+split, res))
 	}
 	m.reconcile()
 	out := m.out
@@ -81,8 +79,8 @@ func (m *Machine) RestoreIndexed(now int64, history, index string) (RestoreResul
 // are in the order the log first named the tasks (launched, as sortRestored returned it), not in
 // start order: a restore that reads lines past the index sorts them with the index's tasks, and
 // breaks ties in start time by that order as a whole read of the log would.
-func (m *Machine) restoredSnapshot(history string, launched []string, lines, newlines int, res RestoreResult) *indexSnapshot {
-	s := &indexSnapshot{log: history, lines: lines, newlines: newlines, corrupt: res.Corrupt, problems: res.Problems}
+func (m *Machine) restoredSnapshot(hist string, launched []string, lines, newlines int, res RestoreResult) *indexSnapshot {
+	s := &indexSnapshot{log: hist, lines: lines, newlines: newlines, corrupt: res.Corrupt, problems: res.Problems}
 	s.entries = make([]indexEntry, 0, len(launched))
 	for _, id := range launched {
 		if t := m.tasks[id]; t != nil {
@@ -117,10 +115,10 @@ func (m *Machine) sortRestored() (before []string) {
 // applyHistory applies a log's records in order (the last record of a task wins) and returns
 // how many non-empty lines there were, how many of them carry a CRC-32, whether any record
 // removed a task and, when track is set, the IDs the records touched, in order of first touch.
-// With lazy, finished tasks are read as far as their head (history_lazy.go). Corrupt lines are
+// With lazy, finished tasks are read as far as their head (core/history/lazy.go). Corrupt lines are
 // counted and reported in res.
-func (m *Machine) applyHistory(history string, res *RestoreResult, track, lazy bool) (touched []string, lines, legacy int, removals bool) {
-	touched, lines, legacy, removals, _ = m.applyHistoryFrom(history, 0, 0, res, track, lazy)
+func (m *Machine) applyHistory(hist string, res *RestoreResult, track, lazy bool) (touched []string, lines, legacy int, removals bool) {
+	touched, lines, legacy, removals, _ = m.applyHistoryFrom(hist, 0, 0, res, track, lazy)
 	return touched, lines, legacy, removals
 }
 
@@ -128,13 +126,13 @@ func (m *Machine) applyHistory(history string, res *RestoreResult, track, lazy b
 // firstLine+1 of the log, and also returns how many lines it split history[from:] into (its
 // newlines, when it ends with one). Each task's record is noted where it is in history
 // (Task.logAt).
-func (m *Machine) applyHistoryFrom(history string, from, firstLine int, res *RestoreResult, track, lazy bool) (touched []string, lines, legacy int, removals bool, split int) {
-	base := uintptr(unsafe.Pointer(unsafe.StringData(history)))
+func (m *Machine) applyHistoryFrom(hist string, from, firstLine int, res *RestoreResult, track, lazy bool) (touched []string, lines, legacy int, removals bool, split int) {
+	base := uintptr(unsafe.Pointer(unsafe.StringData(hist)))
 	var seen map[string]bool
 	if track {
 		seen = map[string]bool{}
 	}
-	all := splitLines(history[from:])
+	all := history.SplitLines(hist[from:])
 	if len(m.tasks) == 0 {
 		// Sized once: growing a map of 10,000 tasks rehashes it a dozen times.
 		m.tasks = make(map[string]*run, len(all))
@@ -151,7 +149,7 @@ func (m *Machine) applyHistoryFrom(history string, from, firstLine int, res *Res
 			into = slab.next()
 			intoTask = &into.Task
 		}
-		r, old, err := parseHistoryLineInto(line, lazy, intoTask)
+		r, old, err := history.ParseLineInto(line, lazy, intoTask)
 		if into != nil && (err != nil || r.Task != intoTask) {
 			slab.giveBack(into)
 			into = nil
@@ -195,7 +193,7 @@ func (m *Machine) applyHistoryFrom(history string, from, firstLine int, res *Res
 				t.sseSent = t.Status
 			}
 			if t.Progress.LastTools == nil && !t.Lazy() {
-				t.Progress.LastTools = []string{} // a head only: load does this
+				t.Progress.LastTools = []string{} // a head only: history.Load does this
 			}
 			// The record is the line after its checksum and space.
 			t.logAt, t.logLen = int(uintptr(unsafe.Pointer(unsafe.StringData(line)))-base)+17, len(line)-17
@@ -238,23 +236,6 @@ func (s *taskSlab) giveBack(t *run) {
 	}
 }
 
-// splitLines cuts a log into its lines, in place. One pass finds them all, so the map of tasks
-// can be sized before the first record is applied (strings.Count is a byte loop inside
-// WebAssembly, IndexByte a word loop: a second pass over 10 MB cost 40 ms in Bun).
-func splitLines(log string) []string {
-	out := make([]string, 0, len(log)/256+1)
-	for rest := log; rest != ""; {
-		i := strings.IndexByte(rest, '\n')
-		if i < 0 {
-			out = append(out, rest)
-			break
-		}
-		out = append(out, rest[:i])
-		rest = rest[i+1:]
-	}
-	return out
-}
-
 // pruneOrder drops the IDs of removed tasks from the launch order. An ID named twice is a task
 // removed and written again: it keeps its last place, the one a log that no longer held its
 // first record (a compacted one, or the index of one read so far) would give it.
@@ -274,43 +255,4 @@ func (m *Machine) pruneOrder() {
 	}
 	m.order = order
 	m.storeChanged()
-}
-
-// parseHistoryLine checks a line's checksum and decodes its record (with lazy, only the head of
-// a finished task's, see history_lazy.go); legacy says the line carries a CRC-32, as lines did
-// before XXH64.
-func parseHistoryLine(line string, lazy bool) (r historyRecord, legacy bool, err error) {
-	return parseHistoryLineInto(line, lazy, nil)
-}
-
-// parseHistoryLineInto is parseHistoryLine reading a lazy record into into (see
-// readRecordHeadInto).
-func parseHistoryLineInto(line string, lazy bool, into *task.Task) (r historyRecord, legacy bool, err error) {
-	sum, body, ok := strings.Cut(line, " ")
-	if !ok || (len(sum) != 16 && len(sum) != 8) {
-		return r, false, fmt.Errorf("no checksum")
-	}
-	legacy = len(sum) == 8
-	want, err := strconv.ParseUint(sum, 16, 64)
-	if err != nil {
-		return r, legacy, fmt.Errorf("bad checksum %q", sum)
-	}
-	// The line is read in place: a copy per line is garbage the collector pays for inside
-	// WebAssembly. The checksum only reads it.
-	bytes := unsafe.Slice(unsafe.StringData(body), len(body))
-	if (legacy && uint64(crc32.ChecksumIEEE(bytes)) != want) || (!legacy && xxh64.Sum(bytes) != want) {
-		return r, legacy, fmt.Errorf("checksum mismatch (torn or corrupt)")
-	}
-	if lazy {
-		r, err = readRecordHeadInto(body, into)
-	} else {
-		r, err = decodeRecord(body)
-	}
-	if err != nil {
-		return r, legacy, fmt.Errorf("bad JSON: %v", err)
-	}
-	if r.Removed == "" && (r.Task == nil || r.Task.ID == "") {
-		return r, legacy, fmt.Errorf("no task in the record")
-	}
-	return r, legacy, nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/stretchr/testify/require"
 )
@@ -118,7 +119,7 @@ func syntheticHistory(n int) string {
 		t := &task.Task{ID: fmt.Sprintf("ses_%06d", i), ParentSessionID: "ses_p", BatchID: fmt.Sprintf("m%d", i/5), Description: "survey a module",
 			Prompt: strings.Repeat("Look at the code and report. ", 8), Agent: "general", Status: task.StatusCompleted, StartedAt: int64(i), CompletedAt: int64(i + 5000),
 			Result: strings.Repeat("Findings line. ", 30), Progress: task.Progress{ToolCalls: 7, LastTools: []string{"read", "grep", "read", "glob", "read"}}, Depth: 1}
-		b.WriteString(historyLine(historyRecord{Task: t}))
+		b.WriteString(history.Line(history.Record{Task: t}))
 	}
 	return b.String()
 }
@@ -146,11 +147,11 @@ func FuzzHistoryLine(f *testing.F) {
 			f.Add(l[:len(l)/2])
 		}
 	}
-	f.Add(historyLine(historyRecord{Removed: "ses_x"}))
+	f.Add(history.Line(history.Record{Removed: "ses_x"}))
 	f.Add("00000000 {}")
 	f.Add("zzzzzzzz {\"task\":{\"id\":\"a\"}}")
 	f.Fuzz(func(t *testing.T, line string) {
-		r, _, err := parseHistoryLine(line, false)
+		r, _, err := history.ParseLine(line, false)
 		if err != nil {
 			return
 		}
@@ -158,7 +159,7 @@ func FuzzHistoryLine(f *testing.F) {
 			require.NotNil(t, r.Task)
 			require.NotEmpty(t, r.Task.ID)
 		}
-		again, legacy, err := parseHistoryLine(strings.TrimSuffix(historyLine(r), "\n"), false)
+		again, legacy, err := history.ParseLine(strings.TrimSuffix(history.Line(r), "\n"), false)
 		require.False(t, legacy, "lines are written with XXH64")
 		require.NoError(t, err)
 		require.Equal(t, r.Removed, again.Removed)
@@ -174,13 +175,13 @@ func FuzzRestore(f *testing.F) {
 	f.Add(log[:len(log)/2])
 	f.Add(strings.ReplaceAll(log, "completed", "cancelled"))
 	f.Add("\n\n\x00\xff")
-	f.Fuzz(func(t *testing.T, history string) {
+	f.Fuzz(func(t *testing.T, hist string) {
 		m := NewMachine(config.Config{})
-		res, _ := m.Restore(1e6, history)
+		res, _ := m.Restore(1e6, hist)
 		require.Equal(t, len(m.tasks), res.Restored)
 		require.Len(t, m.order, len(m.tasks), "every task once in the launch order")
 		fl := NewMachine(config.Config{})
-		fres, _ := fl.Follow(1e6, history, false)
+		fres, _ := fl.Follow(1e6, hist, false)
 		require.Equal(t, res.Corrupt, fres.Corrupt)
 		require.ElementsMatch(t, ids(m.Tasks()), ids(fl.Tasks()))
 	})
@@ -203,7 +204,7 @@ func BenchmarkEventWithHistory(b *testing.B) {
 			live := m.Tasks()[0]
 			live.Status = task.StatusRunning
 			r := NewMachine(config.Config{})
-			r.Restore(1e9, syntheticHistory(n)+historyLine(historyRecord{Task: &live}))
+			r.Restore(1e9, syntheticHistory(n)+history.Line(history.Record{Task: &live}))
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				part := fmt.Sprintf(`{"part":{"sessionID":%q,"type":"tool","callID":"x%d","tool":"read"}}`, live.ID, i)

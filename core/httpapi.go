@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
@@ -129,7 +130,7 @@ func (m *Machine) freshView() []*run {
 // apiOut is the copy of a task the API shows: as Machine.Tasks shows it, with lastTools an
 // array even before the first tool. The copy is shallow; the task itself is not changed.
 func apiOut(t *task.Task) *task.Task {
-	load(t)
+	history.Load(t)
 	c := *t
 	if c.Progress.LastTools == nil {
 		c.Progress.LastTools = []string{}
@@ -142,7 +143,7 @@ func apiOutAll(tasks []*task.Task, idx []int) []*task.Task {
 	copies := make([]task.Task, len(idx))
 	out := make([]*task.Task, len(idx))
 	for k, i := range idx {
-		load(tasks[i])
+		history.Load(tasks[i])
 		copies[k] = *tasks[i]
 		if copies[k].Progress.LastTools == nil {
 			copies[k].Progress.LastTools = []string{}

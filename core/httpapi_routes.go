@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/internal/jsonw"
 	"github.com/asyncagents/asyncagents/core/task"
 )
@@ -65,7 +66,7 @@ func apiComputeStats(tasks []*task.Task, now int64) APIStats {
 			s.ActiveTasks++
 			continue
 		}
-		d := duration(t, now)
+		d := history.Duration(t, now)
 		if s.Duration.Count == 0 || d > s.Duration.Max {
 			s.Duration.Max = d
 		}
@@ -282,7 +283,7 @@ func apiServeGroup(tasks []*task.Task, batchID string, now int64) HTTPResponse {
 		if t.BatchID != batchID {
 			continue
 		}
-		g.Tasks = append(g.Tasks, apiOut(t)) // read whole (load): the stats below read past the head
+		g.Tasks = append(g.Tasks, apiOut(t)) // read whole (history.Load): the stats below read past the head
 		s := &g.Stats
 		switch t.Status {
 		case task.StatusCompleted:
@@ -295,7 +296,7 @@ func apiServeGroup(tasks []*task.Task, batchID string, now int64) HTTPResponse {
 			s.Running++
 		}
 		s.TotalToolCalls += t.Progress.ToolCalls
-		end := t.StartedAt + duration(t, now)
+		end := t.StartedAt + history.Duration(t, now)
 		if s.Total == 0 || t.StartedAt < first {
 			first = t.StartedAt
 		}

@@ -21,6 +21,7 @@ var layers = [][]string{
 	{"internal/xxh64", "internal/jsonw", "internal/encodetest", "errclass", "forkctx", "conformance"},
 	{"config"},
 	{"task"},
+	{"history"},
 	{"."},
 	{"abi"},
 }

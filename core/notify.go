@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
@@ -150,7 +151,7 @@ func (m *Machine) visibleNotice(t *run, done, total int) string {
 		head = fmt.Sprintf("%s **Resume #%d %s %s.**", icon, t.ResumeCount, verb, FormatDuration(m.now-t.ResumedAt))
 	} else {
 		verb := map[task.Status]string{task.StatusCompleted: "finished in", task.StatusError: "failed in", task.StatusCancelled: "cancelled after"}[t.Status]
-		head = fmt.Sprintf("%s **Agent %q %s %s.**", icon, t.Description, verb, FormatDuration(duration(&t.Task, m.now)))
+		head = fmt.Sprintf("%s **Agent %q %s %s.**", icon, t.Description, verb, FormatDuration(history.Duration(&t.Task, m.now)))
 	}
 	text := fmt.Sprintf("%s\nTask Progress: %d/%d", head, done, total)
 	if line := fallbackLine(t); line != "" {

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/asyncagents/asyncagents/core/errclass"
+	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
@@ -66,7 +67,7 @@ type run struct {
 
 // public is the copy of a task that leaves the machine: read whole, no shared slices.
 func (t *run) public() task.Task {
-	load(&t.Task)
+	history.Load(&t.Task)
 	c := t.Task
 	c.Progress.LastTools = append([]string{}, t.Progress.LastTools...)
 	if t.Error != nil {

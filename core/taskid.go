@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"strings"
 
+	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/internal/xxh64"
 	"github.com/asyncagents/asyncagents/core/task"
 )
@@ -53,7 +54,7 @@ func (m *Machine) task(id string) *run {
 		t = m.tasks[m.sessions[id]]
 	}
 	if t != nil {
-		load(&t.Task)
+		history.Load(&t.Task)
 	}
 	return t
 }
@@ -102,4 +103,16 @@ func (t *run) metadata(title string, kv ...string) map[string]any {
 		md[kv[i]] = kv[i+1]
 	}
 	return md
+}
+
+// sessionTask returns the task with id if a session launched it, read whole; nil otherwise.
+// Loops over every task that pick one session's use it: the parent is in the head, so the
+// other sessions' tasks (a whole history of them) are not read.
+func (m *Machine) sessionTask(id, parentSessionID string) *run {
+	t := m.tasks[id]
+	if t == nil || t.ParentSessionID != parentSessionID {
+		return nil
+	}
+	history.Load(&t.Task)
+	return t
 }

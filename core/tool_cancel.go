@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
@@ -36,7 +37,7 @@ func (m *Machine) onCancelCall(ev Event) {
 			t := m.sessionTask(id, ev.SessionID)
 			if t != nil && !t.Status.Terminal() {
 				m.cancel(t, a.Reason)
-				lines = append(lines, fmt.Sprintf("- %s %q after %s", t.ID, t.Description, FormatDuration(duration(&t.Task, m.now))))
+				lines = append(lines, fmt.Sprintf("- %s %q after %s", t.ID, t.Description, FormatDuration(history.Duration(&t.Task, m.now))))
 			}
 		}
 		// Launches still waiting for the agent list are cancelled as soon as they are tasks.
@@ -66,7 +67,7 @@ func (m *Machine) onCancelCall(ev Event) {
 	default:
 		wasQueued := t.Queued
 		m.cancel(t, a.Reason)
-		msg := fmt.Sprintf("Cancelled task %s %q after %s.", t.ID, t.Description, FormatDuration(duration(&t.Task, m.now)))
+		msg := fmt.Sprintf("Cancelled task %s %q after %s.", t.ID, t.Description, FormatDuration(history.Duration(&t.Task, m.now)))
 		if wasQueued {
 			msg = fmt.Sprintf("Cancelled task %s %q; it was still queued and never started.", t.ID, t.Description)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
@@ -36,7 +37,7 @@ func (m *Machine) listLine(t *run) string {
 	if t.SessionID != "" && t.SessionID != t.ID {
 		id += " | session " + t.SessionID
 	}
-	line := fmt.Sprintf("- %s | %s | %q | @%s | %s | %d tool calls", id, status, t.Description, t.Agent, FormatDuration(duration(&t.Task, m.now)), t.Progress.ToolCalls)
+	line := fmt.Sprintf("- %s | %s | %q | @%s | %s | %d tool calls", id, status, t.Description, t.Agent, FormatDuration(history.Duration(&t.Task, m.now)), t.Progress.ToolCalls)
 	if t.Status == task.StatusError && t.Error != nil {
 		line += " | " + t.Error.Name + ": " + t.Error.Message
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
@@ -71,7 +72,7 @@ func (m *Machine) outputText(t *run) string {
 	if line := fallbackLine(t); line != "" {
 		fmt.Fprintf(&b, "fallback: %s\n", line)
 	}
-	d := FormatDuration(duration(&t.Task, m.now))
+	d := FormatDuration(history.Duration(&t.Task, m.now))
 	switch t.Status {
 	case task.StatusCompleted:
 		fmt.Fprintf(&b, "duration: %s\n\n<task_result>\n%s\n</task_result>", d, t.Result)

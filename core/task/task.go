@@ -63,7 +63,7 @@ type Task struct {
 	FallbackInfo *FallbackInfo `json:"fallbackInfo,omitempty"`
 
 	// rest: the history record of a task a restore read only the head of, until it is loaded
-	// (core/history_lazy.go; SetRest, TakeRest).
+	// (core/history/lazy.go; SetRest, TakeRest).
 	rest string
 }
 

@@ -1,4 +1,4 @@
-package core
+package history
 
 import (
 	"encoding/binary"
@@ -17,7 +17,7 @@ import (
 
 // Restoring 10,000 tasks means decoding about 10 MB of JSON, and encoding/json's byte-by-byte
 // scanner (run twice: validate, then decode) costs ten times more inside WebAssembly than
-// natively: over a second in the plugin. decodeRecord reads the flat records the core itself
+// natively: over a second in the plugin. Decode reads the flat records the core itself
 // writes with a scanner that skips through strings with IndexByte, and hands anything it does
 // not expect (floats, unknown keys, bad escapes) to encoding/json, so the result is always what
 // encoding/json would give. FuzzDecodeRecord holds the two to that.
@@ -91,12 +91,12 @@ func fieldsOf(rt reflect.Type) *jsonFields {
 	return out
 }
 
-// decodeRecord decodes one history record's JSON.
-func decodeRecord(b string) (historyRecord, error) {
+// Decode decodes one history record's JSON.
+func Decode(b string) (Record, error) {
 	if r, err := fastRecord(b); err == nil {
 		return r, nil
 	}
-	var r historyRecord
+	var r Record
 	err := json.Unmarshal([]byte(b), &r)
 	if r.Task != nil {
 		r.Task.AdoptLegacyID()
@@ -104,9 +104,9 @@ func decodeRecord(b string) (historyRecord, error) {
 	return r, err
 }
 
-// fastRecord reads {"task":{...}} or {"removed":"id"} with no whitespace, as historyLine writes.
-func fastRecord(b string) (historyRecord, error) {
-	var r historyRecord
+// fastRecord reads {"task":{...}} or {"removed":"id"} with no whitespace, as Line writes.
+func fastRecord(b string) (Record, error) {
+	var r Record
 	switch {
 	case strings.HasPrefix(b, (`{"removed":"`)):
 		s, rest, err := fastString(b[len(`{"removed":`):])

@@ -1,4 +1,4 @@
-package core
+package history
 
 import (
 	"reflect"
@@ -70,7 +70,7 @@ func fieldIndex(name string) int {
 // fastTaskFields fills t from a task object with no whitespace and returns the rest of b and
 // which fields it read (seen, a bit per field index). With headEnd a field index (not noStop), a
 // task whose status, read by then, is terminal stops once that field's value is read (stopped),
-// leaving the rest unread: the head a restore keeps (history_lazy.go). A task still at work is
+// leaving the rest unread: the head a restore keeps (lazy.go). A task still at work is
 // read whole in the same pass.
 func fastTaskFields(b string, t *task.Task, headEnd int) (_ string, seen uint64, stopped bool, _ error) {
 	if len(b) == 0 || b[0] != '{' {

@@ -1,4 +1,4 @@
-package core
+package history
 
 import (
 	"encoding/json"
@@ -12,10 +12,10 @@ import (
 
 // The core's own records take the fast path, whatever their strings hold.
 func TestFastRecordReadsTheCoresOwnLines(t *testing.T) {
-	_, log := historyRun(t, 3)
+	log := sampleLog(33, false)
 	tricky := &task.Task{ID: "ses_x", Prompt: "line\nquote\" back\\slash \u2028 tab\t é 😀 <html>&", Result: strings.Repeat("ü", 40),
 		Error: &task.TaskError{Name: "E", Message: "m\"x"}, Progress: task.Progress{LastTools: []string{"a\"b"}}, Status: task.StatusError, StartedAt: -5}
-	lines := strings.Split(log+historyLine(historyRecord{Task: tricky})+historyLine(historyRecord{Removed: "ses_y"}), "\n")
+	lines := strings.Split(log+Line(Record{Task: tricky})+Line(Record{Removed: "ses_y"}), "\n")
 	fast := 0
 	for _, l := range lines {
 		if l == "" {
@@ -24,7 +24,7 @@ func TestFastRecordReadsTheCoresOwnLines(t *testing.T) {
 		_, body, _ := strings.Cut(l, " ")
 		got, err := fastRecord(body)
 		require.NoError(t, err, body)
-		var want historyRecord
+		var want Record
 		require.NoError(t, unmarshalRecord([]byte(body), &want))
 		require.Equal(t, want, got)
 		fast++
@@ -35,7 +35,7 @@ func TestFastRecordReadsTheCoresOwnLines(t *testing.T) {
 // FuzzDecodeRecord holds the fast decoder to encoding/json: whatever it accepts, encoding/json
 // accepts too and decodes to the same record.
 func FuzzDecodeRecord(f *testing.F) {
-	_, log := historyRun(f, 1)
+	log := sampleLog(11, false)
 	for _, l := range strings.Split(log, "\n") {
 		if _, body, ok := strings.Cut(l, " "); ok {
 			f.Add(body)
@@ -49,14 +49,14 @@ func FuzzDecodeRecord(f *testing.F) {
 		if err != nil {
 			return
 		}
-		var want historyRecord
+		var want Record
 		require.NoError(t, unmarshalRecord([]byte(body), &want), "the fast path accepted what encoding/json refuses: %q", body)
 		require.Equal(t, want, got, "%q", body)
 	})
 }
 
 func BenchmarkDecodeRecord(b *testing.B) {
-	line := strings.TrimSuffix(syntheticHistory(1), "\n")
+	line := strings.TrimSuffix(sampleLog(1, false), "\n")
 	_, body, _ := strings.Cut(line, " ")
 	b.Run("fast", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
@@ -67,7 +67,7 @@ func BenchmarkDecodeRecord(b *testing.B) {
 	})
 	b.Run("encoding/json", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			var r historyRecord
+			var r Record
 			if err := json.Unmarshal([]byte(body), &r); err != nil {
 				b.Fatal(err)
 			}
@@ -132,11 +132,11 @@ func TestFastTaskReadsEveryField(t *testing.T) {
 	withFallback := full
 	withFallback.FallbackInfo = &task.FallbackInfo{Occurred: true, Attempts: []task.FallbackAttempt{{Model: "a/b"}}, TotalAttempts: 1}
 	for _, tk := range []task.Task{full, withFallback} {
-		body, err := json.Marshal(historyRecord{Task: &tk})
+		body, err := json.Marshal(Record{Task: &tk})
 		require.NoError(t, err)
-		var want historyRecord
+		var want Record
 		require.NoError(t, unmarshalRecord(body, &want))
-		got, err := decodeRecord(string(body))
+		got, err := Decode(string(body))
 		require.NoError(t, err)
 		require.Equal(t, want, got)
 		_, err = fastRecord(string(body))
@@ -160,9 +160,9 @@ func TestFastTaskLeavesOddRecordsToEncodingJSON(t *testing.T) {
 	} {
 		_, err := fastRecord(body)
 		require.ErrorIs(t, err, errSlowPath, body)
-		var want historyRecord
+		var want Record
 		require.NoError(t, unmarshalRecord([]byte(body), &want))
-		got, err := decodeRecord(body)
+		got, err := Decode(body)
 		require.NoError(t, err)
 		require.Equal(t, want, got, body)
 	}
@@ -170,7 +170,7 @@ func TestFastTaskLeavesOddRecordsToEncodingJSON(t *testing.T) {
 
 // unmarshalRecord reads a record as encoding/json does, then as the core reads an ID (a record
 // of an earlier release names its task by its session).
-func unmarshalRecord(b []byte, r *historyRecord) error {
+func unmarshalRecord(b []byte, r *Record) error {
 	err := json.Unmarshal(b, r)
 	if r.Task != nil {
 		r.Task.AdoptLegacyID()
