@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/json"
 
+	"github.com/asyncagents/asyncagents/core/httpapi"
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
@@ -15,7 +16,7 @@ import (
 // A follower is read-only: Follow never writes history, reconciles, or asks OpenCode anything,
 // and its effects are SSE frames only (and a warning for corrupt lines).
 func (m *Machine) Follow(now int64, lines string, replace bool) (RestoreResult, []Effect) {
-	m.apiCache.clear()
+	m.changes++
 	if now > m.now {
 		m.now = now
 	}
@@ -46,7 +47,7 @@ func (m *Machine) Follow(now int64, lines string, replace bool) (RestoreResult, 
 		if !replace || !known || prev != t.Status {
 			pub := t.public()
 			rec, _ := task.AppendJSON(nil, &pub) // as json.Marshal writes it (core/task/encode.go)
-			m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: SSEFrame(TaskEventName(prev, t.Status, !known), json.RawMessage(rec))})
+			m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: httpapi.SSEFrame(httpapi.TaskEventName(prev, t.Status, !known), json.RawMessage(rec))})
 		}
 		t.sseSent = t.Status
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+
+	"github.com/asyncagents/asyncagents/core/httpapi"
 )
 
 // Model health: a circuit breaker per model. fallback.failureThreshold consecutive provider
@@ -57,7 +59,7 @@ func (m *Machine) recordHealth(model string, ok bool, errText string) {
 		h.LastError, h.LastFailureAt = firstLine(errText), m.now
 		if h.Failures >= m.cfg.Fallback.FailureThreshold {
 			h.OpenUntil = m.now + m.cfg.Fallback.CooldownMs
-			m.log("warn", fmt.Sprintf("model %s failed %d times in a row; skipping it until %s", model, h.Failures, apiISOMillis(h.OpenUntil)))
+			m.log("warn", fmt.Sprintf("model %s failed %d times in a row; skipping it until %s", model, h.Failures, httpapi.ISOMillis(h.OpenUntil)))
 		}
 	}
 	b, _ := json.MarshalIndent(healthState{Version: 1, Models: m.health}, "", "  ")

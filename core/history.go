@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/asyncagents/asyncagents/core/history"
+	"github.com/asyncagents/asyncagents/core/httpapi"
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
@@ -78,7 +79,7 @@ func (m *Machine) persistDirty() {
 			rec, _ := task.AppendJSON(nil, &pub) // as json.Marshal writes it (core/task/encode.go)
 			line = history.Checksummed([]byte(`{"task":` + string(rec) + `}`))
 			prev, known := t.sseSent, t.sseSent != ""
-			frames = append(frames, Effect{Kind: EffectSSEBroadcast, Frame: SSEFrame(TaskEventName(prev, t.Status, !known), json.RawMessage(rec))})
+			frames = append(frames, Effect{Kind: EffectSSEBroadcast, Frame: httpapi.SSEFrame(httpapi.TaskEventName(prev, t.Status, !known), json.RawMessage(rec))})
 			t.sseSent = t.Status
 		} else {
 			line = history.Line(history.Record{Removed: id})

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/internal/tasktest"
 	"github.com/asyncagents/asyncagents/core/internal/xxh64"
 	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/stretchr/testify/require"
@@ -43,8 +44,8 @@ func TestAResealedIndexWithNoEntriesIsNotUsed(t *testing.T) {
 	body := indexMagic + strconv.Itoa(len(log)) + " " + string(appendHex16(nil, xxh64.Sum([]byte(log)))) + " 100000 0 0 0 0\n"
 	sealed := body + string(appendHex16(nil, xxh64.Sum([]byte(body)))) + "\n"
 	whole, indexed := NewMachine(config.Config{}), NewMachine(config.Config{})
-	wantRes, _ := whole.Restore(apiNow, log)
-	gotRes, effects := indexed.RestoreIndexed(apiNow, log, sealed)
+	wantRes, _ := whole.Restore(tasktest.Now, log)
+	gotRes, effects := indexed.RestoreIndexed(tasktest.Now, log, sealed)
 	for _, e := range effects {
 		require.NotEqual(t, EffectHistoryRewrite, e.Kind, "the log is not rewritten")
 	}
@@ -63,8 +64,8 @@ func TestAnIndexOfNegativeStartTimesIsUsed(t *testing.T) {
 	index := restoredIndex(t, log)
 	require.NotEmpty(t, index)
 	whole, indexed := NewMachine(config.Config{}), NewMachine(config.Config{})
-	whole.Restore(apiNow, log)
-	res, _ := indexed.RestoreIndexed(apiNow, log, index)
+	whole.Restore(tasktest.Now, log)
+	res, _ := indexed.RestoreIndexed(tasktest.Now, log, index)
 	require.Equal(t, 300, res.Indexed)
 	require.Equal(t, whole.Tasks(), indexed.Tasks())
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/history"
+	"github.com/asyncagents/asyncagents/core/internal/tasktest"
 	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/stretchr/testify/require"
 )
@@ -51,7 +52,7 @@ func sameRestore(t *testing.T, whole, indexed *Machine, wantRes, gotRes RestoreR
 	require.Equal(t, whole.historyLines, indexed.historyLines)
 	require.Equal(t, whole.Tasks(), indexed.Tasks())
 	for _, req := range sameAnswerRequests("ses_001") {
-		require.Equal(t, whole.ServeHTTP(req, apiCfg, apiNow+5), indexed.ServeHTTP(req, apiCfg, apiNow+5), "%s?%s", req.Path, req.Query)
+		require.Equal(t, whole.ServeHTTP(req, tasktest.APIConfig, tasktest.Now+5), indexed.ServeHTTP(req, tasktest.APIConfig, tasktest.Now+5), "%s?%s", req.Path, req.Query)
 	}
 }
 
@@ -60,8 +61,8 @@ func sameRestore(t *testing.T, whole, indexed *Machine, wantRes, gotRes RestoreR
 func restoresAgree(t *testing.T, name, log, index string) (used bool, indexed *Machine, eff []Effect) {
 	whole := NewMachine(config.Config{})
 	indexed = NewMachine(config.Config{})
-	wantRes, _ := whole.Restore(apiNow, log)
-	gotRes, eff := indexed.RestoreIndexed(apiNow, log, index)
+	wantRes, _ := whole.Restore(tasktest.Now, log)
+	gotRes, eff := indexed.RestoreIndexed(tasktest.Now, log, index)
 	t.Run(name, func(t *testing.T) { sameRestore(t, whole, indexed, wantRes, gotRes) })
 	return gotRes.Indexed > 0, indexed, eff
 }
@@ -76,7 +77,7 @@ func TestAnIndexRestoresAsTheWholeLogOfARandomHistory(t *testing.T) {
 		r := rand.New(rand.NewSource(int64(seed)))
 		prefix := randomHistoryLines(r, 260+r.Intn(60), 220)
 		first := NewMachine(config.Config{})
-		_, eff := first.Restore(apiNow, prefix)
+		_, eff := first.Restore(tasktest.Now, prefix)
 		index := indexFrom(t, first, eff)
 		if index == "" {
 			continue
@@ -158,7 +159,7 @@ func TestAnIndexRestoresAsTheWholeLogOfARealisticHistory(t *testing.T) {
 		s := &historySim{r: rand.New(rand.NewSource(int64(seed))), clock: 1_700_000_000_000}
 		prefix := s.lines(300)
 		first := NewMachine(config.Config{})
-		_, eff := first.Restore(apiNow, prefix)
+		_, eff := first.Restore(tasktest.Now, prefix)
 		index := indexFrom(t, first, eff)
 		if index == "" {
 			continue
@@ -180,7 +181,7 @@ func TestACompactionsIndexRestoresAsTheWholeLog(t *testing.T) {
 		r := rand.New(rand.NewSource(int64(seed)))
 		log0 := randomHistoryLines(r, 900, 300)
 		first := NewMachine(config.Config{})
-		_, eff := first.Restore(apiNow, log0)
+		_, eff := first.Restore(tasktest.Now, log0)
 		var rewrite string
 		for _, e := range eff {
 			if e.Kind == EffectHistoryRewrite {
@@ -221,14 +222,14 @@ func TestAnIndexKeepsTheLogsOrderForTiedStarts(t *testing.T) {
 	tail := HistoryLine(tk("ses_b", 5000, task.StatusRunning, false))             // B starts at 5000 too
 
 	first := NewMachine(config.Config{})
-	_, eff := first.Restore(apiNow, prefix.String())
+	_, eff := first.Restore(tasktest.Now, prefix.String())
 	index := indexFrom(t, first, eff)
 	require.NotEmpty(t, index)
 
 	log := prefix.String() + tail
 	whole, indexed := NewMachine(config.Config{}), NewMachine(config.Config{})
-	wantRes, _ := whole.Restore(apiNow, log)
-	gotRes, _ := indexed.RestoreIndexed(apiNow, log, index)
+	wantRes, _ := whole.Restore(tasktest.Now, log)
+	gotRes, _ := indexed.RestoreIndexed(tasktest.Now, log, index)
 	require.NotZero(t, gotRes.Indexed)
 	last2 := func(m *Machine) []string { return m.order[len(m.order)-2:] }
 	require.Equal(t, []string{"ses_a", "ses_b"}, last2(whole))

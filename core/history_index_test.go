@@ -7,6 +7,8 @@ import (
 
 	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/history"
+	"github.com/asyncagents/asyncagents/core/httpapi"
+	"github.com/asyncagents/asyncagents/core/internal/tasktest"
 	"github.com/asyncagents/asyncagents/core/internal/xxh64"
 	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/stretchr/testify/require"
@@ -22,7 +24,7 @@ func indexFrom(t *testing.T, m *Machine, planned []Effect) string {
 	if !timerSet {
 		return ""
 	}
-	for _, e := range m.Step(apiNow+1, Event{Type: EventTimer, TimerID: indexTimer}) {
+	for _, e := range m.Step(tasktest.Now+1, Event{Type: EventTimer, TimerID: indexTimer}) {
 		if e.Kind == EffectHistoryIndex {
 			return e.Content
 		}
@@ -34,7 +36,7 @@ func indexFrom(t *testing.T, m *Machine, planned []Effect) string {
 func restoredIndex(t *testing.T, log string) string {
 	t.Helper()
 	m := NewMachine(config.Config{})
-	_, effects := m.Restore(apiNow, log)
+	_, effects := m.Restore(tasktest.Now, log)
 	return indexFrom(t, m, effects)
 }
 
@@ -42,7 +44,7 @@ func restoredIndex(t *testing.T, log string) string {
 // written again, one removed, and a corrupt line.
 func indexedHistory() string {
 	log := lazyHistory(300)
-	tasks := apiManyTasks(300)
+	tasks := tasktest.ManyTasks(300)
 	again := tasks[10]
 	again.Status, again.Result = task.StatusCompleted, "written again"
 	return log + HistoryLine(again) + "0123456789abcdef {\"task\":torn}\n" +
@@ -52,7 +54,7 @@ func indexedHistory() string {
 // historyTail is lines appended after an index was written: a new task, a finished task written
 // again, a task at work finishing, a removal and a corrupt line.
 func historyTail() string {
-	tasks := apiManyTasks(320)
+	tasks := tasktest.ManyTasks(320)
 	changed := tasks[40]
 	changed.RetrievedAt = changed.StartedAt + 9
 	var running task.Task
@@ -72,10 +74,10 @@ func requireSameMachines(t *testing.T, whole, indexed *Machine) {
 	t.Helper()
 	ask := sameAnswerRequests("ses_00000010")
 	for _, req := range ask {
-		require.Equal(t, whole.ServeHTTP(req, apiCfg, apiNow+5), indexed.ServeHTTP(req, apiCfg, apiNow+5), "%s?%s", req.Path, req.Query)
+		require.Equal(t, whole.ServeHTTP(req, tasktest.APIConfig, tasktest.Now+5), indexed.ServeHTTP(req, tasktest.APIConfig, tasktest.Now+5), "%s?%s", req.Path, req.Query)
 	}
 	out := func(m *Machine) []Effect {
-		return m.Step(apiNow+5, Event{Type: EventToolCall, CallID: "c1", Tool: ToolOutput, SessionID: "ses_parent", MessageID: "msg_x", Agent: "build",
+		return m.Step(tasktest.Now+5, Event{Type: EventToolCall, CallID: "c1", Tool: ToolOutput, SessionID: "ses_parent", MessageID: "msg_x", Agent: "build",
 			Args: []byte(`{"task_id":"ses_00000028"}`)})
 	}
 	require.Equal(t, out(whole), out(indexed))
@@ -90,7 +92,7 @@ func requireSameMachines(t *testing.T, whole, indexed *Machine) {
 func TestIndexedRestoreAnswersAsAWholeRead(t *testing.T) {
 	log := indexedHistory()
 	first := NewMachine(config.Config{})
-	res, effects := first.Restore(apiNow, log)
+	res, effects := first.Restore(tasktest.Now, log)
 	require.Equal(t, 1, res.Corrupt)
 	index := indexFrom(t, first, effects)
 	require.True(t, strings.HasPrefix(index, indexMagic), "a restore of %d lines plans an index", strings.Count(log, "\n"))
@@ -98,8 +100,8 @@ func TestIndexedRestoreAnswersAsAWholeRead(t *testing.T) {
 	for name, tail := range map[string]string{"nothing appended": "", "lines appended": historyTail()} {
 		t.Run(name, func(t *testing.T) {
 			whole, indexed := NewMachine(config.Config{}), NewMachine(config.Config{})
-			wantRes, wantEffects := whole.Restore(apiNow, log+tail)
-			gotRes, gotEffects := indexed.RestoreIndexed(apiNow, log+tail, index)
+			wantRes, wantEffects := whole.Restore(tasktest.Now, log+tail)
+			gotRes, gotEffects := indexed.RestoreIndexed(tasktest.Now, log+tail, index)
 			require.Equal(t, 299, gotRes.Indexed, "every task of the indexed log comes from the index")
 			gotRes.Indexed = 0
 			require.Equal(t, wantRes, gotRes)
@@ -119,7 +121,7 @@ func TestAnIndexThatDoesNotFitIsNotUsed(t *testing.T) {
 	index := restoredIndex(t, log)
 	require.NotEmpty(t, index)
 	var otherLog strings.Builder
-	for _, tk := range apiManyTasks(280) {
+	for _, tk := range tasktest.ManyTasks(280) {
 		tk.Description += " (elsewhere)"
 		otherLog.WriteString(HistoryLine(tk))
 	}
@@ -150,8 +152,8 @@ func TestAnIndexThatDoesNotFitIsNotUsed(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			whole, indexed := NewMachine(config.Config{}), NewMachine(config.Config{})
-			wantRes, _ := whole.Restore(apiNow, c.log)
-			gotRes, gotEffects := indexed.RestoreIndexed(apiNow, c.log, c.index)
+			wantRes, _ := whole.Restore(tasktest.Now, c.log)
+			gotRes, gotEffects := indexed.RestoreIndexed(tasktest.Now, c.log, c.index)
 			require.Zero(t, gotRes.Indexed)
 			require.Equal(t, wantRes, gotRes)
 			requireSameMachines(t, whole, indexed)
@@ -167,10 +169,10 @@ func TestCompactionLeavesAnIndex(t *testing.T) {
 	var log strings.Builder
 	log.WriteString(lazyHistory(300))
 	for range 400 {
-		log.WriteString(HistoryLine(apiManyTasks(1)[0]))
+		log.WriteString(HistoryLine(tasktest.ManyTasks(1)[0]))
 	}
 	m := NewMachine(config.Config{})
-	_, effects := m.Restore(apiNow, log.String())
+	_, effects := m.Restore(tasktest.Now, log.String())
 	var rewrite string
 	for _, e := range effects {
 		if e.Kind == EffectHistoryRewrite {
@@ -182,8 +184,8 @@ func TestCompactionLeavesAnIndex(t *testing.T) {
 	require.NotEmpty(t, index)
 
 	whole, indexed := NewMachine(config.Config{}), NewMachine(config.Config{})
-	whole.Restore(apiNow, rewrite)
-	res, _ := indexed.RestoreIndexed(apiNow, rewrite, index)
+	whole.Restore(tasktest.Now, rewrite)
+	res, _ := indexed.RestoreIndexed(tasktest.Now, rewrite, index)
 	require.Equal(t, 300, res.Indexed)
 	requireSameMachines(t, whole, indexed)
 }
@@ -194,12 +196,12 @@ func TestFollowingACompactionDropsThePlannedIndex(t *testing.T) {
 	log := indexedHistory()
 	for _, replace := range []bool{false, true} {
 		m := NewMachine(config.Config{})
-		_, effects := m.Restore(apiNow, log)
+		_, effects := m.Restore(tasktest.Now, log)
 		following := historyTail()
 		if replace {
 			following = lazyHistory(10)
 		}
-		m.Follow(apiNow, following, replace)
+		m.Follow(tasktest.Now, following, replace)
 		index := indexFrom(t, m, effects)
 		if replace {
 			require.Empty(t, index)
@@ -207,8 +209,8 @@ func TestFollowingACompactionDropsThePlannedIndex(t *testing.T) {
 		}
 		require.NotEmpty(t, index)
 		whole, indexed := NewMachine(config.Config{}), NewMachine(config.Config{})
-		whole.Restore(apiNow, log+following)
-		res, _ := indexed.RestoreIndexed(apiNow, log+following, index)
+		whole.Restore(tasktest.Now, log+following)
+		res, _ := indexed.RestoreIndexed(tasktest.Now, log+following, index)
 		require.Equal(t, 299, res.Indexed)
 		requireSameMachines(t, whole, indexed)
 	}
@@ -220,13 +222,13 @@ func TestFollowingACompactionDropsThePlannedIndex(t *testing.T) {
 // hundreds of times a second.
 func smallIndexedLog(t *testing.T) (log, index string) {
 	log = lazyHistory(18)
-	tasks := apiManyTasks(18)
+	tasks := tasktest.ManyTasks(18)
 	again := tasks[3]
 	again.Status, again.Result = task.StatusCompleted, "written again"
 	log += HistoryLine(again) + "0123456789abcdef {\"task\":torn}\n" +
 		history.Line(history.Record{Removed: tasks[7].ID}) + HistoryLine(tasks[12])
 	m := NewMachine(config.Config{})
-	res, _ := m.Restore(apiNow, log)
+	res, _ := m.Restore(tasktest.Now, log)
 	require.Equal(t, 1, res.Corrupt)
 	index = m.restoredSnapshot(log, m.order, m.historyLines, strings.Count(log, "\n"), res).text()
 	return log, index
@@ -236,8 +238,8 @@ func smallIndexedLog(t *testing.T) (log, index string) {
 func TestTheFuzzersIndexIsUsed(t *testing.T) {
 	log, index := smallIndexedLog(t)
 	whole, indexed := NewMachine(config.Config{}), NewMachine(config.Config{})
-	whole.Restore(apiNow, log)
-	res, _ := indexed.RestoreIndexed(apiNow, log, index)
+	whole.Restore(tasktest.Now, log)
+	res, _ := indexed.RestoreIndexed(tasktest.Now, log, index)
 	require.Equal(t, 17, res.Indexed)
 	requireSameMachines(t, whole, indexed)
 }
@@ -250,11 +252,11 @@ func FuzzHistoryIndex(f *testing.F) {
 	f.Add(index[:len(index)/3])
 	f.Add(indexMagic + "0 0000000000000000 0 0 0 0 0\n")
 	whole := NewMachine(config.Config{})
-	wantRes, _ := whole.Restore(apiNow, log)
+	wantRes, _ := whole.Restore(tasktest.Now, log)
 	want := whole.Tasks()
 	f.Fuzz(func(t *testing.T, index string) {
 		m := NewMachine(config.Config{})
-		res, _ := m.RestoreIndexed(apiNow, log, index)
+		res, _ := m.RestoreIndexed(tasktest.Now, log, index)
 		require.Equal(t, want, m.Tasks())
 		require.Equal(t, wantRes.Corrupt, res.Corrupt)
 		require.Equal(t, wantRes.Problems, res.Problems)
@@ -273,13 +275,13 @@ func FuzzHistoryIndexResealed(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		sealed := body + string(appendHex16(nil, xxh64.Sum([]byte(body)))) + "\n"
 		m := NewMachine(config.Config{})
-		m.RestoreIndexed(apiNow, log, sealed)
+		m.RestoreIndexed(tasktest.Now, log, sealed)
 		for _, tk := range m.Tasks() {
-			m.ServeHTTP(apiGet("/v1/tasks/"+tk.ID, ""), apiCfg, apiNow+5)
+			m.ServeHTTP(apiGet("/v1/tasks/"+tk.ID, ""), tasktest.APIConfig, tasktest.Now+5)
 		}
-		m.ServeHTTP(apiGet("/v1/tasks", "limit=200"), apiCfg, apiNow+5)
-		m.ServeHTTP(apiGet("/v1/stats", ""), apiCfg, apiNow+5)
-		m.ServeHTTP(apiGet("/v1/task-groups/batch_1", ""), apiCfg, apiNow+5)
+		m.ServeHTTP(apiGet("/v1/tasks", "limit=200"), tasktest.APIConfig, tasktest.Now+5)
+		m.ServeHTTP(apiGet("/v1/stats", ""), tasktest.APIConfig, tasktest.Now+5)
+		m.ServeHTTP(apiGet("/v1/task-groups/batch_1", ""), tasktest.APIConfig, tasktest.Now+5)
 	})
 }
 
@@ -289,9 +291,9 @@ func TestARestoredTaskChangesAsAnUpdate(t *testing.T) {
 	log := indexedHistory()
 	index := restoredIndex(t, log)
 	for name, restore := range map[string]func(m *Machine){
-		"read line by line": func(m *Machine) { m.Restore(apiNow, log) },
+		"read line by line": func(m *Machine) { m.Restore(tasktest.Now, log) },
 		"read from the index": func(m *Machine) {
-			res, _ := m.RestoreIndexed(apiNow, log, index)
+			res, _ := m.RestoreIndexed(tasktest.Now, log, index)
 			require.NotZero(t, res.Indexed)
 		},
 	} {
@@ -302,14 +304,14 @@ func TestARestoredTaskChangesAsAnUpdate(t *testing.T) {
 			require.True(t, ok)
 			require.Equal(t, task.StatusCompleted, tk.Status)
 			var frames []string
-			for _, e := range m.Step(apiNow+5, Event{Type: EventToolCall, CallID: "c1", Tool: ToolOutput, SessionID: "ses_parent", MessageID: "msg_x", Agent: "build",
+			for _, e := range m.Step(tasktest.Now+5, Event{Type: EventToolCall, CallID: "c1", Tool: ToolOutput, SessionID: "ses_parent", MessageID: "msg_x", Agent: "build",
 				Args: []byte(`{"task_id":"ses_00000028"}`)}) {
 				if e.Kind == EffectSSEBroadcast {
 					frames = append(frames, e.Frame)
 				}
 			}
 			require.Len(t, frames, 1, "reading the result is a change (retrievedAt)")
-			require.True(t, strings.HasPrefix(frames[0], "event: "+SSETaskUpdated+"\n"), frames[0])
+			require.True(t, strings.HasPrefix(frames[0], "event: "+httpapi.SSETaskUpdated+"\n"), frames[0])
 		})
 	}
 }

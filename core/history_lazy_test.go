@@ -6,6 +6,8 @@ import (
 
 	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/history"
+	"github.com/asyncagents/asyncagents/core/httpapi"
+	"github.com/asyncagents/asyncagents/core/internal/tasktest"
 	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/stretchr/testify/require"
 )
@@ -14,7 +16,7 @@ import (
 // reader takes (fallbackInfo) or that sit after the head (error, models, cancelReason).
 func lazyHistory(n int) string {
 	var b strings.Builder
-	for i, t := range apiManyTasks(n) {
+	for i, t := range tasktest.ManyTasks(n) {
 		switch i % 11 {
 		case 3:
 			t.FallbackInfo = &task.FallbackInfo{Occurred: true, Attempts: []task.FallbackAttempt{{Model: "a/b"}, {Model: "c/d", Success: true}}, TotalAttempts: 2}
@@ -34,8 +36,8 @@ func lazyHistory(n int) string {
 func TestLazyRestoreAnswersAsAWholeRead(t *testing.T) {
 	log := lazyHistory(300)
 	lazy, whole := NewMachine(config.Config{}), NewMachine(config.Config{})
-	lazy.Restore(apiNow, log)
-	whole.Restore(apiNow, log)
+	lazy.Restore(tasktest.Now, log)
+	whole.Restore(tasktest.Now, log)
 	heads := 0
 	for _, tk := range lazy.tasks {
 		if tk.Lazy() {
@@ -49,7 +51,7 @@ func TestLazyRestoreAnswersAsAWholeRead(t *testing.T) {
 
 	ask := sameAnswerRequests("ses_00000007")
 	for _, req := range ask {
-		require.Equal(t, whole.ServeHTTP(req, apiCfg, apiNow+5), lazy.ServeHTTP(req, apiCfg, apiNow+5), "%s?%s", req.Path, req.Query)
+		require.Equal(t, whole.ServeHTTP(req, tasktest.APIConfig, tasktest.Now+5), lazy.ServeHTTP(req, tasktest.APIConfig, tasktest.Now+5), "%s?%s", req.Path, req.Query)
 	}
 	for _, id := range []string{"ses_00000014", "ses_00000021"} {
 		a, _ := lazy.Task(id)
@@ -57,7 +59,7 @@ func TestLazyRestoreAnswersAsAWholeRead(t *testing.T) {
 		require.Equal(t, b, a, id)
 	}
 	out := func(m *Machine) []Effect {
-		return m.Step(apiNow+5, Event{Type: EventToolCall, CallID: "c1", Tool: ToolOutput, SessionID: "ses_parent", MessageID: "msg_x", Agent: "build",
+		return m.Step(tasktest.Now+5, Event{Type: EventToolCall, CallID: "c1", Tool: ToolOutput, SessionID: "ses_parent", MessageID: "msg_x", Agent: "build",
 			Args: []byte(`{"task_id":"ses_00000028"}`)})
 	}
 	require.Equal(t, out(whole), out(lazy))
@@ -70,14 +72,14 @@ func TestLazyRestoreAnswersAsAWholeRead(t *testing.T) {
 // The history rewritten after a lazy restore (a compaction) holds every record whole.
 func TestCompactionAfterALazyRestoreWritesWholeRecords(t *testing.T) {
 	var log strings.Builder
-	for i, tk := range apiManyTasks(300) {
+	for i, tk := range tasktest.ManyTasks(300) {
 		log.WriteString(HistoryLine(tk))
 		if i%2 == 0 {
 			log.WriteString(HistoryLine(tk)) // an older record of the same task
 		}
 	}
 	m := NewMachine(config.Config{})
-	_, effects := m.Restore(apiNow, log.String()+strings.Repeat(HistoryLine(apiManyTasks(1)[0]), 400))
+	_, effects := m.Restore(tasktest.Now, log.String()+strings.Repeat(HistoryLine(tasktest.ManyTasks(1)[0]), 400))
 	var rewrite string
 	for _, e := range effects {
 		if e.Kind == EffectHistoryRewrite {
@@ -86,9 +88,9 @@ func TestCompactionAfterALazyRestoreWritesWholeRecords(t *testing.T) {
 	}
 	require.NotEmpty(t, rewrite, "a log over twice its live tasks is compacted")
 	again := NewMachine(config.Config{})
-	res, _ := again.Restore(apiNow, rewrite)
+	res, _ := again.Restore(tasktest.Now, rewrite)
 	require.Equal(t, 300, res.Restored)
-	for _, want := range apiManyTasks(300) {
+	for _, want := range tasktest.ManyTasks(300) {
 		got, ok := again.Task(want.ID)
 		require.True(t, ok, want.ID)
 		want.Progress.LastTools = append([]string{}, want.Progress.LastTools...)
@@ -102,8 +104,8 @@ func TestListingASessionReadsOnlyItsTasks(t *testing.T) {
 	other := task.Task{ID: "ses_mine", ParentSessionID: "ses_other", BatchID: "b", Description: "mine", Agent: "general",
 		Status: task.StatusCompleted, StartedAt: 1, CompletedAt: 2, Result: "r"}
 	m := NewMachine(config.Config{})
-	m.Restore(apiNow, lazyHistory(50)+HistoryLine(other))
-	effects := m.Step(apiNow+1, Event{Type: EventToolCall, CallID: "l1", Tool: ToolList, SessionID: "ses_other", MessageID: "msg_o", Agent: "build"})
+	m.Restore(tasktest.Now, lazyHistory(50)+HistoryLine(other))
+	effects := m.Step(tasktest.Now+1, Event{Type: EventToolCall, CallID: "l1", Tool: ToolList, SessionID: "ses_other", MessageID: "msg_o", Agent: "build"})
 	require.Len(t, effects, 1)
 	require.Contains(t, effects[0].Output, "ses_mine")
 	require.NotContains(t, effects[0].Output, "ses_00000000")
@@ -119,8 +121,8 @@ func TestListingASessionReadsOnlyItsTasks(t *testing.T) {
 
 // sameAnswerRequests is what two machines restored from the same history in two ways are asked,
 // to show they answer alike: every route, filters, pages, one task (detailID) and the stream.
-func sameAnswerRequests(detailID string) []HTTPRequest {
-	return []HTTPRequest{
+func sameAnswerRequests(detailID string) []httpapi.Request {
+	return []httpapi.Request{
 		apiGet("/v1/health", ""),
 		apiGet("/v1/tasks", "limit=1"),
 		apiGet("/v1/tasks", "status=completed&offset=7&limit=3"),
@@ -134,3 +136,6 @@ func sameAnswerRequests(detailID string) []HTTPRequest {
 		apiGet("/v1/tasks", "limit=200"),
 	}
 }
+
+// publicOf is the copy of t that leaves the machine (run.public).
+func publicOf(t task.Task) task.Task { return (&run{Task: t}).public() }

@@ -36,7 +36,7 @@ func (m *Machine) Restore(now int64, hist string) (RestoreResult, []Effect) {
 // the part of the log the index describes is not read again. An index that does not describe
 // the log is not used: the restore reads the whole log, and gives what it gives with no index.
 func (m *Machine) RestoreIndexed(now int64, hist, index string) (RestoreResult, []Effect) {
-	m.apiCache.clear()
+	m.changes++
 	if now > m.now {
 		m.now = now
 	}

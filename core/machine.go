@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/httpapi"
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
@@ -25,8 +26,10 @@ type Machine struct {
 	view []*run
 	// viewTasks is view's records, for the status API (apiTasks).
 	viewTasks []*task.Task
-	// apiCache holds recent answers to task reads while the store is unchanged (httpapi_cache.go).
-	apiCache apiCache
+	// apiCache holds recent answers to task reads while the store is unchanged (httpapi.Cache);
+	// changes counts the entry points that may have changed the store (Step, Restore, Follow).
+	apiCache httpapi.Cache
+	changes  uint64
 
 	// sessions maps a child session's ID to its task's, where they differ (taskid.go);
 	// sessionsStale: a restore brought tasks in since it was built.
@@ -133,7 +136,7 @@ func (m *Machine) Config() config.Config { return m.cfg }
 
 // Step feeds one event at time now (Unix milliseconds) and returns the effects to carry out.
 func (m *Machine) Step(now int64, ev Event) []Effect {
-	m.apiCache.clear()
+	m.changes++
 	if now > m.now {
 		m.now = now
 	}
@@ -153,7 +156,7 @@ func (m *Machine) Step(now int64, ev Event) []Effect {
 		m.onTimer(ev.TimerID)
 	case EventStart:
 		m.fetchAgents()
-		m.out = append(m.out, Effect{Kind: EffectTimerSet, TimerID: heartbeatTimer, DelayMs: SSEHeartbeatIntervalMs})
+		m.out = append(m.out, Effect{Kind: EffectTimerSet, TimerID: heartbeatTimer, DelayMs: httpapi.SSEHeartbeatIntervalMs})
 	default:
 		m.log("warn", fmt.Sprintf("unknown event type %q ignored", ev.Type))
 	}

@@ -3,6 +3,8 @@ package core
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/asyncagents/asyncagents/core/httpapi"
 )
 
 // onTimer dispatches a fired timer.
@@ -19,8 +21,8 @@ func (m *Machine) onTimer(id string) {
 	case id == reconcileTimer:
 		m.retryReconcile()
 	case id == heartbeatTimer:
-		m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: HeartbeatFrame(m.now)})
-		m.out = append(m.out, Effect{Kind: EffectTimerSet, TimerID: heartbeatTimer, DelayMs: SSEHeartbeatIntervalMs})
+		m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: httpapi.HeartbeatFrame(m.now)})
+		m.out = append(m.out, Effect{Kind: EffectTimerSet, TimerID: heartbeatTimer, DelayMs: httpapi.SSEHeartbeatIntervalMs})
 	case strings.HasPrefix(id, waitTimerPrefix):
 		m.onWaitTimeout(strings.TrimPrefix(id, waitTimerPrefix))
 	case strings.HasPrefix(id, attemptTimerPrefix):

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/httpapi"
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
@@ -280,8 +281,8 @@ func (w *world) checkView() {
 	cfg := config.APIConfig{Auth: "none"}
 	for _, target := range []string{"/v1/tasks", "/v1/tasks?status=running", "/v1/tasks/ses_1"} {
 		path, query, _ := strings.Cut(target, "?")
-		req := HTTPRequest{Method: "GET", Path: path, Query: query, Headers: map[string]string{"host": "127.0.0.1"}}
-		got, want := w.m.ServeHTTP(req, cfg, w.now), apiServe(req, freshRecords, cfg, w.now)
+		req := httpapi.Request{Method: "GET", Path: path, Query: query, Headers: map[string]string{"host": "127.0.0.1"}}
+		got, want := w.m.ServeHTTP(req, cfg, w.now), httpapi.Serve(req, freshRecords, cfg, w.now)
 		if got.Status != want.Status || got.Body != want.Body {
 			w.t.Fatalf("GET %s answered %d %s from the cache; the store says %d %s", target, got.Status, got.Body, want.Status, want.Body)
 		}

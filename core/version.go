@@ -1,4 +1,6 @@
 package core
 
+import "github.com/asyncagents/asyncagents/core/internal/version"
+
 // Version is the core's own version, reported to hosts (the ABI's version op, /v1/health).
-const Version = "0.1.0"
+const Version = version.Version

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/core/abi"
+	"github.com/asyncagents/asyncagents/core/httpapi"
 )
 
 // APIServer is the status API over net/http: every answer comes from the core's http op (the
@@ -36,7 +36,7 @@ func (s *APIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	subscribers := len(s.streams)
 	s.mu.Unlock()
-	resp, err := s.Core.Do(r.Context(), abi.Request{Op: "http", Now: s.Now(), HTTP: &core.HTTPRequest{
+	resp, err := s.Core.Do(r.Context(), abi.Request{Op: "http", Now: s.Now(), HTTP: &httpapi.Request{
 		Method: r.Method, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, Headers: headers, Subscribers: subscribers,
 	}})
 	if err != nil || resp.HTTP == nil {
@@ -72,7 +72,7 @@ func (s *APIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *APIServer) stream(w http.ResponseWriter, r *http.Request, h *core.HTTPResponse) {
+func (s *APIServer) stream(w http.ResponseWriter, r *http.Request, h *httpapi.Response) {
 	flusher, _ := w.(http.Flusher)
 	ch := make(chan string, streamBuffer)
 	s.mu.Lock()

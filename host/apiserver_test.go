@@ -21,6 +21,7 @@ import (
 	"github.com/asyncagents/asyncagents/core/abi"
 	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/conformance"
+	"github.com/asyncagents/asyncagents/core/httpapi"
 	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/asyncagents/asyncagents/host"
 )
@@ -54,9 +55,9 @@ func TestHTTPConformanceOverNetHTTP(t *testing.T) {
 				Config config.APIConfig  `json:"config"`
 				Now    int64             `json:"now"`
 				Cases  []struct {
-					Note    string           `json:"note"`
-					Request core.HTTPRequest `json:"request"`
-					Expect  map[string]any   `json:"expect"`
+					Note    string          `json:"note"`
+					Request httpapi.Request `json:"request"`
+					Expect  map[string]any  `json:"expect"`
 				} `json:"cases"`
 			}
 			require.NoError(t, json.Unmarshal(raw, &f))
@@ -168,7 +169,7 @@ func TestEventStreamOverNetHTTP(t *testing.T) {
 		for int64(i)-read.Load() > 32 && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}
-		api.Broadcast(core.HeartbeatFrame(int64(i)))
+		api.Broadcast(httpapi.HeartbeatFrame(int64(i)))
 	}
 	var got string
 	select {

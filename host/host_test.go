@@ -10,6 +10,7 @@ import (
 	"github.com/asyncagents/asyncagents/core/abi"
 	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/conformance"
+	"github.com/asyncagents/asyncagents/core/httpapi"
 	"github.com/asyncagents/asyncagents/host"
 	"github.com/asyncagents/asyncagents/internal/fixture"
 	"github.com/asyncagents/asyncagents/internal/wasmbuild"
@@ -89,7 +90,7 @@ func TestMemoryStaysBoundedAcrossLargeAnswers(t *testing.T) {
 	inst := openInstance(t)
 	_, err := inst.Do(ctx, abi.Request{Op: "restore", Now: 1, History: fixture.History(10_000)})
 	require.NoError(t, err)
-	req := abi.Request{Op: "http", Now: 2, HTTP: &core.HTTPRequest{Method: "GET", Path: "/v1/events", Headers: map[string]string{"host": "127.0.0.1"}}}
+	req := abi.Request{Op: "http", Now: 2, HTTP: &httpapi.Request{Method: "GET", Path: "/v1/events", Headers: map[string]string{"host": "127.0.0.1"}}}
 	var after5 uint32
 	for i := 0; i < 30; i++ {
 		res, err := inst.Do(ctx, req)

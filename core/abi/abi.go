@@ -9,6 +9,7 @@ import (
 
 	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/httpapi"
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
@@ -34,7 +35,7 @@ type Request struct {
 	// State is the model health file's content (core.ModelHealthFile), for restore.
 	State string `json:"state,omitempty"`
 	// HTTP is a request to the status API, for the http op.
-	HTTP *core.HTTPRequest `json:"http,omitempty"`
+	HTTP *httpapi.Request `json:"http,omitempty"`
 	// Env is what a host knows of its environment, for the storage op: XDG_DATA_HOME,
 	// XDG_CONFIG_HOME, HOME and the project directory.
 	Env *StorageEnv `json:"env,omitempty"`
@@ -83,7 +84,7 @@ type Response struct {
 	// table
 	Table string `json:"table,omitempty"`
 	// http
-	HTTP *core.HTTPResponse `json:"http,omitempty"`
+	HTTP *httpapi.Response `json:"http,omitempty"`
 }
 
 // Runtime owns one Machine behind the JSON envelope. It is what the wasm module exports and

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/httpapi"
 	"github.com/asyncagents/asyncagents/core/internal/jsonw"
 )
 
@@ -84,7 +85,7 @@ func appendEffect(b []byte, e *core.Effect) ([]byte, error) {
 
 // appendHTTPResponse writes an HTTP answer: its headers in sorted order, as encoding/json
 // writes a map.
-func appendHTTPResponse(b []byte, r *core.HTTPResponse) []byte {
+func appendHTTPResponse(b []byte, r *httpapi.Response) []byte {
 	b = append(b, `{"status":`...)
 	b = strconv.AppendInt(b, int64(r.Status), 10)
 	b = append(b, `,"headers":`...)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/httpapi"
 	"github.com/asyncagents/asyncagents/core/internal/encodetest"
 	"github.com/stretchr/testify/require"
 )
@@ -48,15 +49,15 @@ func TestAnEffectThatCannotBeEncodedIsAnError(t *testing.T) {
 func TestHTTPResponseEncodesAsTheStruct(t *testing.T) {
 	// The headers the status API sends: an answer's, and a preflight's.
 	ask := func(method string) map[string]string {
-		req := core.HTTPRequest{Method: method, Path: "/v1/health", Headers: map[string]string{"host": "127.0.0.1"}}
-		return core.ServeHTTP(req, nil, config.APIConfig{}, 0).Headers
+		req := httpapi.Request{Method: method, Path: "/v1/health", Headers: map[string]string{"host": "127.0.0.1"}}
+		return httpapi.ServeTasks(req, nil, config.APIConfig{}, 0).Headers
 	}
-	cases := []core.HTTPResponse{{}, {Status: 204}, {Status: 200, Headers: map[string]string{}},
+	cases := []httpapi.Response{{}, {Status: 204}, {Status: 200, Headers: map[string]string{}},
 		{Status: 200, Headers: ask("GET"), Body: `{"tasks":[]}`},
 		{Status: 200, Headers: map[string]string{"b": "2", "a": "1", "C": "3"}, Stream: true, Body: "event: snapshot\n\n"},
 		{Status: 200, Headers: ask("OPTIONS"), Logs: "ses_1"}}
 	for _, s := range encodetest.AwkwardStrings {
-		cases = append(cases, core.HTTPResponse{Status: 400, Headers: map[string]string{s: s}, Body: s, Logs: s})
+		cases = append(cases, httpapi.Response{Status: 400, Headers: map[string]string{s: s}, Body: s, Logs: s})
 	}
 	for _, r := range cases {
 		want, err := json.Marshal(r)
@@ -78,7 +79,7 @@ func FuzzEnvelopeEncodersMatchEncodingJSON(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(got))
 
-		r := core.HTTPResponse{Status: int(n % 1000), Headers: map[string]string{a: b, b: a}, Body: a, Stream: flag, Logs: b}
+		r := httpapi.Response{Status: int(n % 1000), Headers: map[string]string{a: b, b: a}, Body: a, Stream: flag, Logs: b}
 		want, err = json.Marshal(r)
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(appendHTTPResponse(nil, &r)))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/httpapi"
 	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/stretchr/testify/require"
 )
@@ -24,7 +25,7 @@ func TestResponseEncodesAsTheStruct(t *testing.T) {
 		ABI: ABIVersion, Version: core.Version, Tools: core.Tools(), Subscribe: core.SubscribedEvents(), Config: &cfg, ConfigError: "asyncagents.json: bad",
 		Tasks: tasks, Task: &one, Restore: &core.RestoreResult{Restored: 2, Corrupt: 1, Problems: []string{"line 3: torn"}, Indexed: 1},
 		Storage: &core.Storage{Dir: "/d", History: "/d/h.log", HistoryIndex: "/d/h.idx", APIPorts: []int{5165}}, Table: "ID  STATUS\n",
-		HTTP: &core.HTTPResponse{Status: 200, Headers: map[string]string{"Content-Type": "application/json"}, Body: `{"a":1}`}}
+		HTTP: &httpapi.Response{Status: 200, Headers: map[string]string{"Content-Type": "application/json"}, Body: `{"a":1}`}}
 	// Every field is set in all, so a field added to Response and not to MarshalJSON fails here.
 	v := reflect.ValueOf(all)
 	for i := range v.NumField() {
@@ -46,7 +47,7 @@ func TestResponseEncodesAsTheStruct(t *testing.T) {
 		"storage":                 {OK: true, Storage: all.Storage},
 		"table":                   {OK: true, Table: all.Table},
 		"http":                    {OK: true, HTTP: all.HTTP},
-		"http with an empty body": {OK: true, HTTP: &core.HTTPResponse{Status: 204}},
+		"http with an empty body": {OK: true, HTTP: &httpapi.Response{Status: 204}},
 	}
 	for name, r := range cases {
 		want, err := json.Marshal(structOnly(r))

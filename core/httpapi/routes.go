@@ -1,4 +1,4 @@
-package core
+package httpapi
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/internal/jsonw"
+	"github.com/asyncagents/asyncagents/core/internal/version"
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
@@ -22,10 +23,10 @@ type APIHealth struct {
 	TaskCount int    `json:"taskCount"`
 }
 
-func apiServeHealth(tasks []*task.Task, cfg config.APIConfig, now int64) HTTPResponse {
+func apiServeHealth(tasks []*task.Task, cfg config.APIConfig, now int64) Response {
 	h := APIHealth{Status: "ok", Version: cfg.Version, TaskCount: len(tasks)}
 	if h.Version == "" {
-		h.Version = Version
+		h.Version = version.Version
 	}
 	if cfg.StartedAt > 0 && now > cfg.StartedAt {
 		h.Uptime = (now - cfg.StartedAt) / 1000
@@ -152,7 +153,7 @@ func (f *apiListFilter) match(t *task.Task) bool {
 }
 
 // apiServeList filters, sorts newest first and marshals only the page.
-func apiServeList(tasks []*task.Task, q []apiQueryParam) HTTPResponse {
+func apiServeList(tasks []*task.Task, q []apiQueryParam) Response {
 	f, bad := apiParseListQuery(q)
 	if bad != "" {
 		return apiFail(400, bad)
@@ -176,9 +177,9 @@ func apiServeList(tasks []*task.Task, q []apiQueryParam) HTTPResponse {
 	// b is not written again: the body is made of it, not copied from it, unless most of it is
 	// unused (the answer cache counts a body's length, and would keep the whole buffer).
 	if cap(b) > 2*len(b) {
-		return HTTPResponse{Status: 200, Headers: apiJSONHeaders(), Body: string(b)}
+		return Response{Status: 200, Headers: apiJSONHeaders(), Body: string(b)}
 	}
-	return HTTPResponse{Status: 200, Headers: apiJSONHeaders(), Body: unsafe.String(&b[0], len(b))}
+	return Response{Status: 200, Headers: apiJSONHeaders(), Body: unsafe.String(&b[0], len(b))}
 }
 
 // apiPage returns the indexes of the page [offset, offset+limit) of the tasks f matches,
@@ -275,7 +276,7 @@ type APIGroupStats struct {
 	Duration       int64   `json:"duration"`
 }
 
-func apiServeGroup(tasks []*task.Task, batchID string, now int64) HTTPResponse {
+func apiServeGroup(tasks []*task.Task, batchID string, now int64) Response {
 	g := APITaskGroup{BatchID: batchID}
 	var first, last int64
 	for i := range tasks {
@@ -315,7 +316,7 @@ func apiServeGroup(tasks []*task.Task, batchID string, now int64) HTTPResponse {
 	return apiJSON(g)
 }
 
-func apiServeEvents(req HTTPRequest, tasks []*task.Task, cfg config.APIConfig, now int64) HTTPResponse {
+func apiServeEvents(req Request, tasks []*task.Task, cfg config.APIConfig, now int64) Response {
 	limit := cfg.MaxSubscribers
 	if limit <= 0 {
 		limit = APIDefaultMaxSubscribers
@@ -326,5 +327,5 @@ func apiServeEvents(req HTTPRequest, tasks []*task.Task, cfg config.APIConfig, n
 	h := apiBaseHeaders()
 	h["Content-Type"] = apiContentTypeStream
 	h["Cache-Control"] = "no-cache"
-	return HTTPResponse{Status: 200, Headers: h, Body: apiSnapshotFrame(tasks, now), Stream: true}
+	return Response{Status: 200, Headers: h, Body: Snapshot(tasks, now), Stream: true}
 }

@@ -1,4 +1,4 @@
-package core
+package httpapi
 
 import (
 	"encoding/json"
@@ -16,7 +16,7 @@ import (
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
-// httpCaseFile is a file under conformance/http: tasks, config and time, then requests played
+// httpCaseFile is a file under core/conformance/http: tasks, config and time, then requests played
 // against ServeHTTP, each with the response it must give. expect is matched as a subset of the
 // response's JSON (conformance.Match: objects key by key, arrays whole, "$contains", "$absent");
 // bodyJSON, when given, is matched against the body parsed as JSON.
@@ -30,12 +30,12 @@ type httpCaseFile struct {
 
 type httpCaseEntry struct {
 	Note    string          `json:"note"`
-	Request HTTPRequest     `json:"request"`
+	Request Request         `json:"request"`
 	Expect  json.RawMessage `json:"expect"`
 }
 
 func TestHTTPConformance(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("conformance", "http", "*.json"))
+	files, err := filepath.Glob(filepath.Join("..", "conformance", "http", "*.json"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	sort.Strings(files)
@@ -49,7 +49,7 @@ func TestHTTPConformance(t *testing.T) {
 			require.NoError(t, dec.Decode(&f))
 			require.NotEmpty(t, f.Cases)
 			for i, c := range f.Cases {
-				resp := ServeHTTP(c.Request, f.Tasks, f.Config, f.Now)
+				resp := ServeTasks(c.Request, f.Tasks, f.Config, f.Now)
 				require.NoError(t, apiMatchHTTP(c.Expect, resp), "case %d (%s)", i, c.Note)
 			}
 		})
@@ -57,7 +57,7 @@ func TestHTTPConformance(t *testing.T) {
 }
 
 // matchHTTP checks resp against an expect object of conformance/http.
-func apiMatchHTTP(expect json.RawMessage, resp HTTPResponse) error {
+func apiMatchHTTP(expect json.RawMessage, resp Response) error {
 	var want map[string]any
 	if err := json.Unmarshal(expect, &want); err != nil {
 		return fmt.Errorf("bad expect: %w", err)

@@ -1,9 +1,11 @@
-package core
+package httpapi
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/asyncagents/asyncagents/core/internal/tasktest"
 )
 
 // FuzzServeHTTP: whatever the method, path, query and headers, ServeHTTP answers (no panic, no
@@ -31,19 +33,19 @@ func FuzzServeHTTP(f *testing.F) {
 		f.Add(s.method, s.path, s.query, s.host, s.auth, s.subscribers, false)
 	}
 	f.Add("GET", "/v1/tasks", "", "localhost", "", 0, true)
-	tasks := apiTasks()
+	tasks := tasktest.Tasks()
 	allowed := map[int]bool{200: true, 204: true, 400: true, 401: true, 403: true, 404: true, 405: true, 503: true}
 	f.Fuzz(func(t *testing.T, method, path, query, host, auth string, subscribers int, authNone bool) {
 		headers := map[string]string{"host": host, "origin": "http://localhost:3000"}
 		if auth != "" {
 			headers["authorization"] = auth
 		}
-		cfg := apiCfg
+		cfg := tasktest.APIConfig
 		if authNone {
 			cfg.Auth = "none"
 		}
-		req := HTTPRequest{Method: method, Path: path, Query: query, Headers: headers, Subscribers: subscribers}
-		r := ServeHTTP(req, tasks, cfg, apiNow)
+		req := Request{Method: method, Path: path, Query: query, Headers: headers, Subscribers: subscribers}
+		r := ServeTasks(req, tasks, cfg, tasktest.Now)
 		if !allowed[r.Status] {
 			t.Fatalf("status %d for %+v: %s", r.Status, req, r.Body)
 		}

@@ -1,10 +1,11 @@
-package core
+package httpapi
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/asyncagents/asyncagents/core/internal/tasktest"
 	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/stretchr/testify/require"
 )
@@ -46,8 +47,8 @@ func apiParseSSE(t testing.TB, s string) (events []string, data []string) {
 }
 
 func TestSSESnapshotFrame(t *testing.T) {
-	tasks := apiTasks()
-	ev, data := apiParseSSE(t, SnapshotFrame(tasks, apiNow))
+	tasks := tasktest.Tasks()
+	ev, data := apiParseSSE(t, SnapshotFrame(tasks, tasktest.Now))
 	require.Equal(t, []string{"snapshot"}, ev)
 	var snap struct {
 		Tasks []task.Task `json:"tasks"`
@@ -56,9 +57,9 @@ func TestSSESnapshotFrame(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(data[0]), &snap))
 	require.Len(t, snap.Tasks, 5)
 	require.Equal(t, "ses_e", snap.Tasks[0].ID)
-	require.Equal(t, apiComputeStats(apiPtrs(tasks), apiNow), snap.Stats)
+	require.Equal(t, apiComputeStats(apiPtrs(tasks), tasktest.Now), snap.Stats)
 
-	_, data = apiParseSSE(t, SnapshotFrame(nil, apiNow))
+	_, data = apiParseSSE(t, SnapshotFrame(nil, tasktest.Now))
 	require.JSONEq(t, `{"tasks":[],"stats":{"byStatus":{"running":0,"completed":0,"error":0,"cancelled":0,"resumed":0},"byAgent":{},
 		"duration":{"avg":0,"max":0,"min":0,"count":0},"totalTasks":0,"activeTasks":0}}`, data[0])
 }
@@ -88,7 +89,7 @@ func TestSSETaskEventName(t *testing.T) {
 }
 
 func TestSSETaskFrame(t *testing.T) {
-	tk := apiTasks()[2]
+	tk := tasktest.Tasks()[2]
 	ev, data := apiParseSSE(t, TaskFrame(task.StatusRunning, false, tk))
 	require.Equal(t, []string{"task.error"}, ev)
 	want, _ := json.Marshal(publicOf(tk))

@@ -1,4 +1,4 @@
-package core
+package httpapi
 
 import (
 	"encoding/json"
@@ -9,37 +9,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/internal/tasktest"
+	"github.com/asyncagents/asyncagents/core/internal/version"
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
-// apiTasks is the fixture the Go tests share (the conformance files under conformance/http
-// carry the same five tasks).
-func apiTasks() []task.Task {
-	return []task.Task{
-		{ID: "ses_a", ParentSessionID: "ses_p", BatchID: "b1", Description: "Find auth code", Agent: "explore", Status: task.StatusCompleted,
-			StartedAt: 1000, CompletedAt: 5000, Result: "found it", Progress: task.Progress{ToolCalls: 3, LastTools: []string{"read", "grep"}}},
-		{ID: "ses_b", ParentSessionID: "ses_p", BatchID: "b1", Description: "Map the API routes", Agent: "explore", Status: task.StatusRunning,
-			StartedAt: 2000, Progress: task.Progress{ToolCalls: 2, LastTools: []string{"glob"}}},
-		{ID: "ses_c", ParentSessionID: "ses_p", BatchID: "b2", Description: "Fix AUTH bug", Agent: "general", Status: task.StatusError,
-			StartedAt: 3000, CompletedAt: 4000, Error: &task.TaskError{Name: "ProviderError", Message: "rate limited"}, Progress: task.Progress{ToolCalls: 1}},
-		{ID: "ses_d", ParentSessionID: "ses_p", BatchID: "b2", Description: "Write docs", Agent: "general", Status: task.StatusCancelled,
-			StartedAt: 4000, CompletedAt: 4500, CancelReason: "not needed"},
-		{ID: "ses_e", ParentSessionID: "ses_p", BatchID: "b3", Description: "Review auth flow", Agent: "reviewer", Status: task.StatusResumed,
-			StartedAt: 5000, ResumeCount: 1, IsForked: true, Progress: task.Progress{ToolCalls: 4}},
-	}
-}
-
-const apiNow = 10_000
-
-var apiCfg = config.APIConfig{Token: "s3cret", StartedAt: 4000, Version: "9.9.9"}
-
 // get builds an authorised GET from a loopback host.
-func apiGet(path, query string) HTTPRequest {
-	return HTTPRequest{Method: "GET", Path: path, Query: query,
+func apiGet(path, query string) Request {
+	return Request{Method: "GET", Path: path, Query: query,
 		Headers: map[string]string{"host": "127.0.0.1:5165", "authorization": "Bearer s3cret"}}
 }
 
-func apiWith(r HTTPRequest, kv ...string) HTTPRequest {
+func apiWith(r Request, kv ...string) Request {
 	h := map[string]string{}
 	for k, v := range r.Headers {
 		h[k] = v
@@ -55,63 +36,43 @@ func apiWith(r HTTPRequest, kv ...string) HTTPRequest {
 	return r
 }
 
-func apiDecode(t testing.TB, body string) map[string]any {
-	t.Helper()
-	var m map[string]any
-	require.NoError(t, json.Unmarshal([]byte(body), &m), "body: %s", body)
-	return m
-}
-
-func apiListIDs(t testing.TB, body string) []string {
-	t.Helper()
-	var l struct {
-		Tasks []task.Task `json:"tasks"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(body), &l))
-	ids := []string{}
-	for _, x := range l.Tasks {
-		ids = append(ids, x.ID)
-	}
-	return ids
-}
-
 func TestHTTPRoutes(t *testing.T) {
-	tasks := apiTasks()
+	tasks := tasktest.Tasks()
 	cases := []struct {
 		name   string
-		req    HTTPRequest
+		req    Request
 		status int
-		check  func(t *testing.T, r HTTPResponse)
+		check  func(t *testing.T, r Response)
 	}{
-		{"health needs no token", apiWith(apiGet("/v1/health", ""), "authorization", ""), 200, func(t *testing.T, r HTTPResponse) {
+		{"health needs no token", apiWith(apiGet("/v1/health", ""), "authorization", ""), 200, func(t *testing.T, r Response) {
 			require.JSONEq(t, `{"status":"ok","uptime":6,"version":"9.9.9","taskCount":5}`, r.Body)
 		}},
 		{"health with a wrong token still answers", apiWith(apiGet("/v1/health", ""), "authorization", "Bearer nope"), 200, nil},
-		{"stats", apiGet("/v1/stats", ""), 200, func(t *testing.T, r HTTPResponse) {
+		{"stats", apiGet("/v1/stats", ""), 200, func(t *testing.T, r Response) {
 			require.JSONEq(t, `{"byStatus":{"running":1,"completed":1,"error":1,"cancelled":1,"resumed":1},
 				"byAgent":{"explore":2,"general":2,"reviewer":1},
 				"duration":{"avg":1833,"max":4000,"min":500,"count":3},"totalTasks":5,"activeTasks":2}`, r.Body)
 		}},
-		{"list", apiGet("/v1/tasks", ""), 200, func(t *testing.T, r HTTPResponse) {
-			m := apiDecode(t, r.Body)
+		{"list", apiGet("/v1/tasks", ""), 200, func(t *testing.T, r Response) {
+			m := tasktest.Decode(t, r.Body)
 			require.EqualValues(t, 5, m["total"])
 			require.EqualValues(t, 50, m["limit"])
 			require.EqualValues(t, 0, m["offset"])
-			require.Equal(t, []string{"ses_e", "ses_d", "ses_c", "ses_b", "ses_a"}, apiListIDs(t, r.Body))
+			require.Equal(t, []string{"ses_e", "ses_d", "ses_c", "ses_b", "ses_a"}, tasktest.ListIDs(t, r.Body))
 		}},
-		{"detail", apiGet("/v1/tasks/ses_c", ""), 200, func(t *testing.T, r HTTPResponse) {
+		{"detail", apiGet("/v1/tasks/ses_c", ""), 200, func(t *testing.T, r Response) {
 			want, _ := json.Marshal(publicOf(tasks[2]))
 			require.JSONEq(t, string(want), r.Body)
 		}},
-		{"logs", apiGet("/v1/tasks/ses_b/logs", ""), 200, func(t *testing.T, r HTTPResponse) {
+		{"logs", apiGet("/v1/tasks/ses_b/logs", ""), 200, func(t *testing.T, r Response) {
 			require.Equal(t, "ses_b", r.Logs)
 			require.Empty(t, r.Body)
 			require.Equal(t, "application/json; charset=utf-8", r.Headers["Content-Type"])
 		}},
-		{"logs of a finished task", apiGet("/v1/tasks/ses_a/logs", ""), 200, func(t *testing.T, r HTTPResponse) {
+		{"logs of a finished task", apiGet("/v1/tasks/ses_a/logs", ""), 200, func(t *testing.T, r Response) {
 			require.Equal(t, "ses_a", r.Logs)
 		}},
-		{"group", apiGet("/v1/task-groups/b1", ""), 200, func(t *testing.T, r HTTPResponse) {
+		{"group", apiGet("/v1/task-groups/b1", ""), 200, func(t *testing.T, r Response) {
 			var g APITaskGroup
 			require.NoError(t, json.Unmarshal([]byte(r.Body), &g))
 			require.Equal(t, "b1", g.BatchID)
@@ -119,35 +80,35 @@ func TestHTTPRoutes(t *testing.T) {
 			require.Equal(t, "ses_a", g.Tasks[0].ID)
 			require.Equal(t, APIGroupStats{Completed: 1, Running: 1, Total: 2, CompletionRate: 0.5, TotalToolCalls: 5, Duration: 9000}, g.Stats)
 		}},
-		{"finished group", apiGet("/v1/task-groups/b2", ""), 200, func(t *testing.T, r HTTPResponse) {
+		{"finished group", apiGet("/v1/task-groups/b2", ""), 200, func(t *testing.T, r Response) {
 			var g APITaskGroup
 			require.NoError(t, json.Unmarshal([]byte(r.Body), &g))
 			require.Equal(t, APIGroupStats{Error: 1, Cancelled: 1, Total: 2, TotalToolCalls: 1, Duration: 1500}, g.Stats)
 		}},
-		{"events", apiGet("/v1/events", ""), 200, func(t *testing.T, r HTTPResponse) {
+		{"events", apiGet("/v1/events", ""), 200, func(t *testing.T, r Response) {
 			require.True(t, r.Stream)
 			require.Equal(t, "text/event-stream", r.Headers["Content-Type"])
 			require.Equal(t, "no-cache", r.Headers["Cache-Control"])
-			require.Equal(t, SnapshotFrame(tasks, apiNow), r.Body)
+			require.Equal(t, SnapshotFrame(tasks, tasktest.Now), r.Body)
 		}},
-		{"events below the limit", func() HTTPRequest {
+		{"events below the limit", func() Request {
 			r := apiGet("/v1/events", "")
 			r.Subscribers = APIDefaultMaxSubscribers - 1
 			return r
 		}(), 200, nil},
-		{"events at the limit", func() HTTPRequest { r := apiGet("/v1/events", ""); r.Subscribers = APIDefaultMaxSubscribers; return r }(), 503, func(t *testing.T, r HTTPResponse) {
+		{"events at the limit", func() Request { r := apiGet("/v1/events", ""); r.Subscribers = APIDefaultMaxSubscribers; return r }(), 503, func(t *testing.T, r Response) {
 			require.False(t, r.Stream)
-			require.Contains(t, apiDecode(t, r.Body)["error"], "too many event streams")
+			require.Contains(t, tasktest.Decode(t, r.Body)["error"], "too many event streams")
 		}},
 		{"events with ?token=", apiWith(apiGet("/v1/events", "token=s3cret"), "authorization", ""), 200, nil},
 		{"events with a bad ?token=", apiWith(apiGet("/v1/events", "token=s3cre"), "authorization", ""), 401, nil},
-		{"query inside the path", apiGet("/v1/tasks?limit=1", ""), 200, func(t *testing.T, r HTTPResponse) {
-			require.Equal(t, []string{"ses_e"}, apiListIDs(t, r.Body))
+		{"query inside the path", apiGet("/v1/tasks?limit=1", ""), 200, func(t *testing.T, r Response) {
+			require.Equal(t, []string{"ses_e"}, tasktest.ListIDs(t, r.Body))
 		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := ServeHTTP(c.req, tasks, apiCfg, apiNow)
+			r := ServeTasks(c.req, tasks, tasktest.APIConfig, tasktest.Now)
 			require.Equal(t, c.status, r.Status, "body: %s", r.Body)
 			apiRequireCORS(t, r)
 			if c.check != nil {
@@ -190,36 +151,36 @@ func TestHTTPListFilters(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.query, func(t *testing.T) {
-			r := ServeHTTP(apiGet("/v1/tasks", c.query), apiTasks(), apiCfg, apiNow)
+			r := ServeTasks(apiGet("/v1/tasks", c.query), tasktest.Tasks(), tasktest.APIConfig, tasktest.Now)
 			require.Equal(t, 200, r.Status, r.Body)
-			require.Equal(t, c.ids, apiListIDs(t, r.Body))
-			require.EqualValues(t, c.total, apiDecode(t, r.Body)["total"])
+			require.Equal(t, c.ids, tasktest.ListIDs(t, r.Body))
+			require.EqualValues(t, c.total, tasktest.Decode(t, r.Body)["total"])
 		})
 	}
 }
 
 func TestHTTPListUnicodeSearch(t *testing.T) {
 	tasks := []task.Task{{ID: "a", Description: "Überprüfe Grüße"}, {ID: "b", Description: "plain"}}
-	r := ServeHTTP(apiGet("/v1/tasks", "search=GRÜSSE"), tasks, apiCfg, apiNow)
-	require.Equal(t, []string{}, apiListIDs(t, r.Body))
-	r = ServeHTTP(apiGet("/v1/tasks", "search=%C3%BCBERPR"), tasks, apiCfg, apiNow)
-	require.Equal(t, []string{"a"}, apiListIDs(t, r.Body))
+	r := ServeTasks(apiGet("/v1/tasks", "search=GRÜSSE"), tasks, tasktest.APIConfig, tasktest.Now)
+	require.Equal(t, []string{}, tasktest.ListIDs(t, r.Body))
+	r = ServeTasks(apiGet("/v1/tasks", "search=%C3%BCBERPR"), tasks, tasktest.APIConfig, tasktest.Now)
+	require.Equal(t, []string{"a"}, tasktest.ListIDs(t, r.Body))
 }
 
 func TestHTTPListOrderWhenLaunchOrderIsNotStartOrder(t *testing.T) {
 	tasks := []task.Task{{ID: "x", StartedAt: 300}, {ID: "y", StartedAt: 100}, {ID: "z", StartedAt: 300}, {ID: "w", StartedAt: 200}}
-	r := ServeHTTP(apiGet("/v1/tasks", ""), tasks, apiCfg, apiNow)
-	require.Equal(t, []string{"z", "x", "w", "y"}, apiListIDs(t, r.Body))
+	r := ServeTasks(apiGet("/v1/tasks", ""), tasks, tasktest.APIConfig, tasktest.Now)
+	require.Equal(t, []string{"z", "x", "w", "y"}, tasktest.ListIDs(t, r.Body))
 	// Ties in start order: the later launch first, as in the sorted path.
 	tasks = []task.Task{{ID: "p", StartedAt: 1}, {ID: "q", StartedAt: 1}, {ID: "r", StartedAt: 2}}
-	r = ServeHTTP(apiGet("/v1/tasks", ""), tasks, apiCfg, apiNow)
-	require.Equal(t, []string{"r", "q", "p"}, apiListIDs(t, r.Body))
+	r = ServeTasks(apiGet("/v1/tasks", ""), tasks, tasktest.APIConfig, tasktest.Now)
+	require.Equal(t, []string{"r", "q", "p"}, tasktest.ListIDs(t, r.Body))
 }
 
 func TestHTTPListEmpty(t *testing.T) {
-	r := ServeHTTP(apiGet("/v1/tasks", ""), nil, apiCfg, apiNow)
+	r := ServeTasks(apiGet("/v1/tasks", ""), nil, tasktest.APIConfig, tasktest.Now)
 	require.JSONEq(t, `{"tasks":[],"total":0,"limit":50,"offset":0}`, r.Body)
-	r = ServeHTTP(apiGet("/v1/stats", ""), nil, apiCfg, apiNow)
+	r = ServeTasks(apiGet("/v1/stats", ""), nil, tasktest.APIConfig, tasktest.Now)
 	require.JSONEq(t, `{"byStatus":{"running":0,"completed":0,"error":0,"cancelled":0,"resumed":0},"byAgent":{},
 		"duration":{"avg":0,"max":0,"min":0,"count":0},"totalTasks":0,"activeTasks":0}`, r.Body)
 }
@@ -230,7 +191,7 @@ func TestHTTPErrors(t *testing.T) {
 	offsetErr := "invalid offset %q: must be an integer of 0 or more (default 0)"
 	cases := []struct {
 		name   string
-		req    HTTPRequest
+		req    Request
 		status int
 		err    string // the whole error text, or a prefix ending in "…"
 	}{
@@ -259,10 +220,10 @@ func TestHTTPErrors(t *testing.T) {
 		{"trailing slash", apiGet("/v1/tasks/", ""), 404, `not found…`},
 		{"too deep", apiGet("/v1/tasks/ses_a/logs/x", ""), 404, `not found…`},
 		{"other version", apiGet("/v2/health", ""), 404, `not found…`},
-		{"POST", func() HTTPRequest { r := apiGet("/v1/tasks", ""); r.Method = "POST"; return r }(), 405,
+		{"POST", func() Request { r := apiGet("/v1/tasks", ""); r.Method = "POST"; return r }(), 405,
 			"method \"POST\" not allowed: the API is read-only (GET, OPTIONS)"},
-		{"HEAD", func() HTTPRequest { r := apiGet("/v1/health", ""); r.Method = "HEAD"; return r }(), 405, "method \"HEAD\" not allowed…"},
-		{"lower-case get", func() HTTPRequest { r := apiGet("/v1/health", ""); r.Method = "get"; return r }(), 405, "method \"get\" not allowed…"},
+		{"HEAD", func() Request { r := apiGet("/v1/health", ""); r.Method = "HEAD"; return r }(), 405, "method \"HEAD\" not allowed…"},
+		{"lower-case get", func() Request { r := apiGet("/v1/health", ""); r.Method = "get"; return r }(), 405, "method \"get\" not allowed…"},
 		{"no token", apiWith(apiGet("/v1/tasks", ""), "authorization", ""), 401, "unauthorized: missing token (send Authorization: Bearer <token>)"},
 		{"no token on events", apiWith(apiGet("/v1/events", ""), "authorization", ""), 401,
 			"unauthorized: missing token (send Authorization: Bearer <token>, or ?token=<token> on /v1/events)"},
@@ -278,25 +239,25 @@ func TestHTTPErrors(t *testing.T) {
 		{"foreign host", apiWith(apiGet("/v1/tasks", ""), "host", "evil.example"), 403,
 			`forbidden: Host "evil.example" is not a loopback address (use 127.0.0.1 or localhost)`},
 		{"host before auth", apiWith(apiGet("/v1/tasks", ""), "host", "evil.example", "authorization", ""), 403, "forbidden…"},
-		{"host before method", func() HTTPRequest {
+		{"host before method", func() Request {
 			r := apiWith(apiGet("/v1/tasks", ""), "host", "evil.example")
 			r.Method = "PUT"
 			return r
 		}(), 403, "forbidden…"},
 		{"missing host", apiWith(apiGet("/v1/health", ""), "host", ""), 403, "forbidden: missing Host header"},
 		{"long host is cut", apiWith(apiGet("/v1/health", ""), "host", strings.Repeat("é", 80)), 403, `forbidden: Host "` + strings.Repeat("é", 50) + `…" is not…`},
-		{"subscriber limit", func() HTTPRequest { r := apiGet("/v1/events", ""); r.Subscribers = 128; return r }(), 503,
+		{"subscriber limit", func() Request { r := apiGet("/v1/events", ""); r.Subscribers = 128; return r }(), 503,
 			"too many event streams: 128 open, the limit is 128; try again later"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := ServeHTTP(c.req, apiTasks(), apiCfg, apiNow)
+			r := ServeTasks(c.req, tasktest.Tasks(), tasktest.APIConfig, tasktest.Now)
 			require.Equal(t, c.status, r.Status, "body: %s", r.Body)
 			apiRequireCORS(t, r)
 			require.Equal(t, "application/json; charset=utf-8", r.Headers["Content-Type"])
 			require.False(t, r.Stream)
 			require.Empty(t, r.Logs)
-			got, _ := apiDecode(t, r.Body)["error"].(string)
+			got, _ := tasktest.Decode(t, r.Body)["error"].(string)
 			if prefix, ok := strings.CutSuffix(c.err, "…"); ok {
 				require.True(t, strings.HasPrefix(got, prefix), "error %q, want prefix %q", got, prefix)
 			} else {
@@ -321,43 +282,43 @@ func TestHTTPHostCheck(t *testing.T) {
 		"[::1", "[::1]x", "[::1]:", "[::2]", "[::ffff:127.0.0.1]", "::1:5165", "[0:0:0:0:0:0:0:1]", " localhost", "localhost ",
 		"localhost.", "127.0.0.1:+80", "127.0.0.-1", "127.0.0.1a", ""}
 	for _, h := range ok {
-		r := ServeHTTP(apiWith(apiGet("/v1/health", ""), "host", h), nil, apiCfg, apiNow)
+		r := ServeTasks(apiWith(apiGet("/v1/health", ""), "host", h), nil, tasktest.APIConfig, tasktest.Now)
 		require.Equal(t, 200, r.Status, "host %q: %s", h, r.Body)
 	}
 	for _, h := range bad {
 		req := apiGet("/v1/health", "")
 		req.Headers["host"] = h
-		r := ServeHTTP(req, nil, apiCfg, apiNow)
+		r := ServeTasks(req, nil, tasktest.APIConfig, tasktest.Now)
 		require.Equal(t, 403, r.Status, "host %q: %s", h, r.Body)
 		// Every OPTIONS answers 204, but only from a loopback Host.
 		req.Method = "OPTIONS"
-		require.Equal(t, 403, ServeHTTP(req, nil, apiCfg, apiNow).Status, "OPTIONS host %q", h)
+		require.Equal(t, 403, ServeTasks(req, nil, tasktest.APIConfig, tasktest.Now).Status, "OPTIONS host %q", h)
 	}
 }
 
 func TestHTTPHeaderNamesAnyCase(t *testing.T) {
-	req := HTTPRequest{Method: "GET", Path: "/v1/stats", Headers: map[string]string{"Host": "localhost", "Authorization": "Bearer s3cret"}}
-	require.Equal(t, 200, ServeHTTP(req, nil, apiCfg, apiNow).Status)
+	req := Request{Method: "GET", Path: "/v1/stats", Headers: map[string]string{"Host": "localhost", "Authorization": "Bearer s3cret"}}
+	require.Equal(t, 200, ServeTasks(req, nil, tasktest.APIConfig, tasktest.Now).Status)
 	req.Headers = nil
-	require.Equal(t, 403, ServeHTTP(req, nil, apiCfg, apiNow).Status)
+	require.Equal(t, 403, ServeTasks(req, nil, tasktest.APIConfig, tasktest.Now).Status)
 }
 
 func TestHTTPAuthModes(t *testing.T) {
 	none := config.APIConfig{Auth: "none"}
 	noAuth := apiWith(apiGet("/v1/tasks", ""), "authorization", "")
-	require.Equal(t, 200, ServeHTTP(noAuth, apiTasks(), none, apiNow).Status)
-	require.Equal(t, 200, ServeHTTP(noAuth, apiTasks(), config.APIConfig{Auth: "NONE"}, apiNow).Status)
-	require.Equal(t, 200, ServeHTTP(apiWith(noAuth, "authorization", "Bearer whatever"), apiTasks(), none, apiNow).Status)
-	require.Equal(t, 403, ServeHTTP(apiWith(noAuth, "host", "evil.example"), apiTasks(), none, apiNow).Status)
+	require.Equal(t, 200, ServeTasks(noAuth, tasktest.Tasks(), none, tasktest.Now).Status)
+	require.Equal(t, 200, ServeTasks(noAuth, tasktest.Tasks(), config.APIConfig{Auth: "NONE"}, tasktest.Now).Status)
+	require.Equal(t, 200, ServeTasks(apiWith(noAuth, "authorization", "Bearer whatever"), tasktest.Tasks(), none, tasktest.Now).Status)
+	require.Equal(t, 403, ServeTasks(apiWith(noAuth, "host", "evil.example"), tasktest.Tasks(), none, tasktest.Now).Status)
 
 	// Any other mode means a token, and no configured token means nobody gets in.
 	for _, cfg := range []config.APIConfig{{}, {Auth: "token"}, {Auth: "off"}, {Auth: "nonsense", Token: ""}} {
-		r := ServeHTTP(apiWith(apiGet("/v1/tasks", ""), "authorization", "Bearer "), apiTasks(), cfg, apiNow)
+		r := ServeTasks(apiWith(apiGet("/v1/tasks", ""), "authorization", "Bearer "), tasktest.Tasks(), cfg, tasktest.Now)
 		require.Equal(t, 401, r.Status)
-		require.Equal(t, "unauthorized: the server has no API token configured", apiDecode(t, r.Body)["error"])
-		require.Equal(t, 200, ServeHTTP(apiGet("/v1/health", ""), nil, cfg, apiNow).Status)
+		require.Equal(t, "unauthorized: the server has no API token configured", tasktest.Decode(t, r.Body)["error"])
+		require.Equal(t, 200, ServeTasks(apiGet("/v1/health", ""), nil, cfg, tasktest.Now).Status)
 	}
-	require.Equal(t, 200, ServeHTTP(apiGet("/v1/tasks", ""), apiTasks(), config.APIConfig{Auth: "token", Token: "s3cret"}, apiNow).Status)
+	require.Equal(t, 200, ServeTasks(apiGet("/v1/tasks", ""), tasktest.Tasks(), config.APIConfig{Auth: "token", Token: "s3cret"}, tasktest.Now).Status)
 }
 
 func TestHTTPTokenEqual(t *testing.T) {
@@ -371,8 +332,8 @@ func TestHTTPTokenEqual(t *testing.T) {
 
 func TestHTTPOptions(t *testing.T) {
 	for _, path := range []string{"/v1/tasks", "/v1/health", "/v1/events", "/nowhere", ""} {
-		req := HTTPRequest{Method: "OPTIONS", Path: path, Headers: map[string]string{"host": "localhost:5165", "origin": "http://localhost:3000"}}
-		r := ServeHTTP(req, apiTasks(), apiCfg, apiNow)
+		req := Request{Method: "OPTIONS", Path: path, Headers: map[string]string{"host": "localhost:5165", "origin": "http://localhost:3000"}}
+		r := ServeTasks(req, tasktest.Tasks(), tasktest.APIConfig, tasktest.Now)
 		require.Equal(t, 204, r.Status)
 		require.Empty(t, r.Body)
 		apiRequireCORS(t, r)
@@ -383,13 +344,13 @@ func TestHTTPOptions(t *testing.T) {
 
 func TestHTTPHealthUptime(t *testing.T) {
 	h := func(cfg config.APIConfig, now int64) map[string]any {
-		return apiDecode(t, ServeHTTP(apiGet("/v1/health", ""), nil, cfg, now).Body)
+		return tasktest.Decode(t, ServeTasks(apiGet("/v1/health", ""), nil, cfg, now).Body)
 	}
 	require.EqualValues(t, 0, h(config.APIConfig{}, 5000)["uptime"])
 	require.EqualValues(t, 0, h(config.APIConfig{StartedAt: 6000}, 5000)["uptime"])
 	require.EqualValues(t, 1, h(config.APIConfig{StartedAt: 1}, 1999)["uptime"])
 	require.EqualValues(t, 3600, h(config.APIConfig{StartedAt: 1000}, 3_601_000)["uptime"])
-	require.Equal(t, Version, h(config.APIConfig{}, 0)["version"])
+	require.Equal(t, version.Version, h(config.APIConfig{}, 0)["version"])
 }
 
 func TestHTTPStatsDurations(t *testing.T) {
@@ -398,41 +359,41 @@ func TestHTTPStatsDurations(t *testing.T) {
 		{ID: "b", Agent: "x", Status: task.StatusCompleted, StartedAt: 0, CompletedAt: 2},
 		{ID: "c", Agent: "", Status: task.StatusRunning, StartedAt: 0},
 	}
-	r := ServeHTTP(apiGet("/v1/stats", ""), tasks, apiCfg, apiNow)
+	r := ServeTasks(apiGet("/v1/stats", ""), tasks, tasktest.APIConfig, tasktest.Now)
 	require.JSONEq(t, `{"byStatus":{"running":1,"completed":2,"error":0,"cancelled":0,"resumed":0},"byAgent":{"x":2,"":1},
 		"duration":{"avg":2,"max":2,"min":1,"count":2},"totalTasks":3,"activeTasks":1}`, r.Body) // 1.5 rounds to 2
 }
 
 func TestHTTPResponsesAreDeterministic(t *testing.T) {
 	for _, path := range []string{"/v1/stats", "/v1/tasks", "/v1/events", "/v1/task-groups/b1"} {
-		a := ServeHTTP(apiGet(path, ""), apiTasks(), apiCfg, apiNow)
+		a := ServeTasks(apiGet(path, ""), tasktest.Tasks(), tasktest.APIConfig, tasktest.Now)
 		for i := 0; i < 20; i++ {
-			require.Equal(t, a, ServeHTTP(apiGet(path, ""), apiTasks(), apiCfg, apiNow))
+			require.Equal(t, a, ServeTasks(apiGet(path, ""), tasktest.Tasks(), tasktest.APIConfig, tasktest.Now))
 		}
 	}
 }
 
 func TestHTTPDoesNotChangeTasks(t *testing.T) {
-	tasks := apiTasks()
+	tasks := tasktest.Tasks()
 	before, _ := json.Marshal(tasks)
 	for _, q := range []string{"", "status=running", "search=auth&limit=1&offset=1"} {
-		ServeHTTP(apiGet("/v1/tasks", q), tasks, apiCfg, apiNow)
+		ServeTasks(apiGet("/v1/tasks", q), tasks, tasktest.APIConfig, tasktest.Now)
 	}
-	ServeHTTP(apiGet("/v1/events", ""), tasks, apiCfg, apiNow)
+	ServeTasks(apiGet("/v1/events", ""), tasks, tasktest.APIConfig, tasktest.Now)
 	after, _ := json.Marshal(tasks)
 	require.Equal(t, string(before), string(after))
 }
 
 func TestHTTPErrorBodiesEscapeInput(t *testing.T) {
-	r := ServeHTTP(apiGet("/v1/tasks/<script>alert(1)</script>", ""), nil, apiCfg, apiNow)
+	r := ServeTasks(apiGet("/v1/tasks/<script>alert(1)</script>", ""), nil, tasktest.APIConfig, tasktest.Now)
 	require.Equal(t, 404, r.Status)
 	require.NotContains(t, r.Body, "<script>")
 	require.True(t, json.Valid([]byte(r.Body)))
-	r = ServeHTTP(apiGet("/v1/tasks/\xff\xfe", ""), nil, apiCfg, apiNow)
+	r = ServeTasks(apiGet("/v1/tasks/\xff\xfe", ""), nil, tasktest.APIConfig, tasktest.Now)
 	require.True(t, json.Valid([]byte(r.Body)))
 }
 
-func apiRequireCORS(t testing.TB, r HTTPResponse) {
+func apiRequireCORS(t testing.TB, r Response) {
 	t.Helper()
 	require.Equal(t, "*", r.Headers["Access-Control-Allow-Origin"])
 	require.Equal(t, "GET, OPTIONS", r.Headers["Access-Control-Allow-Methods"])
@@ -440,5 +401,9 @@ func apiRequireCORS(t testing.TB, r HTTPResponse) {
 	require.Equal(t, "nosniff", r.Headers["X-Content-Type-Options"])
 }
 
-// publicOf is the copy of t that leaves the machine (run.public).
-func publicOf(t task.Task) task.Task { return (&run{Task: t}).public() }
+// publicOf is the copy of t the machine hands out (core's run.public): lastTools an array, not
+// null, and no slice shared.
+func publicOf(t task.Task) task.Task {
+	t.Progress.LastTools = append([]string{}, t.Progress.LastTools...)
+	return t
+}

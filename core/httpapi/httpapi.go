@@ -1,4 +1,4 @@
-package core
+package httpapi
 
 import (
 	"encoding/json"
@@ -10,13 +10,13 @@ import (
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
-// The HTTP status API, as pure functions: a host hands every request it receives to ServeHTTP
+// The HTTP status API, as pure functions: a host hands every request it receives to ServeTasks
 // with the current tasks and the time, and writes back the answer. The host owns the socket,
 // the SSE connections and the task session's messages (for /logs); the core decides everything
 // else: routing, the Host check, authentication, filters, pagination, stats and error texts.
 
-// HTTPRequest is what a host passes for every request it receives.
-type HTTPRequest struct {
+// Request is what a host passes for every request it receives.
+type Request struct {
 	Method string `json:"method"`
 	// Path is the request's path as sent, percent-escaped (Go: r.URL.EscapedPath(); Bun:
 	// new URL(req.url).pathname), without the query. Each segment is unescaped by the core.
@@ -30,8 +30,8 @@ type HTTPRequest struct {
 	Subscribers int `json:"subscribers"`
 }
 
-// HTTPResponse is what the host writes back.
-type HTTPResponse struct {
+// Response is what the host writes back.
+type Response struct {
 	Status  int               `json:"status"`
 	Headers map[string]string `json:"headers"`
 	// Body is JSON text, or for a stream the first SSE frames. Empty for 204 and for Logs.
@@ -64,67 +64,14 @@ const (
 // apiStatusNames are the task statuses a status filter accepts, in the order errors list them.
 var apiStatusNames = []task.Status{task.StatusRunning, task.StatusCompleted, task.StatusError, task.StatusCancelled, task.StatusResumed}
 
-// ServeHTTP answers one request over tasks, in launch order as Machine.Tasks returns them; it
+// ServeTasks answers one request over tasks, in launch order as Machine.Tasks returns them; it
 // never changes them. It never panics: a bug comes back as a 500 with a JSON error.
 //
 // Order of checks: Host (403), OPTIONS (204), method (405), path encoding (400), /v1/health (no
 // auth), query encoding (400), authentication (401), route (404), parameters (400), subscriber
 // limit (503).
-func ServeHTTP(req HTTPRequest, tasks []task.Task, cfg config.APIConfig, now int64) HTTPResponse {
-	return apiServe(req, apiPtrs(tasks), cfg, now)
-}
-
-// ServeHTTP answers one request from the machine's own tasks, without copying them (see the
-// package-level ServeHTTP; Machine.Tasks copies every task, which at 10,000 tasks costs more than
-// the request itself). The tasks are only read.
-func (m *Machine) ServeHTTP(req HTTPRequest, cfg config.APIConfig, now int64) HTTPResponse {
-	key, cacheable := apiCacheKey(req, cfg)
-	if cacheable {
-		if r, ok := m.apiCache.get(key); ok {
-			return r
-		}
-	}
-	r := apiServe(req, m.apiTasks(), cfg, now)
-	if cacheable {
-		m.apiCache.put(key, r)
-	}
-	return r
-}
-
-// apiView lists the machine's tasks in launch order, shared, not copied: for reading only. It is
-// kept between requests and rebuilt after storeChanged.
-func (m *Machine) apiView() []*run {
-	if m.view == nil {
-		m.view = m.freshView()
-	}
-	return m.view
-}
-
-// apiTasks is apiView's records, for the status API: kept and rebuilt alike.
-func (m *Machine) apiTasks() []*task.Task {
-	if m.viewTasks == nil {
-		view := m.apiView()
-		m.viewTasks = make([]*task.Task, len(view))
-		for i, t := range view {
-			m.viewTasks[i] = &t.Task
-		}
-	}
-	return m.viewTasks
-}
-
-// storeChanged drops the cached view: call it whenever a task is added to or removed from the
-// store, or the launch order changes.
-func (m *Machine) storeChanged() { m.view, m.viewTasks = nil, nil }
-
-// freshView resolves the launch order to tasks.
-func (m *Machine) freshView() []*run {
-	out := make([]*run, 0, len(m.order))
-	for _, id := range m.order {
-		if t, ok := m.tasks[id]; ok {
-			out = append(out, t)
-		}
-	}
-	return out
+func ServeTasks(req Request, tasks []task.Task, cfg config.APIConfig, now int64) Response {
+	return Serve(req, apiPtrs(tasks), cfg, now)
 }
 
 // apiOut is the copy of a task the API shows: as Machine.Tasks shows it, with lastTools an
@@ -161,7 +108,9 @@ func apiPtrs(tasks []task.Task) []*task.Task {
 	return out
 }
 
-func apiServe(req HTTPRequest, tasks []*task.Task, cfg config.APIConfig, now int64) (resp HTTPResponse) {
+// Serve is ServeTasks over tasks shared, not copied: a task a restore read only the head of is
+// read whole where an answer needs more (history.Load), and nothing else in them changes.
+func Serve(req Request, tasks []*task.Task, cfg config.APIConfig, now int64) (resp Response) {
 	defer func() {
 		if p := recover(); p != nil {
 			resp = apiFail(500, fmt.Sprintf("internal error: %v", p))
@@ -227,9 +176,9 @@ func apiServe(req HTTPRequest, tasks []*task.Task, cfg config.APIConfig, now int
 			return apiFail(404, fmt.Sprintf("task %s not found", apiEcho(segs[2])))
 		}
 		if t.ChildSession() == "" {
-			return HTTPResponse{Status: 200, Headers: apiJSONHeaders(), Body: "[]"} // queued: no session yet
+			return Response{Status: 200, Headers: apiJSONHeaders(), Body: "[]"} // queued: no session yet
 		}
-		return HTTPResponse{Status: 200, Headers: apiJSONHeaders(), Logs: t.ChildSession()}
+		return Response{Status: 200, Headers: apiJSONHeaders(), Logs: t.ChildSession()}
 	case len(segs) == 3 && segs[1] == "task-groups" && segs[2] != "":
 		return apiServeGroup(tasks, segs[2], now)
 	case isEvents:
@@ -321,11 +270,11 @@ func apiLoopbackIPv4(s string) bool {
 
 // apiAuthorize checks the bearer token (and, for the event stream, ?token=, since EventSource
 // cannot send headers). It answers the 401 when the request is refused.
-func apiAuthorize(headers map[string]string, q []apiQueryParam, queryToken bool, cfg config.APIConfig) (HTTPResponse, bool) {
+func apiAuthorize(headers map[string]string, q []apiQueryParam, queryToken bool, cfg config.APIConfig) (Response, bool) {
 	if strings.EqualFold(strings.TrimSpace(cfg.Auth), "none") {
-		return HTTPResponse{}, false
+		return Response{}, false
 	}
-	deny := func(msg string) (HTTPResponse, bool) {
+	deny := func(msg string) (Response, bool) {
 		r := apiFail(401, msg)
 		r.Headers["WWW-Authenticate"] = `Bearer realm="asyncagents"`
 		return r, true
@@ -354,7 +303,7 @@ func apiAuthorize(headers map[string]string, q []apiQueryParam, queryToken bool,
 	if !apiTokenEqual(given, cfg.Token) {
 		return deny("unauthorized: invalid token")
 	}
-	return HTTPResponse{}, false
+	return Response{}, false
 }
 
 // apiTokenEqual compares in time that depends only on the expected token's length, not on where
@@ -393,25 +342,25 @@ func apiJSONHeaders() map[string]string {
 	return h
 }
 
-func apiPreflight() HTTPResponse {
+func apiPreflight() Response {
 	h := apiBaseHeaders()
 	h["Access-Control-Max-Age"] = "600"
-	return HTTPResponse{Status: 204, Headers: h}
+	return Response{Status: 204, Headers: h}
 }
 
-func apiJSON(v any) HTTPResponse {
+func apiJSON(v any) Response {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return apiFail(500, "internal error: encoding the response failed: "+err.Error())
 	}
-	return HTTPResponse{Status: 200, Headers: apiJSONHeaders(), Body: string(b)}
+	return Response{Status: 200, Headers: apiJSONHeaders(), Body: string(b)}
 }
 
 type apiErrorBody struct {
 	Error string `json:"error"`
 }
 
-func apiFail(status int, msg string) HTTPResponse {
+func apiFail(status int, msg string) Response {
 	b, _ := json.Marshal(apiErrorBody{Error: msg})
-	return HTTPResponse{Status: status, Headers: apiJSONHeaders(), Body: string(b)}
+	return Response{Status: status, Headers: apiJSONHeaders(), Body: string(b)}
 }

@@ -1,4 +1,4 @@
-package core
+package httpapi
 
 import (
 	"encoding/json"
@@ -61,15 +61,11 @@ type SSESnapshotData struct {
 
 // SnapshotFrame renders the snapshot event a stream opens with.
 func SnapshotFrame(tasks []task.Task, now int64) string {
-	return apiSnapshotFrame(apiPtrs(tasks), now)
+	return Snapshot(apiPtrs(tasks), now)
 }
 
-// SnapshotFrame renders the snapshot event from the machine's own tasks, without copying them.
-func (m *Machine) SnapshotFrame(now int64) string {
-	return apiSnapshotFrame(m.apiTasks(), now)
-}
-
-func apiSnapshotFrame(tasks []*task.Task, now int64) string {
+// Snapshot is SnapshotFrame over tasks shared, not copied.
+func Snapshot(tasks []*task.Task, now int64) string {
 	s := SSESnapshotData{Tasks: apiOutAll(tasks, apiNewestFirst(tasks, nil)), Stats: apiComputeStats(tasks, now)}
 	return SSEFrame(SSESnapshot, s)
 }
@@ -108,9 +104,11 @@ type SSEHeartbeatData struct {
 // HeartbeatFrame renders a heartbeat; ts is now in ISO 8601 UTC with milliseconds, as
 // JavaScript's Date.toISOString writes it.
 func HeartbeatFrame(now int64) string {
-	return SSEFrame(SSEHeartbeat, SSEHeartbeatData{TS: apiISOMillis(now)})
+	return SSEFrame(SSEHeartbeat, SSEHeartbeatData{TS: ISOMillis(now)})
 }
 
-func apiISOMillis(ms int64) string {
+// ISOMillis is ms (Unix milliseconds) as an ISO 8601 UTC time with milliseconds, as
+// JavaScript's Date.toISOString writes it.
+func ISOMillis(ms int64) string {
 	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
 }
