@@ -17,7 +17,7 @@ import (
 )
 
 // httpCaseFile is a file under core/conformance/http: tasks, config and time, then requests played
-// against ServeHTTP, each with the response it must give. expect is matched as a subset of the
+// against ServeTasks, each with the response it must give. expect is matched as a subset of the
 // response's JSON (conformance.Match: objects key by key, arrays whole, "$contains", "$absent");
 // bodyJSON, when given, is matched against the body parsed as JSON.
 type httpCaseFile struct {

@@ -8,7 +8,7 @@ import (
 	"github.com/asyncagents/asyncagents/core/internal/tasktest"
 )
 
-// FuzzServeHTTP: whatever the method, path, query and headers, ServeHTTP answers (no panic, no
+// FuzzServeHTTP: whatever the method, path, query and headers, ServeTasks answers (no panic, no
 // 500) with a status it is meant to give, the CORS headers, and a JSON object body unless it
 // opens a stream, answers a preflight or hands the logs to the host.
 func FuzzServeHTTP(f *testing.F) {

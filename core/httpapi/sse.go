@@ -8,7 +8,7 @@ import (
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
-// Server-Sent Events for GET /v1/events. A stream opens with a snapshot (ServeHTTP's Body);
+// Server-Sent Events for GET /v1/events. A stream opens with a snapshot (Serve's Body);
 // then the core hands hosts one frame per task change (TaskFrame) and a heartbeat after 30
 // seconds without an event (HeartbeatFrame). Every frame is "event: <name>\ndata: <JSON>\n\n":
 // no id lines, so a reconnecting client (whatever its Last-Event-ID) always starts again from a
