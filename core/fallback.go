@@ -2,7 +2,6 @@ package core
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/asyncagents/asyncagents/core/errclass"
 	"github.com/asyncagents/asyncagents/core/task"
@@ -218,7 +217,7 @@ func (m *Machine) onCompacted(p pending, ev Event) {
 		m.checkTask(t, false)
 		return
 	}
-	e := &task.TaskError{Name: "CompactError", Message: "could not compact the session: " + ev.Error}
+	e := &task.TaskError{Name: "CompactError", Message: compactErrorPrefix + ev.Error}
 	m.log("warn", "task "+t.ID+": "+e.Message)
 	m.endAttempt(t, false, e, errclass.ErrContextLength)
 	if !m.nextModel(t, e, errclass.ErrContextLength) {
@@ -395,7 +394,7 @@ func (m *Machine) onAttemptTimer(id string) {
 		m.armAttemptTimer(t, limit-idle)
 		return
 	}
-	e := &task.TaskError{Name: "AttemptTimeout", Message: fmt.Sprintf("no activity from %s for %s", t.Model, FormatDuration(idle))}
+	e := &task.TaskError{Name: "AttemptTimeout", Message: fmt.Sprintf(attemptTimeoutFmt, t.Model, FormatDuration(idle))}
 	if !m.hasNextModel(t) {
 		m.endAttempt(t, false, e, errclass.ErrTimeout)
 		m.recordHealth(t.Model, false, e.Message)
@@ -405,33 +404,4 @@ func (m *Machine) onAttemptTimer(id string) {
 		return
 	}
 	m.abandonAttempt(t, e, errclass.ErrTimeout)
-}
-
-// fallbackLine is the notice's line naming the model that answered after a fallback.
-func fallbackLine(t *run) string {
-	info := t.FallbackInfo
-	if info == nil || !info.Occurred {
-		return ""
-	}
-	var failed []string
-	for _, a := range info.Attempts {
-		if !a.Success && a.Model != info.SuccessfulModel {
-			failed = append(failed, fmt.Sprintf("%s (%s)", a.Model, a.Class))
-		}
-	}
-	for _, s := range info.Skipped {
-		failed = append(failed, s+" (circuit open)")
-	}
-	if info.SuccessfulModel == "" {
-		return "Models tried: " + strings.Join(failed, ", ")
-	}
-	return fmt.Sprintf("Model: %s (fallback after %s)", info.SuccessfulModel, strings.Join(failed, ", "))
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
 }

@@ -32,12 +32,12 @@ func (m *Machine) onForkMessages(p pending, ev Event) {
 		return
 	}
 	if !ev.OK {
-		m.finish(t, task.StatusError, "", &task.TaskError{Name: "ForkError", Message: "could not read the parent's conversation: " + ev.Error})
+		m.finish(t, task.StatusError, "", &task.TaskError{Name: "ForkError", Message: forkReadErrorPrefix + ev.Error})
 		return
 	}
 	text, stats, err := forkctx.BuildForkContext(json.RawMessage(ev.Result), forkctx.ForkOptions{})
 	if err != nil {
-		m.finish(t, task.StatusError, "", &task.TaskError{Name: "ForkError", Message: "could not process the parent's conversation: " + err.Error()})
+		m.finish(t, task.StatusError, "", &task.TaskError{Name: "ForkError", Message: forkProcessErrorPrefix + err.Error()})
 		return
 	}
 	t.ForkTokens = stats.Tokens
@@ -60,7 +60,7 @@ func (m *Machine) onForkContextSent(p pending, ev Event) {
 		return
 	}
 	if !ev.OK {
-		m.finish(t, task.StatusError, "", &task.TaskError{Name: "ForkError", Message: "OpenCode refused the forked context: " + ev.Error})
+		m.finish(t, task.StatusError, "", &task.TaskError{Name: "ForkError", Message: forkRefusedPrefix + ev.Error})
 		return
 	}
 	t.forkReady = true

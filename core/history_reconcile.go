@@ -93,7 +93,7 @@ func (m *Machine) onReconcileMessages(p pending, ev Event) {
 		return
 	}
 	if !ev.OK {
-		m.finish(t, task.StatusError, "", &task.TaskError{Name: "Interrupted", Message: "interrupted: the child session is gone (" + ev.Error + ")"})
+		m.finish(t, task.StatusError, "", &task.TaskError{Name: "Interrupted", Message: interruptedGonePrefix + ev.Error + ")"})
 		return
 	}
 	// The fallback loop's place is not in the history; its attempts are. A last attempt that
@@ -122,6 +122,6 @@ func (m *Machine) onReconcileMessages(p pending, ev Event) {
 			m.armAttemptTimer(t, m.cfg.Fallback.AttemptTimeoutMs)
 		}
 	default:
-		m.finish(t, task.StatusError, "", &task.TaskError{Name: "Interrupted", Message: "interrupted: OpenCode stopped while the task ran"})
+		m.finish(t, task.StatusError, "", &task.TaskError{Name: "Interrupted", Message: interruptedStopped})
 	}
 }

@@ -118,6 +118,6 @@ func (m *Machine) onMessages(p pending, ev Event) {
 		}
 		m.finish(t, task.StatusError, "", t.sessionError)
 	case p.idle && t.promptSent:
-		m.finish(t, task.StatusError, "", &task.TaskError{Name: "NoAnswer", Message: "the subagent stopped without answering"})
+		m.finish(t, task.StatusError, "", &task.TaskError{Name: "NoAnswer", Message: noAnswer})
 	}
 }

@@ -1,12 +1,7 @@
 package core
 
 import (
-	"fmt"
-	"strings"
-	"unicode/utf8"
-
 	"github.com/asyncagents/asyncagents/core/config"
-	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
@@ -140,75 +135,4 @@ func (m *Machine) onParentStatus(sessionID string, busy bool) {
 	}
 	delete(m.busy, sessionID)
 	m.flushHeld(sessionID)
-}
-
-// VisibleNotice texts, exactly as the spec words them.
-func (m *Machine) visibleNotice(t *run, done, total int) string {
-	icon := map[task.Status]string{task.StatusCompleted: "✓", task.StatusError: "✗", task.StatusCancelled: "⊘"}[t.Status]
-	var head string
-	if t.ResumeCount > 0 {
-		verb := map[task.Status]string{task.StatusCompleted: "completed in", task.StatusError: "failed in", task.StatusCancelled: "cancelled after"}[t.Status]
-		head = fmt.Sprintf("%s **Resume #%d %s %s.**", icon, t.ResumeCount, verb, FormatDuration(m.now-t.ResumedAt))
-	} else {
-		verb := map[task.Status]string{task.StatusCompleted: "finished in", task.StatusError: "failed in", task.StatusCancelled: "cancelled after"}[t.Status]
-		head = fmt.Sprintf("%s **Agent %q %s %s.**", icon, t.Description, verb, FormatDuration(history.Duration(&t.Task, m.now)))
-	}
-	text := fmt.Sprintf("%s\nTask Progress: %d/%d", head, done, total)
-	if line := fallbackLine(t); line != "" {
-		text += "\n" + line
-	}
-	if m.cfg.Development {
-		text += "\n[hint attached]"
-	}
-	return text
-}
-
-func (m *Machine) hiddenNotice(t *run, total, running int) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Background task %s.\n%sagent: %s\ndescription: %s\nstatus: %s\n\n", t.Status, t.idLines(), t.Agent, t.Description, t.Status)
-	switch t.Status {
-	case task.StatusCompleted:
-		b.WriteString("<task_result>\n")
-		b.WriteString(m.cutResult(t))
-		b.WriteString("\n</task_result>\n\n")
-	case task.StatusError:
-		if t.Error != nil {
-			fmt.Fprintf(&b, "error_type: %s\nerror: %s\n\n", t.Error.Name, t.Error.Message)
-		}
-	case task.StatusCancelled:
-		if t.CancelReason != "" {
-			fmt.Fprintf(&b, "reason: %s\n\n", t.CancelReason)
-		}
-	}
-	if running > 0 {
-		fmt.Fprintf(&b, "If you need results immediately, use asyncagents_output(task_id=%q).\n", t.ID)
-		b.WriteString("You can continue working or just say 'waiting' and halt.\n")
-		b.WriteString("WATCH OUT for leftovers, you will likely WANT to wait for all agents to complete.")
-	} else {
-		fmt.Fprintf(&b, "All %d tasks finished.\n", total)
-		b.WriteString("Use asyncagents_output tools to see agent responses.")
-	}
-	return b.String()
-}
-
-// cutResult bounds the result carried in a notice, counting characters (runes), not bytes.
-func (m *Machine) cutResult(t *run) string {
-	r := t.Result
-	if r == "" {
-		return "(the subagent returned no text)"
-	}
-	limit := m.cfg.MaxResultChars
-	total := utf8.RuneCountInString(r)
-	if total <= limit {
-		return r
-	}
-	cut, n := 0, 0
-	for i := range r {
-		if n == limit {
-			cut = i
-			break
-		}
-		n++
-	}
-	return fmt.Sprintf("%s\n\n[result cut at %d of %d characters; call asyncagents_output(task_id=%q) for the whole result]", r[:cut], limit, total, t.ID)
 }

@@ -82,16 +82,6 @@ func (m *Machine) indexSessions() {
 	}
 }
 
-// idLines is how a tool answer or a notice names a task: its ID, then its child session's once
-// it has one (what a user opens in the TUI). A task from before the IDs were the core's own has
-// one ID for both.
-func (t *run) idLines() string {
-	if t.SessionID == "" || t.SessionID == t.ID {
-		return "task_id: " + t.ID + "\n"
-	}
-	return "task_id: " + t.ID + "\nsession_id: " + t.SessionID + "\n"
-}
-
 // metadata is a tool answer's metadata for t: the title the TUI shows, both IDs, and extra
 // key-value pairs.
 func (t *run) metadata(title string, kv ...string) map[string]any {

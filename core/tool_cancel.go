@@ -25,10 +25,10 @@ func (m *Machine) onCancelCall(ev Event) {
 	a.Reason = strings.TrimSpace(a.Reason)
 	switch {
 	case a.TaskID == "" && !a.All:
-		m.failTool(ev.CallID, "asyncagents_cancel: give task_id, or all: true to cancel every running task of this session")
+		m.failTool(ev.CallID, cancelNeedsTarget)
 		return
 	case a.TaskID != "" && a.All:
-		m.failTool(ev.CallID, "asyncagents_cancel: give task_id or all: true, not both")
+		m.failTool(ev.CallID, cancelNotBoth)
 		return
 	}
 	if a.All {
@@ -37,21 +37,21 @@ func (m *Machine) onCancelCall(ev Event) {
 			t := m.sessionTask(id, ev.SessionID)
 			if t != nil && !t.Status.Terminal() {
 				m.cancel(t, a.Reason)
-				lines = append(lines, fmt.Sprintf("- %s %q after %s", t.ID, t.Description, FormatDuration(history.Duration(&t.Task, m.now))))
+				lines = append(lines, fmt.Sprintf(cancelledLineFmt, t.ID, t.Description, FormatDuration(history.Duration(&t.Task, m.now))))
 			}
 		}
 		// Launches still waiting for the agent list are cancelled as soon as they are tasks.
 		starting := m.cancelLaunches(ev.SessionID, a.Reason)
 		if len(lines) == 0 && starting == 0 {
-			m.replyTool(ev.CallID, "No running background tasks to cancel.", map[string]any{"title": "nothing to cancel"})
+			m.replyTool(ev.CallID, cancelNothing, map[string]any{"title": "nothing to cancel"})
 			return
 		}
 		var out []string
 		if len(lines) > 0 {
-			out = append(out, fmt.Sprintf("Cancelled %d running tasks:\n%s", len(lines), strings.Join(lines, "\n")))
+			out = append(out, fmt.Sprintf(cancelledManyFmt, len(lines), strings.Join(lines, "\n")))
 		}
 		if starting > 0 {
-			out = append(out, fmt.Sprintf("%d tasks still starting will be cancelled as soon as they exist.", starting))
+			out = append(out, fmt.Sprintf(cancelStartingFmt, starting))
 		}
 		m.replyTool(ev.CallID, strings.Join(out, "\n"), map[string]any{"title": fmt.Sprintf("cancelled %d tasks", len(lines)+starting)})
 		return
@@ -59,17 +59,17 @@ func (m *Machine) onCancelCall(ev Event) {
 	t := m.task(a.TaskID)
 	switch {
 	case t == nil:
-		m.failTool(ev.CallID, fmt.Sprintf("asyncagents_cancel: no background task has task_id %s; call asyncagents_list to see this session's tasks", quote(a.TaskID)))
+		m.failTool(ev.CallID, fmt.Sprintf(cancelNoTaskFmt, quote(a.TaskID)))
 	case t.ParentSessionID != ev.SessionID:
-		m.failTool(ev.CallID, fmt.Sprintf("asyncagents_cancel: task %s belongs to another session; only its own session can cancel it", t.ID))
+		m.failTool(ev.CallID, fmt.Sprintf(cancelOtherSessionFmt, t.ID))
 	case t.Status.Terminal():
-		m.failTool(ev.CallID, fmt.Sprintf("asyncagents_cancel: task %s already ended (%s); nothing was cancelled", t.ID, t.Status))
+		m.failTool(ev.CallID, fmt.Sprintf(cancelEndedFmt, t.ID, t.Status))
 	default:
 		wasQueued := t.Queued
 		m.cancel(t, a.Reason)
-		msg := fmt.Sprintf("Cancelled task %s %q after %s.", t.ID, t.Description, FormatDuration(history.Duration(&t.Task, m.now)))
+		msg := fmt.Sprintf(cancelledOneFmt, t.ID, t.Description, FormatDuration(history.Duration(&t.Task, m.now)))
 		if wasQueued {
-			msg = fmt.Sprintf("Cancelled task %s %q; it was still queued and never started.", t.ID, t.Description)
+			msg = fmt.Sprintf(cancelledQueuedFmt, t.ID, t.Description)
 		}
 		m.replyTool(ev.CallID, msg, t.metadata("cancelled "+t.Description))
 	}

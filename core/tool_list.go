@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
@@ -19,42 +18,11 @@ func (m *Machine) onListCall(ev Event) {
 		lines = append(lines, m.listLine(t))
 	}
 	if len(lines) == 0 {
-		m.replyTool(ev.CallID, "No background tasks found", map[string]any{"title": "no tasks"})
+		m.replyTool(ev.CallID, listNone, map[string]any{"title": "no tasks"})
 		return
 	}
-	m.replyTool(ev.CallID, fmt.Sprintf("Background tasks of this session (%d):\n%s", len(lines), strings.Join(lines, "\n")),
+	m.replyTool(ev.CallID, fmt.Sprintf(listHeadFmt, len(lines), strings.Join(lines, "\n")),
 		map[string]any{"title": fmt.Sprintf("%d tasks", len(lines))})
-}
-
-// listLine is one task in asyncagents_list: the whole ID with the spec's (resumed) and (forked)
-// marks, its child session once it has one, then status, label, agent, time and activity.
-func (m *Machine) listLine(t *run) string {
-	id := markedID(&t.Task)
-	status := string(t.Status)
-	if t.Queued {
-		status = fmt.Sprintf("queued (position %d)", m.queuePosition(t))
-	}
-	if t.SessionID != "" && t.SessionID != t.ID {
-		id += " | session " + t.SessionID
-	}
-	line := fmt.Sprintf("- %s | %s | %q | @%s | %s | %d tool calls", id, status, t.Description, t.Agent, FormatDuration(history.Duration(&t.Task, m.now)), t.Progress.ToolCalls)
-	if t.Status == task.StatusError && t.Error != nil {
-		line += " | " + t.Error.Name + ": " + t.Error.Message
-	}
-	return line
-}
-
-// markedID is the task ID with the spec's list marks: (resumed) when resumeCount > 0, (forked)
-// when forked.
-func markedID(t *task.Task) string {
-	id := t.ID
-	if t.ResumeCount > 0 {
-		id += " (resumed)"
-	}
-	if t.IsForked {
-		id += " (forked)"
-	}
-	return id
 }
 
 // onClearCall forgets the calling session's finished tasks. Running (and queued) tasks are kept
@@ -78,9 +46,9 @@ func (m *Machine) onClearCall(ev Event) {
 	}
 	m.order = order
 	m.storeChanged()
-	out := fmt.Sprintf("Cleared %d finished tasks.", cleared)
+	out := fmt.Sprintf(clearedFmt, cleared)
 	if kept > 0 {
-		out += fmt.Sprintf(" %d running tasks were kept and keep running; cancel them with asyncagents_cancel.", kept)
+		out += fmt.Sprintf(clearKeptFmt, kept)
 	}
 	m.replyTool(ev.CallID, out, map[string]any{"title": fmt.Sprintf("cleared %d tasks", cleared)})
 }

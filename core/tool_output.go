@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-
-	"github.com/asyncagents/asyncagents/core/history"
-	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // outputArgs are asyncagents_output's arguments. Timeout is in seconds.
@@ -28,7 +25,7 @@ func (m *Machine) onOutputCall(ev Event) {
 	}
 	a.TaskID = strings.TrimSpace(a.TaskID)
 	if a.TaskID == "" {
-		m.failTool(ev.CallID, "asyncagents_output: argument task_id is missing or empty")
+		m.failTool(ev.CallID, outputNoTaskID)
 		return
 	}
 	timeoutMs := m.cfg.DefaultBlockTimeoutMs
@@ -36,14 +33,14 @@ func (m *Machine) onOutputCall(ev Event) {
 		s := *a.Timeout
 		maxS := float64(m.cfg.MaxBlockTimeoutMs) / 1000
 		if math.IsNaN(s) || s <= 0 || s > maxS {
-			m.failTool(ev.CallID, fmt.Sprintf("asyncagents_output: argument timeout must be a number of seconds above 0 and at most %g, not %g", maxS, s))
+			m.failTool(ev.CallID, fmt.Sprintf(outputBadTimeoutFmt, maxS, s))
 			return
 		}
 		timeoutMs = int64(s * 1000)
 	}
 	t := m.task(a.TaskID)
 	if t == nil {
-		m.failTool(ev.CallID, fmt.Sprintf("asyncagents_output: no background task has task_id %s; task IDs are the full IDs returned by asyncagents_task", quote(a.TaskID)))
+		m.failTool(ev.CallID, fmt.Sprintf(outputNoTaskFmt, quote(a.TaskID)))
 		return
 	}
 	if t.Status.Terminal() || !a.Block {
@@ -61,42 +58,6 @@ func (m *Machine) replyOutput(callID string, t *run) {
 		m.touch(t)
 	}
 	m.replyTool(callID, m.outputText(t), t.metadata(t.Description, "status", string(t.Status)))
-}
-
-func (m *Machine) outputText(t *run) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%sagent: %s\ndescription: %s\nstatus: %s\n", t.idLines(), t.Agent, t.Description, t.Status)
-	if t.Model != "" {
-		fmt.Fprintf(&b, "model: %s\n", t.Model)
-	}
-	if line := fallbackLine(t); line != "" {
-		fmt.Fprintf(&b, "fallback: %s\n", line)
-	}
-	d := FormatDuration(history.Duration(&t.Task, m.now))
-	switch t.Status {
-	case task.StatusCompleted:
-		fmt.Fprintf(&b, "duration: %s\n\n<task_result>\n%s\n</task_result>", d, t.Result)
-	case task.StatusError:
-		fmt.Fprintf(&b, "duration: %s\n", d)
-		if t.Error != nil {
-			fmt.Fprintf(&b, "error_type: %s\n\n%s", t.Error.Name, t.Error.Message)
-		}
-	case task.StatusCancelled:
-		fmt.Fprintf(&b, "duration: %s", d)
-	default:
-		fmt.Fprintf(&b, "running for: %s\n%s\n\n", d, progressText(t, m.now))
-		fmt.Fprintf(&b, "The task is still running. A notice arrives in this conversation when it finishes; call asyncagents_output(task_id=%q, block=true) to wait for it.", t.ID)
-	}
-	return b.String()
-}
-
-func progressText(t *run, now int64) string {
-	p := t.Progress
-	tools := "none yet"
-	if len(p.LastTools) > 0 {
-		tools = strings.Join(p.LastTools, ", ")
-	}
-	return fmt.Sprintf("progress: %d tool calls; last tools: %s; last activity %s ago", p.ToolCalls, tools, FormatDuration(now-p.LastUpdate))
 }
 
 // releaseWaiters answers every blocked output call on a task that just finished.

@@ -40,9 +40,9 @@ func parseArgs(raw json.RawMessage, v any) error {
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
 		if te, ok := err.(*json.UnmarshalTypeError); ok && te.Field != "" {
-			return fmt.Errorf("argument %s must be a %s, not a %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+			return fmt.Errorf(argTypeFmt, te.Field, jsonKind(te.Type.Kind().String()), te.Value)
 		}
-		return fmt.Errorf("arguments are not a JSON object: %v", err)
+		return fmt.Errorf(argsNotObjectFmt, err)
 	}
 	return nil
 }
@@ -77,9 +77,9 @@ func (a *taskArgs) validate() error {
 	case 0:
 		return nil
 	case 1:
-		return fmt.Errorf("asyncagents_task: argument %s is missing or empty; no task was created", missing[0])
+		return fmt.Errorf(taskArgMissingFmt, missing[0])
 	default:
-		return fmt.Errorf("asyncagents_task: arguments %s are missing or empty; no task was created", strings.Join(missing, ", "))
+		return fmt.Errorf(taskArgsMissingFmt, strings.Join(missing, ", "))
 	}
 }
 
@@ -102,7 +102,7 @@ func (m *Machine) onTaskCall(ev Event) {
 		// A task's child launching tasks of its own: only as deep as MaxDepth allows.
 		l.depth = p.Depth + 1
 		if l.depth > m.cfg.MaxDepth {
-			m.failTool(ev.CallID, fmt.Sprintf("asyncagents_task: nesting limit reached: this session is a background task %d levels deep, and tasks may nest %d deep; do the work here instead. No task was created.", p.Depth, m.cfg.MaxDepth))
+			m.failTool(ev.CallID, fmt.Sprintf(taskNestingFmt, p.Depth, m.cfg.MaxDepth))
 			return
 		}
 	}
@@ -156,13 +156,13 @@ func (m *Machine) onAgentsListed(ev Event) {
 	var agents []AgentInfo
 	if !ev.OK {
 		for _, l := range waiting {
-			m.failTool(l.callID, "asyncagents_task: could not list OpenCode's agents: "+ev.Error+"; no task was created")
+			m.failTool(l.callID, taskAgentsUnlisted+ev.Error+"; no task was created")
 		}
 		return
 	}
 	if err := json.Unmarshal(ev.Result, &agents); err != nil {
 		for _, l := range waiting {
-			m.failTool(l.callID, "asyncagents_task: OpenCode's agent list was unreadable; no task was created")
+			m.failTool(l.callID, taskAgentsUnreadable)
 		}
 		return
 	}
@@ -179,11 +179,11 @@ func (m *Machine) checkAgentAndLaunch(l *launch) {
 	agent, ok := m.findAgent(l.args.Agent)
 	available := strings.Join(m.subagentNames(), ", ")
 	if !ok {
-		m.failTool(l.callID, fmt.Sprintf("asyncagents_task: unknown agent %s; available agents: %s. No task was created.", quote(l.args.Agent), available))
+		m.failTool(l.callID, fmt.Sprintf(taskUnknownAgentFmt, quote(l.args.Agent), available))
 		return
 	}
 	if agent.Mode == "primary" {
-		m.failTool(l.callID, fmt.Sprintf("asyncagents_task: agent %s is a primary agent and cannot run as a background subagent; available agents: %s. No task was created.", quote(l.args.Agent), available))
+		m.failTool(l.callID, fmt.Sprintf(taskPrimaryAgentFmt, quote(l.args.Agent), available))
 		return
 	}
 	l.canDelegate = agent.CanDelegate()
@@ -241,7 +241,7 @@ func (m *Machine) createSession(t *run) {
 		Kind:       EffectSessionCreate,
 		TaskID:     t.ID,
 		ParentID:   t.ParentSessionID,
-		Title:      fmt.Sprintf("%s (@%s subagent)", t.Description, t.Agent),
+		Title:      fmt.Sprintf(childSessionTitleFmt, t.Description, t.Agent),
 		Permission: childPermission(t.canDelegate),
 	}, pending{taskID: t.ID})
 }
@@ -269,7 +269,7 @@ func (m *Machine) onSessionCreated(p pending, ev Event) {
 		if reason == "" {
 			reason = "no session ID in the answer"
 		}
-		m.finish(t, task.StatusError, "", &task.TaskError{Name: "SessionError", Message: "could not create the child session: " + reason})
+		m.finish(t, task.StatusError, "", &task.TaskError{Name: "SessionError", Message: sessionErrorPrefix + reason})
 		return
 	}
 	if t.Status.Terminal() {
@@ -295,30 +295,10 @@ func (m *Machine) onPromptSent(p pending, ev Event) {
 		return
 	}
 	if !ev.OK {
-		m.finish(t, task.StatusError, "", &task.TaskError{Name: "PromptError", Message: "OpenCode refused the prompt: " + ev.Error})
+		m.finish(t, task.StatusError, "", &task.TaskError{Name: "PromptError", Message: promptErrorPrefix + ev.Error})
 		return
 	}
 	t.promptSent = true
-}
-
-func (m *Machine) launchText(t *run) string {
-	if t.Status == task.StatusCancelled {
-		return fmt.Sprintf("%sagent: %s\ndescription: %s\nstatus: cancelled\n\nThe task was cancelled before it started.", t.idLines(), t.Agent, t.Description)
-	}
-	if t.Queued {
-		return fmt.Sprintf(`task_id: %s
-agent: %s
-description: %s
-status: queued
-
-%d tasks already run (the most at once: %d), so this one waits its turn (position %d) and starts when one of them finishes. Its result arrives in this conversation as a notice when it finishes; to check before then, call asyncagents_output(task_id="%s").`, t.ID, t.Agent, t.Description, m.runningCount(), m.cfg.MaxConcurrentStarts, m.queuePosition(t), t.ID)
-	}
-	return fmt.Sprintf(`task_id: %s
-agent: %s
-description: %s
-status: running
-
-The task runs in the background. Its result arrives in this conversation as a notice when it finishes; to check before then, call asyncagents_output(task_id="%s").`, t.ID, t.Agent, t.Description, t.ID)
 }
 
 func quote(s string) string { return fmt.Sprintf("%q", s) }

@@ -1,0 +1,343 @@
+package core
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/asyncagents/asyncagents/core/history"
+	"github.com/asyncagents/asyncagents/core/task"
+)
+
+// Every word a model or a user reads from the core, in one place: the tools' descriptions, the
+// notices, the tools' answers, their errors and their hints. The code that decides calls these;
+// a reader looking for what a model sees finds it here.
+
+// --- The tools as the model sees them: names, arguments and descriptions. ---
+
+// Tools lists the tools the plugin registers.
+func Tools() []ToolSpec {
+	return []ToolSpec{
+		{
+			Name: ToolTask,
+			Description: `Launch a subagent in the background and keep working while it runs.
+
+Use this instead of the task tool when the work can run in parallel with yours or with other subagents: call asyncagents_task several times in one turn to fan work out. Each call returns at once with a task_id (bg_…); once the subagent's session exists, answers and notices also give its session_id (ses_…), and every tool takes either.
+
+When a task finishes, a notice arrives in this conversation with its result, so you do not need to poll. Tasks launched in the same turn form a batch: you are woken once, when the whole batch is done (or at once if one fails). If you have nothing else to do, say that you are waiting and stop. To read a result (or check progress) before the notice, call asyncagents_output with the task_id.
+
+A new task starts with a fresh context: put everything it needs in the prompt (files, goals, what to return). With fork: true it starts with this conversation's context instead (long tool outputs cut). With resume: <task_id> and a prompt, a completed task continues in its own session with a follow-up.`,
+			Args: []ArgSpec{
+				{Name: "description", Type: "string", Description: "A short (3-5 words) label for a new task, shown in notices and in the TUI (not needed with resume)"},
+				{Name: "prompt", Type: "string", Required: true, Description: "The full task for the subagent, with all the context it needs; with resume, the follow-up message"},
+				{Name: "agent", Type: "string", Description: "The subagent to run for a new task (a non-primary agent, e.g. general or explore; not needed with resume)"},
+				{Name: "fork", Type: "boolean", Description: "Give the new task this conversation's context (default false)"},
+				{Name: "resume", Type: "string", Description: "The task_id (or session_id) of a completed task to continue with prompt, instead of starting a new task"},
+			},
+		},
+		{
+			Name: ToolOutput,
+			Description: `Get the result of a background task launched with asyncagents_task, or its progress while it runs.
+
+It answers at once by default. Set block to true to wait until the task finishes (or until timeout seconds pass); prefer not to block while you have other work, since a notice arrives by itself when the task is done.`,
+			Args: []ArgSpec{
+				{Name: "task_id", Type: "string", Required: true, Description: "The task_id returned by asyncagents_task (or the task's session_id)"},
+				{Name: "block", Type: "boolean", Description: "Wait until the task finishes (default false)"},
+				{Name: "timeout", Type: "number", Description: "With block: the most seconds to wait (default 120, at most 600)"},
+			},
+		},
+		{
+			Name:        ToolCancel,
+			Description: "Cancel a background task of this session (its subagent is stopped), or all of them with all: true. Use it when a task's result is no longer needed. A notice confirms each cancellation.",
+			Args: []ArgSpec{
+				{Name: "task_id", Type: "string", Description: "The task to cancel: its task_id (or its session_id)"},
+				{Name: "all", Type: "boolean", Description: "Cancel every running or queued task of this session instead"},
+				{Name: "reason", Type: "string", Description: "Why, kept with the task"},
+			},
+		},
+		{
+			Name:        ToolList,
+			Description: "List this session's background tasks with their status, agent, run time and tool calls. (resumed) and (forked) mark tasks that were resumed or started with this conversation's context.",
+			Args:        []ArgSpec{},
+		},
+		{
+			Name:        ToolClear,
+			Description: "Forget this session's finished background tasks (completed, failed or cancelled), to tidy asyncagents_list. Running and queued tasks are kept and keep running; to stop them, use asyncagents_cancel.",
+			Args:        []ArgSpec{},
+		},
+	}
+}
+
+// --- Notices: what a parent session is told when a task ends. ---
+
+// VisibleNotice texts, exactly as the spec words them.
+func (m *Machine) visibleNotice(t *run, done, total int) string {
+	icon := map[task.Status]string{task.StatusCompleted: "✓", task.StatusError: "✗", task.StatusCancelled: "⊘"}[t.Status]
+	var head string
+	if t.ResumeCount > 0 {
+		verb := map[task.Status]string{task.StatusCompleted: "completed in", task.StatusError: "failed in", task.StatusCancelled: "cancelled after"}[t.Status]
+		head = fmt.Sprintf("%s **Resume #%d %s %s.**", icon, t.ResumeCount, verb, FormatDuration(m.now-t.ResumedAt))
+	} else {
+		verb := map[task.Status]string{task.StatusCompleted: "finished in", task.StatusError: "failed in", task.StatusCancelled: "cancelled after"}[t.Status]
+		head = fmt.Sprintf("%s **Agent %q %s %s.**", icon, t.Description, verb, FormatDuration(history.Duration(&t.Task, m.now)))
+	}
+	text := fmt.Sprintf("%s\nTask Progress: %d/%d", head, done, total)
+	if line := fallbackLine(t); line != "" {
+		text += "\n" + line
+	}
+	if m.cfg.Development {
+		text += "\n[hint attached]"
+	}
+	return text
+}
+
+func (m *Machine) hiddenNotice(t *run, total, running int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Background task %s.\n%sagent: %s\ndescription: %s\nstatus: %s\n\n", t.Status, t.idLines(), t.Agent, t.Description, t.Status)
+	switch t.Status {
+	case task.StatusCompleted:
+		b.WriteString("<task_result>\n")
+		b.WriteString(m.cutResult(t))
+		b.WriteString("\n</task_result>\n\n")
+	case task.StatusError:
+		if t.Error != nil {
+			fmt.Fprintf(&b, "error_type: %s\nerror: %s\n\n", t.Error.Name, t.Error.Message)
+		}
+	case task.StatusCancelled:
+		if t.CancelReason != "" {
+			fmt.Fprintf(&b, "reason: %s\n\n", t.CancelReason)
+		}
+	}
+	if running > 0 {
+		fmt.Fprintf(&b, "If you need results immediately, use asyncagents_output(task_id=%q).\n", t.ID)
+		b.WriteString("You can continue working or just say 'waiting' and halt.\n")
+		b.WriteString("WATCH OUT for leftovers, you will likely WANT to wait for all agents to complete.")
+	} else {
+		fmt.Fprintf(&b, "All %d tasks finished.\n", total)
+		b.WriteString("Use asyncagents_output tools to see agent responses.")
+	}
+	return b.String()
+}
+
+// cutResult bounds the result carried in a notice, counting characters (runes), not bytes.
+func (m *Machine) cutResult(t *run) string {
+	r := t.Result
+	if r == "" {
+		return "(the subagent returned no text)"
+	}
+	limit := m.cfg.MaxResultChars
+	total := utf8.RuneCountInString(r)
+	if total <= limit {
+		return r
+	}
+	cut, n := 0, 0
+	for i := range r {
+		if n == limit {
+			cut = i
+			break
+		}
+		n++
+	}
+	return fmt.Sprintf("%s\n\n[result cut at %d of %d characters; call asyncagents_output(task_id=%q) for the whole result]", r[:cut], limit, total, t.ID)
+}
+
+// fallbackLine is the notice's line naming the model that answered after a fallback.
+func fallbackLine(t *run) string {
+	info := t.FallbackInfo
+	if info == nil || !info.Occurred {
+		return ""
+	}
+	var failed []string
+	for _, a := range info.Attempts {
+		if !a.Success && a.Model != info.SuccessfulModel {
+			failed = append(failed, fmt.Sprintf("%s (%s)", a.Model, a.Class))
+		}
+	}
+	for _, s := range info.Skipped {
+		failed = append(failed, s+" (circuit open)")
+	}
+	if info.SuccessfulModel == "" {
+		return "Models tried: " + strings.Join(failed, ", ")
+	}
+	return fmt.Sprintf("Model: %s (fallback after %s)", info.SuccessfulModel, strings.Join(failed, ", "))
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// --- Tool answers. ---
+
+func (m *Machine) launchText(t *run) string {
+	if t.Status == task.StatusCancelled {
+		return fmt.Sprintf("%sagent: %s\ndescription: %s\nstatus: cancelled\n\nThe task was cancelled before it started.", t.idLines(), t.Agent, t.Description)
+	}
+	if t.Queued {
+		return fmt.Sprintf(`task_id: %s
+agent: %s
+description: %s
+status: queued
+
+%d tasks already run (the most at once: %d), so this one waits its turn (position %d) and starts when one of them finishes. Its result arrives in this conversation as a notice when it finishes; to check before then, call asyncagents_output(task_id="%s").`, t.ID, t.Agent, t.Description, m.runningCount(), m.cfg.MaxConcurrentStarts, m.queuePosition(t), t.ID)
+	}
+	return fmt.Sprintf(`task_id: %s
+agent: %s
+description: %s
+status: running
+
+The task runs in the background. Its result arrives in this conversation as a notice when it finishes; to check before then, call asyncagents_output(task_id="%s").`, t.ID, t.Agent, t.Description, t.ID)
+}
+
+func (m *Machine) outputText(t *run) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%sagent: %s\ndescription: %s\nstatus: %s\n", t.idLines(), t.Agent, t.Description, t.Status)
+	if t.Model != "" {
+		fmt.Fprintf(&b, "model: %s\n", t.Model)
+	}
+	if line := fallbackLine(t); line != "" {
+		fmt.Fprintf(&b, "fallback: %s\n", line)
+	}
+	d := FormatDuration(history.Duration(&t.Task, m.now))
+	switch t.Status {
+	case task.StatusCompleted:
+		fmt.Fprintf(&b, "duration: %s\n\n<task_result>\n%s\n</task_result>", d, t.Result)
+	case task.StatusError:
+		fmt.Fprintf(&b, "duration: %s\n", d)
+		if t.Error != nil {
+			fmt.Fprintf(&b, "error_type: %s\n\n%s", t.Error.Name, t.Error.Message)
+		}
+	case task.StatusCancelled:
+		fmt.Fprintf(&b, "duration: %s", d)
+	default:
+		fmt.Fprintf(&b, "running for: %s\n%s\n\n", d, progressText(t, m.now))
+		fmt.Fprintf(&b, "The task is still running. A notice arrives in this conversation when it finishes; call asyncagents_output(task_id=%q, block=true) to wait for it.", t.ID)
+	}
+	return b.String()
+}
+
+func progressText(t *run, now int64) string {
+	p := t.Progress
+	tools := "none yet"
+	if len(p.LastTools) > 0 {
+		tools = strings.Join(p.LastTools, ", ")
+	}
+	return fmt.Sprintf("progress: %d tool calls; last tools: %s; last activity %s ago", p.ToolCalls, tools, FormatDuration(now-p.LastUpdate))
+}
+
+// listLine is one task in asyncagents_list: the whole ID with the spec's (resumed) and (forked)
+// marks, its child session once it has one, then status, label, agent, time and activity.
+func (m *Machine) listLine(t *run) string {
+	id := markedID(&t.Task)
+	status := string(t.Status)
+	if t.Queued {
+		status = fmt.Sprintf("queued (position %d)", m.queuePosition(t))
+	}
+	if t.SessionID != "" && t.SessionID != t.ID {
+		id += " | session " + t.SessionID
+	}
+	line := fmt.Sprintf("- %s | %s | %q | @%s | %s | %d tool calls", id, status, t.Description, t.Agent, FormatDuration(history.Duration(&t.Task, m.now)), t.Progress.ToolCalls)
+	if t.Status == task.StatusError && t.Error != nil {
+		line += " | " + t.Error.Name + ": " + t.Error.Message
+	}
+	return line
+}
+
+// markedID is the task ID with the spec's list marks: (resumed) when resumeCount > 0, (forked)
+// when forked.
+func markedID(t *task.Task) string {
+	id := t.ID
+	if t.ResumeCount > 0 {
+		id += " (resumed)"
+	}
+	if t.IsForked {
+		id += " (forked)"
+	}
+	return id
+}
+
+// idLines is how a tool answer or a notice names a task: its ID, then its child session's once
+// it has one (what a user opens in the TUI). A task from before the IDs were the core's own has
+// one ID for both.
+func (t *run) idLines() string {
+	if t.SessionID == "" || t.SessionID == t.ID {
+		return "task_id: " + t.ID + "\n"
+	}
+	return "task_id: " + t.ID + "\nsession_id: " + t.SessionID + "\n"
+}
+
+// --- Tool errors and answers given inline, and the errors a task ends with (the files named
+// call them). Names ending in Fmt are fmt formats; Prefix ones are followed by a cause. ---
+
+const (
+	// tool_cancel.go
+	cancelNeedsTarget     = "asyncagents_cancel: give task_id, or all: true to cancel every running task of this session"
+	cancelNotBoth         = "asyncagents_cancel: give task_id or all: true, not both"
+	cancelledLineFmt      = "- %s %q after %s"
+	cancelNothing         = "No running background tasks to cancel."
+	cancelledManyFmt      = "Cancelled %d running tasks:\n%s"
+	cancelStartingFmt     = "%d tasks still starting will be cancelled as soon as they exist."
+	cancelNoTaskFmt       = "asyncagents_cancel: no background task has task_id %s; call asyncagents_list to see this session's tasks"
+	cancelOtherSessionFmt = "asyncagents_cancel: task %s belongs to another session; only its own session can cancel it"
+	cancelEndedFmt        = "asyncagents_cancel: task %s already ended (%s); nothing was cancelled"
+	cancelledOneFmt       = "Cancelled task %s %q after %s."
+	cancelledQueuedFmt    = "Cancelled task %s %q; it was still queued and never started."
+	// tool_list.go
+	listNone     = "No background tasks found"
+	listHeadFmt  = "Background tasks of this session (%d):\n%s"
+	clearedFmt   = "Cleared %d finished tasks."
+	clearKeptFmt = " %d running tasks were kept and keep running; cancel them with asyncagents_cancel."
+	// tool_output.go
+	outputNoTaskID      = "asyncagents_output: argument task_id is missing or empty"
+	outputBadTimeoutFmt = "asyncagents_output: argument timeout must be a number of seconds above 0 and at most %g, not %g"
+	outputNoTaskFmt     = "asyncagents_output: no background task has task_id %s; task IDs are the full IDs returned by asyncagents_task"
+	// tool_task.go
+	argTypeFmt           = "argument %s must be a %s, not a %s"
+	argsNotObjectFmt     = "arguments are not a JSON object: %v"
+	taskArgMissingFmt    = "asyncagents_task: argument %s is missing or empty; no task was created"
+	taskArgsMissingFmt   = "asyncagents_task: arguments %s are missing or empty; no task was created"
+	taskNestingFmt       = "asyncagents_task: nesting limit reached: this session is a background task %d levels deep, and tasks may nest %d deep; do the work here instead. No task was created."
+	taskAgentsUnlisted   = "asyncagents_task: could not list OpenCode's agents: "
+	taskAgentsUnreadable = "asyncagents_task: OpenCode's agent list was unreadable; no task was created"
+	taskUnknownAgentFmt  = "asyncagents_task: unknown agent %s; available agents: %s. No task was created."
+	taskPrimaryAgentFmt  = "asyncagents_task: agent %s is a primary agent and cannot run as a background subagent; available agents: %s. No task was created."
+	childSessionTitleFmt = "%s (@%s subagent)"
+	sessionErrorPrefix   = "could not create the child session: "
+	promptErrorPrefix    = "OpenCode refused the prompt: "
+	// resume.go
+	resumeWithFork           = "fork and resume are mutually exclusive: fork starts a new task with this session's context, resume continues an existing task; no task was changed"
+	resumeNoPrompt           = "argument prompt is missing or empty: a resume needs the follow-up prompt; no task was changed"
+	resumeNoTaskFmt          = "no background task has task_id %s to resume; start one with asyncagents_task(description, prompt, agent)"
+	resumeOtherSessionFmt    = "task %s belongs to another session; only its own session can resume it"
+	resumeUnderWayFmt        = "a resume of task %s is already under way (resume #%d); wait for its notice, then resume again"
+	resumeNotCompletedFmt    = "only a completed task can be resumed; task %s is %s. Start a new task with asyncagents_task instead"
+	resumeClearedFmt         = "asyncagents_task: task %s was cleared before it could be resumed; start a new task with asyncagents_task"
+	resumeSessionGoneFmt     = "asyncagents_task: the session of task %s no longer exists (%s); start a new task with asyncagents_task(description, prompt, agent) instead"
+	resumeNotCompletedNowFmt = "asyncagents_task: task %s is %s now; only a completed task can be resumed"
+	resumeTitleFmt           = "resume #%d: %s"
+	// tools.go
+	abortedWaitingPrefix = "aborted while waiting for task "
+	unknownToolPrefix    = "unknown tool "
+	// fork.go
+	forkReadErrorPrefix    = "could not read the parent's conversation: "
+	forkProcessErrorPrefix = "could not process the parent's conversation: "
+	forkRefusedPrefix      = "OpenCode refused the forked context: "
+	// history_reconcile.go
+	interruptedGonePrefix = "interrupted: the child session is gone ("
+	interruptedStopped    = "interrupted: OpenCode stopped while the task ran"
+	// messages.go
+	noAnswer = "the subagent stopped without answering"
+	// fallback.go
+	compactErrorPrefix = "could not compact the session: "
+	attemptTimeoutFmt  = "no activity from %s for %s"
+	// resume.go
+	resumedFmt = `%sagent: %s
+description: %s
+status: resumed
+resume: #%d
+
+The follow-up runs in the task's own session, with its whole conversation. Its answer arrives in this conversation as a notice (Resume #%d); to wait for it now, call asyncagents_output(task_id="%s", block=true).`
+)
