@@ -37,7 +37,7 @@ dist/asyncagents-worker.js: $(shell find plugin-js bridge -name '*.ts' -not -nam
 dist/asyncagents: $(shell find core host -name '*.go') go.mod
 	go build -o $@ ./host/cmd/asyncagents
 
-# The config file's JSON Schema, shipped in the package for editors (core/fileconfig_schema_test.go
+# The config file's JSON Schema, shipped in the package for editors (core/config/schema_test.go
 # keeps it in step with the core's checks).
 dist/asyncagents.schema.json: plugin-js/asyncagents.schema.json
 	@mkdir -p dist
