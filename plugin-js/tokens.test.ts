@@ -1,6 +1,7 @@
 // core/forkctx/tokens_test.go checks the Go core's EstimateTokens against real BPE token counts
 // stored in core/forkctx/testdata/tokens/reference.json. This test recomputes those counts with
-// gpt-tokenizer (the pinned devDependency) so that the reference cannot drift from the corpus or the tokenizer.
+// gpt-tokenizer (the pinned devDependency) so that the reference cannot drift from the corpus or
+// the tokenizer.
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import {
