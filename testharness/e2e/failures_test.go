@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/testharness/mockmodel"
 )
 
@@ -150,4 +151,42 @@ func TestBadInputCreatesNothing(t *testing.T) {
 	children, err := e.oc.Children(e.ctx(10*time.Second), parent)
 	require.NoError(t, err)
 	require.Empty(t, children)
+}
+
+// A resume whose follow-up fails at the provider ends the task as `error` again, and the parent
+// gets a ✗ "Resume #1 failed" notice carrying the provider's message, not a silent stop.
+func TestResumeThatFailsNotices(t *testing.T) {
+	const providerMsg = "follow-up refused: the request was invalid"
+	var taskID string
+	e := start(t, func(req mockmodel.Request) mockmodel.Reply {
+		switch {
+		case req.LastUser == "CHILD first":
+			return mockmodel.Reply{Text: "first answer"}
+		case req.LastUser == "CHILD follow up":
+			// A 400 that OpenCode does not retry.
+			return mockmodel.Reply{Status: 400, ErrorBody: `{"error":{"message":"` + providerMsg + `","type":"invalid_request_error"}}`}
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent") || strings.Contains(req.LastUser, "**Resume"):
+			return mockmodel.Reply{Text: "ok"}
+		case req.LastUser == "LAUNCH":
+			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Resumed job", "CHILD first", "general")}}
+		case req.LastUser == "RESUME":
+			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{{Name: "asyncagents_task", Args: map[string]any{"resume": taskID, "prompt": "CHILD follow up"}}}}
+		}
+		return mockmodel.Reply{Text: "?"}
+	})
+	parent := e.prompt("LAUNCH")
+	e.eventually("the first notice", 60*time.Second, func() bool { return len(e.notices(parent)) == 1 })
+	e.waitIdle(parent)
+	taskID = idOf(e.toolParts(parent, "asyncagents_task")[0])
+
+	e.promptIn(parent, "RESUME")
+	e.eventually("the failed resume's notice", 60*time.Second, func() bool { return len(e.notices(parent)) == 2 })
+	n := e.notices(parent)[1]
+	require.Regexp(t, regexp.MustCompile(`^✗ \*\*Resume #1 failed in [0-9.]+m?s\.\*\*\nTask Progress: 1/1$`), n.visible)
+	require.Contains(t, n.hidden, "status: error")
+	require.Contains(t, n.hidden, providerMsg)
+	task, ok := findStoredTask(e.oc, taskID)
+	require.True(t, ok, "the task is in the history")
+	require.Equal(t, core.StatusError, task.Status)
+	require.Equal(t, 1, task.ResumeCount)
 }
