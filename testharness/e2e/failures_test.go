@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/asyncagents/asyncagents/testharness/mockmodel"
 )
 
@@ -185,8 +185,8 @@ func TestResumeThatFailsNotices(t *testing.T) {
 	require.Regexp(t, regexp.MustCompile(`^✗ \*\*Resume #1 failed in [0-9.]+m?s\.\*\*\nTask Progress: 1/1$`), n.visible)
 	require.Contains(t, n.hidden, "status: error")
 	require.Contains(t, n.hidden, providerMsg)
-	task, ok := findStoredTask(e.oc, taskID)
+	stored, ok := findStoredTask(e.oc, taskID)
 	require.True(t, ok, "the task is in the history")
-	require.Equal(t, core.StatusError, task.Status)
-	require.Equal(t, 1, task.ResumeCount)
+	require.Equal(t, task.StatusError, stored.Status)
+	require.Equal(t, 1, stored.ResumeCount)
 }
