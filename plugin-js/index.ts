@@ -105,10 +105,10 @@ export const AsyncAgents: Plugin = async (input, options) => {
 };
 
 // startCore runs the core in a Worker next to this file (asyncagents-worker.js), so that the
-// history's restore and the status API's answers never wait on OpenCode's event loop: inside it,
-// GET /v1/health's p99 was 5 ms against 0.4 ms in a Worker. ASYNCAGENTS_WORKER=false, or a
-// missing worker file, runs it in OpenCode's thread instead. Either way, on SIGINT/SIGTERM the
-// API's answers in flight finish first, for two seconds at most, and the signal then ends the
+// history's restore and the status API's answers never wait on OpenCode's event loop, which
+// OpenCode's own work keeps busy. ASYNCAGENTS_WORKER=false, or a missing worker file, runs it in
+// OpenCode's thread instead. Either way, on SIGINT/SIGTERM the API's answers in flight finish
+// first, for STOP_GRACE_MS at most, and the signal then ends the
 // process as it would have (see stopWithProcess); on exit, server.json goes.
 function startCore(setup: CoreSetup, perform: Perform, log: Log): CoreHost {
   const wasmURL = new URL("./asyncagents.wasm", import.meta.url);

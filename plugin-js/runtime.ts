@@ -103,8 +103,7 @@ export class Runtime {
       startedAt?: number;
     },
   ) {
-    // Compiling the module takes about 100 ms: it happens in the background, and OpenCode does
-    // not wait for it. Events that arrive meanwhile are kept and fed in order.
+    // Compiling the module happens in the background: OpenCode does not wait for it. Events that arrive meanwhile are kept and fed in order.
     // Wall-clock times from the plugin's start: in a Worker, this thread's clock starts later.
     const t0 = storage.startedAt ?? Date.now();
     const marks: string[] = [];

@@ -241,8 +241,8 @@ func openHistory(path string) (*os.File, os.FileInfo, error) {
 }
 
 // readFrom reads f from byte offset from to its end; size is its size when opened, which sizes
-// the buffer (io.ReadAll's doublings copied a 10 MB history about twenty times, 30 to 80 ms of
-// `asyncagents serve`'s start).
+// the buffer once: io.ReadAll grows its buffer by doublings, copying a large history again at
+// each one, on the way to serve's first answer.
 func readFrom(f *os.File, from, size int64) ([]byte, error) {
 	buf := bytes.NewBuffer(make([]byte, 0, max(size-from, 0)+512))
 	_, err := buf.ReadFrom(io.NewSectionReader(f, from, math.MaxInt64-from))
