@@ -35,7 +35,7 @@ var constants = []constant{
 	{"TmuxPaneEnv", "TMUX_PANE_ENV", core.TmuxPaneEnv},
 }
 
-func tsConstants(d *docs) (string, error) {
+func tsConstants(d *docSet) (string, error) {
 	var b strings.Builder
 	for _, c := range constants {
 		v, err := json.Marshal(c.value)
@@ -47,7 +47,7 @@ func tsConstants(d *docs) (string, error) {
 			lit = strings.ReplaceAll(lit, ",", ", ") + " as readonly string[]"
 		}
 		b.WriteString("\n")
-		b.WriteString(jsDoc(d.values[c.goName], ""))
+		b.WriteString(jsDoc(d.value(c.goName), ""))
 		fmt.Fprintf(&b, "export const %s = %s;\n", c.tsName, lit)
 	}
 	return b.String(), nil

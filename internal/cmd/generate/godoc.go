@@ -21,6 +21,41 @@ type docs struct {
 	values map[string]string            // constant or variable name → its doc
 }
 
+// docSet reads the docs of each package once, as the types met ask for them: the core's types
+// may sit in more than one package.
+type docSet struct {
+	root string
+	pkgs map[string]*docs
+	err  error
+}
+
+func newDocSet(root string) *docSet { return &docSet{root: root, pkgs: map[string]*docs{}} }
+
+// of returns the docs of the package at importPath; a package that cannot be read has none, and
+// the error is kept for the caller.
+func (s *docSet) of(importPath string) *docs {
+	if d, ok := s.pkgs[importPath]; ok {
+		return d
+	}
+	d, err := readDocs(s.root, importPath)
+	if err != nil {
+		s.err = err
+		d = &docs{types: map[string]string{}, fields: map[string]map[string]string{}, values: map[string]string{}}
+	}
+	s.pkgs[importPath] = d
+	return d
+}
+
+// value is the doc of a constant or variable, looked up in every package read so far.
+func (s *docSet) value(name string) string {
+	for _, d := range s.pkgs {
+		if v := d.values[name]; v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
 // readDocs parses the non-test Go files of the package at importPath under root.
 func readDocs(root, importPath string) (*docs, error) {
 	dir := filepath.Join(root, filepath.FromSlash(strings.TrimPrefix(strings.TrimPrefix(importPath, modulePath), "/")))

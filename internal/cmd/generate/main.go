@@ -33,10 +33,10 @@ const (
 
 // outputs returns each generated file's content by its path under root.
 func outputs(root string) (map[string][]byte, error) {
-	d, err := readDocs(root, reflect.TypeFor[core.Config]().PkgPath())
-	if err != nil {
-		return nil, err
-	}
+	// Types first: the constants' docs are looked up in the packages the types brought in, and
+	// the core's root package.
+	d := newDocSet(root)
+	d.of(reflect.TypeFor[core.Config]().PkgPath())
 	types, err := abiTypes(d)
 	if err != nil {
 		return nil, err
@@ -44,6 +44,9 @@ func outputs(root string) (map[string][]byte, error) {
 	consts, err := tsConstants(d)
 	if err != nil {
 		return nil, err
+	}
+	if d.err != nil {
+		return nil, d.err
 	}
 	var ts bytes.Buffer
 	ts.WriteString(header)

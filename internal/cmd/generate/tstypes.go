@@ -52,14 +52,14 @@ var fieldValues = map[string][]string{
 var rawMessage = reflect.TypeFor[json.RawMessage]()
 
 type tsWriter struct {
-	docs    *docs
+	docs    *docSet
 	done    map[reflect.Type]bool
 	pending []reflect.Type
 	out     strings.Builder
 }
 
 // abiTypes writes the interfaces of abiRoots and of every struct type they reach, roots first.
-func abiTypes(d *docs) (string, error) {
+func abiTypes(d *docSet) (string, error) {
 	w := &tsWriter{docs: d, done: map[reflect.Type]bool{}}
 	w.pending = append(w.pending, abiRoots...)
 	for len(w.pending) > 0 {
@@ -85,7 +85,8 @@ func (w *tsWriter) name(t reflect.Type) string {
 
 func (w *tsWriter) writeStruct(t reflect.Type) error {
 	w.out.WriteString("\n")
-	w.out.WriteString(jsDoc(w.docs.types[t.Name()], ""))
+	d := w.docs.of(t.PkgPath())
+	w.out.WriteString(jsDoc(d.types[t.Name()], ""))
 	fmt.Fprintf(&w.out, "export interface %s {\n", w.name(t))
 	for i := range t.NumField() {
 		f := t.Field(i)
@@ -105,7 +106,7 @@ func (w *tsWriter) writeStruct(t reflect.Type) error {
 		if err != nil {
 			return fmt.Errorf("%s.%s: %w", t.Name(), f.Name, err)
 		}
-		w.out.WriteString(jsDoc(w.docs.fields[t.Name()][f.Name], "  "))
+		w.out.WriteString(jsDoc(d.fields[t.Name()][f.Name], "  "))
 		q := ""
 		if optional {
 			q = "?"
