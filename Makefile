@@ -5,7 +5,7 @@ SHELL := /bin/bash
 BUN := node_modules/.bin/bun
 GO_WASM := GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags="-s -w"
 
-.PHONY: all deps build test test-go test-bun demo bench pack clean
+.PHONY: all deps build generate test test-go test-bun demo bench pack clean
 
 all: build
 
@@ -37,11 +37,17 @@ dist/asyncagents-worker.js: $(shell find plugin-js bridge -name '*.ts' -not -nam
 dist/asyncagents: $(shell find core host -name '*.go') go.mod
 	go build -o $@ ./host/cmd/asyncagents
 
-# The config file's JSON Schema, shipped in the package for editors (core/fileconfig_schema_test.go
-# keeps it in step with the core's checks).
+# The config file's JSON Schema, shipped in the package for editors. `make generate` writes it
+# from the core's defaults; core/fileconfig_schema_test.go keeps it in step with the core's checks.
 dist/asyncagents.schema.json: plugin-js/asyncagents.schema.json
 	@mkdir -p dist
 	cp $< $@
+
+# Writes what is generated from the core's Go source: the ABI's TypeScript types and shared
+# constants (bridge/abi_types.gen.ts), the config file's JSON Schema and the README's option table.
+# A Go test (internal/cmd/generate) fails while a committed copy is stale.
+generate:
+	go run ./internal/cmd/generate
 
 build: deps dist/asyncagents.wasm dist/manifest.json dist/asyncagents.js dist/asyncagents-worker.js dist/asyncagents dist/asyncagents.schema.json
 

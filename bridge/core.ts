@@ -3,7 +3,7 @@
 
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { makeWasi } from "./wasi";
-import { ABI_VERSION, type ConfigFile, type CoreConfig, type CoreEvent, type CoreResponse, type Effect } from "./types";
+import { ABI_VERSION, type ConfigFile, type CoreConfig, type CoreEvent, type CoreResponse, type Effect, type Task } from "./types";
 
 export * from "./types";
 
@@ -201,7 +201,7 @@ export class Core {
     return this.call({ op: "step", now, event }).effects ?? [];
   }
 
-  tasks(): Record<string, unknown>[] {
+  tasks(): Task[] {
     return this.call({ op: "tasks" }).tasks ?? [];
   }
 }

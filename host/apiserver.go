@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"sync"
@@ -23,9 +24,6 @@ type APIServer struct {
 	streams map[chan string]struct{}
 }
 
-// streamBuffer is how many frames a slow subscriber may lag behind before it is dropped.
-const streamBuffer = 64
-
 func (s *APIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	headers := map[string]string{}
 	for k, v := range r.Header {
@@ -39,7 +37,7 @@ func (s *APIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Method: r.Method, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, Headers: headers, Subscribers: subscribers,
 	}})
 	if err != nil || resp.HTTP == nil {
-		http.Error(w, `{"error":"the core could not answer"}`, http.StatusInternalServerError)
+		writeError(w, http.StatusInternalServerError, core.APIErrCoreFailed)
 		return
 	}
 	h := resp.HTTP
@@ -51,14 +49,12 @@ func (s *APIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.stream(w, r, h)
 	case h.Logs != "":
 		if s.Logs == nil {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write([]byte(`{"error":"logs are read from OpenCode, which is not running; only stored task data is available here"}`))
+			writeError(w, http.StatusServiceUnavailable, core.APIErrLogsNoOpenCode)
 			return
 		}
 		body, err := s.Logs(r.Context(), h.Logs)
 		if err != nil {
-			w.WriteHeader(http.StatusBadGateway)
-			_, _ = w.Write([]byte(`{"error":"could not read the task's messages"}`))
+			writeError(w, http.StatusBadGateway, core.APIErrLogsFailed+": "+err.Error())
 			return
 		}
 		w.WriteHeader(http.StatusOK)
@@ -71,9 +67,20 @@ func (s *APIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// writeError answers with an error the host gives itself, in the shape of the core's own:
+// {"error": text}. The headers the core chose, if any, are already set.
+func writeError(w http.ResponseWriter, status int, text string) {
+	body, _ := json.Marshal(map[string]string{"error": text})
+	if w.Header().Get("Content-Type") == "" {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
 func (s *APIServer) stream(w http.ResponseWriter, r *http.Request, h *core.HTTPResponse) {
 	flusher, _ := w.(http.Flusher)
-	ch := make(chan string, streamBuffer)
+	ch := make(chan string, core.StreamBufferFrames)
 	s.mu.Lock()
 	if s.streams == nil {
 		s.streams = map[chan string]struct{}{}

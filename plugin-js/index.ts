@@ -7,7 +7,7 @@
 
 import type { Plugin } from "@opencode-ai/plugin";
 import manifest from "../dist/manifest.json";
-import { compile, type CoreConfig, type ToolSpec } from "../bridge/core";
+import { API_TOKEN_BYTES, ENV_API_AUTH, ENV_API_PORT, compile, type CoreConfig, type ToolSpec } from "../bridge/core";
 import { makeExecutor, type Client } from "./effects";
 import { directServer } from "./direct";
 import { randomBytes } from "node:crypto";
@@ -46,13 +46,14 @@ export const AsyncAgents: Plugin = async (input, options) => {
   };
   const log: Log = (level, message) => void post(level, message);
   // The status API's bearer token: random per process, written only to server.json (mode 0600).
-  const token = randomBytes(32).toString("hex");
+  const token = randomBytes(API_TOKEN_BYTES).toString("hex");
   const startedAt = Date.now();
   // The user's api options (maxSubscribers) pass through; the token, the auth switch and the start
-  // time are the plugin's own. An api that is not an object goes to the core as it is, which
-  // refuses it by name.
+  // time are the plugin's own; $ASYNCAGENTS_API_AUTH goes to the core as it is, which decides
+  // what it means. An api that is not an object goes to the core as it is, which refuses it by
+  // name.
   const userAPI = options?.api;
-  const ownAPI = { token, auth: readEnv("ASYNCAGENTS_API_AUTH") === "none" ? "none" : "token", startedAt };
+  const ownAPI = { token, auth: readEnv(ENV_API_AUTH), startedAt };
   const isObject = userAPI !== null && typeof userAPI === "object" && !Array.isArray(userAPI);
   const setup: CoreSetup = {
     config: {
@@ -61,7 +62,7 @@ export const AsyncAgents: Plugin = async (input, options) => {
       api: (userAPI === undefined ? ownAPI : isObject ? { ...userAPI, ...ownAPI } : userAPI) as CoreConfig["api"],
       tmux: tmuxConfig(options?.tmux, readEnv("TMUX")) as CoreConfig["tmux"],
     },
-    env: { xdgDataHome: readEnv("XDG_DATA_HOME"), xdgConfigHome: readEnv("XDG_CONFIG_HOME"), home: homedir(), directory, apiPort: readEnv("ASYNCAGENTS_API_PORT") },
+    env: { xdgDataHome: readEnv("XDG_DATA_HOME"), xdgConfigHome: readEnv("XDG_CONFIG_HOME"), home: homedir(), directory, apiPort: readEnv(ENV_API_PORT) },
     token,
     startedAt,
     apiEnabled: readEnv("ASYNCAGENTS_API_ENABLED") !== "false",
@@ -104,10 +105,10 @@ export const AsyncAgents: Plugin = async (input, options) => {
 };
 
 // startCore runs the core in a Worker next to this file (asyncagents-worker.js), so that the
-// history's restore and the status API's answers never wait on OpenCode's event loop: inside it,
-// GET /v1/health's p99 was 5 ms against 0.4 ms in a Worker. ASYNCAGENTS_WORKER=false, or a
-// missing worker file, runs it in OpenCode's thread instead. Either way, on SIGINT/SIGTERM the
-// API's answers in flight finish first, for two seconds at most, and the signal then ends the
+// history's restore and the status API's answers never wait on OpenCode's event loop, which
+// OpenCode's own work keeps busy. ASYNCAGENTS_WORKER=false, or a missing worker file, runs it in
+// OpenCode's thread instead. Either way, on SIGINT/SIGTERM the API's answers in flight finish
+// first, for STOP_GRACE_MS at most, and the signal then ends the
 // process as it would have (see stopWithProcess); on exit, server.json goes.
 function startCore(setup: CoreSetup, perform: Perform, log: Log): CoreHost {
   const wasmURL = new URL("./asyncagents.wasm", import.meta.url);

@@ -47,8 +47,8 @@ export class WorkerCore implements CoreHost {
 
   /**
    * Starts the Worker, which compiles the module itself. (Compiled on the main thread, the
-   * module reached the Worker only when OpenCode's thread was free to pass it on: 140 to 380 ms
-   * after the plugin started, against about 100 when the Worker compiles it.)
+   * module would reach the Worker only when OpenCode's thread was free to pass it on, which is
+   * later than the Worker's own compile is done.)
    */
   constructor(workerURL: URL, wasmURL: URL, setup: CoreSetup, private readonly perform: Perform, private readonly log: Log) {
     this.worker = new Worker(workerURL);

@@ -2,7 +2,17 @@
 // feed back their results. Timers and pending tool calls live here because they are handles the
 // core cannot hold; what they mean is the core's business.
 
-import { Core, type ConfigFile, type CoreConfig, type CoreEvent, type Effect } from "../bridge/core";
+import {
+  API_ERR_CORE_UNAVAILABLE,
+  API_ERR_STARTING,
+  Core,
+  type ConfigFile,
+  type CoreConfig,
+  type CoreEvent,
+  type CoreHTTPRequest,
+  type CoreHTTPResponse,
+  type Effect,
+} from "../bridge/core";
 import { readConfigFiles } from "./config";
 import { noHistory, readState, writeState, type History } from "./history";
 import { hop, profiling } from "./profile";
@@ -93,8 +103,7 @@ export class Runtime {
       startedAt?: number;
     },
   ) {
-    // Compiling the module takes about 100 ms: it happens in the background, and OpenCode does
-    // not wait for it. Events that arrive meanwhile are kept and fed in order.
+    // Compiling the module happens in the background: OpenCode does not wait for it. Events that arrive meanwhile are kept and fed in order.
     // Wall-clock times from the plugin's start: in a Worker, this thread's clock starts later.
     const t0 = storage.startedAt ?? Date.now();
     const marks: string[] = [];
@@ -187,12 +196,12 @@ export class Runtime {
   }
 
   /** Answers a status API request from the core's store. */
-  http(req: unknown): { status: number; headers?: Record<string, string>; body?: string; stream?: boolean; logs?: string } {
+  http(req: CoreHTTPRequest): CoreHTTPResponse {
     if (!this.core || this.failure) {
-      const error = this.failure ? `asyncagents is unavailable: its core failed to load (${this.failure.message})` : "asyncagents is starting";
-      return { status: 503, headers: { "Content-Type": "application/json" }, body: JSON.stringify({ error }) };
+      const error = this.failure ? `${API_ERR_CORE_UNAVAILABLE} (${this.failure.message})` : API_ERR_STARTING;
+      return { status: 503, headers: { "Content-Type": "application/json; charset=utf-8" }, body: JSON.stringify({ error }) };
     }
-    return (this.core.call({ op: "http", now: Date.now(), http: req }) as any).http;
+    return this.core.call({ op: "http", now: Date.now(), http: req }).http!;
   }
 
   /** Carries out one effect outside a step (the status API reads messages this way). */

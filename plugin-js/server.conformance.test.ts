@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Core, compile, type CoreConfig } from "../bridge/core";
 import { match } from "../bridge/match";
-import { ApiServer, type CoreHTTPRequest, type CoreHTTPResponse } from "./server";
+import { ApiServer } from "./server";
+import type { CoreHTTPRequest, CoreHTTPResponse } from "../bridge/types";
 
 const httpDir = join(import.meta.dir, "..", "core", "conformance", "http");
 const wasmPath = process.env.ASYNCAGENTS_WASM ?? join(import.meta.dir, "..", "dist", "asyncagents.wasm");

@@ -4,21 +4,16 @@
 
 import { mkdirSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-
-export interface CoreHTTPRequest {
-  method: string;
-  path: string;
-  query: string;
-  headers: Record<string, string>;
-  subscribers: number;
-}
-export interface CoreHTTPResponse {
-  status: number;
-  headers?: Record<string, string>;
-  body?: string;
-  stream?: boolean;
-  logs?: string;
-}
+import {
+  API_ERR_CORE_FAILED,
+  API_ERR_LOGS_FAILED,
+  API_ERR_LOGS_STOPPED,
+  API_ERR_SHUTTING_DOWN,
+  STOP_GRACE_MS,
+  STREAM_BUFFER_FRAMES,
+  type CoreHTTPRequest,
+  type CoreHTTPResponse,
+} from "../bridge/types";
 
 export interface ApiDeps {
   http(req: CoreHTTPRequest): CoreHTTPResponse;
@@ -27,9 +22,6 @@ export interface ApiDeps {
 }
 
 const encoder = new TextEncoder();
-
-/** How long a stop lets the answers in flight finish before it answers them 503 itself. */
-export const STOP_GRACE_MS = 2000;
 
 const JSON_HEADERS = { "Content-Type": "application/json; charset=utf-8" };
 const STOPPED = Symbol("stopped");
@@ -161,7 +153,7 @@ export class ApiServer {
   private async handle(req: Request): Promise<Response> {
     if (this.stopping) {
       // A request on a connection kept alive from before the stop.
-      const body = JSON.stringify({ error: "the status API is shutting down" });
+      const body = errorBody(API_ERR_SHUTTING_DOWN);
       return new Response(body, { status: 503, headers: { ...JSON_HEADERS, Connection: "close" } });
     }
     const headers: Record<string, string> = {};
@@ -172,7 +164,7 @@ export class ApiServer {
       res = this.deps.http({ method: req.method, path, query, headers, subscribers: this.streams.size });
     } catch (err) {
       this.deps.log("error", `asyncagents: the core could not answer ${req.method} ${path}: ${(err as Error).message}`);
-      return new Response(JSON.stringify({ error: "the core could not answer" }), { status: 500, headers: JSON_HEADERS });
+      return new Response(errorBody(API_ERR_CORE_FAILED), { status: 500, headers: JSON_HEADERS });
     }
     if (res.stream) {
       let ctl: ReadableStreamDefaultController<Uint8Array>;
@@ -187,7 +179,7 @@ export class ApiServer {
             this.streams.delete(ctl);
           },
         },
-        { highWaterMark: 64 },
+        { highWaterMark: STREAM_BUFFER_FRAMES },
       );
       return new Response(stream, { status: res.status, headers: res.headers });
     }
@@ -198,12 +190,12 @@ export class ApiServer {
       try {
         const messages = await Promise.race([this.deps.logs(res.logs), ended]);
         if (messages === STOPPED) {
-          const body = JSON.stringify({ error: "the status API stopped before OpenCode gave the task's messages" });
+          const body = errorBody(API_ERR_LOGS_STOPPED);
           return new Response(body, { status: 503, headers: { ...res.headers, Connection: "close" } });
         }
         return new Response(JSON.stringify(messages ?? []), { status: 200, headers: res.headers });
       } catch (err) {
-        const body = JSON.stringify({ error: `could not read the task's messages: ${(err as Error).message}` });
+        const body = errorBody(`${API_ERR_LOGS_FAILED}: ${(err as Error).message}`);
         return new Response(body, { status: 502, headers: res.headers });
       } finally {
         this.waiting.delete(end);
@@ -234,6 +226,11 @@ export function splitTarget(url: string, host: string): { path: string; query: s
   }
   const q = target.indexOf("?");
   return q < 0 ? { path: target, query: "" } : { path: target.slice(0, q), query: target.slice(q + 1) };
+}
+
+/** The body of an error the host answers itself (the core's own errors have the same shape). */
+function errorBody(text: string): string {
+  return JSON.stringify({ error: text });
 }
 
 /** Removes a file if there is one; a file already gone is fine. Synchronous, for 'exit'. */

@@ -27,9 +27,9 @@ func abiVersion() uint32 { return core.ABIVersion }
 
 // largeRequest is the size from which a request is a history (a restore or a follow): its
 // buffer is allocated, and its call runs, with the collector held off. The buffer alone is past
-// the heap's goal and started a collection, which the restore then waited out (4 to 7 ms, cold)
-// before it could turn the collector off itself (core.Runtime's restore), to collect nothing
-// that was garbage.
+// the heap's goal and would start a collection, which the restore would then wait out before it
+// could turn the collector off itself (core.Runtime's restore), to collect nothing that was
+// garbage.
 const largeRequest = 1 << 20
 
 // heldGCPercent is the GC percent to put back once the large request's call is over; held says

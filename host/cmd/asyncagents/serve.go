@@ -25,9 +25,6 @@ import (
 // followInterval is how often `serve` looks for lines the plugin appended to the history.
 const followInterval = time.Second
 
-// shutdownGrace bounds how long answers in flight may take to finish when serve is stopped.
-const shutdownGrace = 2 * time.Second
-
 // serve runs the status API over a project's stored history until ctx ends: the same answers as
 // the plugin's server (both come from the core), read-only, with no OpenCode needed. While the
 // plugin keeps appending to the history, serve follows it and its event stream stays live.
@@ -37,7 +34,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 	cwd, _ := os.Getwd()
 	dir := fs.String("dir", cwd, "the project directory OpenCode ran in")
 	wasm := fs.String("wasm", "", "the core module (default: $ASYNCAGENTS_WASM, next to this program, or dist/)")
-	port := fs.String("port", os.Getenv("ASYNCAGENTS_API_PORT"), "the first port to try (default $ASYNCAGENTS_API_PORT, else 5165)")
+	port := fs.String("port", os.Getenv(core.EnvAPIPort), fmt.Sprintf("the first port to try (default $%s, else %d)", core.EnvAPIPort, core.DefaultAPIPort))
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -50,13 +47,9 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 			return fmt.Errorf("--port: %q is not a port number (1 to 65535)", *port)
 		}
 	}
-	auth := "token"
-	if os.Getenv("ASYNCAGENTS_API_AUTH") == "none" {
-		auth = "none"
-	}
-	token := randomToken()
-	started := time.Now()
-	c, err := loadCore(ctx, *wasm, core.Config{API: core.APIConfig{Token: token, Auth: auth, StartedAt: started.UnixMilli()}})
+	// $ASYNCAGENTS_API_AUTH goes to the core as it is: the core decides what it means.
+	api := core.APIConfig{Token: randomToken(), Auth: os.Getenv(core.EnvAPIAuth), StartedAt: time.Now().UnixMilli()}
+	c, err := loadCore(ctx, *wasm, core.Config{API: api})
 	if err != nil {
 		return err
 	}
@@ -77,15 +70,15 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	url := "http://" + ln.Addr().String()
 	fmt.Fprintf(stdout, "asyncagents: serving %d tasks of %s at %s (read-only)\n", restored, abs, url)
-	if auth == "none" {
-		fmt.Fprintln(stdout, "auth: none (ASYNCAGENTS_API_AUTH=none)")
+	if api.NoToken() {
+		fmt.Fprintf(stdout, "auth: none (%s=%s)\n", core.EnvAPIAuth, api.Auth)
 	} else {
-		fmt.Fprintf(stdout, "token: %s\n", token)
-		fmt.Fprintf(stdout, "try:   curl -H 'Authorization: Bearer %s' %s/v1/tasks\n", token, url)
+		fmt.Fprintf(stdout, "token: %s\n", api.Token)
+		fmt.Fprintf(stdout, "try:   curl -H 'Authorization: Bearer %s' %s/v1/tasks\n", api.Token, url)
 	}
 
 	// The heartbeat is the core's timer: one timer event arms it, and each beat re-arms it.
-	s.step(ctx, core.Event{Type: core.EventTimer, TimerID: "sse.heartbeat"})
+	s.step(ctx, core.Event{Type: core.EventTimer, TimerID: core.HeartbeatTimer})
 	httpSrv := &http.Server{Handler: s.api, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- httpSrv.Serve(ln) }()
@@ -100,10 +93,10 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 				fmt.Fprintln(os.Stderr, "asyncagents serve: following the history:", err)
 			}
 		case <-ctx.Done():
-			// Streams end first (they never go idle); answers in flight get shutdownGrace.
+			// Streams end first (they never go idle); answers in flight get the grace period.
 			s.api.CloseStreams()
 			s.stopTimers()
-			sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+			sctx, cancel := context.WithTimeout(context.Background(), core.StopGraceMs*time.Millisecond)
 			defer cancel()
 			return httpSrv.Shutdown(sctx)
 		}
@@ -248,8 +241,8 @@ func openHistory(path string) (*os.File, os.FileInfo, error) {
 }
 
 // readFrom reads f from byte offset from to its end; size is its size when opened, which sizes
-// the buffer (io.ReadAll's doublings copied a 10 MB history about twenty times, 30 to 80 ms of
-// `asyncagents serve`'s start).
+// the buffer once: io.ReadAll grows its buffer by doublings, copying a large history again at
+// each one, on the way to serve's first answer.
 func readFrom(f *os.File, from, size int64) ([]byte, error) {
 	buf := bytes.NewBuffer(make([]byte, 0, max(size-from, 0)+512))
 	_, err := buf.ReadFrom(io.NewSectionReader(f, from, math.MaxInt64-from))
@@ -281,7 +274,7 @@ func listen(ports []int) (net.Listener, error) {
 }
 
 func randomToken() string {
-	b := make([]byte, 32)
+	b := make([]byte, core.APITokenBytes)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
