@@ -43,6 +43,9 @@ type Request struct {
 	// Seed is random text from the host, for init: it keeps the task IDs of two processes
 	// apart (taskid.go). Without it, IDs are unique within the process only.
 	Seed string `json:"seed,omitempty"`
+	// Traps are the traps the host saw, for init of an instance made after one (trap.go): the
+	// last is the one just seen, the others those the previous Recovery said to keep.
+	Traps []Trap `json:"traps,omitempty"`
 }
 
 // StorageEnv is a host's environment, as the storage op reads it.
@@ -70,6 +73,8 @@ type Response struct {
 	// ConfigError names the invalid config file and field; the machine then runs on the host's
 	// options alone and refuses asyncagents_task with this text.
 	ConfigError string `json:"configError,omitempty"`
+	// Recovery answers an init that carried traps: what to tell the user, and whether to stop.
+	Recovery *Recovery `json:"recovery,omitempty"`
 
 	// tasks and task
 	Tasks []Task `json:"tasks,omitempty"`
@@ -184,7 +189,7 @@ func (r *Runtime) handle(q Request) Response {
 		r.m.configError = configError
 		r.m.idSeed = q.Seed
 		c := r.m.Config()
-		return Response{OK: true, ABI: ABIVersion, Version: Version, Tools: Tools(), Subscribe: SubscribedEvents(), Config: &c, ConfigError: configError}
+		return Response{OK: true, ABI: ABIVersion, Version: Version, Tools: Tools(), Subscribe: SubscribedEvents(), Config: &c, ConfigError: configError, Recovery: Recover(q.Traps)}
 	case "step":
 		if q.Event == nil {
 			return Response{Error: "step: missing event"}

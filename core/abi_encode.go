@@ -42,6 +42,9 @@ func (r Response) MarshalJSON() ([]byte, error) {
 	if r.ConfigError != "" {
 		field("configError", r.ConfigError)
 	}
+	if r.Recovery != nil {
+		field("recovery", r.Recovery)
+	}
 	if len(r.Tasks) > 0 {
 		field("tasks", r.Tasks)
 	}
