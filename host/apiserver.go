@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"sync"
@@ -39,7 +40,15 @@ func (s *APIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Method: r.Method, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, Headers: headers, Subscribers: subscribers,
 	}})
 	if err != nil || resp.HTTP == nil {
-		http.Error(w, `{"error":"the core could not answer"}`, http.StatusInternalServerError)
+		// A core that stopped after a trap loop says so, as every tool call does.
+		status, msg := http.StatusInternalServerError, "the core could not answer"
+		if halted := s.Core.Halted(); halted != "" {
+			status, msg = http.StatusServiceUnavailable, halted
+		}
+		body, _ := json.Marshal(map[string]string{"error": msg})
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = w.Write(body)
 		return
 	}
 	h := resp.HTTP

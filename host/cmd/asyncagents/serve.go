@@ -67,6 +67,13 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	s := &server{core: c, api: &host.APIServer{Core: c, Now: nowMs}, history: st.Storage.History, index: st.Storage.HistoryIndex}
+	// After a trap, a new instance is restored from the history as it is now; the frames and
+	// timers it asks for are carried out as any others.
+	c.OnTrap(host.Recovery{
+		Source:  s.reread,
+		Effects: s.carryOut,
+		Log:     func(m string) { fmt.Fprintln(os.Stderr, "asyncagents serve:", m) },
+	})
 	restored, err := s.load(ctx)
 	if err != nil {
 		return err
@@ -117,7 +124,7 @@ type server struct {
 	history string
 	index   string // the history index's path: read at load, never written (the plugin does)
 
-	mu     sync.Mutex
+	mu     sync.Mutex // timers, offset and file: a recovery (reread) runs on the call that trapped
 	timers map[string]*time.Timer
 	offset int64       // bytes of the history applied so far
 	file   os.FileInfo // the history file as last read: a compaction replaces it
@@ -147,6 +154,24 @@ func (s *server) load(ctx context.Context) (int, error) {
 	return r.Restore.Restored, nil
 }
 
+// reread reads the whole history for a new instance (after a trap), and follows on from there.
+func (s *server) reread() (index, history []byte, state string, err error) {
+	f, info, err := openHistory(s.history)
+	if f == nil || err != nil {
+		return nil, nil, "", err
+	}
+	defer f.Close()
+	data, err := readFrom(f, 0, info.Size())
+	if err != nil {
+		return nil, nil, "", err
+	}
+	data = data[:completeLines(data)]
+	s.mu.Lock()
+	s.offset, s.file = int64(len(data)), info
+	s.mu.Unlock()
+	return readIndex(s.index), data, "", nil
+}
+
 // follow applies what the plugin appended since the last look, or the whole log after a
 // compaction replaced the file. Only the appended bytes are read: a working plugin appends every
 // few seconds, and reading a 10 MB history whole each time would cost 10 MB a look.
@@ -156,11 +181,14 @@ func (s *server) follow(ctx context.Context) error {
 		return err
 	}
 	defer f.Close()
-	replaced := s.file == nil || !os.SameFile(info, s.file) || info.Size() < s.offset
-	if !replaced && info.Size() == s.offset {
+	s.mu.Lock()
+	offset, last := s.offset, s.file
+	s.mu.Unlock()
+	replaced := last == nil || !os.SameFile(info, last) || info.Size() < offset
+	if !replaced && info.Size() == offset {
 		return nil
 	}
-	from := s.offset
+	from := offset
 	if replaced {
 		from = 0
 	}
@@ -173,7 +201,9 @@ func (s *server) follow(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.mu.Lock()
 	s.offset, s.file = from+int64(len(chunk)), info
+	s.mu.Unlock()
 	s.carryOut(ctx, r.Effects)
 	return nil
 }
