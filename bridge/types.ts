@@ -88,6 +88,12 @@ export type CoreEvent =
   | { type: "timer.fired"; timerID: string }
   | { type: "start" };
 
+/** A trap the host saw (Unix ms, the runtime's words), passed to the next instance's init. */
+export interface Trap {
+  at: number;
+  error: string;
+}
+
 export interface CoreResponse {
   ok: boolean;
   error?: string;
@@ -99,6 +105,8 @@ export interface CoreResponse {
   config?: CoreConfig;
   /** init: an invalid config file, named with its field; asyncagents_task then fails with it. */
   configError?: string;
+  /** init with traps: what the failed call answers, whether to stop, the traps to keep. */
+  recovery?: { message: string; halt?: boolean; traps?: Trap[] };
   tasks?: Record<string, unknown>[];
   task?: Record<string, unknown>;
   storage?: { dir: string; history: string; historyIndex: string; serverJSON: string; modelHealth: string; apiPorts: number[]; configFiles?: string[] };
