@@ -34,6 +34,8 @@ type Request struct {
 	State string `json:"state,omitempty"`
 	// HTTP is a request to the status API, for the http op.
 	HTTP *HTTPRequest `json:"http,omitempty"`
+	// Server describes a status API server, for the server.file op (serverfile.go).
+	Server *ServerFile `json:"server,omitempty"`
 	// Env is what a host knows of its environment, for the storage op: XDG_DATA_HOME,
 	// XDG_CONFIG_HOME, HOME and the project directory.
 	Env *StorageEnv `json:"env,omitempty"`
@@ -55,6 +57,7 @@ type StorageEnv struct {
 	Home          string `json:"home,omitempty"`
 	Directory     string `json:"directory,omitempty"`
 	APIPort       string `json:"apiPort,omitempty"` // ASYNCAGENTS_API_PORT as set
+	PID           int    `json:"pid,omitempty"`     // the host's process: names its server file
 }
 
 // Response is the envelope the core answers with. OK false means Error says what went wrong and
@@ -88,6 +91,8 @@ type Response struct {
 	Table string `json:"table,omitempty"`
 	// http
 	HTTP *HTTPResponse `json:"http,omitempty"`
+	// server.file: the server file's content
+	ServerFile string `json:"serverFile,omitempty"`
 }
 
 // Runtime owns one Machine behind the JSON envelope. It is what the wasm module exports and
@@ -200,6 +205,9 @@ func (r *Runtime) handle(q Request) Response {
 			return Response{Error: "storage: env needs xdgDataHome or home"}
 		}
 		s := StoragePaths(q.Env.XDGDataHome, q.Env.Home, q.Env.Directory)
+		if q.Env.PID > 0 {
+			s.ServerJSON = ServerFilePath(s.ServerDir, q.Env.PID)
+		}
 		s.APIPorts = APIPorts(q.Env.APIPort)
 		s.ConfigFiles = ConfigCandidates(q.Env.XDGConfigHome, q.Env.Home, q.Env.Directory)
 		return Response{OK: true, Storage: &s}
@@ -226,6 +234,11 @@ func (r *Runtime) handle(q Request) Response {
 		return Response{OK: true, HTTP: &resp}
 	case "table":
 		return Response{OK: true, Table: TasksTable(r.m.Tasks(), q.Now)}
+	case "server.file":
+		if q.Server == nil {
+			return Response{Error: "server.file: missing server"}
+		}
+		return Response{OK: true, ServerFile: q.Server.Content()}
 	case "task":
 		t, ok := r.m.Task(q.TaskID)
 		if !ok {

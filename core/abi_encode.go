@@ -64,6 +64,9 @@ func (r Response) MarshalJSON() ([]byte, error) {
 		b = append(b, `,"http":`...)
 		b = appendHTTPResponse(b, r.HTTP)
 	}
+	if r.ServerFile != "" {
+		field("serverFile", r.ServerFile)
+	}
 	if err != nil {
 		return nil, err
 	}

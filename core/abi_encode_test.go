@@ -21,8 +21,8 @@ func TestResponseEncodesAsTheStruct(t *testing.T) {
 		ABI: ABIVersion, Version: Version, Tools: Tools(), Subscribe: SubscribedEvents(), Config: &cfg, ConfigError: "asyncagents.json: bad",
 		Recovery: &Recovery{Message: "restarted <x>", Traps: []Trap{{At: 1, Error: "wasm error: unreachable"}}},
 		Tasks: tasks, Task: &task, Restore: &RestoreResult{Restored: 2, Corrupt: 1, Problems: []string{"line 3: torn"}, Indexed: 1},
-		Storage: &Storage{Dir: "/d", History: "/d/h.log", HistoryIndex: "/d/h.idx", APIPorts: []int{5165}}, Table: "ID  STATUS\n",
-		HTTP: &HTTPResponse{Status: 200, Headers: map[string]string{"Content-Type": "application/json"}, Body: `{"a":1}`}}
+		Storage: &Storage{Dir: "/d", History: "/d/h.log", HistoryIndex: "/d/h.idx", ServerDir: "/d/servers-1", ServerJSON: "/d/servers-1/7.json", APIPorts: []int{5165}}, Table: "ID  STATUS\n",
+		HTTP: &HTTPResponse{Status: 200, Headers: map[string]string{"Content-Type": "application/json"}, Body: `{"a":1}`}, ServerFile: "{\n  \"port\": 5165\n}\n"}
 	// Every field is set in all, so a field added to Response and not to MarshalJSON fails here.
 	v := reflect.ValueOf(all)
 	for i := range v.NumField() {
