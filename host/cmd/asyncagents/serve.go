@@ -13,7 +13,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -34,14 +33,13 @@ const shutdownGrace = 2 * time.Second
 func serve(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	cwd, _ := os.Getwd()
-	dir := fs.String("dir", cwd, "the project directory OpenCode ran in")
+	dir := projectFlags(fs)
 	wasm := fs.String("wasm", "", "the core module (default: $ASYNCAGENTS_WASM, next to this program, or dist/)")
 	port := fs.String("port", os.Getenv("ASYNCAGENTS_API_PORT"), "the first port to try (default $ASYNCAGENTS_API_PORT, else 5165)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	abs, err := filepath.Abs(*dir)
+	abs, err := resolveProject(*dir)
 	if err != nil {
 		return err
 	}
@@ -61,12 +59,11 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer c.Close(context.Background())
-	home, _ := os.UserHomeDir()
-	st, err := c.Do(ctx, core.Request{Op: "storage", Env: &core.StorageEnv{XDGDataHome: os.Getenv("XDG_DATA_HOME"), Home: home, Directory: abs, APIPort: *port}})
+	st, err := storageOf(ctx, c, abs, *port)
 	if err != nil {
 		return err
 	}
-	s := &server{core: c, api: &host.APIServer{Core: c, Now: nowMs}, history: st.Storage.History, index: st.Storage.HistoryIndex}
+	s := &server{core: c, api: &host.APIServer{Core: c, Now: nowMs}, history: st.History, index: st.HistoryIndex}
 	// After a trap, a new instance is restored from the history as it is now; the frames and
 	// timers it asks for are carried out as any others.
 	c.OnTrap(host.Recovery{
@@ -78,11 +75,19 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ln, err := listen(st.Storage.APIPorts)
+	ln, err := listen(st.APIPorts)
 	if err != nil {
 		return err
 	}
 	url := "http://" + ln.Addr().String()
+	// Its own server file, as the plugin writes one: `asyncagents dashboard` finds it there.
+	removeServerFile, err := writeOwnServerFile(ctx, c, st.ServerJSON, core.ServerFile{
+		Port: ln.Addr().(*net.TCPAddr).Port, StartedAt: started.UTC().Format("2006-01-02T15:04:05.000Z"), URL: url, Token: token, Auth: auth})
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("writing its server file: %w", err)
+	}
+	defer removeServerFile()
 	fmt.Fprintf(stdout, "asyncagents: serving %d tasks of %s at %s (read-only)\n", restored, abs, url)
 	if auth == "none" {
 		fmt.Fprintln(stdout, "auth: none (ASYNCAGENTS_API_AUTH=none)")
