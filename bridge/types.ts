@@ -109,6 +109,8 @@ export interface CoreResponse {
   recovery?: { message: string; halt?: boolean; traps?: Trap[] };
   tasks?: Record<string, unknown>[];
   task?: Record<string, unknown>;
-  storage?: { dir: string; history: string; historyIndex: string; serverJSON: string; modelHealth: string; apiPorts: number[]; configFiles?: string[] };
+  storage?: { dir: string; history: string; historyIndex: string; serverDir: string; serverJSON: string; modelHealth: string; apiPorts: number[]; configFiles?: string[] };
+  /** server.file: the server file's content. */
+  serverFile?: string;
   restore?: { restored: number; corrupt: number; problems?: string[]; indexed?: number };
 }

@@ -34,8 +34,10 @@ type Request struct {
 	State string `json:"state,omitempty"`
 	// HTTP is a request to the status API, for the http op.
 	HTTP *HTTPRequest `json:"http,omitempty"`
-	// Server describes a status API server, for the server.file op (serverfile.go).
-	Server *ServerFile `json:"server,omitempty"`
+	// Server describes a status API server, for the server.file op (serverfile.go); ProcStat is
+	// the host's /proc/self/stat line, when it has one, which gives Server its ProcStart.
+	Server   *ServerFile `json:"server,omitempty"`
+	ProcStat string      `json:"procStat,omitempty"`
 	// Env is what a host knows of its environment, for the storage op: XDG_DATA_HOME,
 	// XDG_CONFIG_HOME, HOME and the project directory.
 	Env *StorageEnv `json:"env,omitempty"`
@@ -238,7 +240,11 @@ func (r *Runtime) handle(q Request) Response {
 		if q.Server == nil {
 			return Response{Error: "server.file: missing server"}
 		}
-		return Response{OK: true, ServerFile: q.Server.Content()}
+		f := *q.Server
+		if f.ProcStart == "" {
+			f.ProcStart = ProcStatStart(q.ProcStat)
+		}
+		return Response{OK: true, ServerFile: f.Content()}
 	case "task":
 		t, ok := r.m.Task(q.TaskID)
 		if !ok {

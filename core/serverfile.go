@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 )
 
 // ServerFile is what a status API server writes about itself for the CLI to find it: one file per
@@ -53,4 +54,19 @@ func (f ServerFile) DashboardURL() string {
 		u += "?token=" + f.Token
 	}
 	return u
+}
+
+// ProcStatStart reads a process's start time from its /proc/<pid>/stat line: field 22 (clock
+// ticks since boot). The second field, the command name in parentheses, may hold spaces and
+// parentheses itself, so the fields are counted from its last ')'. "" when the line is not one.
+func ProcStatStart(stat string) string {
+	end := strings.LastIndexByte(stat, ')')
+	if end < 0 {
+		return ""
+	}
+	fields := strings.Fields(stat[end+1:]) // field 3 onwards
+	if len(fields) < 20 {
+		return ""
+	}
+	return fields[19]
 }

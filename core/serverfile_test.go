@@ -52,3 +52,21 @@ func TestStorageServerFilesPerProjectAndProcess(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestProcStatStartCountsFromTheCommandsLastParenthesis(t *testing.T) {
+	stat := "4242 (a (weird) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 12345 67 18446744073709551615\n"
+	require.Equal(t, "987654", ProcStatStart(stat))
+	require.Empty(t, ProcStatStart("garbage"))
+	require.Empty(t, ProcStatStart("1 (x) S 1 2"))
+}
+
+// The server.file op formats the file; the host's /proc/self/stat line gives its start time.
+func TestServerFileOpReadsTheStartFromProcStat(t *testing.T) {
+	rt := NewRuntime()
+	r, err := DecodeResponse(rt.Call([]byte(`{"op":"server.file","server":{"port":5165,"pid":9,"url":"u","token":"t"},"procStat":"9 (bun) S 1 9 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 555 0"}`)))
+	require.NoError(t, err)
+	require.True(t, r.OK, r.Error)
+	f, err := ParseServerFile([]byte(r.ServerFile))
+	require.NoError(t, err)
+	require.Equal(t, ServerFile{Port: 5165, PID: 9, ProcStart: "555", URL: "u", Token: "t"}, f)
+}

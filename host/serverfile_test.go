@@ -82,3 +82,13 @@ func TestRemoveServerFileOnlyByItsOwner(t *testing.T) {
 	require.True(t, os.IsNotExist(err))
 	require.NoError(t, host.RemoveServerFile(path, "second"), "already gone is no error")
 }
+
+func TestProcStartOfThisProcess(t *testing.T) {
+	running, start := host.ProcStart(os.Getpid())
+	require.True(t, running)
+	if runtime.GOOS == "linux" {
+		require.NotEmpty(t, start)
+	}
+	running, _ = host.ProcStart(deadPID(t))
+	require.False(t, running)
+}

@@ -3,6 +3,7 @@
 // core cannot hold; what they mean is the core's business.
 
 import { Core, CoreTrap, type ConfigFile, type CoreConfig, type CoreEvent, type CoreResponse, type Effect, type Trap } from "../bridge/core";
+import { readFileSync } from "node:fs";
 import { readConfigFiles } from "./config";
 import { noHistory, readState, writeState, type History } from "./history";
 import { hop, profiling } from "./profile";
@@ -17,6 +18,8 @@ export interface StorageEnv {
   home?: string;
   directory?: string;
   apiPort?: string;
+  /** This process: it names its server file. */
+  pid?: number;
 }
 
 export interface ToolCallContext {
@@ -67,7 +70,7 @@ export class Runtime {
   private history: History = noHistory;
   private broadcaster?: (frame: string) => void;
   /** Where the history and server.json live, once the core has said. */
-  storagePaths?: { dir: string; history: string; historyIndex: string; serverJSON: string; modelHealth: string; apiPorts: number[]; configFiles?: string[] };
+  storagePaths?: CoreResponse["storage"];
   /** The configuration in force (options and config files, defaults filled in), once loaded. */
   config?: CoreConfig;
   /** Set when a config file is invalid: asyncagents_task then fails with this text. */
@@ -270,6 +273,19 @@ export class Runtime {
       if (err instanceof CoreTrap) return unavailable(this.recover(err));
       throw err;
     }
+  }
+
+  /**
+   * The status API's server file for server (the core's format), with this process's start time
+   * from /proc/self/stat where there is one: a reader tells this process from a later one with
+   * the same pid by it.
+   */
+  serverFile(server: Record<string, unknown>): string {
+    let procStat = "";
+    try {
+      procStat = readFileSync("/proc/self/stat", "utf8");
+    } catch {}
+    return this.core!.call({ op: "server.file", server, procStat }).serverFile!;
   }
 
   /** Carries out one effect outside a step (the status API reads messages this way). */
