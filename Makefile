@@ -23,6 +23,12 @@ dist/asyncagents.wasm: $(shell find core wasm -name '*.go') go.mod
 	@mkdir -p dist
 	$(GO_WASM) -o $@ ./wasm
 
+# The module the hosts' tests make trap on purpose (wasm/testtraps.go). Not in the package: the
+# shipped module has no way to trap on request.
+dist/test/asyncagents.wasm: $(shell find core wasm -name '*.go') go.mod
+	@mkdir -p dist/test
+	$(GO_WASM) -tags testtraps -o $@ ./wasm
+
 dist/manifest.json: $(shell find core internal/cmd/manifest -name '*.go')
 	@mkdir -p dist
 	go run ./internal/cmd/manifest > $@
@@ -49,7 +55,7 @@ dist/asyncagents.schema.json: plugin-js/asyncagents.schema.json
 generate:
 	go run ./internal/cmd/generate
 
-build: deps dist/asyncagents.wasm dist/manifest.json dist/asyncagents.js dist/asyncagents-worker.js dist/asyncagents dist/asyncagents.schema.json
+build: deps dist/asyncagents.wasm dist/test/asyncagents.wasm dist/manifest.json dist/asyncagents.js dist/asyncagents-worker.js dist/asyncagents dist/asyncagents.schema.json
 
 test: build test-bun test-go
 

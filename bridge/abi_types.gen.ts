@@ -90,6 +90,12 @@ export interface CoreRequest {
   /** HTTP is a request to the status API, for the http op. */
   http?: CoreHTTPRequest;
   /**
+   * Server describes a status API server, for the server.file op (serverfile.go); ProcStat is
+   * the host's /proc/self/stat line, when it has one, which gives Server its ProcStart.
+   */
+  server?: ServerFile;
+  procStat?: string;
+  /**
    * Env is what a host knows of its environment, for the storage op: XDG_DATA_HOME,
    * XDG_CONFIG_HOME, HOME and the project directory.
    */
@@ -104,6 +110,11 @@ export interface CoreRequest {
    * apart (taskid.go). Without it, IDs are unique within the process only.
    */
   seed?: string;
+  /**
+   * Traps are the traps the host saw, for init of an instance made after one (trap.go): the
+   * last is the one just seen, the others those the previous Recovery said to keep.
+   */
+  traps?: Trap[];
 }
 
 /**
@@ -125,6 +136,8 @@ export interface CoreResponse {
    * options alone and refuses asyncagents_task with this text.
    */
   configError?: string;
+  /** Recovery answers an init that carried traps: what to tell the user, and whether to stop. */
+  recovery?: Recovery;
   /** tasks and task */
   tasks?: Task[];
   task?: Task;
@@ -136,6 +149,8 @@ export interface CoreResponse {
   table?: string;
   /** http */
   http?: CoreHTTPResponse;
+  /** server.file: the server file's content */
+  serverFile?: string;
 }
 
 /** Event is one input to the state machine. Only the fields of its Type are read. */
@@ -281,6 +296,25 @@ export interface CoreHTTPRequest {
   subscribers: number;
 }
 
+/**
+ * ServerFile is what a status API server writes about itself for the CLI to find it: one file per
+ * process (ServerFilePath), written by that process and removed by it alone. A process is named
+ * by its pid and its start time as the OS tells it (ProcStart; Linux: /proc/<pid>/stat field 22),
+ * because a pid alone is reused: a file whose pid now runs another program is not that server's.
+ */
+export interface ServerFile {
+  port: number;
+  pid: number;
+  /** ProcStart is the writer's start time as the OS reports it ("" where the host cannot tell). */
+  procStart?: string;
+  /** StartedAt is when the plugin (or asyncagents serve) started, as ISO 8601. */
+  startedAt: string;
+  url: string;
+  token: string;
+  /** Auth is "none" when the server asks no token (ASYNCAGENTS_API_AUTH=none). */
+  auth?: string;
+}
+
 /** StorageEnv is a host's environment, as the storage op reads it. */
 export interface StorageEnv {
   xdgDataHome?: string;
@@ -290,6 +324,8 @@ export interface StorageEnv {
   directory?: string;
   /** ASYNCAGENTS_API_PORT as set */
   apiPort?: string;
+  /** the host's process: names its server file */
+  pid?: number;
 }
 
 /** ConfigFile is one config file as the host read it. */
@@ -303,6 +339,12 @@ export interface ConfigFile {
   error?: string;
 }
 
+/** Trap is one trap the host saw: when (Unix ms) and the runtime's words. */
+export interface Trap {
+  at: number;
+  error: string;
+}
+
 /**
  * ToolSpec describes one tool for the hosts, which turn it into their own schema type
  * (tool.schema in the plugin). Descriptions live here so that every host teaches the model the
@@ -312,6 +354,22 @@ export interface ToolSpec {
   name: string;
   description: string;
   args: ArgSpec[];
+}
+
+/** Recovery is init's answer to a host that restarts the core after a trap. */
+export interface Recovery {
+  /**
+   * Message is what the failed call answers (and, when Halt is set, every later one), and
+   * what the host logs.
+   */
+  message: string;
+  /** Halt: the traps are a loop; the host closes this instance and tries no more. */
+  halt?: boolean;
+  /**
+   * Traps are those the host passes to the next restart's init (the others are too old to
+   * count).
+   */
+  traps?: Trap[];
 }
 
 /**
@@ -385,7 +443,11 @@ export interface Storage {
    * replaces when the core says (history.index).
    */
   historyIndex: string;
-  /** the status API's discovery file */
+  /**
+   * ServerDir holds this project's status API discovery files, one per process serving it
+   * (serverfile.go); ServerJSON is this process's own (the storage op's env.pid).
+   */
+  serverDir: string;
   serverJSON: string;
   /** ModelHealth is the circuit breaker's state file (health.go), shared by every project. */
   modelHealth: string;

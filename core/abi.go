@@ -34,6 +34,10 @@ type Request struct {
 	State string `json:"state,omitempty"`
 	// HTTP is a request to the status API, for the http op.
 	HTTP *HTTPRequest `json:"http,omitempty"`
+	// Server describes a status API server, for the server.file op (serverfile.go); ProcStat is
+	// the host's /proc/self/stat line, when it has one, which gives Server its ProcStart.
+	Server   *ServerFile `json:"server,omitempty"`
+	ProcStat string      `json:"procStat,omitempty"`
 	// Env is what a host knows of its environment, for the storage op: XDG_DATA_HOME,
 	// XDG_CONFIG_HOME, HOME and the project directory.
 	Env *StorageEnv `json:"env,omitempty"`
@@ -43,6 +47,9 @@ type Request struct {
 	// Seed is random text from the host, for init: it keeps the task IDs of two processes
 	// apart (taskid.go). Without it, IDs are unique within the process only.
 	Seed string `json:"seed,omitempty"`
+	// Traps are the traps the host saw, for init of an instance made after one (trap.go): the
+	// last is the one just seen, the others those the previous Recovery said to keep.
+	Traps []Trap `json:"traps,omitempty"`
 }
 
 // StorageEnv is a host's environment, as the storage op reads it.
@@ -52,6 +59,7 @@ type StorageEnv struct {
 	Home          string `json:"home,omitempty"`
 	Directory     string `json:"directory,omitempty"`
 	APIPort       string `json:"apiPort,omitempty"` // ASYNCAGENTS_API_PORT as set
+	PID           int    `json:"pid,omitempty"`     // the host's process: names its server file
 }
 
 // Response is the envelope the core answers with. OK false means Error says what went wrong and
@@ -70,6 +78,8 @@ type Response struct {
 	// ConfigError names the invalid config file and field; the machine then runs on the host's
 	// options alone and refuses asyncagents_task with this text.
 	ConfigError string `json:"configError,omitempty"`
+	// Recovery answers an init that carried traps: what to tell the user, and whether to stop.
+	Recovery *Recovery `json:"recovery,omitempty"`
 
 	// tasks and task
 	Tasks []Task `json:"tasks,omitempty"`
@@ -83,6 +93,8 @@ type Response struct {
 	Table string `json:"table,omitempty"`
 	// http
 	HTTP *HTTPResponse `json:"http,omitempty"`
+	// server.file: the server file's content
+	ServerFile string `json:"serverFile,omitempty"`
 }
 
 // Runtime owns one Machine behind the JSON envelope. It is what the wasm module exports and
@@ -184,7 +196,7 @@ func (r *Runtime) handle(q Request) Response {
 		r.m.configError = configError
 		r.m.idSeed = q.Seed
 		c := r.m.Config()
-		return Response{OK: true, ABI: ABIVersion, Version: Version, Tools: Tools(), Subscribe: SubscribedEvents(), Config: &c, ConfigError: configError}
+		return Response{OK: true, ABI: ABIVersion, Version: Version, Tools: Tools(), Subscribe: SubscribedEvents(), Config: &c, ConfigError: configError, Recovery: Recover(q.Traps)}
 	case "step":
 		if q.Event == nil {
 			return Response{Error: "step: missing event"}
@@ -195,6 +207,9 @@ func (r *Runtime) handle(q Request) Response {
 			return Response{Error: "storage: env needs xdgDataHome or home"}
 		}
 		s := StoragePaths(q.Env.XDGDataHome, q.Env.Home, q.Env.Directory)
+		if q.Env.PID > 0 {
+			s.ServerJSON = ServerFilePath(s.ServerDir, q.Env.PID)
+		}
 		s.APIPorts = APIPorts(q.Env.APIPort)
 		s.ConfigFiles = ConfigCandidates(q.Env.XDGConfigHome, q.Env.Home, q.Env.Directory)
 		return Response{OK: true, Storage: &s}
@@ -221,6 +236,15 @@ func (r *Runtime) handle(q Request) Response {
 		return Response{OK: true, HTTP: &resp}
 	case "table":
 		return Response{OK: true, Table: TasksTable(r.m.Tasks(), q.Now)}
+	case "server.file":
+		if q.Server == nil {
+			return Response{Error: "server.file: missing server"}
+		}
+		f := *q.Server
+		if f.ProcStart == "" {
+			f.ProcStart = ProcStatStart(q.ProcStat)
+		}
+		return Response{OK: true, ServerFile: f.Content()}
 	case "task":
 		t, ok := r.m.Task(q.TaskID)
 		if !ok {

@@ -48,13 +48,23 @@ func (c *Core) DoRestore(ctx context.Context, q core.Request, index, history []b
 }
 
 func (c *Core) do(ctx context.Context, q core.Request, body ...[]byte) (core.Response, error) {
+	return c.send(ctx, c.callWithBody, q, body...)
+}
+
+// doLocked is do with c.mu held, on the current instance, with no recovery: the recovery's own
+// calls.
+func (c *Core) doLocked(ctx context.Context, q core.Request, body ...[]byte) (core.Response, error) {
+	return c.send(ctx, c.callLocked, q, body...)
+}
+
+func (c *Core) send(ctx context.Context, call func(context.Context, []byte, ...[]byte) ([]byte, error), q core.Request, body ...[]byte) (core.Response, error) {
 	env, err := json.Marshal(q)
 	if err != nil {
 		return core.Response{}, err
 	}
 	// The history travels raw after a NUL byte, not escaped inside the JSON, the index before
 	// it (ABI.md).
-	raw, err := c.callWithBody(ctx, env, body...)
+	raw, err := call(ctx, env, body...)
 	if err != nil {
 		return core.Response{}, err
 	}
@@ -70,10 +80,19 @@ func (c *Core) do(ctx context.Context, q core.Request, body ...[]byte) (core.Res
 
 // Init (re)starts the machine with cfg and returns the tools and event types it wants. The seed
 // (random, per call) keeps the task IDs this core mints apart from another process's.
+// A new instance made after a trap is initialised with the same cfg (recover.go).
 func (c *Core) Init(ctx context.Context, cfg core.Config) (core.Response, error) {
+	c.mu.Lock()
+	c.cfg = cfg
+	c.mu.Unlock()
+	return c.Do(ctx, core.Request{Op: "init", Config: &cfg, Seed: newSeed()})
+}
+
+// newSeed is random per init: a new instance's task IDs must not repeat the last one's.
+func newSeed() string {
 	var seed [16]byte
 	_, _ = rand.Read(seed[:])
-	return c.Do(ctx, core.Request{Op: "init", Config: &cfg, Seed: hex.EncodeToString(seed[:])})
+	return hex.EncodeToString(seed[:])
 }
 
 // Step feeds one event at time now (Unix ms) and returns the effects to carry out.

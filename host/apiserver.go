@@ -37,6 +37,11 @@ func (s *APIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Method: r.Method, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, Headers: headers, Subscribers: subscribers,
 	}})
 	if err != nil || resp.HTTP == nil {
+		// A core that stopped after a trap loop says so, as every tool call does.
+		if halted := s.Core.Halted(); halted != "" {
+			writeError(w, http.StatusServiceUnavailable, halted)
+			return
+		}
 		writeError(w, http.StatusInternalServerError, core.APIErrCoreFailed)
 		return
 	}

@@ -11,7 +11,8 @@ import { API_TOKEN_BYTES, ENV_API_AUTH, ENV_API_PORT, compile, type CoreConfig, 
 import { makeExecutor, type Client } from "./effects";
 import { directServer } from "./direct";
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
+import { resolve } from "node:path";
 import { homedir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { startLocal, type CoreSetup, type Log, type Perform } from "./local";
@@ -26,6 +27,17 @@ import { TmuxPanes, tmuxConfig } from "./tmux";
 // with "development" when it bundles, which would mark every user's notices.
 function readEnv(name: string): string | undefined {
   return process.env[name];
+}
+
+// The project's absolute path with its symlinks resolved, as the CLI resolves --project
+// (host/cmd/asyncagents/project.go): the core names the project's files after it, so a project
+// reached through a symlink has one history and one folder of server files.
+function projectPath(directory: string): string {
+  try {
+    return realpathSync(resolve(directory));
+  } catch {
+    return resolve(directory);
+  }
 }
 
 // Compiled once per process, for the instances that run in OpenCode's thread (see startCore).
@@ -62,7 +74,14 @@ export const AsyncAgents: Plugin = async (input, options) => {
       api: (userAPI === undefined ? ownAPI : isObject ? { ...userAPI, ...ownAPI } : userAPI) as CoreConfig["api"],
       tmux: tmuxConfig(options?.tmux, readEnv("TMUX")) as CoreConfig["tmux"],
     },
-    env: { xdgDataHome: readEnv("XDG_DATA_HOME"), xdgConfigHome: readEnv("XDG_CONFIG_HOME"), home: homedir(), directory, apiPort: readEnv(ENV_API_PORT) },
+    env: {
+      xdgDataHome: readEnv("XDG_DATA_HOME"),
+      xdgConfigHome: readEnv("XDG_CONFIG_HOME"),
+      home: homedir(),
+      directory: projectPath(directory),
+      apiPort: readEnv(ENV_API_PORT),
+      pid: process.pid,
+    },
     token,
     startedAt,
     apiEnabled: readEnv("ASYNCAGENTS_API_ENABLED") !== "false",

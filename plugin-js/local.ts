@@ -6,7 +6,7 @@
 import type { CoreConfig } from "../bridge/core";
 import { fileHistory } from "./history";
 import { Runtime, type StorageEnv } from "./runtime";
-import { ApiServer } from "./server";
+import { ApiServer, type OwnFile } from "./server";
 import { directly, type DirectServer } from "./direct";
 import type { Perform } from "./effects";
 
@@ -36,7 +36,7 @@ export function startLocal(
   setup: CoreSetup,
   perform: Perform,
   log: Log,
-  onServer?: (serverJSON: string) => void,
+  onServer?: (file: OwnFile) => void,
   thread?: string,
 ): { runtime: Runtime; api?: ApiServer } {
   // The server binds as soon as the core says where (its ports and server.json), before the
@@ -46,12 +46,18 @@ export function startLocal(
   const serve = () => {
     const storage = runtime.storagePaths;
     if (!api || !storage) return;
-    const port = api.start(storage.apiPorts, storage.serverJSON, setup.token, setup.startedAt);
-    if (port === undefined) {
+    const auth = (setup.config.api as { auth?: string } | undefined)?.auth;
+    let file: OwnFile | undefined;
+    const port = api.start(storage.apiPorts, storage.serverJSON, (port, url) => {
+      const content = runtime.serverFile({ port, pid: process.pid, startedAt: new Date(setup.startedAt).toISOString(), url, token: setup.token, auth });
+      file = { path: storage.serverJSON, content };
+      return content;
+    });
+    if (port === undefined || !file) {
       log("error", "asyncagents: the status API could not bind any port");
       return;
     }
-    onServer?.(storage.serverJSON);
+    onServer?.(file);
   };
   if (setup.direct) perform = directly(setup.direct, perform);
   const runtime = new Runtime(module, setup.config, perform, log, {

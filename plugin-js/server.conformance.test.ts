@@ -181,7 +181,7 @@ describe("status API conformance over Bun.serve", () => {
         });
         const dir = mkdtempSync(join(tmpdir(), "asyncagents-conformance-"));
         const serverJSON = join(dir, "server.json");
-        const port = api.start([], serverJSON, f.config.token ?? "", f.config.startedAt ?? 0);
+        const port = api.start([], serverJSON, (port, url) => JSON.stringify({ port, url, token: f.config.token ?? "" }));
         expect(port).toBeGreaterThan(0);
         const base = `http://127.0.0.1:${port}`;
         const streamHeaders: Record<string, string> = { host: "127.0.0.1" };

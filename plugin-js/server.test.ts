@@ -111,7 +111,7 @@ function startServer(deps: ApiDeps): { api: ApiServer; port: number; base: strin
   const api = new ApiServer(deps);
   servers.push(api);
   const serverJSON = tempServerJSON();
-  const port = api.start([], serverJSON, "t0ken", Date.now());
+  const port = api.start([], serverJSON, (port, url) => JSON.stringify({ port, url, token: "t0ken" }));
   expect(port).toBeGreaterThan(0);
   expect(existsSync(serverJSON)).toBe(true);
   return { api, port: port!, base: `http://127.0.0.1:${port}`, serverJSON };
@@ -231,7 +231,7 @@ const api = new ApiServer({
   },
   log: (level, message) => console.error(level + ": " + message),
 });
-const port = api.start([], process.env.SERVER_JSON, "t0ken", Date.now());
+const port = api.start([], process.env.SERVER_JSON, (port, url) => JSON.stringify({ port, url, token: "t0ken" }));
 stopWithProcess(api, grace);
 console.log("port " + port);
 if (process.env.EXIT_AT_ONCE) process.exit(0);

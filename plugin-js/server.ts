@@ -2,7 +2,7 @@
 // by the core (the http op), Server-Sent Events fed by the core's sse.broadcast effects. This file
 // only binds, writes server.json and moves bytes.
 
-import { mkdirSync, unlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import {
   API_ERR_CORE_FAILED,
@@ -40,7 +40,7 @@ export async function within(p: Promise<unknown>, ms: number): Promise<boolean> 
 export class ApiServer {
   private server?: ReturnType<typeof Bun.serve>;
   private readonly streams = new Set<ReadableStreamDefaultController<Uint8Array>>();
-  private serverJSON?: string;
+  private serverFile?: OwnFile;
   private stopping?: Promise<void>;
   /** Ends each answer still awaiting OpenCode when the grace period is over. */
   private readonly waiting = new Set<() => void>();
@@ -53,10 +53,11 @@ export class ApiServer {
   }
 
   /**
-   * Binds 127.0.0.1 on the first free port of `ports` (then any port), and writes server.json
-   * (mode 0600: it holds the token).
+   * Binds 127.0.0.1 on the first free port of `ports` (then any port), and writes this process's
+   * server file at serverJSON, its content as content gives it for the port bound (the core's
+   * format: see Runtime.serverFile).
    */
-  start(ports: number[], serverJSON: string, token: string, startedAt: number): number | undefined {
+  start(ports: number[], serverJSON: string, content: (port: number, url: string) => string): number | undefined {
     if (this.stopping) return undefined; // stopped (a dispose) before the core was configured
     for (const port of [...ports, 0]) {
       try {
@@ -72,15 +73,11 @@ export class ApiServer {
       }
     }
     if (!this.server) return undefined;
-    const url = `http://127.0.0.1:${this.server.port}`;
-    mkdirSync(dirname(serverJSON), { recursive: true, mode: 0o700 });
-    writeFileSync(
-      serverJSON,
-      JSON.stringify({ port: this.server.port, pid: process.pid, startedAt: new Date(startedAt).toISOString(), url, token }, null, 2),
-      { mode: 0o600 },
-    );
-    this.serverJSON = serverJSON;
-    return this.server.port;
+    const port = this.server.port!;
+    const file = { path: serverJSON, content: content(port, `http://127.0.0.1:${port}`) };
+    writeOwnFile(file);
+    this.serverFile = file;
+    return port;
   }
 
   /** Sends a frame to every open event stream; a subscriber that cannot keep up is dropped. */
@@ -102,10 +99,10 @@ export class ApiServer {
     }
   }
 
-  /** Removes server.json at once. Synchronous, so an 'exit' handler can call it. */
+  /** Removes the server file at once, if it is still ours. Synchronous, for an 'exit' handler. */
   removeServerJSON(): void {
-    removeFile(this.serverJSON);
-    this.serverJSON = undefined;
+    removeOwnFile(this.serverFile);
+    this.serverFile = undefined;
   }
 
   /** What the process's 'exit' does for this server (see stopWithProcess): server.json goes. */
@@ -234,10 +231,30 @@ function errorBody(text: string): string {
 }
 
 /** Removes a file if there is one; a file already gone is fine. Synchronous, for 'exit'. */
-export function removeFile(path: string | undefined): void {
-  if (!path) return;
+/** A server file as this process wrote it: only a file that still holds content is its own. */
+export interface OwnFile {
+  path: string;
+  content: string;
+}
+
+/**
+ * Writes a server file atomically: a temporary file (mode 0600: it holds the token) renamed over
+ * the path, so a reader sees the old file or the new one, never half of one. A stale file of a
+ * process that had this pid before is replaced.
+ */
+export function writeOwnFile(f: OwnFile): void {
+  mkdirSync(dirname(f.path), { recursive: true, mode: 0o700 });
+  const tmp = `${f.path}.${process.pid}.tmp`;
+  writeFileSync(tmp, f.content, { mode: 0o600 });
+  chmodSync(tmp, 0o600); // a leftover temporary file kept its own mode
+  renameSync(tmp, f.path);
+}
+
+/** Removes a server file only while it holds what this process wrote: another's stays. */
+export function removeOwnFile(f: OwnFile | undefined): void {
+  if (!f) return;
   try {
-    unlinkSync(path);
+    if (readFileSync(f.path, "utf8") === f.content) unlinkSync(f.path);
   } catch {}
 }
 

@@ -136,7 +136,7 @@ func BenchmarkStatusAPI(b *testing.B) {
 		if err := oc.Stop(); err != nil {
 			b.Fatalf("stop: %v", err)
 		}
-		_ = os.Remove(st.ServerJSON) // the stopped plugin's, if it left one
+		_ = os.Remove(serverFileOf(st)) // the stopped plugin's, if it left one
 		oc = ocserve.Restart(b, oc, opts)
 		restart, sj := startListing(b, ctx, client, oc, st)
 
@@ -263,7 +263,7 @@ func startListing(b *testing.B, ctx context.Context, client *http.Client, oc *oc
 	var sj serverJSON
 	deadline := time.Now().Add(time.Minute)
 	for {
-		if raw, err := os.ReadFile(st.ServerJSON); err == nil && json.Unmarshal(raw, &sj) == nil && sj.URL != "" {
+		if raw, err := os.ReadFile(serverFileOf(st)); err == nil && json.Unmarshal(raw, &sj) == nil && sj.URL != "" {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -287,6 +287,15 @@ func startListing(b *testing.B, ctx context.Context, client *http.Client, oc *oc
 		b.Fatalf("startedAt %q: %v", sj.StartedAt, err)
 	}
 	return float64(answered.Sub(started).Microseconds()) / 1000, sj
+}
+
+// serverFileOf is the project's server file (servers-<key>/<pid>.json; one OpenCode, one file).
+func serverFileOf(st core.Storage) string {
+	found, _ := filepath.Glob(filepath.Join(st.ServerDir, "*.json"))
+	if len(found) == 0 {
+		return filepath.Join(st.ServerDir, "none.json")
+	}
+	return found[0]
 }
 
 // serverJSON is the status API's discovery file.

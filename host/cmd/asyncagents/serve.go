@@ -13,7 +13,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -31,14 +30,13 @@ const followInterval = time.Second
 func serve(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	cwd, _ := os.Getwd()
-	dir := fs.String("dir", cwd, "the project directory OpenCode ran in")
+	dir := projectFlags(fs)
 	wasm := fs.String("wasm", "", "the core module (default: $ASYNCAGENTS_WASM, next to this program, or dist/)")
 	port := fs.String("port", os.Getenv(core.EnvAPIPort), fmt.Sprintf("the first port to try (default $%s, else %d)", core.EnvAPIPort, core.DefaultAPIPort))
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	abs, err := filepath.Abs(*dir)
+	abs, err := resolveProject(*dir)
 	if err != nil {
 		return err
 	}
@@ -48,27 +46,46 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	// $ASYNCAGENTS_API_AUTH goes to the core as it is: the core decides what it means.
-	api := core.APIConfig{Token: randomToken(), Auth: os.Getenv(core.EnvAPIAuth), StartedAt: time.Now().UnixMilli()}
+	started := time.Now()
+	api := core.APIConfig{Token: randomToken(), Auth: os.Getenv(core.EnvAPIAuth), StartedAt: started.UnixMilli()}
+	auth := "token"
+	if api.NoToken() {
+		auth = "none"
+	}
 	c, err := loadCore(ctx, *wasm, core.Config{API: api})
 	if err != nil {
 		return err
 	}
 	defer c.Close(context.Background())
-	home, _ := os.UserHomeDir()
-	st, err := c.Do(ctx, core.Request{Op: "storage", Env: &core.StorageEnv{XDGDataHome: os.Getenv("XDG_DATA_HOME"), Home: home, Directory: abs, APIPort: *port}})
+	st, err := storageOf(ctx, c, abs, *port)
 	if err != nil {
 		return err
 	}
-	s := &server{core: c, api: &host.APIServer{Core: c, Now: nowMs}, history: st.Storage.History, index: st.Storage.HistoryIndex}
+	s := &server{core: c, api: &host.APIServer{Core: c, Now: nowMs}, history: st.History, index: st.HistoryIndex}
+	// After a trap, a new instance is restored from the history as it is now; the frames and
+	// timers it asks for are carried out as any others.
+	c.OnTrap(host.Recovery{
+		Source:  s.reread,
+		Effects: s.carryOut,
+		Log:     func(m string) { fmt.Fprintln(os.Stderr, "asyncagents serve:", m) },
+	})
 	restored, err := s.load(ctx)
 	if err != nil {
 		return err
 	}
-	ln, err := listen(st.Storage.APIPorts)
+	ln, err := listen(st.APIPorts)
 	if err != nil {
 		return err
 	}
 	url := "http://" + ln.Addr().String()
+	// Its own server file, as the plugin writes one: `asyncagents dashboard` finds it there.
+	removeServerFile, err := writeOwnServerFile(ctx, c, st.ServerJSON, core.ServerFile{
+		Port: ln.Addr().(*net.TCPAddr).Port, StartedAt: started.UTC().Format("2006-01-02T15:04:05.000Z"), URL: url, Token: api.Token, Auth: auth})
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("writing its server file: %w", err)
+	}
+	defer removeServerFile()
 	fmt.Fprintf(stdout, "asyncagents: serving %d tasks of %s at %s (read-only)\n", restored, abs, url)
 	if api.NoToken() {
 		fmt.Fprintf(stdout, "auth: none (%s=%s)\n", core.EnvAPIAuth, api.Auth)
@@ -110,7 +127,7 @@ type server struct {
 	history string
 	index   string // the history index's path: read at load, never written (the plugin does)
 
-	mu     sync.Mutex
+	mu     sync.Mutex // timers, offset and file: a recovery (reread) runs on the call that trapped
 	timers map[string]*time.Timer
 	offset int64       // bytes of the history applied so far
 	file   os.FileInfo // the history file as last read: a compaction replaces it
@@ -140,6 +157,24 @@ func (s *server) load(ctx context.Context) (int, error) {
 	return r.Restore.Restored, nil
 }
 
+// reread reads the whole history for a new instance (after a trap), and follows on from there.
+func (s *server) reread() (index, history []byte, state string, err error) {
+	f, info, err := openHistory(s.history)
+	if f == nil || err != nil {
+		return nil, nil, "", err
+	}
+	defer f.Close()
+	data, err := readFrom(f, 0, info.Size())
+	if err != nil {
+		return nil, nil, "", err
+	}
+	data = data[:completeLines(data)]
+	s.mu.Lock()
+	s.offset, s.file = int64(len(data)), info
+	s.mu.Unlock()
+	return readIndex(s.index), data, "", nil
+}
+
 // follow applies what the plugin appended since the last look, or the whole log after a
 // compaction replaced the file. Only the appended bytes are read: a working plugin appends every
 // few seconds, and reading a 10 MB history whole each time would cost 10 MB a look.
@@ -149,11 +184,14 @@ func (s *server) follow(ctx context.Context) error {
 		return err
 	}
 	defer f.Close()
-	replaced := s.file == nil || !os.SameFile(info, s.file) || info.Size() < s.offset
-	if !replaced && info.Size() == s.offset {
+	s.mu.Lock()
+	offset, last := s.offset, s.file
+	s.mu.Unlock()
+	replaced := last == nil || !os.SameFile(info, last) || info.Size() < offset
+	if !replaced && info.Size() == offset {
 		return nil
 	}
-	from := s.offset
+	from := offset
 	if replaced {
 		from = 0
 	}
@@ -166,7 +204,9 @@ func (s *server) follow(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.mu.Lock()
 	s.offset, s.file = from+int64(len(chunk)), info
+	s.mu.Unlock()
 	s.carryOut(ctx, r.Effects)
 	return nil
 }

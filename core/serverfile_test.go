@@ -1,0 +1,72 @@
+package core
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A file is its writer's while the pid runs with the start time it recorded; a reused pid (the
+// same number, another start) or a pid that is gone makes it stale.
+func TestServerFileOwnershipByPIDAndStartTime(t *testing.T) {
+	f := ServerFile{Port: 5165, PID: 42, ProcStart: "1234567", Token: "t"}
+	require.True(t, f.Live(true, "1234567"))
+	require.False(t, f.Live(true, "7654321"), "pid 42 now runs another process")
+	require.False(t, f.Live(false, ""), "pid 42 is gone")
+	// Where the OS does not tell start times, a running pid is taken for the writer.
+	require.True(t, ServerFile{Port: 1, PID: 42}.Live(true, "1234567"))
+	require.True(t, f.Live(true, ""))
+	require.False(t, ServerFile{PID: 42, ProcStart: "1"}.Live(true, "1"), "no port: nothing to find")
+}
+
+func TestServerFileRoundTripAndURL(t *testing.T) {
+	f := ServerFile{Port: 5170, PID: 7, ProcStart: "99", StartedAt: "2025-01-01T00:00:00.000Z", URL: "http://127.0.0.1:5170", Token: "abc"}
+	got, err := ParseServerFile([]byte(f.Content()))
+	require.NoError(t, err)
+	require.Equal(t, f, got)
+	require.Equal(t, "http://127.0.0.1:5170/?token=abc", f.DashboardURL())
+	f.Auth = "none"
+	require.Equal(t, "http://127.0.0.1:5170/", f.DashboardURL())
+}
+
+// Each process of a project has its own server file, in the project's folder; a path with a
+// trailing slash or a ".." that cleans to the same path is the same project.
+func TestStorageServerFilesPerProjectAndProcess(t *testing.T) {
+	rt := NewRuntime()
+	st := func(dir string, pid int) Storage {
+		r, err := DecodeResponse(rt.Call([]byte(`{"op":"storage","env":{"home":"/h","directory":"` + dir + `","pid":` + itoa(pid) + `}}`)))
+		require.NoError(t, err)
+		require.True(t, r.OK, r.Error)
+		return *r.Storage
+	}
+	a1, a2, b := st("/p/a", 100), st("/p/a", 200), st("/p/b", 100)
+	require.Equal(t, a1.ServerDir, a2.ServerDir)
+	require.NotEqual(t, a1.ServerJSON, a2.ServerJSON)
+	require.Equal(t, a1.ServerDir+"/100.json", a1.ServerJSON)
+	require.NotEqual(t, a1.ServerDir, b.ServerDir)
+	require.Equal(t, a1.History, st("/p/x/../a/", 1).History)
+	require.Equal(t, "/h/.local/share/opencode/asyncagents", a1.Dir)
+	require.Equal(t, a1.Dir, a1.ServerDir[:len(a1.Dir)], "next to the history")
+	require.Empty(t, StoragePaths("", "/h", "/p/a").ServerJSON, "no pid, no file of its own")
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestProcStatStartCountsFromTheCommandsLastParenthesis(t *testing.T) {
+	stat := "4242 (a (weird) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 12345 67 18446744073709551615\n"
+	require.Equal(t, "987654", ProcStatStart(stat))
+	require.Empty(t, ProcStatStart("garbage"))
+	require.Empty(t, ProcStatStart("1 (x) S 1 2"))
+}
+
+// The server.file op formats the file; the host's /proc/self/stat line gives its start time.
+func TestServerFileOpReadsTheStartFromProcStat(t *testing.T) {
+	rt := NewRuntime()
+	r, err := DecodeResponse(rt.Call([]byte(`{"op":"server.file","server":{"port":5165,"pid":9,"url":"u","token":"t"},"procStat":"9 (bun) S 1 9 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 555 0"}`)))
+	require.NoError(t, err)
+	require.True(t, r.OK, r.Error)
+	f, err := ParseServerFile([]byte(r.ServerFile))
+	require.NoError(t, err)
+	require.Equal(t, ServerFile{Port: 5165, PID: 9, ProcStart: "555", URL: "u", Token: "t"}, f)
+}
