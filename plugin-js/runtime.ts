@@ -186,13 +186,18 @@ export class Runtime {
     this.broadcaster = fn;
   }
 
-  /** Answers a status API request from the core's store. */
-  http(req: unknown): { status: number; headers?: Record<string, string>; body?: string; stream?: boolean; logs?: string } {
+  /**
+   * Answers a status API request from the core's store. A request that changes state (a
+   * cancel) comes back with effects, carried out as a step's.
+   */
+  http(req: unknown): { status: number; headers?: Record<string, string>; body?: string; stream?: boolean; logs?: string; asset?: string } {
     if (!this.core || this.failure) {
       const error = this.failure ? `asyncagents is unavailable: its core failed to load (${this.failure.message})` : "asyncagents is starting";
       return { status: 503, headers: { "Content-Type": "application/json" }, body: JSON.stringify({ error }) };
     }
-    return (this.core.call({ op: "http", now: Date.now(), http: req }) as any).http;
+    const r = this.core.call({ op: "http", now: Date.now(), http: req }) as any;
+    if (r.effects?.length) this.carryOutAll(r.effects);
+    return r.http;
   }
 
   /** Carries out one effect outside a step (the status API reads messages this way). */

@@ -7,6 +7,8 @@ import { dirname } from "node:path";
 
 export interface CoreHTTPRequest {
   method: string;
+  /** The port this server listens on: the core judges the request's Origin by it. */
+  port: number;
   path: string;
   query: string;
   headers: Record<string, string>;
@@ -18,12 +20,16 @@ export interface CoreHTTPResponse {
   body?: string;
   stream?: boolean;
   logs?: string;
+  /** A file this host holds, to answer with as the body ("dashboard": the dashboard's page). */
+  asset?: string;
 }
 
 export interface ApiDeps {
   http(req: CoreHTTPRequest): CoreHTTPResponse;
   logs(sessionID: string): Promise<unknown>;
   log(level: string, message: string): void;
+  /** The bytes of an asset the core names, or undefined when this host does not have it. */
+  asset?(name: string): Uint8Array<ArrayBuffer> | undefined;
 }
 
 const encoder = new TextEncoder();
@@ -169,7 +175,7 @@ export class ApiServer {
     const { path, query } = splitTarget(req.url, headers.host ?? "");
     let res: CoreHTTPResponse;
     try {
-      res = this.deps.http({ method: req.method, path, query, headers, subscribers: this.streams.size });
+      res = this.deps.http({ method: req.method, port: this.server?.port ?? 0, path, query, headers, subscribers: this.streams.size });
     } catch (err) {
       this.deps.log("error", `asyncagents: the core could not answer ${req.method} ${path}: ${(err as Error).message}`);
       return new Response(JSON.stringify({ error: "the core could not answer" }), { status: 500, headers: JSON_HEADERS });
@@ -190,6 +196,14 @@ export class ApiServer {
         { highWaterMark: 64 },
       );
       return new Response(stream, { status: res.status, headers: res.headers });
+    }
+    if (res.asset) {
+      const bytes = this.deps.asset?.(res.asset);
+      if (!bytes) {
+        const body = JSON.stringify({ error: `this server has no ${res.asset} page (it was not built with the plugin)` });
+        return new Response(body, { status: 404, headers: JSON_HEADERS });
+      }
+      return new Response(bytes, { status: res.status, headers: res.headers });
     }
     if (res.logs) {
       let end!: () => void;
