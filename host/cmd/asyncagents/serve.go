@@ -56,7 +56,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	token := randomToken()
 	started := time.Now()
-	c, err := loadCore(ctx, *wasm, core.Config{API: core.APIConfig{Token: token, Auth: auth, StartedAt: started.UnixMilli()}})
+	c, err := loadCore(ctx, *wasm, core.Config{API: core.APIConfig{Token: token, Auth: auth, StartedAt: started.UnixMilli(), ReadOnly: true}})
 	if err != nil {
 		return err
 	}
