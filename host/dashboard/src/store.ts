@@ -75,18 +75,24 @@ export async function refreshAll(): Promise<void> {
   await Promise.all([refreshList(), refreshStats(), refreshGroups()]);
 }
 
+let listSeq = 0;
+
 export async function refreshList(): Promise<void> {
+  // Only the latest read is shown: one sent before the filters or the page changed may answer
+  // after the one sent since.
+  const seq = ++listSeq;
   const q = new URLSearchParams({ limit: String(PAGE_SIZE), offset: String(offset.value) });
   if (statusFilter.value) q.set("status", statusFilter.value);
   if (search.value.trim()) q.set("search", search.value.trim());
   try {
     const page = await get<TaskList>(`/v1/tasks?${q}`);
+    if (seq !== listSeq) return;
     batch(() => {
       list.value = page;
       listError.value = "";
     });
   } catch (err) {
-    listError.value = (err as Error).message;
+    if (seq === listSeq) listError.value = (err as Error).message;
   }
 }
 
