@@ -42,6 +42,7 @@ await run(async (browser) => {
     await page.getByPlaceholder("Search descriptions").fill("auth module");
     await seeText(page, "1–1 of 1", ".pager");
     await page.getByPlaceholder("Search descriptions").fill("");
+    await seeText(page, "of 1203", ".pager");
     await page.getByLabel("Status").selectOption({ label: "Failed" });
     await seeText(page, "1–1 of 1", ".pager");
     await page.getByLabel("Status").selectOption({ label: "All statuses" });

@@ -76,6 +76,10 @@ export async function refreshAll(): Promise<void> {
 }
 
 let listSeq = 0;
+let listedSearch = "";
+
+/** Whether the search box says something else than the list shown was read with. */
+export const searchPending = () => search.value.trim() !== listedSearch;
 
 export async function refreshList(): Promise<void> {
   // Only the latest read is shown: one sent before the filters or the page changed may answer
@@ -83,7 +87,8 @@ export async function refreshList(): Promise<void> {
   const seq = ++listSeq;
   const q = new URLSearchParams({ limit: String(PAGE_SIZE), offset: String(offset.value) });
   if (statusFilter.value) q.set("status", statusFilter.value);
-  if (search.value.trim()) q.set("search", search.value.trim());
+  listedSearch = search.value.trim();
+  if (listedSearch) q.set("search", listedSearch);
   try {
     const page = await get<TaskList>(`/v1/tasks?${q}`);
     if (seq !== listSeq) return;

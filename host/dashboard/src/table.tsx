@@ -4,7 +4,7 @@
 
 import { useRef } from "preact/hooks";
 import { duration, statusLabel, taskDuration, time } from "./format";
-import { list, listError, now, offset, PAGE_SIZE, refreshList, search, sortDesc, sortKey, sorted, statusFilter, type SortKey } from "./store";
+import { list, listError, now, offset, PAGE_SIZE, refreshList, search, searchPending, sortDesc, sortKey, sorted, statusFilter, type SortKey } from "./store";
 
 const FILTERS: [string, string][] = [
   ["", "All statuses"],
@@ -39,6 +39,7 @@ export function TaskTable() {
     search.value = v;
     clearTimeout(timer.current);
     timer.current = setTimeout(() => {
+      if (!searchPending()) return; // another control read the list with it meanwhile
       offset.value = 0;
       void refreshList();
     }, 250);
