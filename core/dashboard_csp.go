@@ -4,6 +4,6 @@ package core
 
 // The hashes of the dashboard page's inline script and style, for its Content-Security-Policy.
 const (
-	dashboardScriptHash = "sha256-yu5iSSjT/U4WipVUdUqo1IoSlua0hbCZvzm+XsEOz7Y="
-	dashboardStyleHash  = "sha256-Qi3Dty1xzph6lBEGewNgodalV1ePf0pJ92kkof0t7VY="
+	dashboardScriptHash = "sha256-REwFBiFTlkUIvDbs/BFngEsm1ia5R6nAD0cEzonYPmM="
+	dashboardStyleHash  = "sha256-LqS2G9q0nwpW2xUz9KJ1OJeTzX6RMJynqSoyQbY842Y="
 )
