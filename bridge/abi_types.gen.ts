@@ -281,6 +281,11 @@ export interface CoreConfig {
 export interface CoreHTTPRequest {
   method: string;
   /**
+   * Port is the port the server listens on: a request's Origin is the server's own only when
+   * it names this port (apiOwnOrigin). Zero means the host did not say, and then no Origin is.
+   */
+  port?: number;
+  /**
    * Path is the request's path as sent, percent-escaped (Go: r.URL.EscapedPath(); Bun:
    * new URL(req.url).pathname), without the query. Each segment is unescaped by the core.
    */
@@ -289,7 +294,7 @@ export interface CoreHTTPRequest {
   query: string;
   /**
    * Headers holds the request's headers by lower-case name: host, authorization, origin,
-   * last-event-id. Only the first value of a repeated header is needed.
+   * cookie, last-event-id. Only the first value of a repeated header is needed.
    */
   headers: Record<string, string>;
   /** Subscribers is how many SSE streams are open on this server now (for the limit). */
@@ -476,6 +481,11 @@ export interface CoreHTTPResponse {
    * (GET /v1/tasks/:id/logs), with Status and Headers as given.
    */
   logs?: string;
+  /**
+   * Asset names a file the host holds and answers with, as the body, with Status and Headers
+   * as given: "dashboard" is the web dashboard's page (host/dashboard/dashboard.html), for GET /.
+   */
+  asset?: string;
 }
 
 /** OpenCodeEvent is an event of OpenCode's bus, as the plugin's event hook receives it. */
@@ -525,6 +535,11 @@ export interface APIConfig {
   startedAt?: number;
   /** Version is reported by /v1/health; empty means the core's Version. */
   version?: string;
+  /**
+   * ReadOnly marks a server that only reads the stored history (asyncagents serve): it cannot
+   * cancel a task, which the plugin's OpenCode runs.
+   */
+  readOnly?: boolean;
 }
 
 /**

@@ -232,8 +232,9 @@ func (r *Runtime) handle(q Request) Response {
 		if q.HTTP == nil {
 			return Response{Error: "http: missing request"}
 		}
-		resp := r.m.ServeHTTP(*q.HTTP, r.m.cfg.API, q.Now)
-		return Response{OK: true, HTTP: &resp}
+		// A cancel (POST /v1/tasks/:id/cancel) changes state: its effects come with the answer.
+		resp, effects := r.m.ServeHTTPEffects(*q.HTTP, r.m.cfg.API, q.Now)
+		return Response{OK: true, HTTP: &resp, Effects: effects}
 	case "table":
 		return Response{OK: true, Table: TasksTable(r.m.Tasks(), q.Now)}
 	case "server.file":

@@ -108,5 +108,6 @@ func appendHTTPResponse(b []byte, r *HTTPResponse) []byte {
 	if r.Stream {
 		b = append(b, `,"stream":true`...)
 	}
-	return append(appendOptString(b, "logs", r.Logs), '}')
+	b = appendOptString(b, "logs", r.Logs)
+	return append(appendOptString(b, "asset", r.Asset), '}')
 }

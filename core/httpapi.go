@@ -1,8 +1,10 @@
 package core
 
 import (
+	"crypto/subtle"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,13 +20,16 @@ import (
 // HTTPRequest is what a host passes for every request it receives.
 type HTTPRequest struct {
 	Method string `json:"method"`
+	// Port is the port the server listens on: a request's Origin is the server's own only when
+	// it names this port (apiOwnOrigin). Zero means the host did not say, and then no Origin is.
+	Port int `json:"port,omitempty"`
 	// Path is the request's path as sent, percent-escaped (Go: r.URL.EscapedPath(); Bun:
 	// new URL(req.url).pathname), without the query. Each segment is unescaped by the core.
 	Path string `json:"path"`
 	// Query is the raw query string without "?", e.g. status=running&limit=10.
 	Query string `json:"query"`
 	// Headers holds the request's headers by lower-case name: host, authorization, origin,
-	// last-event-id. Only the first value of a repeated header is needed.
+	// cookie, last-event-id. Only the first value of a repeated header is needed.
 	Headers map[string]string `json:"headers"`
 	// Subscribers is how many SSE streams are open on this server now (for the limit).
 	Subscribers int `json:"subscribers"`
@@ -42,6 +47,14 @@ type HTTPResponse struct {
 	// Logs is a child session's ID: the host answers with that session's messages as a JSON array
 	// (GET /v1/tasks/:id/logs), with Status and Headers as given.
 	Logs string `json:"logs,omitempty"`
+	// Asset names a file the host holds and answers with, as the body, with Status and Headers
+	// as given: "dashboard" is the web dashboard's page (host/dashboard/dashboard.html), for GET /.
+	Asset string `json:"asset,omitempty"`
+
+	// cancel is the task a POST /v1/tasks/:id/cancel may cancel, once every check passed; the
+	// machine carries it out (Machine.ServeHTTPEffects) and answers with the task.
+	cancel       *Task
+	cancelReason string
 }
 
 // APIConfig is the HTTP API's configuration.
@@ -58,6 +71,9 @@ type APIConfig struct {
 	StartedAt int64 `json:"startedAt,omitempty"`
 	// Version is reported by /v1/health; empty means the core's Version.
 	Version string `json:"version,omitempty"`
+	// ReadOnly marks a server that only reads the stored history (asyncagents serve): it cannot
+	// cancel a task, which the plugin's OpenCode runs.
+	ReadOnly bool `json:"readOnly,omitempty"`
 }
 
 // API limits and defaults.
@@ -83,11 +99,17 @@ var apiStatusNames = []Status{StatusRunning, StatusCompleted, StatusError, Statu
 // ServeHTTP answers one request over tasks, in launch order as Machine.Tasks returns them; it
 // never changes them. It never panics: a bug comes back as a 500 with a JSON error.
 //
-// Order of checks: Host (403), OPTIONS (204), method (405), path encoding (400), /v1/health (no
-// auth), query encoding (400), authentication (401), route (404), parameters (400), subscriber
-// limit (503).
+// Order of checks: Host (403), a foreign Origin without a token (403), OPTIONS (204), path
+// encoding (400), method (405), /v1/health (no auth), query encoding (400), the page / (no
+// auth), the cancel (apiServeCancel), authentication (401), route (404), parameters (400),
+// subscriber limit (503).
 func ServeHTTP(req HTTPRequest, tasks []Task, cfg APIConfig, now int64) HTTPResponse {
-	return apiServe(req, apiPtrs(tasks), cfg, now)
+	r := apiServe(req, apiPtrs(tasks), cfg, now)
+	if r.cancel != nil {
+		// Nothing is changed here: a cancel is the machine's (Machine.ServeHTTPEffects).
+		return apiFail(500, "internal error: a cancel needs the machine (Machine.ServeHTTPEffects)")
+	}
+	return r
 }
 
 // ServeHTTP answers one request from the machine's own tasks, without copying them (see the
@@ -170,6 +192,9 @@ func apiServe(req HTTPRequest, tasks []*Task, cfg APIConfig, now int64) (resp HT
 		if p := recover(); p != nil {
 			resp = apiFail(500, fmt.Sprintf("internal error: %v", p))
 		}
+		if apiAuthNone(cfg) {
+			apiStripCORS(resp.Headers)
+		}
 	}()
 
 	host, hasHost := apiHeader(req.Headers, "host")
@@ -179,13 +204,13 @@ func apiServe(req HTTPRequest, tasks []*Task, cfg APIConfig, now int64) (resp HT
 	if !apiLoopbackHost(host) {
 		return apiFail(403, fmt.Sprintf("forbidden: Host %s is not a loopback address (use 127.0.0.1 or localhost)", apiEcho(host)))
 	}
+	if origin, ok := apiHeader(req.Headers, "origin"); ok && apiAuthNone(cfg) && !apiOwnOrigin(req) {
+		// Without a token, any page the user opens could read the API from the browser: only
+		// the server's own pages, and clients that send no Origin, are answered.
+		return apiFail(403, fmt.Sprintf("forbidden: Origin %s is not this server's own; without a token (ASYNCAGENTS_API_AUTH=none) the API answers its own dashboard and clients that send no Origin", apiEcho(origin)))
+	}
 	if req.Method == "OPTIONS" {
 		return apiPreflight()
-	}
-	if req.Method != "GET" {
-		r := apiFail(405, fmt.Sprintf("method %s not allowed: the API is read-only (GET, OPTIONS)", apiEcho(req.Method)))
-		r.Headers["Allow"] = apiAllowMethods
-		return r
 	}
 
 	path, rawQuery := req.Path, req.Query
@@ -200,6 +225,12 @@ func apiServe(req HTTPRequest, tasks []*Task, cfg APIConfig, now int64) (resp HT
 	if !ok {
 		return apiFail(400, fmt.Sprintf("malformed path %s: bad percent-encoding", apiEcho(path)))
 	}
+	isCancel := len(segs) == 4 && segs[0] == "v1" && segs[1] == "tasks" && segs[2] != "" && segs[3] == "cancel"
+	if req.Method != "GET" && !(req.Method == "POST" && isCancel) {
+		r := apiFail(405, fmt.Sprintf("method %s not allowed on %s: the API is read-only (GET, OPTIONS) but for POST /v1/tasks/:id/cancel", apiEcho(req.Method), apiEcho(path)))
+		r.Headers["Allow"] = apiAllowMethods
+		return r
+	}
 	if len(segs) == 2 && segs[0] == "v1" && segs[1] == "health" {
 		return apiServeHealth(tasks, cfg, now)
 	}
@@ -208,8 +239,14 @@ func apiServe(req HTTPRequest, tasks []*Task, cfg APIConfig, now int64) (resp HT
 	if !ok {
 		return apiFail(400, "malformed query string: bad percent-encoding")
 	}
+	if len(segs) == 1 && segs[0] == "" {
+		return apiServePage(req, q, cfg)
+	}
+	if isCancel && req.Method == "POST" {
+		return apiServeCancel(req, tasks, segs[2], q, cfg)
+	}
 	isEvents := len(segs) == 2 && segs[0] == "v1" && segs[1] == "events"
-	if r, denied := apiAuthorize(req.Headers, q, isEvents, cfg); denied {
+	if r, denied := apiAuthorize(req, q, isEvents, cfg); denied {
 		return r
 	}
 
@@ -237,9 +274,9 @@ func apiServe(req HTTPRequest, tasks []*Task, cfg APIConfig, now int64) (resp HT
 	case len(segs) == 3 && segs[1] == "task-groups" && segs[2] != "":
 		return apiServeGroup(tasks, segs[2], now)
 	case isEvents:
-		return apiServeEvents(req, tasks, cfg, now)
+		return apiServeEvents(req, tasks, q, cfg, now)
 	}
-	return apiFail(404, fmt.Sprintf("not found: no route GET %s (routes: /v1/health, /v1/stats, /v1/tasks, /v1/tasks/:id, /v1/tasks/:id/logs, /v1/task-groups/:id, /v1/events)", apiEcho(path)))
+	return apiFail(404, fmt.Sprintf("not found: no route GET %s (routes: /, /v1/health, /v1/stats, /v1/tasks, /v1/tasks/:id, /v1/tasks/:id/logs, POST /v1/tasks/:id/cancel, /v1/task-groups/:id, /v1/events)", apiEcho(path)))
 }
 
 // --- routes ---
@@ -250,10 +287,12 @@ type APIHealth struct {
 	Uptime    int64  `json:"uptime"` // seconds
 	Version   string `json:"version"`
 	TaskCount int    `json:"taskCount"`
+	// ReadOnly: this server cannot cancel (asyncagents serve); the dashboard offers no cancel.
+	ReadOnly bool `json:"readOnly,omitempty"`
 }
 
 func apiServeHealth(tasks []*Task, cfg APIConfig, now int64) HTTPResponse {
-	h := APIHealth{Status: "ok", Version: cfg.Version, TaskCount: len(tasks)}
+	h := APIHealth{Status: "ok", Version: cfg.Version, TaskCount: len(tasks), ReadOnly: cfg.ReadOnly}
 	if h.Version == "" {
 		h.Version = Version
 	}
@@ -545,7 +584,9 @@ func apiServeGroup(tasks []*Task, batchID string, now int64) HTTPResponse {
 	return apiJSON(g)
 }
 
-func apiServeEvents(req HTTPRequest, tasks []*Task, cfg APIConfig, now int64) HTTPResponse {
+// apiServeEvents opens a stream. ?snapshot=stats opens it with the stats alone (tasks: []): a
+// client that pages through the tasks itself, as the dashboard does, needs no copy of 10,000.
+func apiServeEvents(req HTTPRequest, tasks []*Task, q []apiQueryParam, cfg APIConfig, now int64) HTTPResponse {
 	limit := cfg.MaxSubscribers
 	if limit <= 0 {
 		limit = APIDefaultMaxSubscribers
@@ -556,6 +597,10 @@ func apiServeEvents(req HTTPRequest, tasks []*Task, cfg APIConfig, now int64) HT
 	h := apiBaseHeaders()
 	h["Content-Type"] = apiContentTypeStream
 	h["Cache-Control"] = "no-cache"
+	if apiQueryGet(q, "snapshot") == "stats" {
+		body := SSEFrame(SSESnapshot, SSESnapshotData{Tasks: []*Task{}, Stats: apiComputeStats(tasks, now)})
+		return HTTPResponse{Status: 200, Headers: h, Body: body, Stream: true}
+	}
 	return HTTPResponse{Status: 200, Headers: h, Body: apiSnapshotFrame(tasks, now), Stream: true}
 }
 
@@ -640,12 +685,19 @@ func apiLoopbackIPv4(s string) bool {
 	return true
 }
 
-// apiAuthorize checks the bearer token (and, for the event stream, ?token=, since EventSource
-// cannot send headers). It answers the 401 when the request is refused.
-func apiAuthorize(headers map[string]string, q []apiQueryParam, queryToken bool, cfg APIConfig) (HTTPResponse, bool) {
-	if strings.EqualFold(strings.TrimSpace(cfg.Auth), "none") {
+// apiAuthorize checks the token: the bearer token, the dashboard's cookie (apiCookieName) on a
+// request from the server's own page or with no Origin, and for the event stream ?token= too,
+// since EventSource cannot send headers. It answers the 401 when the request is refused. With
+// auth "none" every request passes (apiServe has already refused foreign Origins).
+func apiAuthorize(req HTTPRequest, q []apiQueryParam, queryToken bool, cfg APIConfig) (HTTPResponse, bool) {
+	if apiAuthNone(cfg) {
 		return HTTPResponse{}, false
 	}
+	return apiCheckToken(req, q, queryToken, cfg)
+}
+
+// apiCheckToken is apiAuthorize whatever the auth setting: what changes state needs it always.
+func apiCheckToken(req HTTPRequest, q []apiQueryParam, queryToken bool, cfg APIConfig) (HTTPResponse, bool) {
 	deny := func(msg string) (HTTPResponse, bool) {
 		r := apiFail(401, msg)
 		r.Headers["WWW-Authenticate"] = `Bearer realm="asyncagents"`
@@ -656,7 +708,7 @@ func apiAuthorize(headers map[string]string, q []apiQueryParam, queryToken bool,
 		return deny("unauthorized: the server has no API token configured")
 	}
 	given := ""
-	if v, _ := apiHeader(headers, "authorization"); strings.TrimSpace(v) != "" {
+	if v, _ := apiHeader(req.Headers, "authorization"); strings.TrimSpace(v) != "" {
 		scheme, rest, _ := strings.Cut(strings.TrimSpace(v), " ")
 		if !strings.EqualFold(scheme, "Bearer") {
 			return deny("unauthorized: the Authorization header must be \"Bearer <token>\"")
@@ -665,6 +717,19 @@ func apiAuthorize(headers map[string]string, q []apiQueryParam, queryToken bool,
 	}
 	if given == "" && queryToken {
 		given = apiQueryGet(q, "token")
+	}
+	if given == "" {
+		// The dashboard's cookie counts only on a request from its own page (or one with no
+		// Origin, as a same-origin GET is sent): SameSite ignores ports, so another server on
+		// 127.0.0.1 is the same site and its pages could send it.
+		if c := apiCookie(req.Headers, apiCookieName(req.Port)); c != "" {
+			if _, hasOrigin := apiHeader(req.Headers, "origin"); !hasOrigin || apiOwnOrigin(req) {
+				if apiTokenEqual(c, apiCookieValue(cfg.Token)) {
+					return HTTPResponse{}, false
+				}
+				return deny("unauthorized: the dashboard's cookie is not this server's (it restarted with a new token): open the dashboard again with asyncagents dashboard")
+			}
+		}
 	}
 	if given == "" {
 		if queryToken {
@@ -678,32 +743,57 @@ func apiAuthorize(headers map[string]string, q []apiQueryParam, queryToken bool,
 	return HTTPResponse{}, false
 }
 
-// apiTokenEqual compares in time that depends only on the expected token's length, not on where
-// the tokens differ nor on the given token's length.
+// apiAuthNone reports whether the token check is off (ASYNCAGENTS_API_AUTH=none).
+func apiAuthNone(cfg APIConfig) bool {
+	return strings.EqualFold(strings.TrimSpace(cfg.Auth), "none")
+}
+
+// apiOwnOrigin reports whether the request comes from the server's own pages: its Origin is
+// http:// and the Host it was sent to, and that Host is 127.0.0.1 or localhost with the port the
+// server listens on. A browser sets both headers itself, so a page of any other origin (another
+// port of 127.0.0.1 included) cannot pass.
+func apiOwnOrigin(req HTTPRequest) bool {
+	origin, ok := apiHeader(req.Headers, "origin")
+	host, _ := apiHeader(req.Headers, "host")
+	if !ok || req.Port <= 0 {
+		return false
+	}
+	name, port, hasPort := strings.Cut(host, ":")
+	if name != "127.0.0.1" && !strings.EqualFold(name, "localhost") {
+		return false
+	}
+	if hasPort && port != strconv.Itoa(req.Port) || !hasPort && req.Port != 80 {
+		return false
+	}
+	return strings.EqualFold(origin, "http://"+host)
+}
+
+// apiTokenEqual compares in time that does not depend on where the tokens differ.
 func apiTokenEqual(given, want string) bool {
-	var diff byte
-	if len(given) != len(want) {
-		diff = 1
-	}
-	for i := 0; i < len(want); i++ {
-		var g byte
-		if i < len(given) {
-			g = given[i]
-		}
-		diff |= g ^ want[i]
-	}
-	return diff == 0
+	return subtle.ConstantTimeCompare([]byte(given), []byte(want)) == 1
 }
 
 // --- responses ---
 
-// apiBaseHeaders are on every response: CORS, and no MIME sniffing.
+// apiBaseHeaders are on every response: CORS (taken off again while no token is required, see
+// apiStripCORS), and no MIME sniffing.
 func apiBaseHeaders() map[string]string {
 	return map[string]string{
 		"Access-Control-Allow-Origin":  "*",
 		"Access-Control-Allow-Methods": apiAllowMethods,
 		"Access-Control-Allow-Headers": apiAllowHeaders,
 		"X-Content-Type-Options":       "nosniff",
+	}
+}
+
+// apiStripCORS takes the CORS grant off an answer. "*" is only safe while a token is required:
+// a page of another origin holds no token, so it reads nothing. Without one, that page could
+// read everything.
+func apiStripCORS(h map[string]string) {
+	for k := range h {
+		if strings.HasPrefix(k, "Access-Control-") {
+			delete(h, k)
+		}
 	}
 }
 
@@ -783,8 +873,8 @@ func apiSplitPath(p string) ([]string, bool) {
 		if strings.IndexByte(s, '%') < 0 {
 			continue
 		}
-		u, ok := apiUnescape(s, false)
-		if !ok {
+		u, err := url.PathUnescape(s)
+		if err != nil {
 			return nil, false
 		}
 		segs[i] = u
@@ -804,9 +894,9 @@ func apiParseQuery(raw string) ([]apiQueryParam, bool) {
 			continue
 		}
 		k, v, _ := strings.Cut(part, "=")
-		k, ok1 := apiUnescape(k, true)
-		v, ok2 := apiUnescape(v, true)
-		if !ok1 || !ok2 {
+		k, err1 := url.QueryUnescape(k)
+		v, err2 := url.QueryUnescape(v)
+		if err1 != nil || err2 != nil {
 			return nil, false
 		}
 		out = append(out, apiQueryParam{k, v})
@@ -822,47 +912,6 @@ func apiQueryGet(q []apiQueryParam, key string) string {
 		}
 	}
 	return ""
-}
-
-// apiUnescape decodes %XX escapes (and "+" as a space in a query).
-func apiUnescape(s string, query bool) (string, bool) {
-	if strings.IndexByte(s, '%') < 0 && (!query || strings.IndexByte(s, '+') < 0) {
-		return s, true
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '%':
-			if i+2 >= len(s) {
-				return "", false
-			}
-			hi, ok1 := apiUnhex(s[i+1])
-			lo, ok2 := apiUnhex(s[i+2])
-			if !ok1 || !ok2 {
-				return "", false
-			}
-			b.WriteByte(hi<<4 | lo)
-			i += 2
-		case c == '+' && query:
-			b.WriteByte(' ')
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String(), true
-}
-
-func apiUnhex(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
 }
 
 // apiParseCount parses a non-negative decimal integer of at most 9 digits.

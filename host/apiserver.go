@@ -3,11 +3,13 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
 
 	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/host/dashboard"
 )
 
 // APIServer is the status API over net/http: every answer comes from the core's http op (the
@@ -19,6 +21,9 @@ type APIServer struct {
 	// Logs returns a task session's messages as JSON; nil means they cannot be had here (the CLI
 	// reading stored history while OpenCode is not running).
 	Logs func(ctx context.Context, sessionID string) ([]byte, error)
+	// Effects carries out what a request that changed state (a cancel) asks of the host; nil
+	// drops them (a server with no OpenCode behind it, whose core refuses to cancel anyway).
+	Effects func(ctx context.Context, effects []core.Effect)
 
 	mu      sync.Mutex
 	streams map[chan string]struct{}
@@ -33,8 +38,12 @@ func (s *APIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	subscribers := len(s.streams)
 	s.mu.Unlock()
+	port := 0
+	if addr, ok := r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr); ok {
+		port = addr.Port
+	}
 	resp, err := s.Core.Do(r.Context(), core.Request{Op: "http", Now: s.Now(), HTTP: &core.HTTPRequest{
-		Method: r.Method, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, Headers: headers, Subscribers: subscribers,
+		Method: r.Method, Port: port, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, Headers: headers, Subscribers: subscribers,
 	}})
 	if err != nil || resp.HTTP == nil {
 		// A core that stopped after a trap loop says so, as every tool call does.
@@ -45,6 +54,9 @@ func (s *APIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, core.APIErrCoreFailed)
 		return
 	}
+	if len(resp.Effects) > 0 && s.Effects != nil {
+		s.Effects(r.Context(), resp.Effects)
+	}
 	h := resp.HTTP
 	for k, v := range h.Headers {
 		w.Header().Set(k, v)
@@ -52,6 +64,13 @@ func (s *APIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case h.Stream:
 		s.stream(w, r, h)
+	case h.Asset != "":
+		if h.Asset != core.DashboardAsset {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		w.WriteHeader(h.Status)
+		_, _ = w.Write(dashboard.Page)
 	case h.Logs != "":
 		if s.Logs == nil {
 			writeError(w, http.StatusServiceUnavailable, core.APIErrLogsNoOpenCode)

@@ -86,6 +86,8 @@ export const AsyncAgents: Plugin = async (input, options) => {
     startedAt,
     apiEnabled: readEnv("ASYNCAGENTS_API_ENABLED") !== "false",
     direct: directServer(client, input.serverUrl, readEnv("ASYNCAGENTS_DIRECT") !== "false"),
+    // Next to the bundle (dist/); from the source, the committed build.
+    dashboardPath: fileURLToPath(new URL(import.meta.url.endsWith(".ts") ? "../host/dashboard/dashboard.html" : "./dashboard.html", import.meta.url)),
   };
   // serverUrl is read at each pane: OpenCode may start listening after the plugin loads.
   await whenStopped(directory); // a reload: the previous core first lets go of the history

@@ -273,7 +273,10 @@ export class Runtime {
     this.broadcaster = fn;
   }
 
-  /** Answers a status API request from the core's store. */
+  /**
+   * Answers a status API request from the core's store. A request that changes state (a
+   * cancel) comes back with effects, carried out as a step's.
+   */
   http(req: CoreHTTPRequest): CoreHTTPResponse {
     const unavailable = (error: string) => ({ status: 503, headers: { "Content-Type": "application/json; charset=utf-8" }, body: JSON.stringify({ error }) });
     if (this.halted) return unavailable(this.halted);
@@ -281,7 +284,9 @@ export class Runtime {
       return unavailable(this.failure ? `${API_ERR_CORE_UNAVAILABLE} (${this.failure.message})` : API_ERR_STARTING);
     }
     try {
-      return this.core.call({ op: "http", now: Date.now(), http: req }).http!;
+      const r = this.core.call({ op: "http", now: Date.now(), http: req });
+      if (r.effects?.length) this.carryOutAll(r.effects);
+      return r.http!;
     } catch (err) {
       if (err instanceof CoreTrap) return unavailable(this.recover(err));
       throw err;

@@ -19,6 +19,8 @@ export interface ApiDeps {
   http(req: CoreHTTPRequest): CoreHTTPResponse;
   logs(sessionID: string): Promise<unknown>;
   log(level: string, message: string): void;
+  /** The bytes of an asset the core names, or undefined when this host does not have it. */
+  asset?(name: string): Uint8Array<ArrayBuffer> | undefined;
 }
 
 const encoder = new TextEncoder();
@@ -158,7 +160,7 @@ export class ApiServer {
     const { path, query } = splitTarget(req.url, headers.host ?? "");
     let res: CoreHTTPResponse;
     try {
-      res = this.deps.http({ method: req.method, path, query, headers, subscribers: this.streams.size });
+      res = this.deps.http({ method: req.method, port: this.server?.port ?? 0, path, query, headers, subscribers: this.streams.size });
     } catch (err) {
       this.deps.log("error", `asyncagents: the core could not answer ${req.method} ${path}: ${(err as Error).message}`);
       return new Response(errorBody(API_ERR_CORE_FAILED), { status: 500, headers: JSON_HEADERS });
@@ -179,6 +181,14 @@ export class ApiServer {
         { highWaterMark: STREAM_BUFFER_FRAMES },
       );
       return new Response(stream, { status: res.status, headers: res.headers });
+    }
+    if (res.asset) {
+      const bytes = this.deps.asset?.(res.asset);
+      if (!bytes) {
+        const body = JSON.stringify({ error: `this server has no ${res.asset} page (it was not built with the plugin)` });
+        return new Response(body, { status: 404, headers: JSON_HEADERS });
+      }
+      return new Response(bytes, { status: res.status, headers: res.headers });
     }
     if (res.logs) {
       let end!: () => void;

@@ -52,6 +52,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 	if api.NoToken() {
 		auth = "none"
 	}
+	api.ReadOnly = true // no cancel here: the tasks are OpenCode's, and it may not even run
 	c, err := loadCore(ctx, *wasm, core.Config{API: api})
 	if err != nil {
 		return err
