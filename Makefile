@@ -5,7 +5,7 @@ SHELL := /bin/bash
 BUN := node_modules/.bin/bun
 GO_WASM := GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags="-s -w"
 
-.PHONY: all deps build test test-go test-bun demo bench pack clean
+.PHONY: all deps build generate dashboard test test-go test-bun demo bench pack clean
 
 all: build
 
@@ -19,9 +19,28 @@ node_modules/.installed: package.json package-lock.json
 deps: node_modules/.installed
 	go mod download
 
-dist/asyncagents.wasm: $(shell find core wasm -name '*.go') go.mod
+# The web dashboard (host/dashboard): one self-contained page, bundled from src/ by esbuild, and
+# the hashes of its inline script and style for the core's Content-Security-Policy. Both are
+# committed, since go:embed cannot reach dist/ (host/dashboard/page_test.go fails when they are
+# stale); this rebuilds them when the source changes.
+host/dashboard/dashboard.html core/httpapi/dashboard_csp.go &: $(shell find host/dashboard/src -type f) host/dashboard/build.mjs node_modules/.installed
+	node host/dashboard/build.mjs
+
+dashboard: host/dashboard/dashboard.html
+
+dist/dashboard.html: host/dashboard/dashboard.html
+	@mkdir -p dist
+	cp $< $@
+
+dist/asyncagents.wasm: $(shell find core wasm -name '*.go') core/httpapi/dashboard_csp.go go.mod
 	@mkdir -p dist
 	$(GO_WASM) -o $@ ./wasm
+
+# The module the hosts' tests make trap on purpose (wasm/testtraps.go). Not in the package: the
+# shipped module has no way to trap on request.
+dist/test/asyncagents.wasm: $(shell find core wasm -name '*.go') go.mod
+	@mkdir -p dist/test
+	$(GO_WASM) -tags testtraps -o $@ ./wasm
 
 dist/manifest.json: $(shell find core internal/cmd/manifest -name '*.go')
 	@mkdir -p dist
@@ -34,16 +53,22 @@ dist/asyncagents.js: dist/manifest.json $(shell find plugin-js bridge -name '*.t
 dist/asyncagents-worker.js: $(shell find plugin-js bridge -name '*.ts' -not -name '*.test.ts') node_modules/.installed
 	$(BUN) build plugin-js/worker.ts --outfile $@ --target bun --minify
 
-dist/asyncagents: $(shell find core host -name '*.go') go.mod
+dist/asyncagents: $(shell find core host -name '*.go') core/httpapi/dashboard_csp.go host/dashboard/dashboard.html go.mod
 	go build -o $@ ./host/cmd/asyncagents
 
-# The config file's JSON Schema, shipped in the package for editors (core/config/schema_test.go
-# keeps it in step with the core's checks).
+# The config file's JSON Schema, shipped in the package for editors. `make generate` writes it
+# from the core's defaults; core/config/schema_test.go keeps it in step with the core's checks.
 dist/asyncagents.schema.json: plugin-js/asyncagents.schema.json
 	@mkdir -p dist
 	cp $< $@
 
-build: deps dist/asyncagents.wasm dist/manifest.json dist/asyncagents.js dist/asyncagents-worker.js dist/asyncagents dist/asyncagents.schema.json
+# Writes what is generated from the core's Go source: the ABI's TypeScript types and shared
+# constants (bridge/abi_types.gen.ts), the config file's JSON Schema and the README's option table.
+# A Go test (internal/cmd/generate) fails while a committed copy is stale.
+generate:
+	go run ./internal/cmd/generate
+
+build: deps dist/asyncagents.wasm dist/test/asyncagents.wasm dist/manifest.json dist/asyncagents.js dist/asyncagents-worker.js dist/asyncagents dist/asyncagents.schema.json dist/dashboard.html
 
 test: build test-bun test-go
 
@@ -51,7 +76,8 @@ test: build test-bun test-go
 # one that runs the plugin for users.
 test-bun: build
 	node_modules/.bin/tsc -p .
-	$(BUN) test bridge/ plugin-js/
+	node_modules/.bin/tsc -p host/dashboard
+	$(BUN) test bridge/ plugin-js/ host/dashboard/
 	BUN_BE_BUN=1 node_modules/.bin/opencode test bridge/ plugin-js/
 
 test-go: build

@@ -2,7 +2,7 @@ import { expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Core, CoreError, compile } from "./core";
+import { Core, CoreError, CoreTrap, compile } from "./core";
 
 const wasmPath = process.env.ASYNCAGENTS_WASM ?? join(import.meta.dir, "..", "dist", "asyncagents.wasm");
 const module = await compile(readFileSync(wasmPath));
@@ -142,3 +142,12 @@ test("memory stays bounded however many large answers the core gives", async () 
   }
   expect(core.memoryBytes()).toBeLessThanOrEqual(after5 + (32 << 20));
 }, 60_000);
+
+test("a trap makes the instance throw CoreTrap, on that call and every later one", async () => {
+  const traps = await compile(readFileSync(join(import.meta.dir, "..", "dist", "test", "asyncagents.wasm")));
+  const core = Core.instantiateSync(traps, () => {});
+  core.init();
+  const call = { type: "tool.call", callID: "c", tool: "asyncagents_cancel", sessionID: "s", messageID: "m", agent: "build", args: { task_id: "asyncagents-test-trap:memory" } } as const;
+  expect(() => core.step(1, call)).toThrow(CoreTrap);
+  expect(() => core.tasks()).toThrow(CoreTrap);
+});

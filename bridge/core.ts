@@ -3,7 +3,7 @@
 
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { makeWasi } from "./wasi";
-import { ABI_VERSION, type ConfigFile, type CoreConfig, type CoreEvent, type CoreResponse, type Effect } from "./types";
+import { ABI_VERSION, type ConfigFile, type CoreConfig, type CoreEvent, type CoreResponse, type Effect, type Task, type Trap } from "./types";
 
 export * from "./types";
 
@@ -18,12 +18,21 @@ interface Exports {
 
 export class CoreError extends Error {}
 
+/**
+ * The instance itself failed (a WebAssembly trap, or the Go runtime's exit after a panic it could
+ * not recover): it is unusable, and every later call on it throws this too. The host makes a new
+ * one (ABI.md, "Traps").
+ */
+export class CoreTrap extends Error {}
+
 const NUL = new Uint8Array([0]);
 
 /** One instance of the core. Calls are synchronous: the guest never waits on anything. */
 export class Core {
   private readonly encoder = new TextEncoder();
   private readonly decoder = new TextDecoder();
+
+  private trap?: CoreTrap;
 
   private constructor(private readonly ex: Exports) {}
 
@@ -32,8 +41,21 @@ export class Core {
     let memory: WebAssembly.Memory | undefined;
     const wasi = makeWasi(() => memory!, { write });
     const instance = await WebAssembly.instantiate(module, { wasi_snapshot_preview1: wasi });
+    memory = (instance.exports as unknown as Exports).memory;
+    return Core.started(instance);
+  }
+
+  /** instantiate, at once: a host replacing an instance that trapped does it within the call. */
+  static instantiateSync(module: WebAssembly.Module, write?: (fd: number, text: string) => void): Core {
+    let memory: WebAssembly.Memory | undefined;
+    const wasi = makeWasi(() => memory!, { write });
+    const instance = new WebAssembly.Instance(module, { wasi_snapshot_preview1: wasi });
+    memory = (instance.exports as unknown as Exports).memory;
+    return Core.started(instance);
+  }
+
+  private static started(instance: WebAssembly.Instance): Core {
     const ex = instance.exports as unknown as Exports;
-    memory = ex.memory;
     ex._initialize();
     const abi = ex.aa_abi_version();
     if (abi !== ABI_VERSION) {
@@ -70,24 +92,37 @@ export class Core {
    * and whose length it returns.
    */
   private callFilled(size: number, fill: (into: Uint8Array) => number): string {
+    if (this.trap) throw this.trap;
     const ex = this.ex;
-    const inPtr = ex.aa_alloc(size);
+    const inPtr = this.guest("aa_alloc", () => ex.aa_alloc(size));
     let used: number;
     try {
       used = fill(new Uint8Array(ex.memory.buffer, inPtr, size));
     } catch (err) {
-      ex.aa_free(inPtr);
+      this.guest("aa_free", () => ex.aa_free(inPtr));
       throw err;
     }
-    // i64 arrives signed: read it unsigned, or a response past 2 GiB would have a negative address.
-    const packed = BigInt.asUintN(64, ex.aa_call(inPtr, used));
-    const outPtr = Number(packed >> 32n);
-    const outLen = Number(packed & 0xffffffffn);
-    // Read before freeing; the memory buffer may have grown during the call, so view it anew.
-    const text = this.decoder.decode(new Uint8Array(ex.memory.buffer, outPtr, outLen));
-    ex.aa_free(inPtr);
-    ex.aa_free(outPtr);
-    return text;
+    return this.guest("aa_call", () => {
+      // i64 arrives signed: read it unsigned, or a response past 2 GiB would have a negative address.
+      const packed = BigInt.asUintN(64, ex.aa_call(inPtr, used));
+      const outPtr = Number(packed >> 32n);
+      const outLen = Number(packed & 0xffffffffn);
+      // Read before freeing; the memory buffer may have grown during the call, so view it anew.
+      const text = this.decoder.decode(new Uint8Array(ex.memory.buffer, outPtr, outLen));
+      ex.aa_free(inPtr);
+      ex.aa_free(outPtr);
+      return text;
+    });
+  }
+
+  /** Runs fn, which enters the guest: anything it throws is the instance failing (CoreTrap). */
+  private guest<T>(what: string, fn: () => T): T {
+    try {
+      return fn();
+    } catch (err) {
+      this.trap = new CoreTrap(`core trap: ${what}: ${err instanceof Error ? err.message : String(err)}`);
+      throw this.trap;
+    }
   }
 
   /**
@@ -192,16 +227,20 @@ export class Core {
    * Starts the machine on config, with the config files the storage op named layered over it. The
    * seed (random, per process) keeps the task IDs this core mints apart from another process's.
    */
-  init(config: CoreConfig = {}, configFiles: ConfigFile[] = []): CoreResponse {
+  init(config: CoreConfig = {}, configFiles: ConfigFile[] = [], traps: Trap[] = []): CoreResponse {
     const seed = Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
-    return this.call(configFiles.length ? { op: "init", config, configFiles, seed } : { op: "init", config, seed });
+    const req: Record<string, unknown> = { op: "init", config, seed };
+    if (configFiles.length) req.configFiles = configFiles;
+    // An instance made after a trap: the core answers what it means (recovery).
+    if (traps.length) req.traps = traps;
+    return this.call(req);
   }
 
   step(now: number, event: CoreEvent): Effect[] {
     return this.call({ op: "step", now, event }).effects ?? [];
   }
 
-  tasks(): Record<string, unknown>[] {
+  tasks(): Task[] {
     return this.call({ op: "tasks" }).tasks ?? [];
   }
 }

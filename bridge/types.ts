@@ -1,106 +1,19 @@
-// The shapes of the core's JSON envelope (ABI v1, see ../ABI.md). These mirror core/*.go; the
-// conformance cases keep the two honest.
+// The shapes of the core's JSON envelope (ABI v1, see ../ABI.md). The interfaces and shared
+// constants are generated from the Go types (abi_types.gen.ts, `make generate`); this file adds
+// only what TypeScript alone needs: the events as a union, one member per event type.
 
-export const ABI_VERSION = 1;
+import type { CoreEventFields } from "./abi_types.gen";
 
-export interface CoreConfig {
-  maxResultChars?: number;
-  pollIntervalMs?: number;
-  defaultBlockTimeoutMs?: number;
-  maxBlockTimeoutMs?: number;
-  development?: boolean;
-  maxConcurrentStarts?: number;
-  maxDepth?: number;
-  notify?: { wake?: "batch" | "each" };
-  /** Panes for running children (tmux.open/close); inside is the host's: OpenCode runs in tmux. */
-  tmux?: { enabled?: boolean; inside?: boolean };
-  api?: { token?: string; auth?: "token" | "none"; maxSubscribers?: number; startedAt?: number; version?: string };
-  /** Model chains per agent: models, else model ("provider/model"). */
-  agents?: Record<string, { model?: string; models?: string[] }>;
-  fallback?: { attemptTimeoutMs?: number; failureThreshold?: number; cooldownMs?: number };
-}
+export * from "./abi_types.gen";
 
-/** A config file as the host read it, for init (core/config/file.go). */
-export interface ConfigFile {
-  path: string;
-  text: string;
-  /** Why a file that exists could not be read; absent files are not sent. */
-  error?: string;
-}
+/** Fields of CoreEventFields that an event of one type must carry. */
+type With<K extends keyof CoreEventFields> = Required<Pick<CoreEventFields, K>>;
 
-export interface ArgSpec {
-  name: string;
-  type: "string" | "boolean" | "number";
-  required?: boolean;
-  description: string;
-}
-
-export interface ToolSpec {
-  name: string;
-  description: string;
-  args: ArgSpec[];
-}
-
-export interface TextPart {
-  type: "text";
-  text: string;
-  synthetic?: boolean;
-}
-
-export interface Effect {
-  id: number;
-  kind: string;
-  reply?: boolean;
-  sessionID?: string;
-  /** The task a session effect works for (session.create has no session yet). */
-  taskID?: string;
-  /** session.promptAsync: this prompt is a notice to a task's parent. */
-  notice?: boolean;
-  parentID?: string;
-  title?: string;
-  permission?: { permission: string; pattern: string; action: string }[];
-  agent?: string;
-  parts?: TextPart[];
-  tools?: Record<string, boolean>;
-  noReply?: boolean;
-  callID?: string;
-  output?: string;
-  error?: string;
-  metadata?: Record<string, unknown>;
-  timerID?: string;
-  delayMs?: number;
-  level?: string;
-  message?: string;
-  line?: string;
-  content?: string;
-  frame?: string;
-  /** "provider/model" for session.promptAsync and session.summarize; absent: OpenCode chooses. */
-  model?: string;
-  /** state.write: a file name in the plugin's storage directory. */
-  file?: string;
-}
-
+/** One input to the core's state machine, as a host builds it. */
 export type CoreEvent =
-  | { type: "tool.call"; callID: string; tool: string; sessionID: string; messageID?: string; agent?: string; args: unknown }
-  | { type: "tool.aborted"; callID: string }
-  | { type: "effect.done"; effectID: number; ok: boolean; result?: unknown; error?: string }
-  | { type: "opencode"; event: { type: string; properties: unknown } }
-  | { type: "timer.fired"; timerID: string }
+  | ({ type: "tool.call"; args: unknown } & With<"callID" | "tool" | "sessionID"> & Pick<CoreEventFields, "messageID" | "agent">)
+  | ({ type: "tool.aborted" } & With<"callID">)
+  | ({ type: "effect.done"; ok: boolean } & With<"effectID"> & Pick<CoreEventFields, "result" | "error">)
+  | ({ type: "opencode" } & With<"event">)
+  | ({ type: "timer.fired" } & With<"timerID">)
   | { type: "start" };
-
-export interface CoreResponse {
-  ok: boolean;
-  error?: string;
-  effects?: Effect[];
-  abi?: number;
-  version?: string;
-  tools?: ToolSpec[];
-  subscribe?: string[];
-  config?: CoreConfig;
-  /** init: an invalid config file, named with its field; asyncagents_task then fails with it. */
-  configError?: string;
-  tasks?: Record<string, unknown>[];
-  task?: Record<string, unknown>;
-  storage?: { dir: string; history: string; historyIndex: string; serverJSON: string; modelHealth: string; apiPorts: number[]; configFiles?: string[] };
-  restore?: { restored: number; corrupt: number; problems?: string[]; indexed?: number };
-}

@@ -63,3 +63,40 @@ func (m *Machine) freshView() []*run {
 func (m *Machine) SnapshotFrame(now int64) string {
 	return httpapi.Snapshot(m.apiTasks(), now)
 }
+
+// ServeHTTPEffects is ServeHTTP for a request that may change state: a cancel (POST
+// /v1/tasks/:id/cancel, checked by httpapi) is carried out here, as a step carries out a tool's,
+// and its effects (the abort, the notice, the history line, the event frames) come back for the
+// host to carry out. Other requests answer as ServeHTTP does, with no effects.
+func (m *Machine) ServeHTTPEffects(req httpapi.Request, cfg config.APIConfig, now int64) (httpapi.Response, []Effect) {
+	r := m.ServeHTTP(req, cfg, now)
+	if r.Cancel == nil {
+		return r, nil
+	}
+	t := m.task(r.Cancel.ID)
+	reason := r.CancelReason
+	r.Cancel, r.CancelReason = nil, ""
+	if t == nil {
+		return r, nil // not reached: the task was found in the machine's own view
+	}
+	m.changes++ // the cached answers show the task before the cancel
+	if now > m.now {
+		m.now = now
+	}
+	m.out = nil
+	m.cancel(t, reason)
+	m.persistDirty()
+	effects := m.out
+	m.out = nil
+	out := t.Task
+	if out.Progress.LastTools == nil {
+		out.Progress.LastTools = []string{}
+	}
+	b, err := task.AppendJSON(nil, &out)
+	if err != nil {
+		r.Status, r.Body = 500, `{"error":"internal error: encoding the response failed"}`
+		return r, effects
+	}
+	r.Body = string(b)
+	return r, effects
+}

@@ -15,7 +15,10 @@ type Storage struct {
 	// HistoryIndex is the log's index (history_index.go), which a host reads with the log and
 	// replaces when the core says (history.index).
 	HistoryIndex string `json:"historyIndex"`
-	ServerJSON   string `json:"serverJSON"` // the status API's discovery file
+	// ServerDir holds this project's status API discovery files, one per process serving it
+	// (serverfile.go); ServerJSON is this process's own (the storage op's env.pid).
+	ServerDir  string `json:"serverDir"`
+	ServerJSON string `json:"serverJSON"`
 	// ModelHealth is the circuit breaker's state file (health.go), shared by every project.
 	ModelHealth string `json:"modelHealth"`
 	APIPorts    []int  `json:"apiPorts"` // the ports the status API tries, in order (then any)
@@ -25,22 +28,41 @@ type Storage struct {
 }
 
 // StoragePaths places the plugin's files in OpenCode's data directory ($XDG_DATA_HOME, else
-// ~/.local/share), in a folder of our own. Each project directory gets its own history, so two
-// OpenCode processes on two projects never write one file.
+// ~/.local/share), in a folder of our own. Each project directory gets its own history and its
+// own folder of server files, so two OpenCode processes on two projects never write one file.
+//
+// projectDir is the project's absolute path with its symlinks resolved (the hosts resolve it:
+// the core has no file system), so a project reached through a symlink or a "..", is one
+// project. The key is the path cleaned, hashed.
 func StoragePaths(xdgDataHome, home, projectDir string) Storage {
 	data := xdgDataHome
 	if data == "" {
 		data = path.Join(home, ".local", "share")
 	}
 	dir := path.Join(data, "opencode", "asyncagents")
-	sum := sha256.Sum256([]byte(projectDir))
+	key := projectKey(projectDir)
 	return Storage{
 		Dir:          dir,
-		History:      path.Join(dir, "history-"+hex.EncodeToString(sum[:8])+".log"),
-		HistoryIndex: path.Join(dir, "history-"+hex.EncodeToString(sum[:8])+".idx"),
-		ServerJSON:   path.Join(dir, "server.json"),
+		History:      path.Join(dir, "history-"+key+".log"),
+		HistoryIndex: path.Join(dir, "history-"+key+".idx"),
+		ServerDir:    path.Join(dir, "servers-"+key),
 		ModelHealth:  path.Join(dir, ModelHealthFile),
 	}
+}
+
+// projectKey names a project's files: 16 hex digits of the SHA-256 of its cleaned path.
+func projectKey(projectDir string) string {
+	if projectDir != "" {
+		projectDir = path.Clean(projectDir)
+	}
+	sum := sha256.Sum256([]byte(projectDir))
+	return hex.EncodeToString(sum[:8])
+}
+
+// ServerFilePath is the server file of process pid, in a project's ServerDir: each process that
+// serves the project has its own, so none overwrites or removes another's.
+func ServerFilePath(serverDir string, pid int) string {
+	return path.Join(serverDir, strconv.Itoa(pid)+".json")
 }
 
 // DefaultAPIPort is the status API's first port; ASYNCAGENTS_API_PORT overrides it.

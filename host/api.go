@@ -51,13 +51,23 @@ func (c *Core) DoRestore(ctx context.Context, q abi.Request, index, history []by
 }
 
 func (c *Core) do(ctx context.Context, q abi.Request, body ...[]byte) (abi.Response, error) {
+	return c.send(ctx, c.callWithBody, q, body...)
+}
+
+// doLocked is do with c.mu held, on the current instance, with no recovery: the recovery's own
+// calls.
+func (c *Core) doLocked(ctx context.Context, q abi.Request, body ...[]byte) (abi.Response, error) {
+	return c.send(ctx, c.callLocked, q, body...)
+}
+
+func (c *Core) send(ctx context.Context, call func(context.Context, []byte, ...[]byte) ([]byte, error), q abi.Request, body ...[]byte) (abi.Response, error) {
 	env, err := json.Marshal(q)
 	if err != nil {
 		return abi.Response{}, err
 	}
 	// The history travels raw after a NUL byte, not escaped inside the JSON, the index before
 	// it (ABI.md).
-	raw, err := c.callWithBody(ctx, env, body...)
+	raw, err := call(ctx, env, body...)
 	if err != nil {
 		return abi.Response{}, err
 	}
@@ -73,10 +83,19 @@ func (c *Core) do(ctx context.Context, q abi.Request, body ...[]byte) (abi.Respo
 
 // Init (re)starts the machine with cfg and returns the tools and event types it wants. The seed
 // (random, per call) keeps the task IDs this core mints apart from another process's.
+// A new instance made after a trap is initialised with the same cfg (recover.go).
 func (c *Core) Init(ctx context.Context, cfg config.Config) (abi.Response, error) {
+	c.mu.Lock()
+	c.cfg = cfg
+	c.mu.Unlock()
+	return c.Do(ctx, abi.Request{Op: "init", Config: &cfg, Seed: newSeed()})
+}
+
+// newSeed is random per init: a new instance's task IDs must not repeat the last one's.
+func newSeed() string {
 	var seed [16]byte
 	_, _ = rand.Read(seed[:])
-	return c.Do(ctx, abi.Request{Op: "init", Config: &cfg, Seed: hex.EncodeToString(seed[:])})
+	return hex.EncodeToString(seed[:])
 }
 
 // Step feeds one event at time now (Unix ms) and returns the effects to carry out.

@@ -2,12 +2,16 @@ package host
 
 import (
 	"context"
+	"encoding/json"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
 
+	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/core/abi"
 	"github.com/asyncagents/asyncagents/core/httpapi"
+	"github.com/asyncagents/asyncagents/host/dashboard"
 )
 
 // APIServer is the status API over net/http: every answer comes from the core's http op (the
@@ -19,13 +23,13 @@ type APIServer struct {
 	// Logs returns a task session's messages as JSON; nil means they cannot be had here (the CLI
 	// reading stored history while OpenCode is not running).
 	Logs func(ctx context.Context, sessionID string) ([]byte, error)
+	// Effects carries out what a request that changed state (a cancel) asks of the host; nil
+	// drops them (a server with no OpenCode behind it, whose core refuses to cancel anyway).
+	Effects func(ctx context.Context, effects []core.Effect)
 
 	mu      sync.Mutex
 	streams map[chan string]struct{}
 }
-
-// streamBuffer is how many frames a slow subscriber may lag behind before it is dropped.
-const streamBuffer = 64
 
 func (s *APIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	headers := map[string]string{}
@@ -36,12 +40,24 @@ func (s *APIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	subscribers := len(s.streams)
 	s.mu.Unlock()
+	port := 0
+	if addr, ok := r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr); ok {
+		port = addr.Port
+	}
 	resp, err := s.Core.Do(r.Context(), abi.Request{Op: "http", Now: s.Now(), HTTP: &httpapi.Request{
-		Method: r.Method, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, Headers: headers, Subscribers: subscribers,
+		Method: r.Method, Port: port, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, Headers: headers, Subscribers: subscribers,
 	}})
 	if err != nil || resp.HTTP == nil {
-		http.Error(w, `{"error":"the core could not answer"}`, http.StatusInternalServerError)
+		// A core that stopped after a trap loop says so, as every tool call does.
+		if halted := s.Core.Halted(); halted != "" {
+			writeError(w, http.StatusServiceUnavailable, halted)
+			return
+		}
+		writeError(w, http.StatusInternalServerError, core.APIErrCoreFailed)
 		return
+	}
+	if len(resp.Effects) > 0 && s.Effects != nil {
+		s.Effects(r.Context(), resp.Effects)
 	}
 	h := resp.HTTP
 	for k, v := range h.Headers {
@@ -50,16 +66,21 @@ func (s *APIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case h.Stream:
 		s.stream(w, r, h)
+	case h.Asset != "":
+		if h.Asset != httpapi.DashboardAsset {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		w.WriteHeader(h.Status)
+		_, _ = w.Write(dashboard.Page)
 	case h.Logs != "":
 		if s.Logs == nil {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write([]byte(`{"error":"logs are read from OpenCode, which is not running; only stored task data is available here"}`))
+			writeError(w, http.StatusServiceUnavailable, core.APIErrLogsNoOpenCode)
 			return
 		}
 		body, err := s.Logs(r.Context(), h.Logs)
 		if err != nil {
-			w.WriteHeader(http.StatusBadGateway)
-			_, _ = w.Write([]byte(`{"error":"could not read the task's messages"}`))
+			writeError(w, http.StatusBadGateway, core.APIErrLogsFailed+": "+err.Error())
 			return
 		}
 		w.WriteHeader(http.StatusOK)
@@ -72,9 +93,20 @@ func (s *APIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// writeError answers with an error the host gives itself, in the shape of the core's own:
+// {"error": text}. The headers the core chose, if any, are already set.
+func writeError(w http.ResponseWriter, status int, text string) {
+	body, _ := json.Marshal(map[string]string{"error": text})
+	if w.Header().Get("Content-Type") == "" {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
 func (s *APIServer) stream(w http.ResponseWriter, r *http.Request, h *httpapi.Response) {
 	flusher, _ := w.(http.Flusher)
-	ch := make(chan string, streamBuffer)
+	ch := make(chan string, core.StreamBufferFrames)
 	s.mu.Lock()
 	if s.streams == nil {
 		s.streams = map[chan string]struct{}{}

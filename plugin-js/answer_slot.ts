@@ -1,10 +1,9 @@
 // A tool call's answer, handed from the Worker to OpenCode's thread without waiting for that
 // thread's event loop. OpenCode runs a turn's tool calls one after another on its thread, and a
-// message from the Worker is only read once the thread is free: with 25 launches in one turn, each
-// answer waited for the other 24 calls to start (about 10 ms each), and the launch took 250 ms
-// where the core had answered in 1. So OpenCode's thread posts the call as usual, then waits, for
-// a bounded time, on a shared slot the Worker writes the answer into (Atomics): a round trip takes
-// tens of microseconds. An answer that is not there in time (the Worker is busy, or the call waits,
+// message from the Worker is only read once the thread is free: with many launches in one turn,
+// each answer would wait for every later call of the turn to start, though the core answered at
+// once. So OpenCode's thread posts the call as usual, then waits, for a bounded time, on a shared
+// slot the Worker writes the answer into (Atomics), which needs no event loop. An answer that is not there in time (the Worker is busy, or the call waits,
 // like asyncagents_output with block) comes by message as before.
 //
 // Layout (Int32 words, then bytes): [0] the call ID written last, [1] the answer's length in bytes,

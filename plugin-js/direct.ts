@@ -1,7 +1,7 @@
 // The shortest path to OpenCode for the effects on a launch's and a notice's way: from the thread
 // the core runs in (the plugin's Worker) straight to OpenCode's HTTP server, not by way of
-// OpenCode's own thread and the plugin's SDK client there. A notice spent 5 to 15 ms waiting for
-// OpenCode's thread to pick it up, busy with its own work after the child's turn.
+// OpenCode's own thread and the plugin's SDK client there: that thread is busy with OpenCode's own
+// work right after the child's turn, and a notice would wait for it to pick the notice up.
 //
 // Only where that server is this process's own: OpenCode builds the plugin's client on the URL its
 // server listens on (`opencode serve`, `opencode --port`), and otherwise on an in-process fetch

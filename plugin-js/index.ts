@@ -7,11 +7,12 @@
 
 import type { Plugin } from "@opencode-ai/plugin";
 import manifest from "../dist/manifest.json";
-import { compile, type CoreConfig, type ToolSpec } from "../bridge/core";
+import { API_TOKEN_BYTES, ENV_API_AUTH, ENV_API_PORT, compile, type CoreConfig, type ToolSpec } from "../bridge/core";
 import { makeExecutor, type Client } from "./effects";
 import { directServer } from "./direct";
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
+import { resolve } from "node:path";
 import { homedir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { startLocal, type CoreSetup, type Log, type Perform } from "./local";
@@ -26,6 +27,17 @@ import { TmuxPanes, tmuxConfig } from "./tmux";
 // with "development" when it bundles, which would mark every user's notices.
 function readEnv(name: string): string | undefined {
   return process.env[name];
+}
+
+// The project's absolute path with its symlinks resolved, as the CLI resolves --project
+// (host/cmd/asyncagents/project.go): the core names the project's files after it, so a project
+// reached through a symlink has one history and one folder of server files.
+function projectPath(directory: string): string {
+  try {
+    return realpathSync(resolve(directory));
+  } catch {
+    return resolve(directory);
+  }
 }
 
 // Compiled once per process, for the instances that run in OpenCode's thread (see startCore).
@@ -46,13 +58,14 @@ export const AsyncAgents: Plugin = async (input, options) => {
   };
   const log: Log = (level, message) => void post(level, message);
   // The status API's bearer token: random per process, written only to server.json (mode 0600).
-  const token = randomBytes(32).toString("hex");
+  const token = randomBytes(API_TOKEN_BYTES).toString("hex");
   const startedAt = Date.now();
   // The user's api options (maxSubscribers) pass through; the token, the auth switch and the start
-  // time are the plugin's own. An api that is not an object goes to the core as it is, which
-  // refuses it by name.
+  // time are the plugin's own; $ASYNCAGENTS_API_AUTH goes to the core as it is, which decides
+  // what it means. An api that is not an object goes to the core as it is, which refuses it by
+  // name.
   const userAPI = options?.api;
-  const ownAPI = { token, auth: readEnv("ASYNCAGENTS_API_AUTH") === "none" ? "none" : "token", startedAt };
+  const ownAPI = { token, auth: readEnv(ENV_API_AUTH), startedAt };
   const isObject = userAPI !== null && typeof userAPI === "object" && !Array.isArray(userAPI);
   const setup: CoreSetup = {
     config: {
@@ -61,11 +74,20 @@ export const AsyncAgents: Plugin = async (input, options) => {
       api: (userAPI === undefined ? ownAPI : isObject ? { ...userAPI, ...ownAPI } : userAPI) as CoreConfig["api"],
       tmux: tmuxConfig(options?.tmux, readEnv("TMUX")) as CoreConfig["tmux"],
     },
-    env: { xdgDataHome: readEnv("XDG_DATA_HOME"), xdgConfigHome: readEnv("XDG_CONFIG_HOME"), home: homedir(), directory, apiPort: readEnv("ASYNCAGENTS_API_PORT") },
+    env: {
+      xdgDataHome: readEnv("XDG_DATA_HOME"),
+      xdgConfigHome: readEnv("XDG_CONFIG_HOME"),
+      home: homedir(),
+      directory: projectPath(directory),
+      apiPort: readEnv(ENV_API_PORT),
+      pid: process.pid,
+    },
     token,
     startedAt,
     apiEnabled: readEnv("ASYNCAGENTS_API_ENABLED") !== "false",
     direct: directServer(client, input.serverUrl, readEnv("ASYNCAGENTS_DIRECT") !== "false"),
+    // Next to the bundle (dist/); from the source, the committed build.
+    dashboardPath: fileURLToPath(new URL(import.meta.url.endsWith(".ts") ? "../host/dashboard/dashboard.html" : "./dashboard.html", import.meta.url)),
   };
   // serverUrl is read at each pane: OpenCode may start listening after the plugin loads.
   await whenStopped(directory); // a reload: the previous core first lets go of the history
@@ -104,10 +126,10 @@ export const AsyncAgents: Plugin = async (input, options) => {
 };
 
 // startCore runs the core in a Worker next to this file (asyncagents-worker.js), so that the
-// history's restore and the status API's answers never wait on OpenCode's event loop: inside it,
-// GET /v1/health's p99 was 5 ms against 0.4 ms in a Worker. ASYNCAGENTS_WORKER=false, or a
-// missing worker file, runs it in OpenCode's thread instead. Either way, on SIGINT/SIGTERM the
-// API's answers in flight finish first, for two seconds at most, and the signal then ends the
+// history's restore and the status API's answers never wait on OpenCode's event loop, which
+// OpenCode's own work keeps busy. ASYNCAGENTS_WORKER=false, or a missing worker file, runs it in
+// OpenCode's thread instead. Either way, on SIGINT/SIGTERM the API's answers in flight finish
+// first, for STOP_GRACE_MS at most, and the signal then ends the
 // process as it would have (see stopWithProcess); on exit, server.json goes.
 function startCore(setup: CoreSetup, perform: Perform, log: Log): CoreHost {
   const wasmURL = new URL("./asyncagents.wasm", import.meta.url);

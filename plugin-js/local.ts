@@ -3,10 +3,11 @@
 // waits on OpenCode's event loop; it runs it in OpenCode's own thread only when no Worker can
 // start (see index.ts).
 
+import { readFileSync } from "node:fs";
 import type { CoreConfig } from "../bridge/core";
 import { fileHistory } from "./history";
 import { Runtime, type StorageEnv } from "./runtime";
-import { ApiServer } from "./server";
+import { ApiServer, type OwnFile } from "./server";
 import { directly, type DirectServer } from "./direct";
 import type { Perform } from "./effects";
 
@@ -20,6 +21,8 @@ export interface CoreSetup {
   apiEnabled: boolean;
   /** OpenCode's server, when it is this process's own: launches and notices go to it directly. */
   direct?: DirectServer;
+  /** The dashboard's page (dashboard.html, next to the plugin), served at the status API's /. */
+  dashboardPath?: string;
 }
 
 export type { Perform } from "./effects";
@@ -36,7 +39,7 @@ export function startLocal(
   setup: CoreSetup,
   perform: Perform,
   log: Log,
-  onServer?: (serverJSON: string) => void,
+  onServer?: (file: OwnFile) => void,
   thread?: string,
 ): { runtime: Runtime; api?: ApiServer } {
   // The server binds as soon as the core says where (its ports and server.json), before the
@@ -46,12 +49,21 @@ export function startLocal(
   const serve = () => {
     const storage = runtime.storagePaths;
     if (!api || !storage) return;
-    const port = api.start(storage.apiPorts, storage.serverJSON, setup.token, setup.startedAt);
-    if (port === undefined) {
+    const auth = (setup.config.api as { auth?: string } | undefined)?.auth;
+    let file: OwnFile | undefined;
+    const port = api.start(storage.apiPorts, storage.serverJSON, (port, url) => {
+      const content = runtime.serverFile({ port, pid: process.pid, startedAt: new Date(setup.startedAt).toISOString(), url, token: setup.token, auth });
+      file = { path: storage.serverJSON, content };
+      return content;
+    });
+    if (port === undefined || !file) {
       log("error", "asyncagents: the status API could not bind any port");
       return;
     }
-    onServer?.(storage.serverJSON);
+    // Once per start, without the token: OpenCode's log is no place for it (the server file, mode
+    // 0600, holds it; asyncagents dashboard reads it from there).
+    log("info", `asyncagents: dashboard at http://127.0.0.1:${port}/ (open it with: asyncagents dashboard)`);
+    onServer?.(file);
   };
   if (setup.direct) perform = directly(setup.direct, perform);
   const runtime = new Runtime(module, setup.config, perform, log, {
@@ -66,7 +78,23 @@ export function startLocal(
     http: (req) => runtime.http(req),
     logs: (sessionID) => runtime.run({ id: 0, kind: "session.messages", sessionID }),
     log,
+    asset: (name) => (name === "dashboard" ? dashboardPage(setup.dashboardPath, log) : undefined),
   });
   runtime.onBroadcast((frame) => api!.broadcast(frame));
   return { runtime, api };
+}
+
+let page: Uint8Array<ArrayBuffer> | undefined;
+let pageMissing = false;
+
+/** The dashboard's page, read once; undefined (and logged once) when the file is missing. */
+function dashboardPage(path: string | undefined, log: Log): Uint8Array<ArrayBuffer> | undefined {
+  if (page || pageMissing || !path) return page;
+  try {
+    page = new Uint8Array(readFileSync(path));
+  } catch (err) {
+    pageMissing = true;
+    log("error", `asyncagents: the dashboard's page could not be read: ${(err as Error).message}`);
+  }
+  return page;
 }

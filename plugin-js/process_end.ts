@@ -2,7 +2,7 @@
 // the tmux panes attached to children) goes when the process ends. The main thread owns the
 // process's signals (a Worker gets none), so everything is tied to them here.
 
-import { STOP_GRACE_MS } from "./server";
+import { STOP_GRACE_MS } from "../bridge/types";
 
 /** Something the process's end stops: the status API's server (here or in the Worker), the tmux panes. */
 export interface Stoppable {

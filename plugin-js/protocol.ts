@@ -4,6 +4,7 @@
 import type { CoreEvent } from "../bridge/core";
 import type { CoreSetup } from "./local";
 import type { ToolAnswer } from "./runtime";
+import type { OwnFile } from "./server";
 
 /** What a tool call carries across: the fields of OpenCode's context the core reads. */
 export interface CallContext {
@@ -28,5 +29,5 @@ export type ToMain =
   | { t: "perform"; id: number; effect: unknown }
   | { t: "answer"; id: number; answer?: ToolAnswer; error?: string }
   | { t: "log"; level: string; message: string }
-  | { t: "server"; serverJSON: string }
+  | { t: "server"; file: OwnFile }
   | { t: "stopped" };

@@ -7,7 +7,7 @@ import type { CoreEvent, Effect } from "../bridge/core";
 import type { CoreSetup, Log, Perform } from "./local";
 import type { ToMain, ToWorker } from "./protocol";
 import { forgetAtProcessEnd } from "./process_end";
-import { removeFile } from "./server";
+import { removeOwnFile, type OwnFile } from "./server";
 import type { ToolAnswer, ToolCallContext } from "./runtime";
 import { newSlot, slotMark, waitSlot } from "./answer_slot";
 
@@ -36,7 +36,7 @@ export class WorkerCore implements CoreHost {
   private readonly worker: Worker;
   private seq = 0;
   private readonly calls = new Map<number, { resolve(a: ToolAnswer): void; reject(e: Error): void }>();
-  private serverJSON?: string;
+  private serverFile?: OwnFile;
   private stopped?: () => void;
   private failure?: string;
   private stopping?: Promise<void>;
@@ -47,8 +47,8 @@ export class WorkerCore implements CoreHost {
 
   /**
    * Starts the Worker, which compiles the module itself. (Compiled on the main thread, the
-   * module reached the Worker only when OpenCode's thread was free to pass it on: 140 to 380 ms
-   * after the plugin started, against about 100 when the Worker compiles it.)
+   * module would reach the Worker only when OpenCode's thread was free to pass it on, which is
+   * later than the Worker's own compile is done.)
    */
   constructor(workerURL: URL, wasmURL: URL, setup: CoreSetup, private readonly perform: Perform, private readonly log: Log) {
     this.worker = new Worker(workerURL);
@@ -129,8 +129,8 @@ export class WorkerCore implements CoreHost {
 
   /** Removes server.json at once. Synchronous, so an 'exit' handler can call it. */
   removeServerJSON(): void {
-    removeFile(this.serverJSON);
-    this.serverJSON = undefined;
+    removeOwnFile(this.serverFile);
+    this.serverFile = undefined;
   }
 
   /** What the process's 'exit' does for the Worker's server (see stopWithProcess): server.json goes. */
@@ -163,7 +163,7 @@ export class WorkerCore implements CoreHost {
       case "log":
         return this.log(m.level, m.message);
       case "server":
-        this.serverJSON = m.serverJSON;
+        this.serverFile = m.file;
         return;
       case "stopped":
         this.stopped?.();

@@ -97,7 +97,7 @@ test("a core that fails to load makes every tool call say so", async () => {
   const rt = new Runtime(compile(new ArrayBuffer(8)), {}, oc.perform, () => {}, { env: { home: "/nonexistent" }, open: () => noHistory });
   await expect(rt.callTool("asyncagents_task", {}, { ...ctx, callID: "c3" })).rejects.toThrow(/core failed to load/);
   // The status API says so too, rather than "starting".
-  const res = rt.http({ method: "GET", path: "/v1/tasks" });
+  const res = rt.http({ method: "GET", path: "/v1/tasks", query: "", headers: {}, subscribers: 0 });
   expect(res.status).toBe(503);
   expect(JSON.parse(res.body!).error).toContain("core failed to load");
 });

@@ -2,10 +2,25 @@
 // feed back their results. Timers and pending tool calls live here because they are handles the
 // core cannot hold; what they mean is the core's business.
 
-import { Core, type ConfigFile, type CoreConfig, type CoreEvent, type Effect } from "../bridge/core";
+import {
+  API_ERR_CORE_UNAVAILABLE,
+  API_ERR_STARTING,
+  Core,
+  CoreTrap,
+  type ConfigFile,
+  type CoreConfig,
+  type CoreEvent,
+  type CoreHTTPRequest,
+  type CoreHTTPResponse,
+  type CoreResponse,
+  type Effect,
+  type Trap,
+} from "../bridge/core";
+import { readFileSync } from "node:fs";
 import { readConfigFiles } from "./config";
 import { noHistory, readState, writeState, type History } from "./history";
 import { hop, profiling } from "./profile";
+import { restartFailed } from "./trap";
 
 
 /** What the core needs to place the plugin's files. */
@@ -16,6 +31,8 @@ export interface StorageEnv {
   home?: string;
   directory?: string;
   apiPort?: string;
+  /** This process: it names its server file. */
+  pid?: number;
 }
 
 export interface ToolCallContext {
@@ -66,11 +83,21 @@ export class Runtime {
   private history: History = noHistory;
   private broadcaster?: (frame: string) => void;
   /** Where the history and server.json live, once the core has said. */
-  storagePaths?: { dir: string; history: string; historyIndex: string; serverJSON: string; modelHealth: string; apiPorts: number[]; configFiles?: string[] };
+  storagePaths?: CoreResponse["storage"];
   /** The configuration in force (options and config files, defaults filled in), once loaded. */
   config?: CoreConfig;
   /** Set when a config file is invalid: asyncagents_task then fails with this text. */
   configError?: string;
+  /** After a trap, a new instance gets what the first one got (see recover). */
+  private module?: WebAssembly.Module;
+  private initConfig: CoreConfig;
+  private configFiles: ConfigFile[] = [];
+  private traps: Trap[] = [];
+  /** Counts instances: an effect's result goes back only to the instance that asked. */
+  private generation = 0;
+  /** Set when the core stopped for good (a trap loop): every call fails with it. */
+  private halted?: string;
+  private readonly write = (fd: number, text: string) => this.log(fd === 2 ? "error" : "info", text);
 
   constructor(
     module: Promise<WebAssembly.Module>,
@@ -93,8 +120,9 @@ export class Runtime {
       startedAt?: number;
     },
   ) {
-    // Compiling the module takes about 100 ms: it happens in the background, and OpenCode does
-    // not wait for it. Events that arrive meanwhile are kept and fed in order.
+    this.initConfig = config;
+    // Compiling the module happens in the background: OpenCode does not wait for it. Events that
+    // arrive meanwhile are kept and fed in order.
     // Wall-clock times from the plugin's start: in a Worker, this thread's clock starts later.
     const t0 = storage.startedAt ?? Date.now();
     const marks: string[] = [];
@@ -103,15 +131,16 @@ export class Runtime {
     this.ready = module
       .then((m) => {
         mark("compiled");
-        return Core.instantiate(m, (fd, text) => this.log(fd === 2 ? "error" : "info", text));
+        this.module = m;
+        return Core.instantiate(m, this.write);
       })
       .then((core) => {
         mark("instantiated");
         // Where the history and the config files live is the core's call (the Go CLI reads the
         // same history). The storage op is pure, so it comes first: init takes the config files.
         this.storagePaths = core.call({ op: "storage", env: storage.env }).storage!;
-        const files = (storage.readConfig ?? readConfigFiles)(this.storagePaths.configFiles ?? []);
-        const init = core.init(config, files);
+        this.configFiles = (storage.readConfig ?? readConfigFiles)(this.storagePaths.configFiles ?? []);
+        const init = core.init(config, this.configFiles);
         this.config = init.config;
         if (init.configError) {
           // The task tool answers with it too; the other tools work on the options alone.
@@ -127,16 +156,7 @@ export class Runtime {
         }
         // The history first: tasks from before a restart are back, and those that were running
         // are reconciled, before any new event is handled.
-        const state = this.guardRead("reading the model health", () => readState(this.storagePaths!.modelHealth));
-        const restore = { op: "restore", now: Date.now(), state };
-        let restored;
-        if (this.history.files) {
-          // Read by the bridge, straight into the core's memory.
-          restored = core.callWithFiles(restore, this.history.files);
-        } else {
-          const index = this.guardRead("reading the task history index", () => this.history!.readIndex());
-          restored = core.call({ ...restore, history: this.history.read(), index });
-        }
+        const restored = this.restore(core);
         const indexed = restored.restore?.indexed ? ` (${restored.restore.indexed} from the index)` : "";
         mark(`restored ${restored.restore?.restored ?? 0} tasks${indexed}`);
         for (const e of restored.effects ?? []) this.carryOut(e);
@@ -153,6 +173,71 @@ export class Runtime {
       });
   }
 
+  /** Restores core from the history and the model health as their files hold them now. */
+  private restore(core: Core): CoreResponse {
+    const state = this.guardRead("reading the model health", () => readState(this.storagePaths!.modelHealth));
+    const restore = { op: "restore", now: Date.now(), state };
+    // Read by the bridge, straight into the core's memory.
+    if (this.history.files) return core.callWithFiles(restore, this.history.files);
+    const index = this.guardRead("reading the task history index", () => this.history!.readIndex());
+    return core.call({ ...restore, history: this.history.read(), index });
+  }
+
+  /**
+   * Replaces the instance that trapped (ABI.md, "Traps") and returns what the failed call answers.
+   * The new instance gets the same init, with every trap still kept: the core says whether this is
+   * a loop and what the user reads. It is then restored from the history, so running children
+   * are reconciled and tracked again. What the old instance left in flight is dropped: its timers,
+   * its effects' results (their IDs mean nothing to the new one), its pending tool calls.
+   */
+  private recover(trap: Error): string {
+    this.generation++;
+    this.log("error", `asyncagents: the core trapped; making a new instance: ${trap.message}`);
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+    const now = Date.now();
+    this.traps.push({ at: now, error: trap.message });
+    const halt = (message: string): string => {
+      this.halted = message;
+      this.core = undefined;
+      this.log("error", message);
+      this.refuseCalls(message);
+      return message;
+    };
+    let core: Core;
+    let recovery: CoreResponse["recovery"];
+    try {
+      core = Core.instantiateSync(this.module!, this.write);
+      recovery = core.init(this.initConfig, this.configFiles, this.traps).recovery;
+    } catch (err) {
+      return halt(restartFailed(err));
+    }
+    if (!recovery) return halt(restartFailed(new Error("init: no recovery in its answer")));
+    if (recovery.halt) return halt(recovery.message);
+    this.traps = recovery.traps ?? [];
+    this.refuseCalls(recovery.message);
+    let restored: CoreResponse;
+    try {
+      restored = this.restore(core);
+    } catch (err) {
+      return halt(restartFailed(new Error(`restore: ${(err as Error).message}`)));
+    }
+    this.core = core;
+    this.log("error", recovery.message);
+    this.carryOutAll(restored.effects ?? []);
+    this.feed({ type: "start" });
+    return recovery.message;
+  }
+
+  /** Answers every tool call still waiting with text: the core that would have answered is gone. */
+  private refuseCalls(text: string): void {
+    for (const call of this.calls.values()) {
+      call.ctx.onAnswer?.({ error: text });
+      call.reject(new Error(text));
+    }
+    this.calls.clear();
+  }
+
   /** Resolves once the core is loaded (or failed to load). */
   whenReady(): Promise<void> {
     return this.ready;
@@ -163,6 +248,7 @@ export class Runtime {
    * when the step failed (a panic in the core), so a caller waiting on the step can stop waiting.
    */
   feed(ev: CoreEvent): Error | undefined {
+    if (this.halted) return new Error(this.halted);
     if (!this.core) {
       if (!this.failure) this.backlog.push(ev);
       return this.failure;
@@ -174,6 +260,7 @@ export class Runtime {
     try {
       effects = this.core.step(Date.now(), ev);
     } catch (err) {
+      if (err instanceof CoreTrap) return new Error(this.recover(err));
       this.log("error", `asyncagents: core step failed: ${(err as Error).message}`);
       return err as Error;
     }
@@ -186,13 +273,37 @@ export class Runtime {
     this.broadcaster = fn;
   }
 
-  /** Answers a status API request from the core's store. */
-  http(req: unknown): { status: number; headers?: Record<string, string>; body?: string; stream?: boolean; logs?: string } {
+  /**
+   * Answers a status API request from the core's store. A request that changes state (a
+   * cancel) comes back with effects, carried out as a step's.
+   */
+  http(req: CoreHTTPRequest): CoreHTTPResponse {
+    const unavailable = (error: string) => ({ status: 503, headers: { "Content-Type": "application/json; charset=utf-8" }, body: JSON.stringify({ error }) });
+    if (this.halted) return unavailable(this.halted);
     if (!this.core || this.failure) {
-      const error = this.failure ? `asyncagents is unavailable: its core failed to load (${this.failure.message})` : "asyncagents is starting";
-      return { status: 503, headers: { "Content-Type": "application/json" }, body: JSON.stringify({ error }) };
+      return unavailable(this.failure ? `${API_ERR_CORE_UNAVAILABLE} (${this.failure.message})` : API_ERR_STARTING);
     }
-    return (this.core.call({ op: "http", now: Date.now(), http: req }) as any).http;
+    try {
+      const r = this.core.call({ op: "http", now: Date.now(), http: req });
+      if (r.effects?.length) this.carryOutAll(r.effects);
+      return r.http!;
+    } catch (err) {
+      if (err instanceof CoreTrap) return unavailable(this.recover(err));
+      throw err;
+    }
+  }
+
+  /**
+   * The status API's server file for server (the core's format), with this process's start time
+   * from /proc/self/stat where there is one: a reader tells this process from a later one with
+   * the same pid by it.
+   */
+  serverFile(server: Record<string, unknown>): string {
+    let procStat = "";
+    try {
+      procStat = readFileSync("/proc/self/stat", "utf8");
+    } catch {}
+    return this.core!.call({ op: "server.file", server, procStat }).serverFile!;
   }
 
   /** Carries out one effect outside a step (the status API reads messages this way). */
@@ -206,6 +317,7 @@ export class Runtime {
    * answer before this returns.
    */
   callTool(tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolAnswer> {
+    if (this.halted) return Promise.reject(new Error(this.halted));
     if (this.core && !this.failure) return this.startCall(tool, args, ctx);
     return this.ready.then(() => this.startCall(tool, args, ctx));
   }
@@ -229,9 +341,11 @@ export class Runtime {
    */
   private carryOutAll(effects: Effect[]): void {
     let gate: Promise<void> | undefined;
+    const generation = this.generation;
     for (const e of effects) {
       if (gate) {
-        gate = gate.then(() => void this.carryOut(e));
+        // An instance that trapped meanwhile asked for it: the new one asks anew what it needs.
+        gate = gate.then(() => void (generation === this.generation && this.carryOut(e)));
         continue;
       }
       gate = this.carryOut(e);
@@ -272,9 +386,10 @@ export class Runtime {
         return void this.guard("writing the model health", () => writeState(this.storagePaths!.dir, e.file!, e.content!));
     }
     if (profiling) profileSent(e);
+    const generation = this.generation;
     const done = (ok: boolean, result?: unknown, error?: string) => {
       if (profiling && ok && e.kind === "session.create") hop("session.created", { task: e.taskID, session: (result as any)?.id });
-      if (e.reply) this.feed({ type: "effect.done", effectID: e.id, ok, result, error });
+      if (e.reply && generation === this.generation) this.feed({ type: "effect.done", effectID: e.id, ok, result, error });
     };
     this.perform(e).then(
       (result) => done(true, result),

@@ -8,7 +8,8 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ApiServer, splitTarget, type ApiDeps, type CoreHTTPRequest, type CoreHTTPResponse } from "./server";
+import { ApiServer, splitTarget, type ApiDeps } from "./server";
+import type { CoreHTTPRequest, CoreHTTPResponse } from "../bridge/types";
 
 /** Every wait in this file is bounded by this. */
 const BOUND_MS = 5000;
@@ -34,7 +35,7 @@ async function until(what: string, cond: () => boolean): Promise<void> {
 function fakeHTTP(req: CoreHTTPRequest): CoreHTTPResponse {
   const json = { "Content-Type": "application/json; charset=utf-8" };
   const logs = /^\/v1\/tasks\/([^/]+)\/logs$/.exec(req.path);
-  if (logs) return { status: 200, headers: json, logs: logs[1] };
+  if (logs) return { status: 200, headers: json, body: "", logs: logs[1] };
   if (req.path === "/v1/events") {
     return { status: 200, headers: { "Content-Type": "text/event-stream" }, body: "event: snapshot\ndata: {}\n\n", stream: true };
   }
@@ -110,7 +111,7 @@ function startServer(deps: ApiDeps): { api: ApiServer; port: number; base: strin
   const api = new ApiServer(deps);
   servers.push(api);
   const serverJSON = tempServerJSON();
-  const port = api.start([], serverJSON, "t0ken", Date.now());
+  const port = api.start([], serverJSON, (port, url) => JSON.stringify({ port, url, token: "t0ken" }));
   expect(port).toBeGreaterThan(0);
   expect(existsSync(serverJSON)).toBe(true);
   return { api, port: port!, base: `http://127.0.0.1:${port}`, serverJSON };
@@ -222,7 +223,7 @@ const grace = Number(process.env.GRACE_MS);
 const api = new ApiServer({
   http: (req) => {
     const m = /^\\/v1\\/tasks\\/([^/]+)\\/logs$/.exec(req.path);
-    return m ? { status: 200, headers: { "Content-Type": "application/json" }, logs: m[1] } : { status: 200, body: "{}" };
+    return m ? { status: 200, headers: { "Content-Type": "application/json" }, body: "", logs: m[1] } : { status: 200, headers: {}, body: "{}" };
   },
   logs: (id) => {
     console.log("asked " + id);
@@ -230,7 +231,7 @@ const api = new ApiServer({
   },
   log: (level, message) => console.error(level + ": " + message),
 });
-const port = api.start([], process.env.SERVER_JSON, "t0ken", Date.now());
+const port = api.start([], process.env.SERVER_JSON, (port, url) => JSON.stringify({ port, url, token: "t0ken" }));
 stopWithProcess(api, grace);
 console.log("port " + port);
 if (process.env.EXIT_AT_ONCE) process.exit(0);

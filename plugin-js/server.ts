@@ -2,34 +2,28 @@
 // by the core (the http op), Server-Sent Events fed by the core's sse.broadcast effects. This file
 // only binds, writes server.json and moves bytes.
 
-import { mkdirSync, unlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-
-export interface CoreHTTPRequest {
-  method: string;
-  path: string;
-  query: string;
-  headers: Record<string, string>;
-  subscribers: number;
-}
-export interface CoreHTTPResponse {
-  status: number;
-  headers?: Record<string, string>;
-  body?: string;
-  stream?: boolean;
-  logs?: string;
-}
+import {
+  API_ERR_CORE_FAILED,
+  API_ERR_LOGS_FAILED,
+  API_ERR_LOGS_STOPPED,
+  API_ERR_SHUTTING_DOWN,
+  STOP_GRACE_MS,
+  STREAM_BUFFER_FRAMES,
+  type CoreHTTPRequest,
+  type CoreHTTPResponse,
+} from "../bridge/types";
 
 export interface ApiDeps {
   http(req: CoreHTTPRequest): CoreHTTPResponse;
   logs(sessionID: string): Promise<unknown>;
   log(level: string, message: string): void;
+  /** The bytes of an asset the core names, or undefined when this host does not have it. */
+  asset?(name: string): Uint8Array<ArrayBuffer> | undefined;
 }
 
 const encoder = new TextEncoder();
-
-/** How long a stop lets the answers in flight finish before it answers them 503 itself. */
-export const STOP_GRACE_MS = 2000;
 
 const JSON_HEADERS = { "Content-Type": "application/json; charset=utf-8" };
 const STOPPED = Symbol("stopped");
@@ -48,7 +42,7 @@ export async function within(p: Promise<unknown>, ms: number): Promise<boolean> 
 export class ApiServer {
   private server?: ReturnType<typeof Bun.serve>;
   private readonly streams = new Set<ReadableStreamDefaultController<Uint8Array>>();
-  private serverJSON?: string;
+  private serverFile?: OwnFile;
   private stopping?: Promise<void>;
   /** Ends each answer still awaiting OpenCode when the grace period is over. */
   private readonly waiting = new Set<() => void>();
@@ -61,10 +55,11 @@ export class ApiServer {
   }
 
   /**
-   * Binds 127.0.0.1 on the first free port of `ports` (then any port), and writes server.json
-   * (mode 0600: it holds the token).
+   * Binds 127.0.0.1 on the first free port of `ports` (then any port), and writes this process's
+   * server file at serverJSON, its content as content gives it for the port bound (the core's
+   * format: see Runtime.serverFile).
    */
-  start(ports: number[], serverJSON: string, token: string, startedAt: number): number | undefined {
+  start(ports: number[], serverJSON: string, content: (port: number, url: string) => string): number | undefined {
     if (this.stopping) return undefined; // stopped (a dispose) before the core was configured
     for (const port of [...ports, 0]) {
       try {
@@ -80,15 +75,11 @@ export class ApiServer {
       }
     }
     if (!this.server) return undefined;
-    const url = `http://127.0.0.1:${this.server.port}`;
-    mkdirSync(dirname(serverJSON), { recursive: true, mode: 0o700 });
-    writeFileSync(
-      serverJSON,
-      JSON.stringify({ port: this.server.port, pid: process.pid, startedAt: new Date(startedAt).toISOString(), url, token }, null, 2),
-      { mode: 0o600 },
-    );
-    this.serverJSON = serverJSON;
-    return this.server.port;
+    const port = this.server.port!;
+    const file = { path: serverJSON, content: content(port, `http://127.0.0.1:${port}`) };
+    writeOwnFile(file);
+    this.serverFile = file;
+    return port;
   }
 
   /** Sends a frame to every open event stream; a subscriber that cannot keep up is dropped. */
@@ -110,10 +101,10 @@ export class ApiServer {
     }
   }
 
-  /** Removes server.json at once. Synchronous, so an 'exit' handler can call it. */
+  /** Removes the server file at once, if it is still ours. Synchronous, for an 'exit' handler. */
   removeServerJSON(): void {
-    removeFile(this.serverJSON);
-    this.serverJSON = undefined;
+    removeOwnFile(this.serverFile);
+    this.serverFile = undefined;
   }
 
   /** What the process's 'exit' does for this server (see stopWithProcess): server.json goes. */
@@ -161,7 +152,7 @@ export class ApiServer {
   private async handle(req: Request): Promise<Response> {
     if (this.stopping) {
       // A request on a connection kept alive from before the stop.
-      const body = JSON.stringify({ error: "the status API is shutting down" });
+      const body = errorBody(API_ERR_SHUTTING_DOWN);
       return new Response(body, { status: 503, headers: { ...JSON_HEADERS, Connection: "close" } });
     }
     const headers: Record<string, string> = {};
@@ -169,10 +160,10 @@ export class ApiServer {
     const { path, query } = splitTarget(req.url, headers.host ?? "");
     let res: CoreHTTPResponse;
     try {
-      res = this.deps.http({ method: req.method, path, query, headers, subscribers: this.streams.size });
+      res = this.deps.http({ method: req.method, port: this.server?.port ?? 0, path, query, headers, subscribers: this.streams.size });
     } catch (err) {
       this.deps.log("error", `asyncagents: the core could not answer ${req.method} ${path}: ${(err as Error).message}`);
-      return new Response(JSON.stringify({ error: "the core could not answer" }), { status: 500, headers: JSON_HEADERS });
+      return new Response(errorBody(API_ERR_CORE_FAILED), { status: 500, headers: JSON_HEADERS });
     }
     if (res.stream) {
       let ctl: ReadableStreamDefaultController<Uint8Array>;
@@ -187,9 +178,17 @@ export class ApiServer {
             this.streams.delete(ctl);
           },
         },
-        { highWaterMark: 64 },
+        { highWaterMark: STREAM_BUFFER_FRAMES },
       );
       return new Response(stream, { status: res.status, headers: res.headers });
+    }
+    if (res.asset) {
+      const bytes = this.deps.asset?.(res.asset);
+      if (!bytes) {
+        const body = JSON.stringify({ error: `this server has no ${res.asset} page (it was not built with the plugin)` });
+        return new Response(body, { status: 404, headers: JSON_HEADERS });
+      }
+      return new Response(bytes, { status: res.status, headers: res.headers });
     }
     if (res.logs) {
       let end!: () => void;
@@ -198,12 +197,12 @@ export class ApiServer {
       try {
         const messages = await Promise.race([this.deps.logs(res.logs), ended]);
         if (messages === STOPPED) {
-          const body = JSON.stringify({ error: "the status API stopped before OpenCode gave the task's messages" });
+          const body = errorBody(API_ERR_LOGS_STOPPED);
           return new Response(body, { status: 503, headers: { ...res.headers, Connection: "close" } });
         }
         return new Response(JSON.stringify(messages ?? []), { status: 200, headers: res.headers });
       } catch (err) {
-        const body = JSON.stringify({ error: `could not read the task's messages: ${(err as Error).message}` });
+        const body = errorBody(`${API_ERR_LOGS_FAILED}: ${(err as Error).message}`);
         return new Response(body, { status: 502, headers: res.headers });
       } finally {
         this.waiting.delete(end);
@@ -236,11 +235,36 @@ export function splitTarget(url: string, host: string): { path: string; query: s
   return q < 0 ? { path: target, query: "" } : { path: target.slice(0, q), query: target.slice(q + 1) };
 }
 
+/** The body of an error the host answers itself (the core's own errors have the same shape). */
+function errorBody(text: string): string {
+  return JSON.stringify({ error: text });
+}
+
 /** Removes a file if there is one; a file already gone is fine. Synchronous, for 'exit'. */
-export function removeFile(path: string | undefined): void {
-  if (!path) return;
+/** A server file as this process wrote it: only a file that still holds content is its own. */
+export interface OwnFile {
+  path: string;
+  content: string;
+}
+
+/**
+ * Writes a server file atomically: a temporary file (mode 0600: it holds the token) renamed over
+ * the path, so a reader sees the old file or the new one, never half of one. A stale file of a
+ * process that had this pid before is replaced.
+ */
+export function writeOwnFile(f: OwnFile): void {
+  mkdirSync(dirname(f.path), { recursive: true, mode: 0o700 });
+  const tmp = `${f.path}.${process.pid}.tmp`;
+  writeFileSync(tmp, f.content, { mode: 0o600 });
+  chmodSync(tmp, 0o600); // a leftover temporary file kept its own mode
+  renameSync(tmp, f.path);
+}
+
+/** Removes a server file only while it holds what this process wrote: another's stays. */
+export function removeOwnFile(f: OwnFile | undefined): void {
+  if (!f) return;
   try {
-    unlinkSync(path);
+    if (readFileSync(f.path, "utf8") === f.content) unlinkSync(f.path);
   } catch {}
 }
 

@@ -7,6 +7,7 @@
 
 import { execFile, execFileSync } from "node:child_process";
 import { basename } from "node:path";
+import { TMUX_PANE_ENV } from "../bridge/types";
 
 type Log = (level: string, message: string) => void;
 
@@ -125,7 +126,7 @@ export class TmuxPanes {
       command.push("--dir", this.opt.directory);
     }
     // The pane gets tmux's environment, not OpenCode's: pass on the server's basic auth.
-    for (const k of ["OPENCODE_SERVER_PASSWORD", "OPENCODE_SERVER_USERNAME"]) {
+    for (const k of TMUX_PANE_ENV) {
       if (env[k]) common.push("-e", `${k}=${env[k]}`);
     }
     // The first child splits OpenCode's pane side by side; later ones split the newest child

@@ -54,7 +54,7 @@ function freePort(): Promise<number> {
 async function start(apiEnabled: boolean, prepare?: (env: CoreSetup["env"]) => Promise<void>, wasm = wasmURL) {
   const root = mkdtempSync(join(tmpdir(), "aa-worker-"));
   dirs.push(root);
-  const env = { xdgDataHome: join(root, "data"), xdgConfigHome: join(root, "config"), home: root, directory: join(root, "project"), apiPort: String(await freePort()) };
+  const env = { xdgDataHome: join(root, "data"), xdgConfigHome: join(root, "config"), home: root, directory: join(root, "project"), apiPort: String(await freePort()), pid: process.pid };
   await prepare?.(env);
   const setup: CoreSetup = {
     config: { api: { token: "t0k3n", auth: "token", startedAt: Date.now() } },
@@ -67,7 +67,9 @@ async function start(apiEnabled: boolean, prepare?: (env: CoreSetup["env"]) => P
   const logs: string[] = [];
   const core = new WorkerCore(workerURL, wasm, setup, oc.perform, (level, message) => logs.push(`${level} ${message}`));
   cores.push(core);
-  return { core, oc, logs, root, serverJSON: join(root, "data", "opencode", "asyncagents", "server.json") };
+  // This process's server file, where the core puts it.
+  const paths = (await Core.instantiate(await compile(readFileSync(wasmURL)))).call({ op: "storage", env }).storage!;
+  return { core, oc, logs, root, serverJSON: paths.serverJSON };
 }
 
 test("a launch crosses to the worker and back, and idle brings the notice to the parent", async () => {

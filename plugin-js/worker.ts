@@ -36,7 +36,7 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
           send({ t: "perform", id, effect });
         });
       const log = (level: string, message: string) => send({ t: "log", level, message });
-      ({ runtime, api } = startLocal(module, m.setup, perform as any, log, (serverJSON) => send({ t: "server", serverJSON }), "worker"));
+      ({ runtime, api } = startLocal(module, m.setup, perform as any, log, (file) => send({ t: "server", file }), "worker"));
       return;
     }
     case "done": {

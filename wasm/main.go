@@ -22,14 +22,18 @@ var runtime = abi.NewRuntime()
 // collector does not know the host holds a pointer into it.
 var pinned = map[uint32][]byte{}
 
+// testTrap is nil in every module but the one built with the testtraps tag (testtraps.go), the
+// hosts' tests of what a trap costs: no request can make the shipped module trap on purpose.
+var testTrap func(req []byte)
+
 //go:wasmexport aa_abi_version
 func abiVersion() uint32 { return abi.ABIVersion }
 
 // largeRequest is the size from which a request is a history (a restore or a follow): its
 // buffer is allocated, and its call runs, with the collector held off. The buffer alone is past
-// the heap's goal and started a collection, which the restore then waited out (4 to 7 ms, cold)
-// before it could turn the collector off itself (abi.Runtime's restore), to collect nothing
-// that was garbage.
+// the heap's goal and would start a collection, which the restore would then wait out before it
+// could turn the collector off itself (abi.Runtime's restore), to collect nothing that was
+// garbage.
 const largeRequest = 1 << 20
 
 // heldGCPercent is the GC percent to put back once the large request's call is over; held says
@@ -68,6 +72,9 @@ func call(ptr, size uint32) uint64 {
 	if !ok || int(size) > len(buf) {
 		resp = []byte(`{"ok":false,"error":"aa_call: request buffer was not allocated with aa_alloc"}`)
 	} else {
+		if testTrap != nil {
+			testTrap(buf[:size])
+		}
 		resp = runtime.Call(buf[:size])
 	}
 	if held {

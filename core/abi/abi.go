@@ -36,6 +36,10 @@ type Request struct {
 	State string `json:"state,omitempty"`
 	// HTTP is a request to the status API, for the http op.
 	HTTP *httpapi.Request `json:"http,omitempty"`
+	// Server describes a status API server, for the server.file op (core/serverfile.go); ProcStat is
+	// the host's /proc/self/stat line, when it has one, which gives Server its ProcStart.
+	Server   *core.ServerFile `json:"server,omitempty"`
+	ProcStat string      `json:"procStat,omitempty"`
 	// Env is what a host knows of its environment, for the storage op: XDG_DATA_HOME,
 	// XDG_CONFIG_HOME, HOME and the project directory.
 	Env *StorageEnv `json:"env,omitempty"`
@@ -45,6 +49,9 @@ type Request struct {
 	// Seed is random text from the host, for init: it keeps the task IDs of two processes
 	// apart (taskid.go). Without it, IDs are unique within the process only.
 	Seed string `json:"seed,omitempty"`
+	// Traps are the traps the host saw, for init of an instance made after one (trap.go): the
+	// last is the one just seen, the others those the previous Recovery said to keep.
+	Traps []core.Trap `json:"traps,omitempty"`
 }
 
 // StorageEnv is a host's environment, as the storage op reads it.
@@ -54,6 +61,7 @@ type StorageEnv struct {
 	Home          string `json:"home,omitempty"`
 	Directory     string `json:"directory,omitempty"`
 	APIPort       string `json:"apiPort,omitempty"` // ASYNCAGENTS_API_PORT as set
+	PID           int    `json:"pid,omitempty"`     // the host's process: names its server file
 }
 
 // Response is the envelope the core answers with. OK false means Error says what went wrong and
@@ -72,6 +80,8 @@ type Response struct {
 	// ConfigError names the invalid config file and field; the machine then runs on the host's
 	// options alone and refuses asyncagents_task with this text.
 	ConfigError string `json:"configError,omitempty"`
+	// Recovery answers an init that carried traps: what to tell the user, and whether to stop.
+	Recovery *core.Recovery `json:"recovery,omitempty"`
 
 	// tasks and task
 	Tasks []task.Task `json:"tasks,omitempty"`
@@ -85,6 +95,8 @@ type Response struct {
 	Table string `json:"table,omitempty"`
 	// http
 	HTTP *httpapi.Response `json:"http,omitempty"`
+	// server.file: the server file's content
+	ServerFile string `json:"serverFile,omitempty"`
 }
 
 // Runtime owns one Machine behind the JSON envelope. It is what the wasm module exports and
@@ -184,7 +196,7 @@ func (r *Runtime) handle(q Request) Response {
 		}
 		r.m = core.NewMachineWith(merged, core.Setup{ConfigError: configError, Seed: q.Seed})
 		c := r.m.Config()
-		return Response{OK: true, ABI: ABIVersion, Version: core.Version, Tools: core.Tools(), Subscribe: core.SubscribedEvents(), Config: &c, ConfigError: configError}
+		return Response{OK: true, ABI: ABIVersion, Version: core.Version, Tools: core.Tools(), Subscribe: core.SubscribedEvents(), Config: &c, ConfigError: configError, Recovery: core.Recover(q.Traps)}
 	case "step":
 		if q.Event == nil {
 			return Response{Error: "step: missing event"}
@@ -195,6 +207,9 @@ func (r *Runtime) handle(q Request) Response {
 			return Response{Error: "storage: env needs xdgDataHome or home"}
 		}
 		s := core.StoragePaths(q.Env.XDGDataHome, q.Env.Home, q.Env.Directory)
+		if q.Env.PID > 0 {
+			s.ServerJSON = core.ServerFilePath(s.ServerDir, q.Env.PID)
+		}
 		s.APIPorts = core.APIPorts(q.Env.APIPort)
 		s.ConfigFiles = config.ConfigCandidates(q.Env.XDGConfigHome, q.Env.Home, q.Env.Directory)
 		return Response{OK: true, Storage: &s}
@@ -217,10 +232,20 @@ func (r *Runtime) handle(q Request) Response {
 		if q.HTTP == nil {
 			return Response{Error: "http: missing request"}
 		}
-		resp := r.m.ServeHTTP(*q.HTTP, r.m.Config().API, q.Now)
-		return Response{OK: true, HTTP: &resp}
+		// A cancel (POST /v1/tasks/:id/cancel) changes state: its effects come with the answer.
+		resp, effects := r.m.ServeHTTPEffects(*q.HTTP, r.m.Config().API, q.Now)
+		return Response{OK: true, HTTP: &resp, Effects: effects}
 	case "table":
 		return Response{OK: true, Table: core.TasksTable(r.m.Tasks(), q.Now)}
+	case "server.file":
+		if q.Server == nil {
+			return Response{Error: "server.file: missing server"}
+		}
+		f := *q.Server
+		if f.ProcStart == "" {
+			f.ProcStart = core.ProcStatStart(q.ProcStat)
+		}
+		return Response{OK: true, ServerFile: f.Content()}
 	case "task":
 		t, ok := r.m.Task(q.TaskID)
 		if !ok {

@@ -46,6 +46,9 @@ func (r Response) MarshalJSON() ([]byte, error) {
 	if r.ConfigError != "" {
 		field("configError", r.ConfigError)
 	}
+	if r.Recovery != nil {
+		field("recovery", r.Recovery)
+	}
 	if len(r.Tasks) > 0 {
 		field("tasks", r.Tasks)
 	}
@@ -64,6 +67,9 @@ func (r Response) MarshalJSON() ([]byte, error) {
 	if r.HTTP != nil {
 		b = append(b, `,"http":`...)
 		b = appendHTTPResponse(b, r.HTTP)
+	}
+	if r.ServerFile != "" {
+		field("serverFile", r.ServerFile)
 	}
 	if err != nil {
 		return nil, err

@@ -112,5 +112,6 @@ func appendHTTPResponse(b []byte, r *httpapi.Response) []byte {
 	if r.Stream {
 		b = append(b, `,"stream":true`...)
 	}
-	return append(jsonw.OptString(b, "logs", r.Logs), '}')
+	b = jsonw.OptString(b, "logs", r.Logs)
+	return append(jsonw.OptString(b, "asset", r.Asset), '}')
 }

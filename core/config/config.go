@@ -47,6 +47,9 @@ type APIConfig struct {
 	StartedAt int64 `json:"startedAt,omitempty"`
 	// Version is reported by /v1/health; empty means the core's Version.
 	Version string `json:"version,omitempty"`
+	// ReadOnly marks a server that only reads the stored history (asyncagents serve): it cannot
+	// cancel a task, which the plugin's OpenCode runs.
+	ReadOnly bool `json:"readOnly,omitempty"`
 }
 
 // AgentModels is one agent's models: Models is the fallback chain, tried in order; Model is a

@@ -56,15 +56,18 @@ const (
 )
 
 // apiCacheKey is what an answer depends on besides the store: the request line, the headers the
-// core judges (Host and the token) and the auth settings. ok is false for requests whose answers
-// are not kept.
+// core judges (Host, the token, the Origin and the cookie), the server's port and the auth
+// settings. ok is false for requests whose answers are not kept.
 func apiCacheKey(req Request, cfg config.APIConfig) (key string, ok bool) {
 	if req.Method != "GET" || !(req.Path == "/v1/tasks" || strings.HasPrefix(req.Path, "/v1/tasks/") && !strings.HasSuffix(req.Path, "/logs")) {
 		return "", false
 	}
 	host, hasHost := apiHeader(req.Headers, "host")
 	auth, hasAuth := apiHeader(req.Headers, "authorization")
-	return fmt.Sprintf("%s?%s\x00%t%s\x00%t%s\x00%s\x00%s", req.Path, req.Query, hasHost, host, hasAuth, auth, cfg.Auth, cfg.Token), true
+	origin, hasOrigin := apiHeader(req.Headers, "origin")
+	cookie, _ := apiHeader(req.Headers, "cookie")
+	return fmt.Sprintf("%s?%s\x00%t%s\x00%t%s\x00%t%s\x00%s\x00%d\x00%s\x00%s", req.Path, req.Query, hasHost, host, hasAuth, auth,
+		hasOrigin, origin, cookie, req.Port, cfg.Auth, cfg.Token), true
 }
 
 func (c *Cache) get(key string) (Response, bool) {

@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"crypto/subtle"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/asyncagents/asyncagents/core/config"
@@ -18,13 +20,16 @@ import (
 // Request is what a host passes for every request it receives.
 type Request struct {
 	Method string `json:"method"`
+	// Port is the port the server listens on: a request's Origin is the server's own only when
+	// it names this port (apiOwnOrigin). Zero means the host did not say, and then no Origin is.
+	Port int `json:"port,omitempty"`
 	// Path is the request's path as sent, percent-escaped (Go: r.URL.EscapedPath(); Bun:
 	// new URL(req.url).pathname), without the query. Each segment is unescaped by the core.
 	Path string `json:"path"`
 	// Query is the raw query string without "?", e.g. status=running&limit=10.
 	Query string `json:"query"`
 	// Headers holds the request's headers by lower-case name: host, authorization, origin,
-	// last-event-id. Only the first value of a repeated header is needed.
+	// cookie, last-event-id. Only the first value of a repeated header is needed.
 	Headers map[string]string `json:"headers"`
 	// Subscribers is how many SSE streams are open on this server now (for the limit).
 	Subscribers int `json:"subscribers"`
@@ -42,6 +47,15 @@ type Response struct {
 	// Logs is a child session's ID: the host answers with that session's messages as a JSON array
 	// (GET /v1/tasks/:id/logs), with Status and Headers as given.
 	Logs string `json:"logs,omitempty"`
+	// Asset names a file the host holds and answers with, as the body, with Status and Headers
+	// as given: "dashboard" is the web dashboard's page (host/dashboard/dashboard.html), for GET /.
+	Asset string `json:"asset,omitempty"`
+
+	// Cancel is the task a POST /v1/tasks/:id/cancel may cancel, once every check passed, and
+	// CancelReason the reason it records; the machine carries it out and answers with the task.
+	// Never on the wire.
+	Cancel       *task.Task `json:"-"`
+	CancelReason string     `json:"-"`
 }
 
 // API limits and defaults.
@@ -67,11 +81,17 @@ var apiStatusNames = []task.Status{task.StatusRunning, task.StatusCompleted, tas
 // ServeTasks answers one request over tasks, in launch order as Machine.Tasks returns them; it
 // never changes them. It never panics: a bug comes back as a 500 with a JSON error.
 //
-// Order of checks: Host (403), OPTIONS (204), method (405), path encoding (400), /v1/health (no
-// auth), query encoding (400), authentication (401), route (404), parameters (400), subscriber
-// limit (503).
+// Order of checks: Host (403), a foreign Origin without a token (403), OPTIONS (204), path
+// encoding (400), method (405), /v1/health (no auth), query encoding (400), the page / (no
+// auth), the cancel (apiServeCancel), authentication (401), route (404), parameters (400),
+// subscriber limit (503).
 func ServeTasks(req Request, tasks []task.Task, cfg config.APIConfig, now int64) Response {
-	return Serve(req, apiPtrs(tasks), cfg, now)
+	r := Serve(req, apiPtrs(tasks), cfg, now)
+	if r.Cancel != nil {
+		// Nothing is changed here: a cancel is the machine's.
+		return apiFail(500, "internal error: a cancel needs the machine (Machine.ServeHTTPEffects)")
+	}
+	return r
 }
 
 // apiOut is the copy of a task the API shows: as Machine.Tasks shows it, with lastTools an
@@ -115,6 +135,9 @@ func Serve(req Request, tasks []*task.Task, cfg config.APIConfig, now int64) (re
 		if p := recover(); p != nil {
 			resp = apiFail(500, fmt.Sprintf("internal error: %v", p))
 		}
+		if apiAuthNone(cfg) {
+			apiStripCORS(resp.Headers)
+		}
 	}()
 
 	host, hasHost := apiHeader(req.Headers, "host")
@@ -124,13 +147,13 @@ func Serve(req Request, tasks []*task.Task, cfg config.APIConfig, now int64) (re
 	if !apiLoopbackHost(host) {
 		return apiFail(403, fmt.Sprintf("forbidden: Host %s is not a loopback address (use 127.0.0.1 or localhost)", apiEcho(host)))
 	}
+	if origin, ok := apiHeader(req.Headers, "origin"); ok && apiAuthNone(cfg) && !apiOwnOrigin(req) {
+		// Without a token, any page the user opens could read the API from the browser: only
+		// the server's own pages, and clients that send no Origin, are answered.
+		return apiFail(403, fmt.Sprintf("forbidden: Origin %s is not this server's own; without a token (ASYNCAGENTS_API_AUTH=none) the API answers its own dashboard and clients that send no Origin", apiEcho(origin)))
+	}
 	if req.Method == "OPTIONS" {
 		return apiPreflight()
-	}
-	if req.Method != "GET" {
-		r := apiFail(405, fmt.Sprintf("method %s not allowed: the API is read-only (GET, OPTIONS)", apiEcho(req.Method)))
-		r.Headers["Allow"] = apiAllowMethods
-		return r
 	}
 
 	path, rawQuery := req.Path, req.Query
@@ -145,6 +168,12 @@ func Serve(req Request, tasks []*task.Task, cfg config.APIConfig, now int64) (re
 	if !ok {
 		return apiFail(400, fmt.Sprintf("malformed path %s: bad percent-encoding", apiEcho(path)))
 	}
+	isCancel := len(segs) == 4 && segs[0] == "v1" && segs[1] == "tasks" && segs[2] != "" && segs[3] == "cancel"
+	if req.Method != "GET" && !(req.Method == "POST" && isCancel) {
+		r := apiFail(405, fmt.Sprintf("method %s not allowed on %s: the API is read-only (GET, OPTIONS) but for POST /v1/tasks/:id/cancel", apiEcho(req.Method), apiEcho(path)))
+		r.Headers["Allow"] = apiAllowMethods
+		return r
+	}
 	if len(segs) == 2 && segs[0] == "v1" && segs[1] == "health" {
 		return apiServeHealth(tasks, cfg, now)
 	}
@@ -153,8 +182,14 @@ func Serve(req Request, tasks []*task.Task, cfg config.APIConfig, now int64) (re
 	if !ok {
 		return apiFail(400, "malformed query string: bad percent-encoding")
 	}
+	if len(segs) == 1 && segs[0] == "" {
+		return apiServePage(req, q, cfg)
+	}
+	if isCancel && req.Method == "POST" {
+		return apiServeCancel(req, tasks, segs[2], q, cfg)
+	}
 	isEvents := len(segs) == 2 && segs[0] == "v1" && segs[1] == "events"
-	if r, denied := apiAuthorize(req.Headers, q, isEvents, cfg); denied {
+	if r, denied := apiAuthorize(req, q, isEvents, cfg); denied {
 		return r
 	}
 
@@ -182,9 +217,9 @@ func Serve(req Request, tasks []*task.Task, cfg config.APIConfig, now int64) (re
 	case len(segs) == 3 && segs[1] == "task-groups" && segs[2] != "":
 		return apiServeGroup(tasks, segs[2], now)
 	case isEvents:
-		return apiServeEvents(req, tasks, cfg, now)
+		return apiServeEvents(req, tasks, q, cfg, now)
 	}
-	return apiFail(404, fmt.Sprintf("not found: no route GET %s (routes: /v1/health, /v1/stats, /v1/tasks, /v1/tasks/:id, /v1/tasks/:id/logs, /v1/task-groups/:id, /v1/events)", apiEcho(path)))
+	return apiFail(404, fmt.Sprintf("not found: no route GET %s (routes: /, /v1/health, /v1/stats, /v1/tasks, /v1/tasks/:id, /v1/tasks/:id/logs, POST /v1/tasks/:id/cancel, /v1/task-groups/:id, /v1/events)", apiEcho(path)))
 }
 
 // apiFindTask finds a task by its ID or its child session's.
@@ -268,12 +303,19 @@ func apiLoopbackIPv4(s string) bool {
 	return true
 }
 
-// apiAuthorize checks the bearer token (and, for the event stream, ?token=, since EventSource
-// cannot send headers). It answers the 401 when the request is refused.
-func apiAuthorize(headers map[string]string, q []apiQueryParam, queryToken bool, cfg config.APIConfig) (Response, bool) {
-	if strings.EqualFold(strings.TrimSpace(cfg.Auth), "none") {
+// apiAuthorize checks the token: the bearer token, the dashboard's cookie (apiCookieName) on a
+// request from the server's own page or with no Origin, and for the event stream ?token= too,
+// since EventSource cannot send headers. It answers the 401 when the request is refused. With
+// auth "none" every request passes (Serve has already refused foreign Origins).
+func apiAuthorize(req Request, q []apiQueryParam, queryToken bool, cfg config.APIConfig) (Response, bool) {
+	if apiAuthNone(cfg) {
 		return Response{}, false
 	}
+	return apiCheckToken(req, q, queryToken, cfg)
+}
+
+// apiCheckToken is apiAuthorize whatever the auth setting: what changes state needs it always.
+func apiCheckToken(req Request, q []apiQueryParam, queryToken bool, cfg config.APIConfig) (Response, bool) {
 	deny := func(msg string) (Response, bool) {
 		r := apiFail(401, msg)
 		r.Headers["WWW-Authenticate"] = `Bearer realm="asyncagents"`
@@ -284,7 +326,7 @@ func apiAuthorize(headers map[string]string, q []apiQueryParam, queryToken bool,
 		return deny("unauthorized: the server has no API token configured")
 	}
 	given := ""
-	if v, _ := apiHeader(headers, "authorization"); strings.TrimSpace(v) != "" {
+	if v, _ := apiHeader(req.Headers, "authorization"); strings.TrimSpace(v) != "" {
 		scheme, rest, _ := strings.Cut(strings.TrimSpace(v), " ")
 		if !strings.EqualFold(scheme, "Bearer") {
 			return deny("unauthorized: the Authorization header must be \"Bearer <token>\"")
@@ -293,6 +335,19 @@ func apiAuthorize(headers map[string]string, q []apiQueryParam, queryToken bool,
 	}
 	if given == "" && queryToken {
 		given = apiQueryGet(q, "token")
+	}
+	if given == "" {
+		// The dashboard's cookie counts only on a request from its own page (or one with no
+		// Origin, as a same-origin GET is sent): SameSite ignores ports, so another server on
+		// 127.0.0.1 is the same site and its pages could send it.
+		if c := apiCookie(req.Headers, apiCookieName(req.Port)); c != "" {
+			if _, hasOrigin := apiHeader(req.Headers, "origin"); !hasOrigin || apiOwnOrigin(req) {
+				if apiTokenEqual(c, apiCookieValue(cfg.Token)) {
+					return Response{}, false
+				}
+				return deny("unauthorized: the dashboard's cookie is not this server's (it restarted with a new token): open the dashboard again with asyncagents dashboard")
+			}
+		}
 	}
 	if given == "" {
 		if queryToken {
@@ -306,32 +361,55 @@ func apiAuthorize(headers map[string]string, q []apiQueryParam, queryToken bool,
 	return Response{}, false
 }
 
-// apiTokenEqual compares in time that depends only on the expected token's length, not on where
-// the tokens differ nor on the given token's length.
+// apiAuthNone reports whether the token check is off (ASYNCAGENTS_API_AUTH=none).
+func apiAuthNone(cfg config.APIConfig) bool { return cfg.NoToken() }
+
+// apiOwnOrigin reports whether the request comes from the server's own pages: its Origin is
+// http:// and the Host it was sent to, and that Host is 127.0.0.1 or localhost with the port the
+// server listens on. A browser sets both headers itself, so a page of any other origin (another
+// port of 127.0.0.1 included) cannot pass.
+func apiOwnOrigin(req Request) bool {
+	origin, ok := apiHeader(req.Headers, "origin")
+	host, _ := apiHeader(req.Headers, "host")
+	if !ok || req.Port <= 0 {
+		return false
+	}
+	name, port, hasPort := strings.Cut(host, ":")
+	if name != "127.0.0.1" && !strings.EqualFold(name, "localhost") {
+		return false
+	}
+	if hasPort && port != strconv.Itoa(req.Port) || !hasPort && req.Port != 80 {
+		return false
+	}
+	return strings.EqualFold(origin, "http://"+host)
+}
+
+// apiTokenEqual compares in time that does not depend on where the tokens differ.
 func apiTokenEqual(given, want string) bool {
-	var diff byte
-	if len(given) != len(want) {
-		diff = 1
-	}
-	for i := 0; i < len(want); i++ {
-		var g byte
-		if i < len(given) {
-			g = given[i]
-		}
-		diff |= g ^ want[i]
-	}
-	return diff == 0
+	return subtle.ConstantTimeCompare([]byte(given), []byte(want)) == 1
 }
 
 // --- responses ---
 
-// apiBaseHeaders are on every response: CORS, and no MIME sniffing.
+// apiBaseHeaders are on every response: CORS (taken off again while no token is required, see
+// apiStripCORS), and no MIME sniffing.
 func apiBaseHeaders() map[string]string {
 	return map[string]string{
 		"Access-Control-Allow-Origin":  "*",
 		"Access-Control-Allow-Methods": apiAllowMethods,
 		"Access-Control-Allow-Headers": apiAllowHeaders,
 		"X-Content-Type-Options":       "nosniff",
+	}
+}
+
+// apiStripCORS takes the CORS grant off an answer. "*" is only safe while a token is required:
+// a page of another origin holds no token, so it reads nothing. Without one, that page could
+// read everything.
+func apiStripCORS(h map[string]string) {
+	for k := range h {
+		if strings.HasPrefix(k, "Access-Control-") {
+			delete(h, k)
+		}
 	}
 }
 

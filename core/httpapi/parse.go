@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"net/url"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -55,8 +56,8 @@ func apiSplitPath(p string) ([]string, bool) {
 		if strings.IndexByte(s, '%') < 0 {
 			continue
 		}
-		u, ok := apiUnescape(s, false)
-		if !ok {
+		u, err := url.PathUnescape(s)
+		if err != nil {
 			return nil, false
 		}
 		segs[i] = u
@@ -76,9 +77,9 @@ func apiParseQuery(raw string) ([]apiQueryParam, bool) {
 			continue
 		}
 		k, v, _ := strings.Cut(part, "=")
-		k, ok1 := apiUnescape(k, true)
-		v, ok2 := apiUnescape(v, true)
-		if !ok1 || !ok2 {
+		k, err1 := url.QueryUnescape(k)
+		v, err2 := url.QueryUnescape(v)
+		if err1 != nil || err2 != nil {
 			return nil, false
 		}
 		out = append(out, apiQueryParam{k, v})
@@ -94,47 +95,6 @@ func apiQueryGet(q []apiQueryParam, key string) string {
 		}
 	}
 	return ""
-}
-
-// apiUnescape decodes %XX escapes (and "+" as a space in a query).
-func apiUnescape(s string, query bool) (string, bool) {
-	if strings.IndexByte(s, '%') < 0 && (!query || strings.IndexByte(s, '+') < 0) {
-		return s, true
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '%':
-			if i+2 >= len(s) {
-				return "", false
-			}
-			hi, ok1 := apiUnhex(s[i+1])
-			lo, ok2 := apiUnhex(s[i+2])
-			if !ok1 || !ok2 {
-				return "", false
-			}
-			b.WriteByte(hi<<4 | lo)
-			i += 2
-		case c == '+' && query:
-			b.WriteByte(' ')
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String(), true
-}
-
-func apiUnhex(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
 }
 
 // apiParseCount parses a non-negative decimal integer of at most 9 digits.

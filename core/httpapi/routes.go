@@ -21,10 +21,12 @@ type APIHealth struct {
 	Uptime    int64  `json:"uptime"` // seconds
 	Version   string `json:"version"`
 	TaskCount int    `json:"taskCount"`
+	// ReadOnly: this server cannot cancel (asyncagents serve); the dashboard offers no cancel.
+	ReadOnly bool `json:"readOnly,omitempty"`
 }
 
 func apiServeHealth(tasks []*task.Task, cfg config.APIConfig, now int64) Response {
-	h := APIHealth{Status: "ok", Version: cfg.Version, TaskCount: len(tasks)}
+	h := APIHealth{Status: "ok", Version: cfg.Version, TaskCount: len(tasks), ReadOnly: cfg.ReadOnly}
 	if h.Version == "" {
 		h.Version = version.Version
 	}
@@ -316,7 +318,9 @@ func apiServeGroup(tasks []*task.Task, batchID string, now int64) Response {
 	return apiJSON(g)
 }
 
-func apiServeEvents(req Request, tasks []*task.Task, cfg config.APIConfig, now int64) Response {
+// apiServeEvents opens a stream. ?snapshot=stats opens it with the stats alone (tasks: []): a
+// client that pages through the tasks itself, as the dashboard does, needs no copy of 10,000.
+func apiServeEvents(req Request, tasks []*task.Task, q []apiQueryParam, cfg config.APIConfig, now int64) Response {
 	limit := cfg.MaxSubscribers
 	if limit <= 0 {
 		limit = APIDefaultMaxSubscribers
@@ -327,5 +331,9 @@ func apiServeEvents(req Request, tasks []*task.Task, cfg config.APIConfig, now i
 	h := apiBaseHeaders()
 	h["Content-Type"] = apiContentTypeStream
 	h["Cache-Control"] = "no-cache"
+	if apiQueryGet(q, "snapshot") == "stats" {
+		body := SSEFrame(SSESnapshot, SSESnapshotData{Tasks: []*task.Task{}, Stats: apiComputeStats(tasks, now)})
+		return Response{Status: 200, Headers: h, Body: body, Stream: true}
+	}
 	return Response{Status: 200, Headers: h, Body: Snapshot(tasks, now), Stream: true}
 }

@@ -36,8 +36,25 @@ func freeTCPPort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// storageOf is where the plugin keeps oc's project's files: the plugin names the project by its
+// path with symlinks resolved.
 func storageOf(oc *ocserve.Server) core.Storage {
-	return core.StoragePaths(filepath.Join(oc.Home, ".local", "share"), oc.Home, oc.Dir)
+	dir := oc.Dir
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	return core.StoragePaths(filepath.Join(oc.Home, ".local", "share"), oc.Home, dir)
+}
+
+// serverFileOf is the project's server file: each process serving it writes its own,
+// servers-<key>/<pid>.json; with one OpenCode running there is one. A path that does not exist
+// when there is none.
+func serverFileOf(st core.Storage) string {
+	found, _ := filepath.Glob(filepath.Join(st.ServerDir, "*.json"))
+	if len(found) == 0 {
+		return filepath.Join(st.ServerDir, "none.json")
+	}
+	return found[0]
 }
 
 func apiGet(t *testing.T, url, token string, host string) (int, string) {
@@ -92,10 +109,10 @@ func statusAPIFromOutside(t *testing.T, thread string, env ...string) {
 	st := storageOf(e.oc)
 	var sj serverJSON
 	e.eventually("server.json", 30*time.Second, func() bool {
-		b, err := os.ReadFile(st.ServerJSON)
+		b, err := os.ReadFile(serverFileOf(st))
 		return err == nil && json.Unmarshal(b, &sj) == nil && sj.Port != 0
 	})
-	info, err := os.Stat(st.ServerJSON)
+	info, err := os.Stat(serverFileOf(st))
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
 	require.Equal(t, port, sj.Port)
@@ -161,7 +178,7 @@ func statusAPIFromOutside(t *testing.T, thread string, env ...string) {
 	require.Contains(t, e.oc.Logs(), "asyncagents: core loaded ("+thread+"): runtime +", "the core ran where it was asked to")
 
 	require.NoError(t, e.oc.Stop())
-	_, err = os.Stat(st.ServerJSON)
+	_, err = os.Stat(serverFileOf(st))
 	require.True(t, os.IsNotExist(err), "server.json is removed on SIGTERM")
 }
 
@@ -180,7 +197,7 @@ func TestStatusAPIDisabled(t *testing.T) {
 	}, "ASYNCAGENTS_API_ENABLED=false")
 	parent := e.prompt("GO")
 	e.eventually("the notice", 60*time.Second, func() bool { return len(e.notices(parent)) == 1 })
-	_, err := os.Stat(storageOf(e.oc).ServerJSON)
+	_, err := os.Stat(serverFileOf(storageOf(e.oc)))
 	require.True(t, os.IsNotExist(err), "no server.json when the API is disabled")
 }
 
@@ -203,7 +220,7 @@ func startWithAPI(t *testing.T, script mockmodel.Script, options map[string]any,
 	st := storageOf(oc)
 	var sj serverJSON
 	e.eventually("server.json", 30*time.Second, func() bool {
-		b, err := os.ReadFile(st.ServerJSON)
+		b, err := os.ReadFile(serverFileOf(st))
 		return err == nil && json.Unmarshal(b, &sj) == nil && sj.Port == port
 	})
 	return e, sj

@@ -59,7 +59,7 @@ func disposeStopsThePlugin(t *testing.T, extraEnv string) {
 	require.NoError(t, err)
 	var now serverJSON
 	e.eventually("the new plugin's server.json", 30*time.Second, func() bool {
-		b, err := os.ReadFile(storageOf(e.oc).ServerJSON)
+		b, err := os.ReadFile(serverFileOf(storageOf(e.oc)))
 		return err == nil && json.Unmarshal(b, &now) == nil && now.Token != "" && now.Token != sj.Token
 	})
 	require.Equal(t, sj.Port, now.Port, "the disposed plugin's server let go of its port")

@@ -90,12 +90,12 @@ func TestALongHistoryRestartsFromItsIndex(t *testing.T) {
 	// startListing has the plugin load (on the project's first request) and returns the load
 	// line it logged once its API lists the whole history.
 	startListing := func() string {
-		_ = os.Remove(st.ServerJSON)
+		_ = os.Remove(serverFileOf(st))
 		_, err := e.oc.CreateSession(e.ctx(30*time.Second), "warm-up")
 		require.NoError(t, err)
 		var sj serverJSON
 		e.eventually("server.json", 30*time.Second, func() bool {
-			b, err := os.ReadFile(st.ServerJSON)
+			b, err := os.ReadFile(serverFileOf(st))
 			return err == nil && json.Unmarshal(b, &sj) == nil && sj.Port == port
 		})
 		code, body := apiGet(t, sj.URL+"/v1/tasks?limit=1", sj.Token, "")

@@ -33,7 +33,7 @@ func TestPackedTarballWorksInstalled(t *testing.T) {
 		}
 	}
 	sort.Strings(files)
-	require.Equal(t, []string{"ABI.md", "README.md", "dist/asyncagents-worker.js", "dist/asyncagents.js", "dist/asyncagents.schema.json", "dist/asyncagents.wasm", "package.json"}, files)
+	require.Equal(t, []string{"ABI.md", "README.md", "dist/asyncagents-worker.js", "dist/asyncagents.js", "dist/asyncagents.schema.json", "dist/asyncagents.wasm", "dist/dashboard.html", "package.json"}, files)
 	tarballs, _ := filepath.Glob(filepath.Join(tmp, "asyncagents-*.tgz"))
 	require.Len(t, tarballs, 1)
 
@@ -48,6 +48,7 @@ func TestPackedTarballWorksInstalled(t *testing.T) {
 	installed := filepath.Join(install, "node_modules", "asyncagents", "dist", "asyncagents.js")
 	require.FileExists(t, installed)
 	require.FileExists(t, filepath.Join(install, "node_modules", "asyncagents", "dist", "asyncagents.schema.json"))
+	require.FileExists(t, filepath.Join(install, "node_modules", "asyncagents", "dist", "dashboard.html"))
 
 	model := mockmodel.Start(t, func(req mockmodel.Request) mockmodel.Reply {
 		switch {

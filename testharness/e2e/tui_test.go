@@ -76,7 +76,7 @@ func TestTUI(t *testing.T) {
 	}
 	st := storageOf(oc)
 	var sj serverJSON
-	b, err := os.ReadFile(st.ServerJSON)
+	b, err := os.ReadFile(serverFileOf(st))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &sj))
 	require.Equal(t, port, sj.Port, "one status API, on the asked port")
@@ -89,7 +89,7 @@ func TestTUI(t *testing.T) {
 	tm.run("send-keys", "-t", oc.Pane, "C-c")
 	require.True(t, oc.WaitExit(20*time.Second), "the TUI quits on ctrl+c")
 	t.Logf("the TUI quit in %s", time.Since(quit).Round(time.Millisecond))
-	_, err = os.Stat(st.ServerJSON)
+	_, err = os.Stat(serverFileOf(st))
 	require.True(t, os.IsNotExist(err), "server.json is removed when the TUI quits: %v", err)
 	require.NotContains(t, tm.panes(), pane, "the child's pane closes when the TUI quits")
 	// It was the dispose that stopped them (the exit hooks would too): the last instance stopped

@@ -2,8 +2,9 @@
 // under wazero, over the plugin's files, so task history can be read while OpenCode is not
 // running.
 //
-//	asyncagents ls    [--dir PROJECT] [--wasm FILE]               the project's tasks, as a table
-//	asyncagents serve [--dir PROJECT] [--wasm FILE] [--port N]    the status API over them, read-only
+//	asyncagents ls        [--project DIR] [--wasm FILE]             the project's tasks, as a table
+//	asyncagents serve     [--project DIR] [--wasm FILE] [--port N]  the status API over them, read-only
+//	asyncagents dashboard [--project DIR] [--print]                 open the project's running status API page
 package main
 
 import (
@@ -46,25 +47,34 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		return 0
+	case "dashboard":
+		if err := dashboard(args[1:], stdout); err != nil {
+			fmt.Fprintln(stderr, "asyncagents dashboard:", err)
+			return 1
+		}
+		return 0
 	}
 	fmt.Fprintf(stderr, "asyncagents: unknown command %q\n%s\n", args[0], usage)
 	return 2
 }
 
 const usage = `usage:
-  asyncagents ls    [--dir PROJECT] [--wasm FILE]             print the project's tasks as a table
-  asyncagents serve [--dir PROJECT] [--wasm FILE] [--port N]  serve the status API over the stored history`
+  asyncagents ls        [--project DIR] [--wasm FILE]             print the project's tasks as a table
+  asyncagents serve     [--project DIR] [--wasm FILE] [--port N]  serve the status API over the stored history
+  asyncagents dashboard [--project DIR] [--print]                 open the project's running status API page
+                                                                  in the browser (--print: print its URL)
+The project is the working directory unless --project (or --dir) names one; a symlink to it is
+the same project.`
 
 func ls(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("ls", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	cwd, _ := os.Getwd()
-	dir := fs.String("dir", cwd, "the project directory OpenCode ran in")
+	dir := projectFlags(fs)
 	wasm := fs.String("wasm", "", "the core module (default: $ASYNCAGENTS_WASM, next to this program, or dist/)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	abs, err := filepath.Abs(*dir)
+	project, err := resolveProject(*dir)
 	if err != nil {
 		return err
 	}
@@ -74,17 +84,16 @@ func ls(args []string, stdout io.Writer) error {
 		return err
 	}
 	defer c.Close(ctx)
-	home, _ := os.UserHomeDir()
-	st, err := c.Do(ctx, abi.Request{Op: "storage", Env: &abi.StorageEnv{XDGDataHome: os.Getenv("XDG_DATA_HOME"), Home: home, Directory: abs}})
+	st, err := storageOf(ctx, c, project, "")
 	if err != nil {
 		return err
 	}
-	history, err := os.ReadFile(st.Storage.History)
+	history, err := os.ReadFile(st.History)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	now := time.Now().UnixMilli()
-	r, err := c.DoRestore(ctx, abi.Request{Op: "restore", Now: now}, readIndex(st.Storage.HistoryIndex), history)
+	r, err := c.DoRestore(ctx, abi.Request{Op: "restore", Now: now}, readIndex(st.HistoryIndex), history)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -27,23 +26,19 @@ import (
 // followInterval is how often `serve` looks for lines the plugin appended to the history.
 const followInterval = time.Second
 
-// shutdownGrace bounds how long answers in flight may take to finish when serve is stopped.
-const shutdownGrace = 2 * time.Second
-
 // serve runs the status API over a project's stored history until ctx ends: the same answers as
 // the plugin's server (both come from the core), read-only, with no OpenCode needed. While the
 // plugin keeps appending to the history, serve follows it and its event stream stays live.
 func serve(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	cwd, _ := os.Getwd()
-	dir := fs.String("dir", cwd, "the project directory OpenCode ran in")
+	dir := projectFlags(fs)
 	wasm := fs.String("wasm", "", "the core module (default: $ASYNCAGENTS_WASM, next to this program, or dist/)")
-	port := fs.String("port", os.Getenv("ASYNCAGENTS_API_PORT"), "the first port to try (default $ASYNCAGENTS_API_PORT, else 5165)")
+	port := fs.String("port", os.Getenv(core.EnvAPIPort), fmt.Sprintf("the first port to try (default $%s, else %d)", core.EnvAPIPort, core.DefaultAPIPort))
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	abs, err := filepath.Abs(*dir)
+	abs, err := resolveProject(*dir)
 	if err != nil {
 		return err
 	}
@@ -52,42 +47,58 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 			return fmt.Errorf("--port: %q is not a port number (1 to 65535)", *port)
 		}
 	}
+	// $ASYNCAGENTS_API_AUTH goes to the core as it is: the core decides what it means.
+	started := time.Now()
+	api := config.APIConfig{Token: randomToken(), Auth: os.Getenv(core.EnvAPIAuth), StartedAt: started.UnixMilli()}
 	auth := "token"
-	if os.Getenv("ASYNCAGENTS_API_AUTH") == "none" {
+	if api.NoToken() {
 		auth = "none"
 	}
-	token := randomToken()
-	started := time.Now()
-	c, err := loadCore(ctx, *wasm, config.Config{API: config.APIConfig{Token: token, Auth: auth, StartedAt: started.UnixMilli()}})
+	api.ReadOnly = true // no cancel here: the tasks are OpenCode's, and it may not even run
+	c, err := loadCore(ctx, *wasm, config.Config{API: api})
 	if err != nil {
 		return err
 	}
 	defer c.Close(context.Background())
-	home, _ := os.UserHomeDir()
-	st, err := c.Do(ctx, abi.Request{Op: "storage", Env: &abi.StorageEnv{XDGDataHome: os.Getenv("XDG_DATA_HOME"), Home: home, Directory: abs, APIPort: *port}})
+	st, err := storageOf(ctx, c, abs, *port)
 	if err != nil {
 		return err
 	}
-	s := &server{core: c, api: &host.APIServer{Core: c, Now: nowMs}, history: st.Storage.History, index: st.Storage.HistoryIndex}
+	s := &server{core: c, api: &host.APIServer{Core: c, Now: nowMs}, history: st.History, index: st.HistoryIndex}
+	// After a trap, a new instance is restored from the history as it is now; the frames and
+	// timers it asks for are carried out as any others.
+	c.OnTrap(host.Recovery{
+		Source:  s.reread,
+		Effects: s.carryOut,
+		Log:     func(m string) { fmt.Fprintln(os.Stderr, "asyncagents serve:", m) },
+	})
 	restored, err := s.load(ctx)
 	if err != nil {
 		return err
 	}
-	ln, err := listen(st.Storage.APIPorts)
+	ln, err := listen(st.APIPorts)
 	if err != nil {
 		return err
 	}
 	url := "http://" + ln.Addr().String()
+	// Its own server file, as the plugin writes one: `asyncagents dashboard` finds it there.
+	removeServerFile, err := writeOwnServerFile(ctx, c, st.ServerJSON, core.ServerFile{
+		Port: ln.Addr().(*net.TCPAddr).Port, StartedAt: started.UTC().Format("2006-01-02T15:04:05.000Z"), URL: url, Token: api.Token, Auth: auth})
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("writing its server file: %w", err)
+	}
+	defer removeServerFile()
 	fmt.Fprintf(stdout, "asyncagents: serving %d tasks of %s at %s (read-only)\n", restored, abs, url)
-	if auth == "none" {
-		fmt.Fprintln(stdout, "auth: none (ASYNCAGENTS_API_AUTH=none)")
+	if api.NoToken() {
+		fmt.Fprintf(stdout, "auth: none (%s=%s)\n", core.EnvAPIAuth, api.Auth)
 	} else {
-		fmt.Fprintf(stdout, "token: %s\n", token)
-		fmt.Fprintf(stdout, "try:   curl -H 'Authorization: Bearer %s' %s/v1/tasks\n", token, url)
+		fmt.Fprintf(stdout, "token: %s\n", api.Token)
+		fmt.Fprintf(stdout, "try:   curl -H 'Authorization: Bearer %s' %s/v1/tasks\n", api.Token, url)
 	}
 
 	// The heartbeat is the core's timer: one timer event arms it, and each beat re-arms it.
-	s.step(ctx, core.Event{Type: core.EventTimer, TimerID: "sse.heartbeat"})
+	s.step(ctx, core.Event{Type: core.EventTimer, TimerID: core.HeartbeatTimer})
 	httpSrv := &http.Server{Handler: s.api, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- httpSrv.Serve(ln) }()
@@ -102,10 +113,10 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 				fmt.Fprintln(os.Stderr, "asyncagents serve: following the history:", err)
 			}
 		case <-ctx.Done():
-			// Streams end first (they never go idle); answers in flight get shutdownGrace.
+			// Streams end first (they never go idle); answers in flight get the grace period.
 			s.api.CloseStreams()
 			s.stopTimers()
-			sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+			sctx, cancel := context.WithTimeout(context.Background(), core.StopGraceMs*time.Millisecond)
 			defer cancel()
 			return httpSrv.Shutdown(sctx)
 		}
@@ -119,7 +130,7 @@ type server struct {
 	history string
 	index   string // the history index's path: read at load, never written (the plugin does)
 
-	mu     sync.Mutex
+	mu     sync.Mutex // timers, offset and file: a recovery (reread) runs on the call that trapped
 	timers map[string]*time.Timer
 	offset int64       // bytes of the history applied so far
 	file   os.FileInfo // the history file as last read: a compaction replaces it
@@ -149,6 +160,24 @@ func (s *server) load(ctx context.Context) (int, error) {
 	return r.Restore.Restored, nil
 }
 
+// reread reads the whole history for a new instance (after a trap), and follows on from there.
+func (s *server) reread() (index, history []byte, state string, err error) {
+	f, info, err := openHistory(s.history)
+	if f == nil || err != nil {
+		return nil, nil, "", err
+	}
+	defer f.Close()
+	data, err := readFrom(f, 0, info.Size())
+	if err != nil {
+		return nil, nil, "", err
+	}
+	data = data[:completeLines(data)]
+	s.mu.Lock()
+	s.offset, s.file = int64(len(data)), info
+	s.mu.Unlock()
+	return readIndex(s.index), data, "", nil
+}
+
 // follow applies what the plugin appended since the last look, or the whole log after a
 // compaction replaced the file. Only the appended bytes are read: a working plugin appends every
 // few seconds, and reading a 10 MB history whole each time would cost 10 MB a look.
@@ -158,11 +187,14 @@ func (s *server) follow(ctx context.Context) error {
 		return err
 	}
 	defer f.Close()
-	replaced := s.file == nil || !os.SameFile(info, s.file) || info.Size() < s.offset
-	if !replaced && info.Size() == s.offset {
+	s.mu.Lock()
+	offset, last := s.offset, s.file
+	s.mu.Unlock()
+	replaced := last == nil || !os.SameFile(info, last) || info.Size() < offset
+	if !replaced && info.Size() == offset {
 		return nil
 	}
-	from := s.offset
+	from := offset
 	if replaced {
 		from = 0
 	}
@@ -175,7 +207,9 @@ func (s *server) follow(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.mu.Lock()
 	s.offset, s.file = from+int64(len(chunk)), info
+	s.mu.Unlock()
 	s.carryOut(ctx, r.Effects)
 	return nil
 }
@@ -250,8 +284,8 @@ func openHistory(path string) (*os.File, os.FileInfo, error) {
 }
 
 // readFrom reads f from byte offset from to its end; size is its size when opened, which sizes
-// the buffer (io.ReadAll's doublings copied a 10 MB history about twenty times, 30 to 80 ms of
-// `asyncagents serve`'s start).
+// the buffer once: io.ReadAll grows its buffer by doublings, copying a large history again at
+// each one, on the way to serve's first answer.
 func readFrom(f *os.File, from, size int64) ([]byte, error) {
 	buf := bytes.NewBuffer(make([]byte, 0, max(size-from, 0)+512))
 	_, err := buf.ReadFrom(io.NewSectionReader(f, from, math.MaxInt64-from))
@@ -283,7 +317,7 @@ func listen(ports []int) (net.Listener, error) {
 }
 
 func randomToken() string {
-	b := make([]byte, 32)
+	b := make([]byte, core.APITokenBytes)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }

@@ -1,4 +1,4 @@
-package httpapi
+package core
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,11 +14,12 @@ import (
 
 	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/conformance"
+	"github.com/asyncagents/asyncagents/core/httpapi"
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // httpCaseFile is a file under core/conformance/http: tasks, config and time, then requests played
-// against ServeTasks, each with the response it must give. expect is matched as a subset of the
+// against the machine's status API, as the hosts play them, each with the response it must give. expect is matched as a subset of the
 // response's JSON (conformance.Match: objects key by key, arrays whole, "$contains", "$absent");
 // bodyJSON, when given, is matched against the body parsed as JSON.
 type httpCaseFile struct {
@@ -30,12 +32,12 @@ type httpCaseFile struct {
 
 type httpCaseEntry struct {
 	Note    string          `json:"note"`
-	Request Request         `json:"request"`
+	Request httpapi.Request `json:"request"`
 	Expect  json.RawMessage `json:"expect"`
 }
 
 func TestHTTPConformance(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "conformance", "http", "*.json"))
+	files, err := filepath.Glob(filepath.Join("conformance", "http", "*.json"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	sort.Strings(files)
@@ -48,16 +50,26 @@ func TestHTTPConformance(t *testing.T) {
 			var f httpCaseFile
 			require.NoError(t, dec.Decode(&f))
 			require.NotEmpty(t, f.Cases)
+			// A machine over the file's tasks, as the hosts run it: a cancel changes it for the
+			// cases after.
+			var history strings.Builder
+			for _, t := range f.Tasks {
+				history.WriteString(HistoryLine(t))
+			}
+			m := NewMachine(config.Config{API: f.Config, MaxConcurrentStarts: 1000})
+			res, _ := m.Restore(f.Now, history.String())
+			require.Equal(t, len(f.Tasks), res.Restored)
 			for i, c := range f.Cases {
-				resp := ServeTasks(c.Request, f.Tasks, f.Config, f.Now)
-				require.NoError(t, apiMatchHTTP(c.Expect, resp), "case %d (%s)", i, c.Note)
+				resp, _ := m.ServeHTTPEffects(httpapi.PortInHeaders(c.Request, c.Request.Port), f.Config, f.Now)
+				expect := strings.ReplaceAll(string(c.Expect), "{port}", strconv.Itoa(c.Request.Port))
+				require.NoError(t, apiMatchHTTP(json.RawMessage(expect), resp), "case %d (%s)", i, c.Note)
 			}
 		})
 	}
 }
 
 // matchHTTP checks resp against an expect object of conformance/http.
-func apiMatchHTTP(expect json.RawMessage, resp Response) error {
+func apiMatchHTTP(expect json.RawMessage, resp httpapi.Response) error {
 	var want map[string]any
 	if err := json.Unmarshal(expect, &want); err != nil {
 		return fmt.Errorf("bad expect: %w", err)

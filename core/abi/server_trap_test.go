@@ -1,0 +1,55 @@
+package abi
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/asyncagents/asyncagents/core"
+)
+
+// init carries the decision: a host that passes the traps it saw gets the recovery back.
+func TestInitAnswersTheRecovery(t *testing.T) {
+	rt := NewRuntime()
+	out, err := DecodeResponse(rt.Call([]byte(`{"op":"init","traps":[{"at":5,"error":"boom"}]}`)))
+	require.NoError(t, err)
+	require.True(t, out.OK)
+	require.NotNil(t, out.Recovery)
+	require.Contains(t, out.Recovery.Message, "(boom)")
+	plain, err := DecodeResponse(rt.Call([]byte(`{"op":"init"}`)))
+	require.NoError(t, err)
+	require.Nil(t, plain.Recovery)
+}
+
+// Each process of a project has its own server file, in the project's folder; a path with a
+// trailing slash or a ".." that cleans to the same path is the same project.
+func TestStorageServerFilesPerProjectAndProcess(t *testing.T) {
+	rt := NewRuntime()
+	st := func(dir string, pid int) core.Storage {
+		r, err := DecodeResponse(rt.Call([]byte(`{"op":"storage","env":{"home":"/h","directory":"` + dir + `","pid":` + strconv.Itoa(pid) + `}}`)))
+		require.NoError(t, err)
+		require.True(t, r.OK, r.Error)
+		return *r.Storage
+	}
+	a1, a2, b := st("/p/a", 100), st("/p/a", 200), st("/p/b", 100)
+	require.Equal(t, a1.ServerDir, a2.ServerDir)
+	require.NotEqual(t, a1.ServerJSON, a2.ServerJSON)
+	require.Equal(t, a1.ServerDir+"/100.json", a1.ServerJSON)
+	require.NotEqual(t, a1.ServerDir, b.ServerDir)
+	require.Equal(t, a1.History, st("/p/x/../a/", 1).History)
+	require.Equal(t, "/h/.local/share/opencode/asyncagents", a1.Dir)
+	require.Equal(t, a1.Dir, a1.ServerDir[:len(a1.Dir)], "next to the history")
+	require.Empty(t, core.StoragePaths("", "/h", "/p/a").ServerJSON, "no pid, no file of its own")
+}
+
+// The server.file op formats the file; the host's /proc/self/stat line gives its start time.
+func TestServerFileOpReadsTheStartFromProcStat(t *testing.T) {
+	rt := NewRuntime()
+	r, err := DecodeResponse(rt.Call([]byte(`{"op":"server.file","server":{"port":5165,"pid":9,"url":"u","token":"t"},"procStat":"9 (bun) S 1 9 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 555 0"}`)))
+	require.NoError(t, err)
+	require.True(t, r.OK, r.Error)
+	f, err := core.ParseServerFile([]byte(r.ServerFile))
+	require.NoError(t, err)
+	require.Equal(t, core.ServerFile{Port: 5165, PID: 9, ProcStart: "555", URL: "u", Token: "t"}, f)
+}

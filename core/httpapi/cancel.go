@@ -1,0 +1,44 @@
+package httpapi
+
+import (
+	"fmt"
+
+	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/task"
+)
+
+// POST /v1/tasks/:id/cancel: the dashboard's cancel. It changes state, so it always needs the
+// token (the bearer token or the dashboard's cookie, whatever ASYNCAGENTS_API_AUTH says) and a
+// request from the server's own page (its Origin): a page of another origin, even one the user
+// opened, cannot cancel. The task ends as asyncagents_cancel ends it (Machine.cancel): the child
+// is aborted and the parent gets the usual ⊘ notice. ?reason= gives the reason the notice
+// carries.
+
+// apiCancelReason is the reason recorded when the request gives none.
+const apiCancelReason = "cancelled from the dashboard"
+
+func apiServeCancel(req Request, tasks []*task.Task, id string, q []apiQueryParam, cfg config.APIConfig) Response {
+	if !apiOwnOrigin(req) {
+		return apiFail(403, "forbidden: a cancel must come from this server's own dashboard (its Origin, http://127.0.0.1:<port> or http://localhost:<port>)")
+	}
+	if r, denied := apiCheckToken(req, q, false, cfg); denied {
+		return r
+	}
+	if cfg.ReadOnly {
+		r := apiFail(405, "this server only reads the stored history (asyncagents serve): cancel the task in OpenCode")
+		r.Headers["Allow"] = apiAllowMethods
+		return r
+	}
+	t := apiFindTask(tasks, id)
+	if t == nil {
+		return apiFail(404, fmt.Sprintf("task %s not found", apiEcho(id)))
+	}
+	if t.Status.Terminal() {
+		return apiFail(409, fmt.Sprintf("task %s already ended (%s); nothing was cancelled", t.ID, t.Status))
+	}
+	reason := apiQueryGet(q, "reason")
+	if reason == "" {
+		reason = apiCancelReason
+	}
+	return Response{Status: 200, Headers: apiJSONHeaders(), Cancel: t, CancelReason: reason}
+}

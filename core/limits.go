@@ -1,0 +1,57 @@
+package core
+
+// The rules both hosts carry out and the core does not see: how a status API server buffers and
+// stops, the texts of the answers a host writes itself, how it builds the API's token and which
+// of its environment variables it reads. They are written here once; the Go host uses them as
+// they are and internal/cmd/generate emits them as TypeScript constants for the plugin
+// (bridge/abi_types.gen.ts).
+
+const (
+	// StreamBufferFrames is how many Server-Sent Events frames a subscriber of /v1/events may
+	// lag behind before it is dropped: a slow reader never holds up the others or the core.
+	StreamBufferFrames = 64
+	// StopGraceMs is how long a status API server that is told to stop (SIGINT, SIGTERM) lets
+	// the answers in flight finish before it answers those still waiting itself.
+	StopGraceMs = 2000
+	// APITokenBytes is how many random bytes make the status API's bearer token (sent as hex).
+	// A host draws a fresh token per process and writes it only to server.json (mode 0600).
+	APITokenBytes = 32
+)
+
+// Texts of the error answers a status API host writes itself, each as {"error": text}: they are
+// the answers the core cannot give (it failed, or the host is stopping, or a task's logs, which
+// only OpenCode has, could not be had).
+const (
+	// APIErrStarting: the plugin's core is still loading (503).
+	APIErrStarting = "asyncagents is starting"
+	// APIErrCoreUnavailable: the plugin's core failed to load (503); the host adds why.
+	APIErrCoreUnavailable = "asyncagents is unavailable: its core failed to load"
+	// APIErrCoreFailed: the http op failed (500).
+	APIErrCoreFailed = "the core could not answer"
+	// APIErrShuttingDown: a request on a connection kept alive from before a stop (503).
+	APIErrShuttingDown = "the status API is shutting down"
+	// APIErrLogsStopped: the server stopped while a task's logs were awaited from OpenCode (503).
+	APIErrLogsStopped = "the status API stopped before OpenCode gave the task's messages"
+	// APIErrLogsFailed: OpenCode did not give a task's messages (502); a host may add why.
+	APIErrLogsFailed = "could not read the task's messages"
+	// APIErrLogsNoOpenCode: the host serves stored history with no OpenCode to ask (503).
+	APIErrLogsNoOpenCode = "logs are read from OpenCode, which is not running; only stored task data is available here"
+)
+
+// Environment variables the hosts read. Their values go to the core as they are (the storage op,
+// config.APIConfig.Auth), which decides what they mean.
+const (
+	// EnvAPIPort is the status API's first port (DefaultAPIPort when unset).
+	EnvAPIPort = "ASYNCAGENTS_API_PORT"
+	// EnvAPIAuth set to config.APIAuthNone turns the status API's token check off.
+	EnvAPIAuth = "ASYNCAGENTS_API_AUTH"
+)
+
+// TmuxPaneEnv lists the variables of OpenCode's environment a tmux pane's `opencode attach`
+// gets: the pane starts in tmux's environment, not OpenCode's, and needs the server's basic
+// auth to attach.
+var TmuxPaneEnv = []string{"OPENCODE_SERVER_PASSWORD", "OPENCODE_SERVER_USERNAME"}
+
+// HeartbeatTimer is the timer that drives the status API's heartbeat frames. A host that starts
+// no machine of its own (the CLI's serve) arms it with one timer.fired event; each beat re-arms it.
+const HeartbeatTimer = heartbeatTimer

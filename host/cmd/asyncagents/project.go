@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+
+	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/abi"
+	"github.com/asyncagents/asyncagents/host"
+)
+
+// projectFlags adds --project (and its older name --dir) to fs: the project directory OpenCode
+// ran in, the working directory by default.
+func projectFlags(fs *flag.FlagSet) *string {
+	cwd, _ := os.Getwd()
+	dir := fs.String("project", cwd, "the project directory OpenCode ran in")
+	fs.StringVar(dir, "dir", cwd, "the same as --project")
+	return dir
+}
+
+// resolveProject is the project's absolute path with its symlinks resolved, as the plugin passes
+// it to the core (plugin-js/index.ts), so a project reached through a symlink or a ".." has one
+// history and one folder of server files. A path that does not exist is only made absolute.
+func resolveProject(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if errors.Is(err, os.ErrNotExist) {
+		return abs, nil
+	}
+	return real, err
+}
+
+// storageOf asks the core where project's files are; port is ASYNCAGENTS_API_PORT or --port.
+func storageOf(ctx context.Context, c *host.Core, project, port string) (core.Storage, error) {
+	home, _ := os.UserHomeDir()
+	st, err := c.Do(ctx, abi.Request{Op: "storage", Env: &abi.StorageEnv{XDGDataHome: os.Getenv("XDG_DATA_HOME"), Home: home,
+		Directory: project, APIPort: port, PID: os.Getpid()}})
+	if err != nil {
+		return core.Storage{}, err
+	}
+	return *st.Storage, nil
+}
+
+// writeOwnServerFile writes this process's server file (its content is the core's) and returns
+// a function that removes it, if it is still this process's.
+func writeOwnServerFile(ctx context.Context, c *host.Core, path string, f core.ServerFile) (func(), error) {
+	f.PID = os.Getpid()
+	_, f.ProcStart = host.ProcStart(f.PID)
+	r, err := c.Do(ctx, abi.Request{Op: "server.file", Server: &f})
+	if err != nil {
+		return nil, err
+	}
+	if err := host.WriteServerFile(path, r.ServerFile); err != nil {
+		return nil, err
+	}
+	return func() { _ = host.RemoveServerFile(path, r.ServerFile) }, nil
+}

@@ -1,0 +1,62 @@
+/** @jsxImportSource preact */
+// The overview: how many tasks are in each status, the recent batches as "n/m done", and where
+// the API is.
+
+import { groups, health, stats } from "./store";
+
+const STATUSES: [string, string][] = [
+  ["running", "Running"],
+  ["resumed", "Resumed"],
+  ["completed", "Completed"],
+  ["error", "Failed"],
+  ["cancelled", "Cancelled"],
+];
+
+export function Overview() {
+  const s = stats.value;
+  return (
+    <section class="overview" aria-label="Overview">
+      <div class="counts">
+        <div class="count total">
+          <span class="n">{s?.totalTasks ?? 0}</span>
+          <span class="label">Tasks</span>
+        </div>
+        {STATUSES.map(([key, label]) => (
+          <div class={`count st-${key}`}>
+            <span class="n">{s?.byStatus[key] ?? 0}</span>
+            <span class="label">{label}</span>
+          </div>
+        ))}
+      </div>
+      <div class="side">
+        <div class="batches card">
+          <h2>Recent batches</h2>
+          {groups.value.length === 0 ? (
+            <p class="muted">No batches yet.</p>
+          ) : (
+            <ul>
+              {groups.value.map((g) => {
+                const done = g.stats.completed + g.stats.error + g.stats.cancelled;
+                return (
+                  <li>
+                    <span class="batch-id" title={g.batchId}>
+                      {g.batchId}
+                    </span>
+                    <progress max={g.stats.total} value={done} aria-label={`batch ${g.batchId}`} />
+                    <span class="done">
+                      {done}/{g.stats.total} done
+                    </span>
+                  </li>
+                );
+              })}
+            </ul>
+          )}
+        </div>
+        <p class="muted address">
+          API at <code>{location.origin}</code>
+          {health.value ? ` · version ${health.value.version}` : ""}
+        </p>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,228 @@
+// The page's state and how it stays current: the task list is read a page at a time (the API's
+// own paging, so 10,000 tasks open as fast as 50), and /v1/events says what changed. Changes are
+// gathered and applied at most a few times a second, so a thousand busy tasks never freeze the
+// page; a lost stream comes back with growing pauses, and everything is read again then, since
+// changes may have been missed meanwhile.
+
+import { batch, signal } from "@preact/signals";
+import { APIError, get, seg } from "./api";
+import { taskDuration } from "./format";
+import type { Group, Health, Stats, Task, TaskList } from "./types";
+
+export type Access = "checking" | "granted" | "denied" | "failed";
+export type Connection = { state: "connecting" | "live" | "waiting"; retryIn?: number; error?: string };
+export type SortKey = "startedAt" | "description" | "agent" | "status" | "duration" | "model";
+
+export const PAGE_SIZE = 50;
+/** How often at most the list, the counts and the batches are read again while tasks change. */
+const REFRESH_MS = 1000;
+/** The longest pause between two attempts to reopen the event stream. */
+const MAX_BACKOFF_MS = 30_000;
+/** How many recent batches the overview shows. */
+const RECENT_BATCHES = 6;
+
+export const access = signal<Access>("checking");
+export const accessError = signal("");
+export const health = signal<Health | undefined>(undefined);
+export const stats = signal<Stats | undefined>(undefined);
+export const connection = signal<Connection>({ state: "connecting" });
+export const list = signal<TaskList>({ tasks: [], total: 0, limit: PAGE_SIZE, offset: 0 });
+export const listError = signal("");
+export const groups = signal<Group[]>([]);
+export const now = signal(Date.now());
+
+/** The list's filters: the API's status filter and search, and the page. */
+export const statusFilter = signal("");
+export const search = signal("");
+export const offset = signal(0);
+export const sortKey = signal<SortKey>("startedAt");
+export const sortDesc = signal(true);
+
+/** The task shown on its own page, kept current by the stream. */
+export const openTask = signal<Task | undefined>(undefined);
+
+let source: EventSource | undefined;
+let backoff = 1000;
+let retryTimer: ReturnType<typeof setTimeout> | undefined;
+let refreshTimer: ReturnType<typeof setTimeout> | undefined;
+let lastRefresh = 0;
+const changed = new Map<string, Task>();
+let flushScheduled = false;
+
+/** Checks access, then reads everything and opens the stream. */
+export async function start(): Promise<void> {
+  try {
+    health.value = await get<Health>("/v1/health");
+    stats.value = await get<Stats>("/v1/stats");
+    access.value = "granted";
+  } catch (err) {
+    if (err instanceof APIError && (err.status === 401 || err.status === 403)) {
+      accessError.value = err.message;
+      access.value = "denied";
+      return;
+    }
+    accessError.value = (err as Error).message;
+    access.value = "failed";
+    return;
+  }
+  setInterval(() => (now.value = Date.now()), 1000);
+  void refreshAll();
+  connect();
+}
+
+export async function refreshAll(): Promise<void> {
+  lastRefresh = Date.now();
+  await Promise.all([refreshList(), refreshStats(), refreshGroups()]);
+}
+
+let listSeq = 0;
+let listedSearch = "";
+
+/** Whether the search box says something else than the list shown was read with. */
+export const searchPending = () => search.value.trim() !== listedSearch;
+
+export async function refreshList(): Promise<void> {
+  // Only the latest read is shown: one sent before the filters or the page changed may answer
+  // after the one sent since.
+  const seq = ++listSeq;
+  const q = new URLSearchParams({ limit: String(PAGE_SIZE), offset: String(offset.value) });
+  if (statusFilter.value) q.set("status", statusFilter.value);
+  listedSearch = search.value.trim();
+  if (listedSearch) q.set("search", listedSearch);
+  try {
+    const page = await get<TaskList>(`/v1/tasks?${q}`);
+    if (seq !== listSeq) return;
+    batch(() => {
+      list.value = page;
+      listError.value = "";
+    });
+  } catch (err) {
+    if (seq === listSeq) listError.value = (err as Error).message;
+  }
+}
+
+async function refreshStats(): Promise<void> {
+  try {
+    stats.value = await get<Stats>("/v1/stats");
+  } catch {
+    // The stream's state says when the server is gone.
+  }
+}
+
+/** The batches of the newest tasks, each with its own counts. */
+async function refreshGroups(): Promise<void> {
+  try {
+    const recent = await get<TaskList>("/v1/tasks?limit=100");
+    const ids: string[] = [];
+    for (const t of recent.tasks) if (t.batchId && !ids.includes(t.batchId)) ids.push(t.batchId);
+    const found = await Promise.all(ids.slice(0, RECENT_BATCHES).map((id) => get<Group>(`/v1/task-groups/${seg(id)}`).catch(() => undefined)));
+    groups.value = found.filter((g): g is Group => g !== undefined);
+  } catch {
+    // As above.
+  }
+}
+
+/** Reads again what a change may have moved, at most once per REFRESH_MS. */
+function scheduleRefresh(): void {
+  if (refreshTimer) return;
+  const wait = Math.max(0, lastRefresh + REFRESH_MS - Date.now());
+  refreshTimer = setTimeout(() => {
+    refreshTimer = undefined;
+    void refreshAll();
+  }, wait);
+}
+
+/** Applies the gathered changes to what is shown: one render for many events. */
+function flush(): void {
+  flushScheduled = false;
+  if (changed.size === 0) return;
+  const updates = new Map(changed);
+  changed.clear();
+  batch(() => {
+    const cur = list.value;
+    let hit = false;
+    const tasks = cur.tasks.map((t) => {
+      const u = updates.get(t.id);
+      if (u) hit = true;
+      return u ?? t;
+    });
+    if (hit) list.value = { ...cur, tasks };
+    const open = openTask.value;
+    if (open && updates.has(open.id)) openTask.value = updates.get(open.id);
+  });
+  scheduleRefresh();
+}
+
+function onTask(e: MessageEvent): void {
+  try {
+    const t = JSON.parse(e.data) as Task;
+    changed.set(t.id, t);
+  } catch {
+    return;
+  }
+  if (!flushScheduled) {
+    flushScheduled = true;
+    setTimeout(flush, 100);
+  }
+}
+
+export function connect(): void {
+  clearTimeout(retryTimer);
+  source?.close();
+  connection.value = { state: "connecting" };
+  // The snapshot with the counts alone: the list is read page by page.
+  const es = new EventSource("/v1/events?snapshot=stats");
+  source = es;
+  es.addEventListener("snapshot", (e) => {
+    backoff = 1000;
+    connection.value = { state: "live" };
+    try {
+      stats.value = (JSON.parse((e as MessageEvent).data) as { stats: Stats }).stats;
+    } catch {}
+    // Whatever happened while the stream was down.
+    void refreshAll();
+    const open = openTask.value;
+    if (open) void loadTask(open.id);
+  });
+  for (const name of ["task.created", "task.updated", "task.completed", "task.error", "task.cancelled"]) {
+    es.addEventListener(name, onTask as EventListener);
+  }
+  es.onerror = () => {
+    if (source !== es) return;
+    // EventSource would retry on its own, but not after a 401 or a 503, and at its own pace:
+    // the page retries itself, waiting longer each time.
+    es.close();
+    const wait = backoff;
+    backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+    connection.value = { state: "waiting", retryIn: Math.round(wait / 1000) };
+    retryTimer = setTimeout(connect, wait);
+  };
+}
+
+/** Reads one task for its page. */
+export async function loadTask(id: string): Promise<void> {
+  openTask.value = await get<Task>(`/v1/tasks/${seg(id)}`);
+}
+
+/** The page's tasks in the chosen order: the API's order is newest first. */
+export function sorted(tasks: Task[], key: SortKey, desc: boolean, at: number): Task[] {
+  if (key === "startedAt") return desc ? tasks : [...tasks].reverse();
+  const val = (t: Task): string | number => {
+    switch (key) {
+      case "duration":
+        return taskDuration(t, at);
+      case "model":
+        return t.model ?? "";
+      case "status":
+        return t.queued ? "queued" : t.status;
+      default:
+        return (t[key] ?? "").toString().toLowerCase();
+    }
+  };
+  const out = [...tasks].sort((a, b) => {
+    const x = val(a);
+    const y = val(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
+  return desc ? out.reverse() : out;
+}

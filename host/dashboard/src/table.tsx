@@ -1,0 +1,129 @@
+/** @jsxImportSource preact */
+// The task table: the API's status filter and search, a page of PAGE_SIZE tasks at a time, and
+// sorting of the page shown. Live: the stream updates the rows shown and brings new tasks in.
+
+import { useRef } from "preact/hooks";
+import { duration, statusLabel, taskDuration, time } from "./format";
+import { list, listError, now, offset, PAGE_SIZE, refreshList, search, searchPending, sortDesc, sortKey, sorted, statusFilter, type SortKey } from "./store";
+
+const FILTERS: [string, string][] = [
+  ["", "All statuses"],
+  ["running,resumed", "Running or queued"],
+  ["completed", "Completed"],
+  ["error", "Failed"],
+  ["cancelled", "Cancelled"],
+];
+
+const COLUMNS: [SortKey, string][] = [
+  ["description", "Description"],
+  ["agent", "Agent"],
+  ["status", "Status"],
+  ["startedAt", "Started"],
+  ["duration", "Duration"],
+  ["model", "Model"],
+];
+
+function setFilter(status: string) {
+  statusFilter.value = status;
+  offset.value = 0;
+  void refreshList();
+}
+
+export function TaskTable() {
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const l = list.value;
+  const rows = sorted(l.tasks, sortKey.value, sortDesc.value, now.value);
+  const from = l.total === 0 ? 0 : l.offset + 1;
+  const to = l.offset + l.tasks.length;
+  const onSearch = (v: string) => {
+    search.value = v;
+    clearTimeout(timer.current);
+    timer.current = setTimeout(() => {
+      if (!searchPending()) return; // another control read the list with it meanwhile
+      offset.value = 0;
+      void refreshList();
+    }, 250);
+  };
+  const page = (delta: number) => {
+    offset.value = Math.max(0, offset.value + delta * PAGE_SIZE);
+    void refreshList();
+  };
+  const sortBy = (key: SortKey) => {
+    if (sortKey.value === key) sortDesc.value = !sortDesc.value;
+    else {
+      sortKey.value = key;
+      sortDesc.value = key === "startedAt" || key === "duration";
+    }
+  };
+  return (
+    <section class="tasks card" aria-label="Tasks">
+      <div class="controls">
+        <h2>Tasks</h2>
+        <label>
+          <span class="sr">Status</span>
+          <select value={statusFilter.value} onChange={(e) => setFilter((e.target as HTMLSelectElement).value)}>
+            {FILTERS.map(([v, label]) => (
+              <option value={v}>{label}</option>
+            ))}
+          </select>
+        </label>
+        <label class="search">
+          <span class="sr">Search descriptions</span>
+          <input type="search" placeholder="Search descriptions" value={search.value} onInput={(e) => onSearch((e.target as HTMLInputElement).value)} />
+        </label>
+      </div>
+      {listError.value && <p class="error">{listError.value}</p>}
+      <div class="scroll">
+        <table>
+          <thead>
+            <tr>
+              {COLUMNS.map(([key, label]) => {
+                const active = sortKey.value === key;
+                return (
+                  <th class={`col-${key}`} aria-sort={active ? (sortDesc.value ? "descending" : "ascending") : "none"}>
+                    <button type="button" onClick={() => sortBy(key)}>
+                      {label}
+                      <span aria-hidden="true">{active ? (sortDesc.value ? " ▼" : " ▲") : ""}</span>
+                    </button>
+                  </th>
+                );
+              })}
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((t) => {
+              const label = statusLabel(t);
+              return (
+                <tr key={t.id}>
+                  <td class="col-description">
+                    <a href={`#/task/${encodeURIComponent(t.id)}`}>{t.description || t.id}</a>
+                  </td>
+                  <td class="col-agent">{t.agent}</td>
+                  <td class="col-status">
+                    <span class={`status st-${label}`}>{label}</span>
+                  </td>
+                  <td class="col-startedAt">{time(t.startedAt)}</td>
+                  <td class="col-duration">{duration(taskDuration(t, now.value))}</td>
+                  <td class="col-model">{t.model ?? "–"}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+        {l.tasks.length === 0 && <p class="muted empty">{statusFilter.value || search.value ? "No task matches." : "No tasks yet."}</p>}
+      </div>
+      <div class="pager">
+        <span>
+          {from}–{to} of {l.total}
+          {sortKey.value !== "startedAt" ? " · sorted within this page" : ""}
+        </span>
+        <button type="button" disabled={l.offset === 0} onClick={() => page(-1)}>
+          Newer
+        </button>
+        <button type="button" disabled={to >= l.total} onClick={() => page(1)}>
+          Older
+        </button>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/abi"
+)
+
+// constant is a value of the core's that the plugin needs too, under its TypeScript name.
+type constant struct {
+	goName string
+	tsName string
+	value  any
+}
+
+// constants are written after the types, each with its Go doc.
+var constants = []constant{
+	{"ABIVersion", "ABI_VERSION", abi.ABIVersion},
+	{"Version", "CORE_VERSION", core.Version},
+	{"DefaultAPIPort", "DEFAULT_API_PORT", core.DefaultAPIPort},
+	{"StreamBufferFrames", "STREAM_BUFFER_FRAMES", core.StreamBufferFrames},
+	{"StopGraceMs", "STOP_GRACE_MS", core.StopGraceMs},
+	{"APITokenBytes", "API_TOKEN_BYTES", core.APITokenBytes},
+	{"APIErrStarting", "API_ERR_STARTING", core.APIErrStarting},
+	{"APIErrCoreUnavailable", "API_ERR_CORE_UNAVAILABLE", core.APIErrCoreUnavailable},
+	{"APIErrCoreFailed", "API_ERR_CORE_FAILED", core.APIErrCoreFailed},
+	{"APIErrShuttingDown", "API_ERR_SHUTTING_DOWN", core.APIErrShuttingDown},
+	{"APIErrLogsStopped", "API_ERR_LOGS_STOPPED", core.APIErrLogsStopped},
+	{"APIErrLogsFailed", "API_ERR_LOGS_FAILED", core.APIErrLogsFailed},
+	{"APIErrLogsNoOpenCode", "API_ERR_LOGS_NO_OPENCODE", core.APIErrLogsNoOpenCode},
+	{"EnvAPIPort", "ENV_API_PORT", core.EnvAPIPort},
+	{"EnvAPIAuth", "ENV_API_AUTH", core.EnvAPIAuth},
+	{"TmuxPaneEnv", "TMUX_PANE_ENV", core.TmuxPaneEnv},
+}
+
+func tsConstants(d *docSet) (string, error) {
+	var b strings.Builder
+	for _, c := range constants {
+		v, err := json.Marshal(c.value)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", c.goName, err)
+		}
+		lit := string(v)
+		if _, ok := c.value.([]string); ok {
+			lit = strings.ReplaceAll(lit, ",", ", ") + " as readonly string[]"
+		}
+		b.WriteString("\n")
+		b.WriteString(jsDoc(d.value(c.goName), ""))
+		fmt.Fprintf(&b, "export const %s = %s;\n", c.tsName, lit)
+	}
+	return b.String(), nil
+}

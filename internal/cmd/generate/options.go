@@ -1,0 +1,86 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/httpapi"
+)
+
+// option is one user option: where it sits, what values it takes and what it does. The JSON
+// Schema of the config file and the README's option table are written from this list, with the
+// defaults the core itself applies (core.NewMachine's config); core/config/schema_test.go
+// checks the schema against the core's own checks of a config file.
+type option struct {
+	path string // dotted, "<name>" for any key of a map: agents.<name>.model
+	kind string // "integer", "boolean", "enum", "model", "models"
+	min  int64  // integer: the least value a config file may give
+	enum []string
+	// doc says what the option does, in Markdown; the schema gets it without the backquotes.
+	doc string
+	// noFile: set only in the plugin options of opencode.json, never in a config file.
+	noFile bool
+	// none is the default's text when the option has no value by default.
+	none string
+}
+
+var options = []option{
+	{path: "maxResultChars", kind: "integer", min: 1, doc: "A longer result is cut in the notice, with a pointer to `asyncagents_output` (which returns it whole)."},
+	{path: "pollIntervalMs", kind: "integer", min: 1, doc: "How often, in milliseconds, running tasks are checked in case OpenCode's `session.idle` event was lost (100 at least)."},
+	{path: "defaultBlockTimeoutMs", kind: "integer", min: 1, doc: "How long `asyncagents_output(block: true)` waits without a `timeout` argument, in milliseconds."},
+	{path: "maxBlockTimeoutMs", kind: "integer", min: 1, doc: "The largest `timeout` `asyncagents_output` accepts, in milliseconds."},
+	{path: "maxConcurrentStarts", kind: "integer", min: 1, doc: "How many children run at once; further tasks wait, queued."},
+	{path: "maxDepth", kind: "integer", min: 1, doc: "How deep tasks may nest (a task's child launching tasks), for agents allowed to delegate."},
+	{path: "notify.wake", kind: "enum", enum: []string{config.WakeBatch, config.WakeEach}, doc: "`\"batch\"`: the parent is woken once its batch of tasks is done or a task failed; `\"each\"`: every notice wakes it."},
+	{path: "agents.<name>.models", kind: "models", none: "none", doc: "The fallback chain for tasks of agent `<name>`, `\"provider/model\"` each, tried in order: when an attempt fails with a provider error (rate limit, overload, unavailable model, quota, auth, network), the next model gets the same prompt in the same child session. Wins over `model`."},
+	{path: "agents.<name>.model", kind: "model", none: "none", doc: "A chain of one model, `\"provider/model\"` as OpenCode names models (for example `\"anthropic/claude-sonnet-4\"`)."},
+	{path: "fallback.attemptTimeoutMs", kind: "integer", min: 1000, doc: "An attempt with no activity (no new message part, and no tool at work) for this many milliseconds is abandoned for the next model."},
+	{path: "fallback.failureThreshold", kind: "integer", min: 1, doc: "Consecutive provider failures that open a model's circuit: the model is then skipped for `cooldownMs`."},
+	{path: "fallback.cooldownMs", kind: "integer", min: 0, doc: "How long, in milliseconds, an open circuit skips its model. 0 takes the default."},
+	{path: "api.maxSubscribers", kind: "integer", min: 1, noFile: true, doc: "How many status API event streams may be open at once; past it `/v1/events` answers 503."},
+	{path: "tmux.enabled", kind: "boolean", doc: "Inside tmux, give each running child a pane running `opencode attach <server> --session <session_id>`, closed when its task ends."},
+}
+
+// groups describe the objects the options sit in, for the schema.
+var groups = map[string]string{
+	"agents":        "Model chains per agent name (a subagent such as general, explore, or one of yours). A task of an agent without an entry runs on the model of the parent's message. A project's entry for an agent replaces the global entry for that agent as a whole.",
+	"agents.<name>": "One agent's models. models wins over model when both are set.",
+	"fallback":      "The model fallback loop and its circuit breaker.",
+	"tmux":          "tmux panes for running children.",
+	"notify":        "When task notices wake the parent session.",
+}
+
+// defaults are the core's defaults by option path: the configuration a machine runs on when
+// given none, and the status API's subscriber limit, which the API applies itself.
+func defaults() (map[string]any, error) {
+	b, err := json.Marshal(core.NewMachine(config.Config{}).Config())
+	if err != nil {
+		return nil, err
+	}
+	var tree map[string]any
+	if err := json.Unmarshal(b, &tree); err != nil {
+		return nil, err
+	}
+	out := map[string]any{"api.maxSubscribers": float64(httpapi.APIDefaultMaxSubscribers)}
+	for _, o := range options {
+		if strings.Contains(o.path, "<") {
+			continue
+		}
+		var at any = tree
+		for _, k := range strings.Split(o.path, ".") {
+			m, _ := at.(map[string]any)
+			at = m[k]
+		}
+		if at != nil {
+			out[o.path] = at
+		} else if o.kind == "boolean" {
+			out[o.path] = false // omitted from the JSON when false
+		}
+	}
+	return out, nil
+}
+
+// plain is Markdown without its code quotes, for the schema's descriptions.
+func plain(md string) string { return strings.ReplaceAll(md, "`", "") }

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// The README's option table sits between these markers; the rest of the README is hand-written.
+const (
+	optionsBegin = "<!-- options:begin: written by `make generate` from internal/cmd/generate/options.go -->"
+	optionsEnd   = "<!-- options:end -->"
+)
+
+// optionTable is the README's table of every option, with the core's defaults.
+func optionTable() (string, error) {
+	defs, err := defaults()
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString("| option | default | what it does |\n| --- | --- | --- |\n")
+	for _, o := range options {
+		def := o.none
+		if v, ok := defs[o.path]; ok {
+			j, err := json.Marshal(v)
+			if err != nil {
+				return "", err
+			}
+			def = string(j)
+			if _, isNum := v.(float64); !isNum {
+				def = "`" + def + "`"
+			}
+		}
+		if def == "" {
+			return "", fmt.Errorf("%s: no default and no text for none", o.path)
+		}
+		where := ""
+		if o.noFile {
+			where = " (`opencode.json` only)"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s%s |\n", o.path, def, strings.ReplaceAll(o.doc, "|", `\|`), where)
+	}
+	return b.String(), nil
+}
+
+// withOptionTable returns readme with the text between the markers replaced by the table.
+func withOptionTable(readme []byte) ([]byte, error) {
+	i := bytes.Index(readme, []byte(optionsBegin))
+	j := bytes.Index(readme, []byte(optionsEnd))
+	if i < 0 || j < i {
+		return nil, fmt.Errorf("README.md lacks the markers %q and %q", optionsBegin, optionsEnd)
+	}
+	table, err := optionTable()
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	out.Write(readme[:i+len(optionsBegin)])
+	out.WriteString("\n" + table)
+	out.Write(readme[j:])
+	return out.Bytes(), nil
+}

@@ -1,0 +1,41 @@
+// The dashboard against the plugin in a real opencode serve (testharness/e2e/dashboard_test.go):
+// tasks launched while the page is open appear and change without a reload, and a task is
+// cancelled from its page. Prints "ready" once the page is live; the Go test then launches.
+//
+// env: DASH_URL, DASH_TOKEN, DASH_SHOTS
+
+import { assert, BOUND, run, seeRowStatus, seeText, shot, watchedPage } from "./lib.mjs";
+
+const base = process.env.DASH_URL;
+const token = process.env.DASH_TOKEN;
+const shots = process.env.DASH_SHOTS;
+
+await run(async (browser) => {
+  const { page, check } = await watchedPage(browser, base);
+  let loads = 0;
+  page.on("load", () => loads++);
+  await page.goto(`${base}/?token=${token}`);
+  await seeText(page, "Live", ".conn");
+  assert(page.url() === base + "/", `the token stays in the address bar: ${page.url()}`);
+  const loadsBefore = loads;
+  console.log("ready");
+
+  // Launched now: the rows come in, running, and one completes.
+  await seeRowStatus(page, "Live job", "running");
+  await seeRowStatus(page, "Long job", "running");
+  await shot(page, shots, "live-running");
+  await seeRowStatus(page, "Live job", "completed");
+
+  // Cancel from the task's page.
+  await page.getByRole("link", { name: "Long job" }).click();
+  await seeText(page, "Long job", "h1");
+  await page.getByRole("button", { name: "Cancel task…" }).click();
+  await page.getByRole("button", { name: "Yes, cancel it" }).click();
+  await seeText(page, "cancelled", ".task-head .status");
+  await seeText(page, "cancelled from the dashboard", "section");
+  await page.getByRole("link", { name: "← All tasks" }).click();
+  await seeRowStatus(page, "Long job", "cancelled");
+  assert(loads === loadsBefore, `the page was reloaded (${loads - loadsBefore} times)`);
+  await page.waitForTimeout(Math.min(500, BOUND));
+  check("live");
+});

@@ -1,0 +1,119 @@
+// Package browser holds the web dashboard's tests in a real browser: node scripts that drive a
+// headless Chromium (lib.mjs) against servers the Go tests start. This one is `asyncagents
+// serve` over a stored history; testharness/e2e/dashboard_test.go runs live.mjs against the
+// plugin in a real opencode serve.
+package browser
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/internal/fixture"
+)
+
+// repoRoot is the checkout's root, where dist/ and node_modules/ are.
+func repoRoot(t *testing.T) string {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	return root
+}
+
+// Script runs a browser script of this directory with env, bounded by timeout, and fails the
+// test with its output when it fails.
+func Script(t *testing.T, root, name string, timeout time.Duration, env ...string) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(root, "testharness", "browser", name))
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s failed:\n%s", name, out)
+	t.Logf("%s: %s", name, strings.TrimSpace(string(out)))
+}
+
+// varied are the newest tasks of the fixture history: one of each ending, a Markdown result
+// with HTML in it, and a fallback.
+func varied() []task.Task {
+	at := int64(1_750_000_000_000)
+	base := task.Task{ParentSessionID: "ses_user", ParentMessageID: "msg_1", BatchID: "msg_1", Agent: "explore", Depth: 1,
+		Progress: task.Progress{LastTools: []string{}}}
+	survey := base
+	survey.ID, survey.SessionID, survey.Description, survey.Prompt = "bg_00000000000000000000a1", "ses_survey", "Survey the auth module", "Look for the auth code and say where tokens are checked."
+	survey.Status, survey.StartedAt, survey.CompletedAt, survey.Model = task.StatusCompleted, at, at+4200, "mock/b"
+	survey.Result = "## Findings\n\nThe auth code lives in `session.go`.\n\n- **tokens** are checked in `middleware.go`\n- <img src=x onerror=alert(1)>\n\n" +
+		"[run this](javascript:alert(1)) or read [the docs](https://example.com/docs).\n\n```go\nfunc check(t string) bool\n```\n"
+	survey.Progress = task.Progress{ToolCalls: 5, LastTools: []string{"read", "grep"}, LastUpdate: at + 4000}
+	survey.FallbackInfo = &task.FallbackInfo{Occurred: true, TotalAttempts: 2, SuccessfulModel: "mock/b", Attempts: []task.FallbackAttempt{
+		{Model: "mock/a", Error: "rate limited", Class: "rate_limit", Timestamp: at},
+		{Model: "mock/b", Success: true, Timestamp: at + 1000},
+	}}
+	broken := base
+	broken.ID, broken.SessionID, broken.Description, broken.Prompt, broken.Agent = "bg_00000000000000000000a2", "ses_broken", "Break the build", "Run the build.", "general"
+	broken.Status, broken.StartedAt, broken.CompletedAt = task.StatusError, at+1, at+900
+	broken.Error = &task.TaskError{Name: "ProviderError", Message: "the model is overloaded"}
+	docs := base
+	docs.ID, docs.SessionID, docs.Description, docs.Prompt, docs.BatchID = "bg_00000000000000000000a3", "ses_docs", "Write the docs", "Write them.", "msg_2"
+	docs.Status, docs.StartedAt, docs.CompletedAt, docs.CancelReason = task.StatusCancelled, at+2, at+300, "not needed"
+	return []task.Task{survey, broken, docs}
+}
+
+// The dashboard over `asyncagents serve` and a history of 1,203 tasks: see serve.mjs.
+func TestDashboardOverServe(t *testing.T) {
+	root := repoRoot(t)
+	bin, wasm := filepath.Join(root, "dist", "asyncagents"), filepath.Join(root, "dist", "asyncagents.wasm")
+	for _, f := range []string{bin, wasm} {
+		_, err := os.Stat(f)
+		require.NoError(t, err, "run make build first")
+	}
+	home := t.TempDir()
+	project := filepath.Join(home, "project")
+	st := core.StoragePaths("", home, project)
+	require.NoError(t, os.MkdirAll(filepath.Dir(st.History), 0o700))
+	history := fixture.History(1200)
+	for _, task := range varied() {
+		history += core.HistoryLine(task)
+	}
+	require.NoError(t, os.WriteFile(st.History, []byte(history), 0o600))
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "serve", "--dir", project, "--wasm", wasm, "--port", fmt.Sprint(port))
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_DATA_HOME=", "ASYNCAGENTS_API_AUTH=")
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	defer func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }()
+	lines := bufio.NewScanner(out)
+	var url, token string
+	for url == "" || token == "" {
+		require.True(t, lines.Scan(), "serve stopped before printing its URL and token")
+		line := lines.Text()
+		if i := strings.Index(line, " at "); i >= 0 && url == "" {
+			url = strings.Fields(line[i+4:])[0]
+		}
+		if v, ok := strings.CutPrefix(line, "token: "); ok {
+			token = v
+		}
+	}
+	go func() {
+		for lines.Scan() {
+		}
+	}()
+	Script(t, root, "serve.mjs", 3*time.Minute, "DASH_URL="+url, "DASH_TOKEN="+token, "DASH_SHOTS="+filepath.Join(root, "dist", "screenshots"))
+}

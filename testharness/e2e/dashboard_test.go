@@ -1,0 +1,73 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/asyncagents/asyncagents/testharness/mockmodel"
+)
+
+// The dashboard in a browser against the plugin in a real OpenCode: launches that happen while
+// the page is open appear as running, then completed, without a reload; a cancel from a task's
+// page ends the task, and its parent gets the usual ⊘ notice (testharness/browser/live.mjs).
+func TestDashboardLive(t *testing.T) {
+	e, sj := startWithAPI(t, func(req mockmodel.Request) mockmodel.Reply {
+		switch {
+		case req.LastUser == "CHILD live":
+			return mockmodel.Reply{Text: "live answer", Delay: 4 * time.Second}
+		case req.LastUser == "CHILD long":
+			return mockmodel.Reply{Text: "never", Delay: 5 * time.Minute}
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+			return mockmodel.Reply{Text: "ok"}
+		case req.LastUser == "GO":
+			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Live job", "CHILD live", "general"), taskCall("Long job", "CHILD long", "general")}}
+		}
+		return mockmodel.Reply{Text: "?"}
+	}, map[string]any{})
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(root, "testharness", "browser", "live.mjs"))
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "DASH_URL="+sj.URL, "DASH_TOKEN="+sj.Token, "DASH_SHOTS="+filepath.Join(root, "dist", "screenshots"))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	lines := bufio.NewScanner(stdout)
+	var out []string
+	for lines.Scan() && lines.Text() != "ready" {
+		out = append(out, lines.Text())
+	}
+	go func() {
+		for lines.Scan() {
+		}
+	}()
+	parent := e.prompt("GO")
+	err = cmd.Wait()
+	require.NoError(t, err, "live.mjs failed:\n%s\n%s", strings.Join(out, "\n"), stderr.String())
+
+	// The plugin wrote where the dashboard is, once, without the token.
+	logs := e.oc.Logs()
+	require.Equal(t, 1, strings.Count(logs, "asyncagents: dashboard at "+sj.URL+"/ (open it with: asyncagents dashboard)"), "the dashboard's URL in OpenCode's log")
+	require.NotContains(t, logs, sj.Token)
+
+	e.eventually("the cancelled notice", 30*time.Second, func() bool {
+		for _, n := range e.notices(parent) {
+			if strings.HasPrefix(n.visible, `⊘ **Agent "Long job" cancelled after`) && strings.Contains(n.hidden, "reason: cancelled from the dashboard") {
+				return true
+			}
+		}
+		return false
+	})
+}
