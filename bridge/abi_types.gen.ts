@@ -4,7 +4,7 @@
 
 /**
  * ABIVersion is the version of the JSON envelope every host speaks to the core. A host refuses
- * a module whose version differs from its own, naming both (see ../ABI.md).
+ * a module whose version differs from its own, naming both (see ABI.md at the repository's root).
  */
 export const ABI_VERSION = 1;
 
@@ -527,7 +527,8 @@ export interface APIConfig {
    */
   auth?: string;
   /**
-   * MaxSubscribers is how many SSE streams may be open at once (default 128, room for the 100 subscribers the benchmark feeds); past it
+   * MaxSubscribers is how many SSE streams may be open at once (default
+   * httpapi.APIDefaultMaxSubscribers, room for the subscribers the benchmark feeds); past it
    * /v1/events answers 503.
    */
   maxSubscribers?: number;
@@ -555,12 +556,12 @@ export interface AgentModels {
 export interface FallbackConfig {
   /**
    * AttemptTimeoutMs abandons an attempt that has shown no activity (no new message part, and
-   * no tool at work) for this long, and moves to the next model. Default 180000.
+   * no tool at work) for this long, and moves to the next model.
    */
   attemptTimeoutMs?: number;
-  /** FailureThreshold is how many consecutive failures open a model's circuit. Default 3. */
+  /** FailureThreshold is how many consecutive failures open a model's circuit. */
   failureThreshold?: number;
-  /** CooldownMs is how long an open circuit skips its model. Default 3600000 (1 hour). */
+  /** CooldownMs is how long an open circuit skips its model. */
   cooldownMs?: number;
 }
 

@@ -81,8 +81,9 @@ type Effect struct {
 // takes no ID and gets no reply.
 const EffectSSEBroadcast = "sse.broadcast"
 
-// heartbeatTimer drives the status API's heartbeat frames.
-const heartbeatTimer = "sse.heartbeat"
+// HeartbeatTimer drives the status API's heartbeat frames. A host that starts no machine of its
+// own (the CLI's serve) arms it with one timer.fired event; each beat re-arms it.
+const HeartbeatTimer = "sse.heartbeat"
 
 // TextPart is a text part of a prompt. Synthetic parts reach the model but are hidden in the TUI.
 type TextPart struct {

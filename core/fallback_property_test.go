@@ -74,7 +74,7 @@ func (w *fbWorld) carryOut(effects []Effect) {
 			b, _ := json.Marshal(busy)
 			w.queue = append(w.queue, Event{Type: EventEffectDone, EffectID: e.ID, OK: true, Result: b})
 		case EffectTimerSet:
-			if e.TimerID != heartbeatTimer {
+			if e.TimerID != HeartbeatTimer {
 				w.timers[e.TimerID] = true
 			}
 		case EffectTimerClear:

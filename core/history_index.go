@@ -248,8 +248,8 @@ func (m *Machine) applyIndex(index, hist string, res *RestoreResult) (covered in
 	}
 	tasks := make(map[string]*run, nEntries+nEntries/8)
 	order := make([]string, 0, nEntries)
-	// One allocation for every head: 10,000 small ones cost more inside WebAssembly than the
-	// reading of their entries (blocks of 256 cost the restore about 7 ms more at the median in Bun). It is
+	// One allocation for every head: inside WebAssembly each allocation is dozens of calls, so
+	// thousands of small ones (or even blocks of 256) cost more than reading the entries. It is
 	// sized by the entries the body has room for, not by the header's word.
 	slab := make([]run, min(nEntries, len(body)/minHeadEntry))
 	heads := 0

@@ -51,7 +51,3 @@ const (
 // gets: the pane starts in tmux's environment, not OpenCode's, and needs the server's basic
 // auth to attach.
 var TmuxPaneEnv = []string{"OPENCODE_SERVER_PASSWORD", "OPENCODE_SERVER_USERNAME"}
-
-// HeartbeatTimer is the timer that drives the status API's heartbeat frames. A host that starts
-// no machine of its own (the CLI's serve) arms it with one timer.fired event; each beat re-arms it.
-const HeartbeatTimer = heartbeatTimer

@@ -156,7 +156,7 @@ func (m *Machine) Step(now int64, ev Event) []Effect {
 		m.onTimer(ev.TimerID)
 	case EventStart:
 		m.fetchAgents()
-		m.out = append(m.out, Effect{Kind: EffectTimerSet, TimerID: heartbeatTimer, DelayMs: httpapi.SSEHeartbeatIntervalMs})
+		m.out = append(m.out, Effect{Kind: EffectTimerSet, TimerID: HeartbeatTimer, DelayMs: httpapi.SSEHeartbeatIntervalMs})
 	default:
 		m.log("warn", fmt.Sprintf("unknown event type %q ignored", ev.Type))
 	}

@@ -20,9 +20,9 @@ func (m *Machine) onTimer(id string) {
 		m.writeIndex()
 	case id == reconcileTimer:
 		m.retryReconcile()
-	case id == heartbeatTimer:
+	case id == HeartbeatTimer:
 		m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: httpapi.HeartbeatFrame(m.now)})
-		m.out = append(m.out, Effect{Kind: EffectTimerSet, TimerID: heartbeatTimer, DelayMs: httpapi.SSEHeartbeatIntervalMs})
+		m.out = append(m.out, Effect{Kind: EffectTimerSet, TimerID: HeartbeatTimer, DelayMs: httpapi.SSEHeartbeatIntervalMs})
 	case strings.HasPrefix(id, waitTimerPrefix):
 		m.onWaitTimeout(strings.TrimPrefix(id, waitTimerPrefix))
 	case strings.HasPrefix(id, attemptTimerPrefix):

@@ -87,7 +87,7 @@ func (w *world) carryOut(effects []Effect) {
 			b, _ := json.Marshal(busy)
 			w.queue = append(w.queue, Event{Type: EventEffectDone, EffectID: e.ID, OK: true, Result: b})
 		case EffectTimerSet:
-			if e.TimerID != heartbeatTimer { // it re-arms forever: not part of settling
+			if e.TimerID != HeartbeatTimer { // it re-arms forever: not part of settling
 				w.timers[e.TimerID] = true
 			}
 		case EffectTimerClear:

@@ -29,11 +29,9 @@ func TestServerFileRoundTripAndURL(t *testing.T) {
 	require.Equal(t, "http://127.0.0.1:5170/", f.DashboardURL())
 }
 
-
 func TestProcStatStartCountsFromTheCommandsLastParenthesis(t *testing.T) {
 	stat := "4242 (a (weird) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 12345 67 18446744073709551615\n"
 	require.Equal(t, "987654", ProcStatStart(stat))
 	require.Empty(t, ProcStatStart("garbage"))
 	require.Empty(t, ProcStatStart("1 (x) S 1 2"))
 }
-

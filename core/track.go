@@ -139,7 +139,7 @@ func (m *Machine) onMessageUpdated(props json.RawMessage) {
 
 // finishOnCompletion finishes a task as soon as its child's last answer is complete, with no
 // error and a final finish reason, without waiting for the session's idle: OpenCode publishes the
-// idle 5 to 15 ms later, after its own work on the turn, and the notice waited for it. Only a task
+// idle only after its own work on the turn, and the notice would wait for that. Only a task
 // without a model chain: with one, leaving a model needs the idle (fallback.go); and only when the
 // events already told the whole answer. The idle that follows finds the task ended.
 func (m *Machine) finishOnCompletion(t *run, tm *trackedMessage) {

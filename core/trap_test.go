@@ -42,4 +42,3 @@ func TestRecoverBoundsTheTrapText(t *testing.T) {
 	require.Less(t, len(r.Traps[0].Error), 310)
 	require.True(t, strings.HasSuffix(r.Traps[0].Error, "é…"))
 }
-

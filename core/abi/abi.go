@@ -14,7 +14,7 @@ import (
 )
 
 // ABIVersion is the version of the JSON envelope every host speaks to the core. A host refuses
-// a module whose version differs from its own, naming both (see ../ABI.md).
+// a module whose version differs from its own, naming both (see ABI.md at the repository's root).
 const ABIVersion = 1
 
 // Request is the envelope a host sends: one operation, the time, and the operation's input.
@@ -39,7 +39,7 @@ type Request struct {
 	// Server describes a status API server, for the server.file op (core/serverfile.go); ProcStat is
 	// the host's /proc/self/stat line, when it has one, which gives Server its ProcStart.
 	Server   *core.ServerFile `json:"server,omitempty"`
-	ProcStat string      `json:"procStat,omitempty"`
+	ProcStat string           `json:"procStat,omitempty"`
 	// Env is what a host knows of its environment, for the storage op: XDG_DATA_HOME,
 	// XDG_CONFIG_HOME, HOME and the project directory.
 	Env *StorageEnv `json:"env,omitempty"`
@@ -110,7 +110,8 @@ type Runtime struct {
 
 // KeptAll reports whether the last call kept nearly all it allocated: a restore builds the
 // machine's state and little else. The module skips its garbage collection after such a call:
-// over 10,000 tasks a collection found next to nothing to free and cost 100 ms of the restart.
+// what it allocated is the state it keeps, so a collection would find next to nothing to free
+// and only delay the first answer after a restart.
 func (r *Runtime) KeptAll() bool { return r.keptAll }
 
 // NewRuntime returns a runtime with a machine on default configuration.

@@ -9,9 +9,9 @@ import (
 // MarshalJSON writes the fields a response holds, each with its own type's encoder, as
 // encoding/json would write the struct (the same keys, order and omitempty rules). encoding/json
 // builds the encoders of a struct's whole type graph at its first use: for Response (tasks,
-// effects, config, tools, HTTP answers) that cost 10 to 16 ms of the first call inside
-// WebAssembly in Bun, on the path from a plugin's start to its first answer, whatever the call
-// held. TestResponseEncodesAsTheStruct holds this to the struct's own encoding.
+// effects, config, tools, HTTP answers) that is reflection over the whole graph, interpreted
+// inside WebAssembly before the engine's compilers catch up, on the path from a plugin's start to
+// its first answer, whatever the call held. TestResponseEncodesAsTheStruct holds this to the struct's own encoding.
 func (r Response) MarshalJSON() ([]byte, error) {
 	b := append(make([]byte, 0, 256), `{"ok":`...)
 	b = strconv.AppendBool(b, r.OK)

@@ -11,9 +11,9 @@ import (
 
 // The effects and the HTTP answer of a response, written field by field as encoding/json would
 // write their structs. They are in nearly every answer, and the first answers after a start are
-// on the path to the API's first listing: encoding/json built their encoders (reflection over
-// every field, then the map and slice encoders) at their first use, 4 to 14 ms of the first
-// step and of the first HTTP answer inside WebAssembly in Bun. TestEffectEncodesAsTheStruct and
+// on the path to the API's first listing: encoding/json builds their encoders (reflection over
+// every field, then the map and slice encoders) at their first use, which inside WebAssembly
+// delays the first step and the first HTTP answer after a start. TestEffectEncodesAsTheStruct and
 // TestHTTPResponseEncodesAsTheStruct hold these to the structs' own encoding.
 
 // appendEffects writes effects as a JSON array.

@@ -40,7 +40,8 @@ type APIConfig struct {
 	// Auth is "token" (the default; any value but "none" means it) or "none"
 	// (ASYNCAGENTS_API_AUTH=none), which turns the token check off.
 	Auth string `json:"auth,omitempty"`
-	// MaxSubscribers is how many SSE streams may be open at once (default 128, room for the 100 subscribers the benchmark feeds); past it
+	// MaxSubscribers is how many SSE streams may be open at once (default
+	// httpapi.APIDefaultMaxSubscribers, room for the subscribers the benchmark feeds); past it
 	// /v1/events answers 503.
 	MaxSubscribers int `json:"maxSubscribers,omitempty"`
 	// StartedAt is when the server started (Unix ms), for the uptime.
@@ -62,11 +63,11 @@ type AgentModels struct {
 // FallbackConfig tunes the fallback loop (fallback.go).
 type FallbackConfig struct {
 	// AttemptTimeoutMs abandons an attempt that has shown no activity (no new message part, and
-	// no tool at work) for this long, and moves to the next model. Default 180000.
+	// no tool at work) for this long, and moves to the next model.
 	AttemptTimeoutMs int64 `json:"attemptTimeoutMs,omitempty"`
-	// FailureThreshold is how many consecutive failures open a model's circuit. Default 3.
+	// FailureThreshold is how many consecutive failures open a model's circuit.
 	FailureThreshold int `json:"failureThreshold,omitempty"`
-	// CooldownMs is how long an open circuit skips its model. Default 3600000 (1 hour).
+	// CooldownMs is how long an open circuit skips its model.
 	CooldownMs int64 `json:"cooldownMs,omitempty"`
 }
 

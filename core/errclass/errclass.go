@@ -88,8 +88,8 @@ type errorPattern struct {
 }
 
 // patternSet is a list of wordings compiled on first use: compiling them all when the module
-// starts cost about 40 ms of every plugin start inside WebAssembly, for errors most sessions
-// never see.
+// starts would delay every plugin start (regular expressions compile slowly inside
+// WebAssembly), for errors most sessions never see.
 type patternSet struct {
 	sources []string
 	once    sync.Once

@@ -8,8 +8,8 @@ import (
 // The history's lines carry XXH64 (seed 0), the xxHash project's 64-bit checksum. Lines
 // written before it carry CRC-32 (IEEE); the reader tells them apart by the checksum's width.
 // Why the change: inside WebAssembly, Go's CRC-32 is a table lookup per byte (slicing-by-8),
-// and checking 10,000 tasks' lines took 50 ms of a cold restore in Bun; XXH64 is four
-// multiplies per 32 bytes. It detects a torn or corrupt line at least as surely (64 bits, not 32).
+// which made checking the lines a large part of a cold restore; XXH64 is four multiplies per
+// 32 bytes. It detects a torn or corrupt line at least as surely (64 bits, not 32).
 
 const (
 	xxPrime1 uint64 = 0x9E3779B185EBCA87
