@@ -35,7 +35,7 @@ func takenPortPair(t *testing.T) (taken net.Listener, next int) {
 }
 
 // The status API's port is taken by another program: the plugin binds the next port of its list,
-// the server file names that port, and the API answers there.
+// its server file names that port, and the API answers there.
 func TestStatusAPIMovesToTheNextPortWhenItsPortIsTaken(t *testing.T) {
 	taken, next := takenPortPair(t)
 	port := taken.Addr().(*net.TCPAddr).Port
@@ -46,7 +46,7 @@ func TestStatusAPIMovesToTheNextPortWhenItsPortIsTaken(t *testing.T) {
 	require.NoError(t, err)
 	var sj serverJSON
 	e.eventually("the server file", 30*time.Second, func() bool {
-		b, err := os.ReadFile(storageOf(oc).ServerJSON)
+		b, err := os.ReadFile(serverFileOf(storageOf(oc)))
 		return err == nil && json.Unmarshal(b, &sj) == nil && sj.Port != 0
 	})
 	require.Equal(t, next, sj.Port, "the port after the taken one")
