@@ -174,7 +174,7 @@ test("the status API binds before the history is restored, and its first answer 
   expect(line).toContain(`restored ${n} tasks`);
   expect(line.indexOf("serving +")).toBeGreaterThan(0);
   expect(line.indexOf("serving +")).toBeLessThan(line.indexOf("restored "));
-});
+}, 20_000); // a Worker, a compile and a 3,000-task restore: bun's 5 s default is too tight on a loaded machine
 
 test("a module that does not compile fails the tools with the reason", async () => {
   const { core } = await start(false, undefined, new URL("./worker.ts", import.meta.url));
