@@ -73,12 +73,13 @@ build: deps dist/asyncagents.wasm dist/test/asyncagents.wasm dist/manifest.json 
 test: build test-bun test-go
 
 # The bun tests run twice: on the pinned bun, and on the Bun embedded in OpenCode, which is the
-# one that runs the plugin for users.
+# one that runs the plugin for users. Each test is bounded at 20 s: the Worker tests start a Worker
+# and compile the core, which bun's 5 s default does not always allow on a loaded machine.
 test-bun: build
 	node_modules/.bin/tsc -p .
 	node_modules/.bin/tsc -p host/dashboard
-	$(BUN) test bridge/ plugin-js/ host/dashboard/
-	BUN_BE_BUN=1 node_modules/.bin/opencode test bridge/ plugin-js/
+	$(BUN) test --timeout 20000 bridge/ plugin-js/ host/dashboard/
+	BUN_BE_BUN=1 node_modules/.bin/opencode test --timeout 20000 bridge/ plugin-js/
 
 test-go: build
 	go test -count=1 -timeout 20m ./...
