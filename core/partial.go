@@ -27,6 +27,7 @@ func (m *Machine) notePartialText(t *run, tm *trackedMessage, ended bool) {
 	text := strings.Join(texts, "\n\n")
 	p := t.partial()
 	p.Text, p.TextChars = cutRunes(text, m.cfg.MaxResultChars), utf8.RuneCountInString(text)
+	t.latestText = text
 	t.textAt = m.now
 	if ended {
 		m.touch(t)
@@ -64,6 +65,16 @@ func (m *Machine) noteToolRun(t *run, callID, tool, title string, first bool) {
 		}
 		return
 	}
+}
+
+// watchText is the end of the child's latest text, for a look at a running task: the whole
+// text while the machine has it, else (after a restart) the part of it the record kept.
+func (t *run) watchText() string {
+	text := t.latestText
+	if text == "" && t.Partial != nil {
+		text = t.Partial.Text
+	}
+	return tailRunes(text, watchChars)
 }
 
 // partial returns the task's partial work, starting it if there is none yet.

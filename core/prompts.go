@@ -224,10 +224,10 @@ func (m *Machine) outputText(t *run) string {
 	default:
 		fmt.Fprintf(&b, "running for: %s\n%s\n", d, progressText(t, m.now))
 		if t.StalledSince != 0 {
-			fmt.Fprintf(&b, "stalled: no progress for %s\n", shortDuration(m.now-t.StalledSince))
+			fmt.Fprintf(&b, "stalled: no progress for %s\n", stallAge(m.now-t.StalledSince))
 		}
-		if t.Partial != nil && t.Partial.Text != "" {
-			fmt.Fprintf(&b, "\n<latest_text last_chars=\"%d\">\n%s\n</latest_text>\n", watchChars, tailRunes(t.Partial.Text, watchChars))
+		if text := t.watchText(); text != "" {
+			fmt.Fprintf(&b, "\n<latest_text last_chars=\"%d\">\n%s\n</latest_text>\n", watchChars, text)
 		}
 		b.WriteString("\n")
 		fmt.Fprintf(&b, "The task is still running. A notice arrives in this conversation when it finishes; call asyncagents_output(task_id=%q, block=true) to wait for it.", t.ID)
@@ -256,7 +256,7 @@ func (m *Machine) listLine(t *run) string {
 		id += " | session " + t.SessionID
 	}
 	if t.StalledSince != 0 && !t.Status.Terminal() {
-		status += fmt.Sprintf(" (stalled: no progress for %s)", shortDuration(m.now-t.StalledSince))
+		status += fmt.Sprintf(" (stalled: no progress for %s)", stallAge(m.now-t.StalledSince))
 	}
 	line := fmt.Sprintf("- %s | %s | %q | @%s | %s | %d tool calls", id, status, t.Description, t.Agent, FormatDuration(history.Duration(&t.Task, m.now)), t.Progress.ToolCalls)
 	if t.Status == task.StatusError && t.Error != nil {
@@ -308,13 +308,26 @@ func partialText(t *run) string {
 // stallText is the one line that tells of a stalled task: the parent's visible notice, the
 // reminders in the log, and any other place a stall is shown in short.
 func (m *Machine) stallText(t *run) string {
-	return fmt.Sprintf("⚠ Agent %q has made no progress for %s", t.Description, shortDuration(m.now-t.StalledSince))
+	return fmt.Sprintf("⚠ Agent %q has made no progress for %s", t.Description, stallAge(m.now-t.StalledSince))
 }
 
 // stallHidden is the stall notice's part for the model.
 func (m *Machine) stallHidden(t *run) string {
 	return fmt.Sprintf("Background task stalled.\n%sagent: %s\ndescription: %s\nstatus: running, no progress for %s (no new message part, and no tool at work)\n\nThe task is still running and may recover; no other notice comes until it finishes. To see what it did so far, call asyncagents_output(task_id=%q); to stop it, asyncagents_cancel(task_id=%q).",
-		t.idLines(), t.Agent, t.Description, shortDuration(m.now-t.StalledSince), t.ID, t.ID)
+		t.idLines(), t.Agent, t.Description, stallAge(m.now-t.StalledSince), t.ID, t.ID)
+}
+
+// stallAge is how long a task has been silent, in its largest unit: "2m", "45s", "1h 3m". It is
+// looked at once a poll, so a finer figure would only tell the poll's timing.
+func stallAge(ms int64) string {
+	switch {
+	case ms >= 3_600_000:
+		return shortDuration(ms)
+	case ms >= 60_000:
+		return fmt.Sprintf("%dm", ms/60_000)
+	default:
+		return fmt.Sprintf("%ds", max(ms, 0)/1000)
+	}
 }
 
 // shortDuration is FormatDuration without a zero last unit: "2m", not "2m 0s".

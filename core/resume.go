@@ -75,7 +75,7 @@ func (m *Machine) onResumeChecked(p pending, ev Event) {
 	t.msg, t.promptSent, t.sessionError = nil, false, nil
 	t.Progress.LastUpdate = m.now
 	// The follow-up's work is its own: the partial work of the run before it is its answer.
-	t.Partial, t.toolCallIDs, t.textAt = nil, nil, 0
+	t.Partial, t.toolCallIDs, t.textAt, t.latestText = nil, nil, 0, ""
 	m.clearStall(t)
 	// The follow-up goes to the model that answered last. With a fallback chain it is an
 	// attempt like the task's own: a provider error or silence moves it to the next model of

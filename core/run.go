@@ -33,6 +33,8 @@ type run struct {
 	// for the titles that arrive later; textAt is when Partial.Text last changed (partial.go).
 	toolCallIDs []string
 	textAt      int64
+	// latestText is the child's latest text whole; Partial.Text is cut at the result limit.
+	latestText string
 	// stallNext is when the next reminder of the stall under way is due (liveness.go).
 	stallNext int64
 	// tmuxPane: a tmux pane was opened for this run (tmux.go).
