@@ -330,9 +330,13 @@ func stallAge(ms int64) string {
 	}
 }
 
-// shortDuration is FormatDuration without a zero last unit: "2m", not "2m 0s".
+// shortDuration is FormatDuration without a zero last unit: "2m", not "2m 0s"; "6s", not "6.0s".
 func shortDuration(ms int64) string {
-	return strings.TrimSuffix(strings.TrimSuffix(FormatDuration(ms), " 0s"), " 0m")
+	s := strings.TrimSuffix(strings.TrimSuffix(FormatDuration(ms), " 0s"), " 0m")
+	if strings.HasSuffix(s, ".0s") {
+		s = strings.TrimSuffix(s, ".0s") + "s"
+	}
+	return s
 }
 
 // markedID is the task ID with the spec's list marks: (resumed) when resumeCount > 0, (forked)
