@@ -58,7 +58,9 @@ func (h *fbHarness) call(tool, args string) Effect {
 // idleParent ends the parent's turn: a parent running a tool call is busy.
 func (h *fbHarness) idleParent() []Effect { return h.oc("session.idle", `{"sessionID":"ses_p"}`) }
 
-func warnAfter(ms int64) config.Config { return config.Config{Stall: config.StallConfig{WarnAfterMs: &ms}} }
+func warnAfter(ms int64) config.Config {
+	return config.Config{Stall: config.StallConfig{WarnAfterMs: &ms}}
+}
 
 // A silent child is marked stalled after the threshold and its parent told once, without a
 // model turn; list and output show the mark; reminders reach the log, not the parent; activity

@@ -18,7 +18,7 @@ func TestTaskEncodesAsTheStruct(t *testing.T) {
 		ResumeCount: 5, IsForked: true, RetrievedAt: 6, Queued: true, Depth: 2, CancelReason: "why", ResumedAt: 7, ForkTokens: 8,
 		Models: []string{"a/b", "c/d"}, Model: "c/d",
 		FallbackInfo: &FallbackInfo{Occurred: true, Attempts: []FallbackAttempt{{Model: "a/b", Error: "429"}}, Skipped: []string{"x/y"}, SuccessfulModel: "c/d", TotalAttempts: 2},
-		TimeoutMs: 9, StalledSince: 10, Partial: &Partial{Text: "half", TextChars: 4, Tools: []ToolRun{{Name: "read", Title: "a.go"}}}}
+		TimeoutMs:    9, StalledSince: 10, Partial: &Partial{Text: "half", TextChars: 4, Tools: []ToolRun{{Name: "read", Title: "a.go"}}}}
 	cases := encodetest.FieldVariants(t, all)
 	for _, s := range encodetest.AwkwardStrings {
 		c := all
