@@ -276,3 +276,29 @@ func TestPartialWorkOfAFailedAttempt(t *testing.T) {
 	require.Len(t, notices, 1)
 	require.Contains(t, notices[0].Parts[1].Text, "half of the survey on A")
 }
+
+// A resume's timeout limits the follow-up, counted from the resume; it clears the partial work
+// of the run before it.
+func TestResumeTimeout(t *testing.T) {
+	h := newFB(t, config.Config{})
+	id := h.launch()
+	h.busy(id)
+	h.tool(id, "call_1", "read", "completed", "a.go")
+	h.answer(id, "", "first answer")
+	h.wait(600_000)
+	eff := h.step(Event{Type: EventToolCall, CallID: "call_resume", Tool: ToolTask, SessionID: "ses_p", MessageID: "msg_p2",
+		Args: json.RawMessage(fmt.Sprintf(`{"resume":%q,"prompt":"more","timeout":30}`, id))})
+	get := ofKind(eff, EffectSessionGet)
+	require.Len(t, get, 1)
+	h.step(Event{Type: EventEffectDone, EffectID: get[0].ID, OK: true, Result: json.RawMessage(fmt.Sprintf(`{"id":%q}`, id))})
+	tk, _ := h.m.Task(id)
+	require.Equal(t, task.StatusResumed, tk.Status)
+	require.Nil(t, tk.Partial, "the follow-up starts with no partial work")
+	h.wait(20_000)
+	tk, _ = h.m.Task(id)
+	require.Equal(t, task.StatusResumed, tk.Status)
+	h.wait(11_000)
+	tk, _ = h.m.Task(id)
+	require.Equal(t, task.StatusError, tk.Status)
+	require.Equal(t, "timed out after 30s", tk.Error.Message)
+}

@@ -33,7 +33,7 @@ A new task starts with a fresh context: put everything it needs in the prompt (f
 				{Name: "agent", Type: "string", Description: "The subagent to run for a new task (a non-primary agent, e.g. general or explore; not needed with resume)"},
 				{Name: "fork", Type: "boolean", Description: "Give the new task this conversation's context (default false)"},
 				{Name: "resume", Type: "string", Description: "The task_id (or session_id) of a completed task to continue with prompt, instead of starting a new task"},
-				{Name: "timeout", Type: "number", Description: "A wall-clock limit in seconds for a new task: at it the subagent is stopped and the task fails, with the work it did so far (default: no limit)"},
+				{Name: "timeout", Type: "number", Description: "A wall-clock limit in seconds (with resume: for the follow-up): at it the subagent is stopped and the task fails, with the work it did so far (default: no limit)"},
 			},
 		},
 		{

@@ -97,7 +97,7 @@ func (m *Machine) onTaskCall(ev Event) {
 		m.failTool(ev.CallID, "asyncagents_task: "+err.Error()+"; no task was created")
 		return
 	}
-	timeoutMs := m.cfg.TaskTimeoutMs
+	timeoutMs, given := m.cfg.TaskTimeoutMs, int64(0)
 	if a.Timeout != nil {
 		s := *a.Timeout
 		if math.IsNaN(s) || math.IsInf(s, 0) || s <= 0 || s*1000 > maxTaskTimeoutMs {
@@ -105,9 +105,10 @@ func (m *Machine) onTaskCall(ev Event) {
 			return
 		}
 		timeoutMs = max(int64(s*1000), 1)
+		given = timeoutMs
 	}
 	if strings.TrimSpace(a.Resume) != "" {
-		m.onResumeCall(ev, a)
+		m.onResumeCall(ev, a, given)
 		return
 	}
 	if err := a.validate(); err != nil {
