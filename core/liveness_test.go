@@ -302,3 +302,32 @@ func TestResumeTimeout(t *testing.T) {
 	require.Equal(t, task.StatusError, tk.Status)
 	require.Equal(t, "timed out after 30s", tk.Error.Message)
 }
+
+// The partial work and the time limit are in the task's record: a restart keeps them.
+func TestPartialWorkSurvivesARestart(t *testing.T) {
+	h := newFB(t, config.Config{})
+	h.step(Event{Type: EventToolCall, CallID: "call_t", Tool: ToolTask, SessionID: "ses_p", MessageID: "msg_p",
+		Args: json.RawMessage(`{"description":"survey","prompt":"look around","agent":"general","timeout":600}`)})
+	id := fmt.Sprintf("ses_c%d", h.nextSes)
+	h.busy(id)
+	h.tool(id, "call_1", "grep", "running", "auth")
+	h.work(id, "msg_a", "prt_a", "auth lives in core/auth.go", true)
+	var log strings.Builder
+	for _, e := range h.effects {
+		switch e.Kind {
+		case EffectHistoryAppend:
+			log.WriteString(e.Line)
+		case EffectHistoryRewrite:
+			log.Reset()
+			log.WriteString(e.Content)
+		}
+	}
+	r := NewMachine(config.Config{})
+	res, _ := r.Restore(h.now, log.String())
+	require.Equal(t, 1, res.Restored)
+	tk, ok := r.Task(id)
+	require.True(t, ok)
+	require.Equal(t, int64(600_000), tk.TimeoutMs)
+	require.Equal(t, "auth lives in core/auth.go", tk.Partial.Text)
+	require.Equal(t, []task.ToolRun{{Name: "grep", Title: "auth"}}, tk.Partial.Tools)
+}
