@@ -273,6 +273,14 @@ export interface CoreConfig {
   agents?: Record<string, AgentModels>;
   /** Fallback tunes the model fallback loop and its circuit breaker. */
   fallback?: FallbackConfig;
+  /** Stall warns of a running task that has stopped making progress. */
+  stall?: StallConfig;
+  /**
+   * TaskTimeoutMs is the wall-clock limit of a task that asyncagents_task gave no timeout:
+   * at it the child is aborted and the task fails with its partial work. 0: no limit, since
+   * long work is normal.
+   */
+  taskTimeoutMs?: number;
   /** Tmux opens a pane per running child when OpenCode runs inside tmux. */
   tmux?: TmuxConfig;
 }
@@ -419,6 +427,22 @@ export interface Task {
   models?: string[];
   model?: string;
   fallbackInfo?: FallbackInfo;
+  /**
+   * TimeoutMs is the wall-clock limit of a run (asyncagents_task's timeout, else the config's
+   * taskTimeoutMs), 0 for none: at it the child is aborted and the task fails.
+   */
+  timeoutMs?: number;
+  /**
+   * StalledSince marks a running task that has shown no activity for stall.warnAfterMs: it is
+   * the time of its last activity (Unix ms), 0 while the task is not stalled. Activity and the
+   * task's end clear it.
+   */
+  stalledSince?: number;
+  /**
+   * Partial is what the child did, kept as it works so that a task that fails, times out or
+   * is cancelled still carries it.
+   */
+  partial?: Partial;
 }
 
 /** RestoreResult says what a history load found. */
@@ -565,6 +589,16 @@ export interface FallbackConfig {
   cooldownMs?: number;
 }
 
+/** StallConfig tunes the stall warning (core/liveness.go). */
+export interface StallConfig {
+  /**
+   * WarnAfterMs marks a running task stalled after this long with no activity (no new message
+   * part, and no tool at work), and tells its parent once. 0 turns the warning off; unset
+   * takes the default (a pointer, so that 0 can mean off).
+   */
+  warnAfterMs?: number;
+}
+
 /** TmuxConfig opens a pane running `opencode attach <url> --session <id>` for each running child. */
 export interface TmuxConfig {
   /** Enabled turns panes on (default off). */
@@ -609,6 +643,18 @@ export interface FallbackInfo {
   totalAttempts: number;
 }
 
+/** Partial is a child's work so far: its latest assistant text and the tools it ran. */
+export interface Partial {
+  /**
+   * Text is the child's latest assistant text, cut at the result limit (maxResultChars);
+   * TextChars is its whole length in characters.
+   */
+  text?: string;
+  textChars?: number;
+  /** Tools are the tools it ran, oldest first, the last MaxPartialTools of them. */
+  tools?: ToolRun[];
+}
+
 /** FallbackAttempt is one model call: its model, when it started, and how it ended. */
 export interface FallbackAttempt {
   model: string;
@@ -619,4 +665,15 @@ export interface FallbackAttempt {
   timestamp: number;
   /** a retry after compacting the session */
   compacted?: boolean;
+  /**
+   * Partial is the latest text the attempt wrote before it was abandoned, cut at the result
+   * limit.
+   */
+  partial?: string;
+}
+
+/** ToolRun is one tool call of the child: the tool's name and the title OpenCode gave the call. */
+export interface ToolRun {
+  name: string;
+  title?: string;
 }

@@ -92,6 +92,9 @@ func (m *Machine) endAttempt(t *run, ok bool, e *task.TaskError, class errclass.
 		a.Error = e.Message
 		a.Class = string(class)
 	}
+	if !ok {
+		a.Partial = t.attemptPartial(a.Timestamp)
+	}
 	if ok {
 		info.SuccessfulModel = a.Model
 	}

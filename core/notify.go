@@ -20,6 +20,11 @@ func (m *Machine) finish(t *run, status task.Status, result string, taskErr *tas
 	}
 	t.Status = status
 	t.CompletedAt = m.now
+	t.StalledSince, t.stallNext = 0, 0
+	if status == task.StatusCompleted && t.Partial != nil {
+		// The answer is the result: its text need not be kept twice.
+		t.Partial.Text, t.Partial.TextChars = "", 0
+	}
 	t.Result = result
 	t.Error = taskErr
 	t.Queued = false
@@ -93,10 +98,12 @@ func (m *Machine) notifyParent(t *run) {
 	m.sendNotice(n)
 }
 
-// heldNotice is a notice waiting for its parent to go idle.
+// heldNotice is a notice waiting for its parent to go idle. stalledSince is set on a stall's
+// notice: the stall it tells of (liveness.go).
 type heldNotice struct {
-	taskID string
-	effect Effect
+	taskID       string
+	stalledSince int64
+	effect       Effect
 }
 
 func (m *Machine) sendNotice(n heldNotice) {
@@ -108,6 +115,11 @@ func (m *Machine) flushHeld(parent string) {
 	held := m.held[parent]
 	delete(m.held, parent)
 	for _, n := range held {
+		if n.stalledSince != 0 {
+			if t := m.task(n.taskID); t == nil || t.StalledSince != n.stalledSince {
+				continue // the stall is over (or the task ended): the notice would mislead
+			}
+		}
 		m.sendNotice(n)
 	}
 }

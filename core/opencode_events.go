@@ -116,6 +116,7 @@ func (m *Machine) onPartUpdated(props json.RawMessage) {
 			} `json:"time"`
 			State struct {
 				Status string `json:"status"` // a tool part's: pending, running, completed, error
+				Title  string `json:"title"`
 			} `json:"state"`
 		} `json:"part"`
 	}
@@ -139,11 +140,16 @@ func (m *Machine) onPartUpdated(props json.RawMessage) {
 		return
 	}
 	t.Progress.LastUpdate = m.now
+	m.onActivity(t)
 	if p.Part.Type == "text" {
 		m.onTextPart(t, p.Part.ID, p.Part.MessageID, p.Part.Text, p.Part.Time.End != 0, p.Part.Synthetic || p.Part.Ignored)
 		return
 	}
-	if p.Part.Type != "tool" || p.Part.CallID == "" || t.seenCalls[p.Part.CallID] {
+	if p.Part.Type != "tool" || p.Part.CallID == "" {
+		return
+	}
+	if t.seenCalls[p.Part.CallID] {
+		m.noteToolRun(t, p.Part.CallID, p.Part.Tool, p.Part.State.Title, false)
 		return
 	}
 	if t.seenCalls == nil {
@@ -152,6 +158,7 @@ func (m *Machine) onPartUpdated(props json.RawMessage) {
 	t.seenCalls[p.Part.CallID] = true
 	t.Progress.ToolCalls++
 	m.touch(t)
+	m.noteToolRun(t, p.Part.CallID, p.Part.Tool, p.Part.State.Title, true)
 	t.Progress.LastTools = append(t.Progress.LastTools, p.Part.Tool)
 	if n := len(t.Progress.LastTools); n > task.MaxLastTools {
 		t.Progress.LastTools = append([]string{}, t.Progress.LastTools[n-task.MaxLastTools:]...)

@@ -12,6 +12,7 @@ func (m *Machine) onTimer(id string) {
 	switch {
 	case id == pollTimer:
 		m.pollArmed = false
+		m.checkLiveness()
 		if len(m.running()) == 0 {
 			return
 		}

@@ -33,6 +33,7 @@ A new task starts with a fresh context: put everything it needs in the prompt (f
 				{Name: "agent", Type: "string", Description: "The subagent to run for a new task (a non-primary agent, e.g. general or explore; not needed with resume)"},
 				{Name: "fork", Type: "boolean", Description: "Give the new task this conversation's context (default false)"},
 				{Name: "resume", Type: "string", Description: "The task_id (or session_id) of a completed task to continue with prompt, instead of starting a new task"},
+				{Name: "timeout", Type: "number", Description: "A wall-clock limit in seconds (with resume: for the follow-up): at it the subagent is stopped and the task fails, with the work it did so far (default: no limit)"},
 			},
 		},
 		{
@@ -103,10 +104,12 @@ func (m *Machine) hiddenNotice(t *run, total, running int) string {
 		if t.Error != nil {
 			fmt.Fprintf(&b, "error_type: %s\nerror: %s\n\n", t.Error.Name, t.Error.Message)
 		}
+		b.WriteString(partialText(t))
 	case task.StatusCancelled:
 		if t.CancelReason != "" {
 			fmt.Fprintf(&b, "reason: %s\n\n", t.CancelReason)
 		}
+		b.WriteString(partialText(t))
 	}
 	if running > 0 {
 		fmt.Fprintf(&b, "If you need results immediately, use asyncagents_output(task_id=%q).\n", t.ID)
@@ -210,10 +213,23 @@ func (m *Machine) outputText(t *run) string {
 		if t.Error != nil {
 			fmt.Fprintf(&b, "error_type: %s\n\n%s", t.Error.Name, t.Error.Message)
 		}
+		if p := partialText(t); p != "" {
+			b.WriteString("\n\n" + strings.TrimSuffix(p, "\n\n"))
+		}
 	case task.StatusCancelled:
 		fmt.Fprintf(&b, "duration: %s", d)
+		if p := partialText(t); p != "" {
+			b.WriteString("\n\n" + strings.TrimSuffix(p, "\n\n"))
+		}
 	default:
-		fmt.Fprintf(&b, "running for: %s\n%s\n\n", d, progressText(t, m.now))
+		fmt.Fprintf(&b, "running for: %s\n%s\n", d, progressText(t, m.now))
+		if t.StalledSince != 0 {
+			fmt.Fprintf(&b, "stalled: no progress for %s\n", stallAge(m.now-t.StalledSince))
+		}
+		if text := t.watchText(); text != "" {
+			fmt.Fprintf(&b, "\n<latest_text last_chars=\"%d\">\n%s\n</latest_text>\n", watchChars, text)
+		}
+		b.WriteString("\n")
 		fmt.Fprintf(&b, "The task is still running. A notice arrives in this conversation when it finishes; call asyncagents_output(task_id=%q, block=true) to wait for it.", t.ID)
 	}
 	return b.String()
@@ -239,11 +255,88 @@ func (m *Machine) listLine(t *run) string {
 	if t.SessionID != "" && t.SessionID != t.ID {
 		id += " | session " + t.SessionID
 	}
+	if t.StalledSince != 0 && !t.Status.Terminal() {
+		status += fmt.Sprintf(" (stalled: no progress for %s)", stallAge(m.now-t.StalledSince))
+	}
 	line := fmt.Sprintf("- %s | %s | %q | @%s | %s | %d tool calls", id, status, t.Description, t.Agent, FormatDuration(history.Duration(&t.Task, m.now)), t.Progress.ToolCalls)
 	if t.Status == task.StatusError && t.Error != nil {
 		line += " | " + t.Error.Name + ": " + t.Error.Message
 	}
 	return line
+}
+
+// watchChars is how much of a running child's latest text asyncagents_output shows.
+const watchChars = 500
+
+// partialText is the work a failed or cancelled task did, for its notice and asyncagents_output:
+// the tools it ran and its latest text, marked as partial. Empty when it did nothing.
+func partialText(t *run) string {
+	p := t.Partial
+	if p == nil || (p.Text == "" && len(p.Tools) == 0) {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("<partial_work>\nThe task did not finish; this is what it did before it stopped.\n")
+	if len(p.Tools) > 0 {
+		fmt.Fprintf(&b, "tools run (%d", t.Progress.ToolCalls)
+		if t.Progress.ToolCalls > len(p.Tools) {
+			fmt.Fprintf(&b, ", the last %d shown", len(p.Tools))
+		}
+		b.WriteString("):\n")
+		for _, r := range p.Tools {
+			if r.Title != "" {
+				fmt.Fprintf(&b, "- %s: %s\n", r.Name, firstLine(r.Title))
+			} else {
+				fmt.Fprintf(&b, "- %s\n", r.Name)
+			}
+		}
+	}
+	if p.Text != "" {
+		b.WriteString("latest text (partial):\n")
+		b.WriteString(p.Text)
+		if n := utf8.RuneCountInString(p.Text); p.TextChars > n {
+			fmt.Fprintf(&b, "\n[partial text cut at %d of %d characters]", n, p.TextChars)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("</partial_work>\n\n")
+	return b.String()
+}
+
+// --- The stall warning (liveness.go). ---
+
+// stallText is the one line that tells of a stalled task: the parent's visible notice, the
+// reminders in the log, and any other place a stall is shown in short.
+func (m *Machine) stallText(t *run) string {
+	return fmt.Sprintf("⚠ Agent %q has made no progress for %s", t.Description, stallAge(m.now-t.StalledSince))
+}
+
+// stallHidden is the stall notice's part for the model.
+func (m *Machine) stallHidden(t *run) string {
+	return fmt.Sprintf("Background task stalled.\n%sagent: %s\ndescription: %s\nstatus: running, no progress for %s (no new message part, and no tool at work)\n\nThe task is still running and may recover; no other notice comes until it finishes. To see what it did so far, call asyncagents_output(task_id=%q); to stop it, asyncagents_cancel(task_id=%q).",
+		t.idLines(), t.Agent, t.Description, stallAge(m.now-t.StalledSince), t.ID, t.ID)
+}
+
+// stallAge is how long a task has been silent, in its largest unit: "2m", "45s", "1h 3m". It is
+// looked at once a poll, so a finer figure would only tell the poll's timing.
+func stallAge(ms int64) string {
+	switch {
+	case ms >= 3_600_000:
+		return shortDuration(ms)
+	case ms >= 60_000:
+		return fmt.Sprintf("%dm", ms/60_000)
+	default:
+		return fmt.Sprintf("%ds", max(ms, 0)/1000)
+	}
+}
+
+// shortDuration is FormatDuration without a zero last unit: "2m", not "2m 0s"; "6s", not "6.0s".
+func shortDuration(ms int64) string {
+	s := strings.TrimSuffix(strings.TrimSuffix(FormatDuration(ms), " 0s"), " 0m")
+	if strings.HasSuffix(s, ".0s") {
+		s = strings.TrimSuffix(s, ".0s") + "s"
+	}
+	return s
 }
 
 // markedID is the task ID with the spec's list marks: (resumed) when resumeCount > 0, (forked)
@@ -333,6 +426,10 @@ const (
 	// fallback.go
 	compactErrorPrefix = "could not compact the session: "
 	attemptTimeoutFmt  = "no activity from %s for %s"
+	// liveness.go
+	timedOutFmt = "timed out after %s"
+	// tool_task.go
+	taskBadTimeoutFmt = "asyncagents_task: argument timeout must be a number of seconds above 0 and at most a year, not %g; no task was created"
 	// resume.go
 	resumedFmt = `%sagent: %s
 description: %s

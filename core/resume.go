@@ -11,10 +11,12 @@ import (
 // resumeReq is a resume between its tool call and the check that the task's session still exists.
 type resumeReq struct {
 	callID, taskID, prompt, sessionID, messageID, agent string
+	// timeoutMs is the resume's own wall-clock limit, 0 to keep the task's.
+	timeoutMs int64
 }
 
 // onResumeCall validates asyncagents_task(resume: …, prompt: …) and checks the session exists.
-func (m *Machine) onResumeCall(ev Event, a taskArgs) {
+func (m *Machine) onResumeCall(ev Event, a taskArgs, timeoutMs int64) {
 	fail := func(format string, args ...any) {
 		m.failTool(ev.CallID, "asyncagents_task: "+fmt.Sprintf(format, args...))
 	}
@@ -34,7 +36,7 @@ func (m *Machine) onResumeCall(ev Event, a taskArgs) {
 	case t.Status != task.StatusCompleted:
 		fail(resumeNotCompletedFmt, t.ID, t.Status)
 	default:
-		r := &resumeReq{callID: ev.CallID, taskID: t.ID, prompt: a.Prompt, sessionID: ev.SessionID, messageID: ev.MessageID, agent: ev.Agent}
+		r := &resumeReq{callID: ev.CallID, taskID: t.ID, prompt: a.Prompt, sessionID: ev.SessionID, messageID: ev.MessageID, agent: ev.Agent, timeoutMs: timeoutMs}
 		m.request(Effect{Kind: EffectSessionGet, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID, resume: r})
 	}
 }
@@ -63,6 +65,9 @@ func (m *Machine) onResumeChecked(p pending, ev Event) {
 		return
 	}
 	t.Status = task.StatusResumed
+	if r.timeoutMs > 0 {
+		t.TimeoutMs = r.timeoutMs
+	}
 	t.ResumeCount++
 	t.ResumedAt = m.now
 	t.CompletedAt = 0
@@ -74,6 +79,9 @@ func (m *Machine) onResumeChecked(p pending, ev Event) {
 	}
 	t.msg, t.promptSent, t.sessionError = nil, false, nil
 	t.Progress.LastUpdate = m.now
+	// The follow-up's work is its own: the partial work of the run before it is its answer.
+	t.Partial, t.toolCallIDs, t.textAt, t.latestText = nil, nil, 0, ""
+	m.clearStall(t)
 	// The follow-up goes to the model that answered last. With a fallback chain it is an
 	// attempt like the task's own: a provider error or silence moves it to the next model of
 	// the chain, which gets the follow-up (promptText).

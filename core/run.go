@@ -29,6 +29,14 @@ type run struct {
 	msg *trackedMessage
 	// seenCalls dedupes tool parts: OpenCode sends a part again on every state change.
 	seenCalls map[string]bool
+	// toolCallIDs are the call IDs of Partial.Tools, in the same order (the record keeps no IDs),
+	// for the titles that arrive later; textAt is when Partial.Text last changed (partial.go).
+	toolCallIDs []string
+	textAt      int64
+	// latestText is the child's latest text whole; Partial.Text is cut at the result limit.
+	latestText string
+	// stallNext is when the next reminder of the stall under way is due (liveness.go).
+	stallNext int64
 	// tmuxPane: a tmux pane was opened for this run (tmux.go).
 	tmuxPane bool
 
@@ -70,6 +78,11 @@ func (t *run) public() task.Task {
 	history.Load(&t.Task)
 	c := t.Task
 	c.Progress.LastTools = append([]string{}, t.Progress.LastTools...)
+	if t.Partial != nil {
+		p := *t.Partial
+		p.Tools = slices.Clone(p.Tools)
+		c.Partial = &p
+	}
 	if t.Error != nil {
 		e := *t.Error
 		c.Error = &e

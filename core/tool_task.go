@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -16,7 +17,13 @@ type taskArgs struct {
 	Agent       string `json:"agent"`
 	Resume      string `json:"resume"`
 	Fork        bool   `json:"fork"`
+	// Timeout is the task's wall-clock limit in seconds (taskTimeoutMs when absent).
+	Timeout *float64 `json:"timeout"`
 }
+
+// maxTaskTimeoutMs bounds asyncagents_task's timeout: a year, far past any real task, and well
+// inside what a millisecond count and a host timer hold.
+const maxTaskTimeoutMs = 365 * 24 * 3_600_000
 
 // launch is a task launch between its tool call and the creation of its child session.
 type launch struct {
@@ -28,6 +35,7 @@ type launch struct {
 	depth       int
 	canDelegate bool
 	fork        bool
+	timeoutMs   int64
 	// cancelled by asyncagents_cancel(all) before the session existed.
 	cancelled    bool
 	cancelReason string
@@ -89,15 +97,25 @@ func (m *Machine) onTaskCall(ev Event) {
 		m.failTool(ev.CallID, "asyncagents_task: "+err.Error()+"; no task was created")
 		return
 	}
+	timeoutMs, given := m.cfg.TaskTimeoutMs, int64(0)
+	if a.Timeout != nil {
+		s := *a.Timeout
+		if math.IsNaN(s) || math.IsInf(s, 0) || s <= 0 || s*1000 > maxTaskTimeoutMs {
+			m.failTool(ev.CallID, fmt.Sprintf(taskBadTimeoutFmt, s))
+			return
+		}
+		timeoutMs = max(int64(s*1000), 1)
+		given = timeoutMs
+	}
 	if strings.TrimSpace(a.Resume) != "" {
-		m.onResumeCall(ev, a)
+		m.onResumeCall(ev, a, given)
 		return
 	}
 	if err := a.validate(); err != nil {
 		m.failTool(ev.CallID, err.Error())
 		return
 	}
-	l := &launch{callID: ev.CallID, sessionID: ev.SessionID, messageID: ev.MessageID, parentAgent: ev.Agent, args: a, depth: 1, fork: a.Fork}
+	l := &launch{callID: ev.CallID, sessionID: ev.SessionID, messageID: ev.MessageID, parentAgent: ev.Agent, args: a, depth: 1, fork: a.Fork, timeoutMs: timeoutMs}
 	if p := m.task(ev.SessionID); p != nil {
 		// A task's child launching tasks of its own: only as deep as MaxDepth allows.
 		l.depth = p.Depth + 1
@@ -202,6 +220,7 @@ func (m *Machine) checkAgentAndLaunch(l *launch) {
 			Progress:        task.Progress{LastTools: []string{}, LastUpdate: m.now},
 			Depth:           l.depth,
 			IsForked:        l.fork,
+			TimeoutMs:       l.timeoutMs,
 		},
 		canDelegate: l.canDelegate,
 		seenCalls:   map[string]bool{},

@@ -182,4 +182,5 @@ func (m *Machine) onTextPart(t *run, id, messageID, text string, ended, skip boo
 		tm.order = append(tm.order, id)
 	}
 	p.text, p.ended, p.skip = text, ended, skip
+	m.notePartialText(t, tm, ended)
 }

@@ -29,6 +29,12 @@ type Config struct {
 	Agents map[string]AgentModels `json:"agents,omitempty"`
 	// Fallback tunes the model fallback loop and its circuit breaker.
 	Fallback FallbackConfig `json:"fallback,omitempty"`
+	// Stall warns of a running task that has stopped making progress.
+	Stall StallConfig `json:"stall,omitempty"`
+	// TaskTimeoutMs is the wall-clock limit of a task that asyncagents_task gave no timeout:
+	// at it the child is aborted and the task fails with its partial work. 0: no limit, since
+	// long work is normal.
+	TaskTimeoutMs int64 `json:"taskTimeoutMs,omitempty"`
 	// Tmux opens a pane per running child when OpenCode runs inside tmux.
 	Tmux TmuxConfig `json:"tmux,omitempty"`
 }
@@ -71,6 +77,22 @@ type FallbackConfig struct {
 	CooldownMs int64 `json:"cooldownMs,omitempty"`
 }
 
+// StallConfig tunes the stall warning (core/liveness.go).
+type StallConfig struct {
+	// WarnAfterMs marks a running task stalled after this long with no activity (no new message
+	// part, and no tool at work), and tells its parent once. 0 turns the warning off; unset
+	// takes the default (a pointer, so that 0 can mean off).
+	WarnAfterMs *int64 `json:"warnAfterMs,omitempty"`
+}
+
+// WarnAfter is WarnAfterMs with its default, 0 when the warning is off.
+func (s StallConfig) WarnAfter() int64 {
+	if s.WarnAfterMs == nil || *s.WarnAfterMs < 0 {
+		return defaultStallWarnAfterMs
+	}
+	return *s.WarnAfterMs
+}
+
 // TmuxConfig opens a pane running `opencode attach <url> --session <id>` for each running child.
 type TmuxConfig struct {
 	// Enabled turns panes on (default off).
@@ -104,6 +126,7 @@ const (
 	defaultAttemptTimeoutMs    = 180_000
 	defaultFailureThreshold    = 3
 	defaultCooldownMs          = 3_600_000
+	defaultStallWarnAfterMs    = 120_000
 )
 
 // WithDefaults fills the zero fields with the defaults and brings the others within their bounds.
@@ -140,6 +163,13 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Fallback.CooldownMs <= 0 {
 		c.Fallback.CooldownMs = defaultCooldownMs
+	}
+	if c.Stall.WarnAfterMs == nil || *c.Stall.WarnAfterMs < 0 {
+		v := int64(defaultStallWarnAfterMs)
+		c.Stall.WarnAfterMs = &v
+	}
+	if c.TaskTimeoutMs < 0 {
+		c.TaskTimeoutMs = 0
 	}
 	if c.DefaultBlockTimeoutMs > c.MaxBlockTimeoutMs {
 		c.DefaultBlockTimeoutMs = c.MaxBlockTimeoutMs

@@ -81,6 +81,10 @@ var fileRules = func() *rule {
 			field{"failureThreshold", intRule(1, func(c *Config, v int64) { c.Fallback.FailureThreshold = int(v) })},
 			field{"cooldownMs", intRule(0, func(c *Config, v int64) { c.Fallback.CooldownMs = v })},
 		)},
+		field{"stall", object(
+			field{"warnAfterMs", intRule(0, func(c *Config, v int64) { c.Stall.WarnAfterMs = &v })},
+		)},
+		field{"taskTimeoutMs", intRule(0, func(c *Config, v int64) { c.TaskTimeoutMs = v })},
 		field{"tmux", object(
 			field{"enabled", &rule{kind: ruleBool, set: func(c *Config, n *jnode) { c.Tmux.Enabled = n.b }}},
 		)},

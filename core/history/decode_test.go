@@ -115,23 +115,26 @@ func TestPlainASCIIPrefix(t *testing.T) {
 }
 
 // Every field of a task, set: the hand-written reader gives what encoding/json gives, and takes
-// the fast path for all of them but fallbackInfo (a list of structs, which encoding/json reads).
+// the fast path for all of them but fallbackInfo and partial (lists of structs, which
+// encoding/json reads).
 func TestFastTaskReadsEveryField(t *testing.T) {
 	full := task.Task{ID: "bg_a", SessionID: "ses_a", ParentSessionID: "ses_p", ParentMessageID: "msg_p", ParentAgent: "build", BatchID: "b1",
 		Description: "d", Prompt: "p\n\"q\"", Agent: "general", Status: task.StatusError, StartedAt: 1, CompletedAt: -2, Result: "r",
 		Error: &task.TaskError{Name: "E", Message: "m", StatusCode: 429}, Progress: task.Progress{ToolCalls: 3, LastTools: []string{"read", "grep"}, LastUpdate: 4},
 		ResumeCount: 5, IsForked: true, RetrievedAt: 6, Queued: true, Depth: 2, CancelReason: "why", ResumedAt: 7, ForkTokens: 8,
-		Models: []string{"a/b", "c/d"}, Model: "a/b"}
+		Models: []string{"a/b", "c/d"}, Model: "a/b", TimeoutMs: 9, StalledSince: 10}
 	// The test notices a field added to Task and not set here.
 	v := reflect.ValueOf(full)
 	for i := 0; i < v.NumField(); i++ {
-		if v.Type().Field(i).IsExported() && v.Type().Field(i).Name != "FallbackInfo" {
+		if v.Type().Field(i).IsExported() && v.Type().Field(i).Name != "FallbackInfo" && v.Type().Field(i).Name != "Partial" {
 			require.False(t, v.Field(i).IsZero(), "set %s in this test", v.Type().Field(i).Name)
 		}
 	}
 	withFallback := full
 	withFallback.FallbackInfo = &task.FallbackInfo{Occurred: true, Attempts: []task.FallbackAttempt{{Model: "a/b"}}, TotalAttempts: 1}
-	for _, tk := range []task.Task{full, withFallback} {
+	withPartial := full
+	withPartial.Partial = &task.Partial{Text: "half", TextChars: 4, Tools: []task.ToolRun{{Name: "read", Title: "a.go"}, {Name: "bash"}}}
+	for _, tk := range []task.Task{full, withFallback, withPartial} {
 		body, err := json.Marshal(Record{Task: &tk})
 		require.NoError(t, err)
 		var want Record
@@ -140,7 +143,7 @@ func TestFastTaskReadsEveryField(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, got)
 		_, err = fastRecord(string(body))
-		if tk.FallbackInfo == nil {
+		if tk.FallbackInfo == nil && tk.Partial == nil {
 			require.NoError(t, err, "the fast path reads every other field")
 		} else {
 			require.ErrorIs(t, err, errSlowPath)

@@ -59,5 +59,13 @@ func AppendJSON(b []byte, t *Task) ([]byte, error) {
 			return nil, err
 		}
 	}
+	b = jsonw.OptInt(b, "timeoutMs", t.TimeoutMs)
+	b = jsonw.OptInt(b, "stalledSince", t.StalledSince)
+	if t.Partial != nil {
+		var err error
+		if b, err = jsonw.KeyValue(b, "partial", t.Partial); err != nil {
+			return nil, err
+		}
+	}
 	return append(b, '}'), nil
 }

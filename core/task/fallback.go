@@ -21,4 +21,7 @@ type FallbackAttempt struct {
 	Class     string `json:"class,omitempty"` // the error's class (package errclass)
 	Timestamp int64  `json:"timestamp"`
 	Compacted bool   `json:"compacted,omitempty"` // a retry after compacting the session
+	// Partial is the latest text the attempt wrote before it was abandoned, cut at the result
+	// limit.
+	Partial string `json:"partial,omitempty"`
 }

@@ -61,6 +61,16 @@ type Task struct {
 	Models       []string      `json:"models,omitempty"`
 	Model        string        `json:"model,omitempty"`
 	FallbackInfo *FallbackInfo `json:"fallbackInfo,omitempty"`
+	// TimeoutMs is the wall-clock limit of a run (asyncagents_task's timeout, else the config's
+	// taskTimeoutMs), 0 for none: at it the child is aborted and the task fails.
+	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+	// StalledSince marks a running task that has shown no activity for stall.warnAfterMs: it is
+	// the time of its last activity (Unix ms), 0 while the task is not stalled. Activity and the
+	// task's end clear it.
+	StalledSince int64 `json:"stalledSince,omitempty"`
+	// Partial is what the child did, kept as it works so that a task that fails, times out or
+	// is cancelled still carries it.
+	Partial *Partial `json:"partial,omitempty"`
 
 	// rest: the history record of a task a restore read only the head of, until it is loaded
 	// (core/history/lazy.go; SetRest, TakeRest).
@@ -93,6 +103,25 @@ type Progress struct {
 	LastTools  []string `json:"lastTools"`
 	LastUpdate int64    `json:"lastUpdate"`
 }
+
+// Partial is a child's work so far: its latest assistant text and the tools it ran.
+type Partial struct {
+	// Text is the child's latest assistant text, cut at the result limit (maxResultChars);
+	// TextChars is its whole length in characters.
+	Text      string `json:"text,omitempty"`
+	TextChars int    `json:"textChars,omitempty"`
+	// Tools are the tools it ran, oldest first, the last MaxPartialTools of them.
+	Tools []ToolRun `json:"tools,omitempty"`
+}
+
+// ToolRun is one tool call of the child: the tool's name and the title OpenCode gave the call.
+type ToolRun struct {
+	Name  string `json:"name"`
+	Title string `json:"title,omitempty"`
+}
+
+// MaxPartialTools is how many of the child's tool calls Partial keeps.
+const MaxPartialTools = 50
 
 // MaxLastTools is how many recent tool names Progress keeps.
 const MaxLastTools = 5

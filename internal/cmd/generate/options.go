@@ -39,6 +39,8 @@ var options = []option{
 	{path: "fallback.attemptTimeoutMs", kind: "integer", min: 1000, doc: "An attempt with no activity (no new message part, and no tool at work) for this many milliseconds is abandoned for the next model."},
 	{path: "fallback.failureThreshold", kind: "integer", min: 1, doc: "Consecutive provider failures that open a model's circuit: the model is then skipped for `cooldownMs`."},
 	{path: "fallback.cooldownMs", kind: "integer", min: 0, doc: "How long, in milliseconds, an open circuit skips its model. 0 takes the default."},
+	{path: "stall.warnAfterMs", kind: "integer", min: 0, doc: "A running task with no activity (no new message part, and no tool at work) for this many milliseconds is marked stalled, and its parent gets one short notice without a model turn. 0 turns the warning off."},
+	{path: "taskTimeoutMs", kind: "integer", min: 0, doc: "The wall-clock limit of a task whose `asyncagents_task` call gave no `timeout`, in milliseconds: at it the child is aborted and the task fails, carrying its partial work. 0: no limit."},
 	{path: "api.maxSubscribers", kind: "integer", min: 1, noFile: true, doc: "How many status API event streams may be open at once; past it `/v1/events` answers 503."},
 	{path: "tmux.enabled", kind: "boolean", doc: "Inside tmux, give each running child a pane running `opencode attach <server> --session <session_id>`, closed when its task ends."},
 }
@@ -49,6 +51,7 @@ var groups = map[string]string{
 	"agents.<name>": "One agent's models. models wins over model when both are set.",
 	"fallback":      "The model fallback loop and its circuit breaker.",
 	"tmux":          "tmux panes for running children.",
+	"stall":         "The warning for a running task that has stopped making progress.",
 	"notify":        "When task notices wake the parent session.",
 }
 
@@ -65,7 +68,7 @@ func defaults() (map[string]any, error) {
 	}
 	out := map[string]any{"api.maxSubscribers": float64(httpapi.APIDefaultMaxSubscribers)}
 	for _, o := range options {
-		if strings.Contains(o.path, "<") {
+		if _, set := out[o.path]; set || strings.Contains(o.path, "<") {
 			continue
 		}
 		var at any = tree
@@ -77,6 +80,8 @@ func defaults() (map[string]any, error) {
 			out[o.path] = at
 		} else if o.kind == "boolean" {
 			out[o.path] = false // omitted from the JSON when false
+		} else if o.kind == "integer" {
+			out[o.path] = float64(0) // omitted from the JSON when 0 (taskTimeoutMs: no limit)
 		}
 	}
 	return out, nil
