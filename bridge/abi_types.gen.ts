@@ -419,6 +419,12 @@ export interface Task {
   models?: string[];
   model?: string;
   fallbackInfo?: FallbackInfo;
+  /**
+   * Tokens and Cost are what the child spent over all its runs (resumes add to them): nil and
+   * 0 until OpenCode reported a message's usage (usage.go).
+   */
+  tokens?: Tokens;
+  cost?: number;
 }
 
 /** RestoreResult says what a history load found. */
@@ -607,6 +613,18 @@ export interface FallbackInfo {
   skipped?: string[];
   successfulModel?: string;
   totalAttempts: number;
+}
+
+/**
+ * Tokens is what a task's child sessions spent, summed over their assistant messages as
+ * OpenCode counts them (a cache read or write is counted apart from the input).
+ */
+export interface Tokens {
+  input: number;
+  output: number;
+  reasoning: number;
+  cacheRead: number;
+  cacheWrite: number;
 }
 
 /** FallbackAttempt is one model call: its model, when it started, and how it ended. */

@@ -92,6 +92,7 @@ func (m *Machine) onMessageUpdated(props json.RawMessage) {
 			ModelID   string          `json:"modelID"`
 			Summary   json.RawMessage `json:"summary"` // true on a compaction's summary; an object on user messages
 			Error     *eventError     `json:"error"`
+			usageJSON
 			Time      struct {
 				Created   int64 `json:"created"`
 				Completed int64 `json:"completed"`
@@ -110,6 +111,9 @@ func (m *Machine) onMessageUpdated(props json.RawMessage) {
 		return
 	}
 	info := p.Info
+	if info.Role == "assistant" {
+		m.noteUsage(t, info.ID, info.usageJSON)
+	}
 	if t.switching && info.Time.Completed != 0 && info.Time.Created < t.attemptAt {
 		m.onSettled(t) // the failed (or aborted) turn's message is complete
 	}
