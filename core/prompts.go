@@ -116,7 +116,75 @@ func (m *Machine) hiddenNotice(t *run, total, running int) string {
 		fmt.Fprintf(&b, "All %d tasks finished.\n", total)
 		b.WriteString("Use asyncagents_output tools to see agent responses.")
 	}
+	b.WriteString("\n\n")
+	b.WriteString(m.usageBlock(t))
 	return b.String()
+}
+
+// usageBlock is what the task spent, for the notice's hidden part: its tokens and cost over all
+// its runs (when OpenCode reported them), its tool calls, and the time the notice's head gives.
+func (m *Machine) usageBlock(t *run) string {
+	var b strings.Builder
+	b.WriteString("<usage>\n")
+	if tok := t.Tokens; tok != nil {
+		fmt.Fprintf(&b, "input_tokens: %d\noutput_tokens: %d\nreasoning_tokens: %d\ncache_read_tokens: %d\ncache_write_tokens: %d\n",
+			tok.Input, tok.Output, tok.Reasoning, tok.CacheRead, tok.CacheWrite)
+	}
+	if t.Cost != 0 {
+		fmt.Fprintf(&b, "cost: %s\n", formatCost(t.Cost))
+	}
+	fmt.Fprintf(&b, "tool_calls: %d\nduration_ms: %d\n</usage>", t.Progress.ToolCalls, m.noticeDuration(t))
+	return b.String()
+}
+
+// noticeDuration is the time a notice reports: a resume's own, else the task's.
+func (m *Machine) noticeDuration(t *run) int64 {
+	if t.ResumeCount > 0 {
+		return m.now - t.ResumedAt
+	}
+	return history.Duration(&t.Task, m.now)
+}
+
+// usageLine is a task's spending in a few words ("12.3k tokens (10k in, 2.3k out), $0.0123"), or
+// "" while OpenCode has reported none.
+func usageLine(t *task.Task) string {
+	tok, cost := t.Usage()
+	if t.Tokens == nil && cost == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("%s tokens (%s in, %s out", formatCount(tok.Total()), formatCount(tok.Input), formatCount(tok.Output))
+	if tok.Reasoning > 0 {
+		s += ", " + formatCount(tok.Reasoning) + " reasoning"
+	}
+	if c := tok.CacheRead + tok.CacheWrite; c > 0 {
+		s += ", " + formatCount(c) + " cache"
+	}
+	s += ")"
+	if cost != 0 {
+		s += ", " + formatCost(cost)
+	}
+	return s
+}
+
+// formatCount writes a token count short: 950, 12.3k, 4.1M.
+func formatCount(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d", n)
+	case n < 1_000_000:
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1000), ".0") + "k"
+	default:
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1_000_000), ".0") + "M"
+	}
+}
+
+// formatCost writes a cost in dollars, as OpenCode prices models: cents when there are some, else
+// four decimals, so a cheap task is not shown as free.
+func formatCost(c float64) string {
+	if c >= 0.01 || c <= -0.01 {
+		return fmt.Sprintf("$%.2f", c)
+	}
+	return fmt.Sprintf("$%.4f", c)
 }
 
 // cutResult bounds the result carried in a notice, counting characters (runes), not bytes.
@@ -201,6 +269,9 @@ func (m *Machine) outputText(t *run) string {
 	if line := fallbackLine(t); line != "" {
 		fmt.Fprintf(&b, "fallback: %s\n", line)
 	}
+	if line := usageLine(&t.Task); line != "" {
+		fmt.Fprintf(&b, "usage: %s\n", line)
+	}
 	d := FormatDuration(history.Duration(&t.Task, m.now))
 	switch t.Status {
 	case task.StatusCompleted:
@@ -240,6 +311,9 @@ func (m *Machine) listLine(t *run) string {
 		id += " | session " + t.SessionID
 	}
 	line := fmt.Sprintf("- %s | %s | %q | @%s | %s | %d tool calls", id, status, t.Description, t.Agent, FormatDuration(history.Duration(&t.Task, m.now)), t.Progress.ToolCalls)
+	if u := usageLine(&t.Task); u != "" {
+		line += " | " + u
+	}
 	if t.Status == task.StatusError && t.Error != nil {
 		line += " | " + t.Error.Name + ": " + t.Error.Message
 	}

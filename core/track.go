@@ -92,11 +92,11 @@ func (m *Machine) onMessageUpdated(props json.RawMessage) {
 			ModelID   string          `json:"modelID"`
 			Summary   json.RawMessage `json:"summary"` // true on a compaction's summary; an object on user messages
 			Error     *eventError     `json:"error"`
-			usageJSON
 			Time      struct {
 				Created   int64 `json:"created"`
 				Completed int64 `json:"completed"`
 			} `json:"time"`
+			usageJSON
 		} `json:"info"`
 	}
 	if json.Unmarshal(props, &p) != nil {
