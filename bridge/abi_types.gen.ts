@@ -213,9 +213,10 @@ export interface Effect {
   /** timer.set and timer.clear */
   timerID?: string;
   delayMs?: number;
-  /** log */
+  /** log; tui.toast (Message and Title, with Variant) */
   level?: string;
   message?: string;
+  variant?: string;
   /**
    * history.append and history.rewrite; state.write (Content into File, a name in the
    * plugin's storage directory)
@@ -267,6 +268,11 @@ export interface CoreConfig {
   maxDepth?: number;
   /** Notify chooses when notices wake the parent. */
   notify?: NotifyConfig;
+  /**
+   * Toasts chooses which task endings OpenCode's TUI shows as a toast: "all" (the default),
+   * "errors" (failures and warnings only) or "off".
+   */
+  toasts?: string;
   /** API configures the status API (token, auth, limits), for the http op. */
   api?: APIConfig;
   /** Agents gives each agent its model chain (asyncagents.json, see file.go). */

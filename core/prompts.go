@@ -238,6 +238,45 @@ func firstLine(s string) string {
 	return s
 }
 
+// --- Toasts: what OpenCode's TUI shows when a task or a batch ends. ---
+
+// taskToast is a task's ending as a toast: its description, and how long it ran or why it
+// failed.
+func taskToast(t *run, ms int64) (variant, title, message string) {
+	what := "Agent"
+	if t.ResumeCount > 0 {
+		what = fmt.Sprintf("Resume #%d of", t.ResumeCount)
+	}
+	title = fmt.Sprintf("%s %q", what, t.Description)
+	switch t.Status {
+	case task.StatusError:
+		msg := "failed"
+		if t.Error != nil {
+			msg = firstLine(t.Error.Message)
+		}
+		return ToastError, title + " failed", fmt.Sprintf("after %s: %s", FormatDuration(ms), msg)
+	case task.StatusCancelled:
+		return ToastInfo, title + " cancelled", "after " + FormatDuration(ms)
+	}
+	return ToastSuccess, title + " finished", "in " + FormatDuration(ms)
+}
+
+// batchToast is a batch's ending as a toast: how its tasks ended.
+func batchToast(done, failed, cancelled int) (variant, title, message string) {
+	message = fmt.Sprintf("%d completed", done-failed-cancelled)
+	if failed > 0 {
+		message += fmt.Sprintf(", %d failed", failed)
+	}
+	if cancelled > 0 {
+		message += fmt.Sprintf(", %d cancelled", cancelled)
+	}
+	title = fmt.Sprintf("%d background tasks done", done)
+	if failed > 0 {
+		return ToastError, title, message
+	}
+	return ToastSuccess, title, message
+}
+
 // --- Tool answers. ---
 
 func (m *Machine) launchText(t *run) string {

@@ -89,3 +89,22 @@ func TestNoUsageNoTokens(t *testing.T) {
 	require.Nil(t, tk.Tokens)
 	require.Zero(t, tk.Cost)
 }
+
+// asyncagents_list and asyncagents_output show a task's usage in a few words once OpenCode
+// reported some, while it runs too.
+func TestUsageInTheTools(t *testing.T) {
+	h := newFB(t, config.Config{})
+	id := h.launch()
+	h.busy(id)
+	h.oc("message.updated", usageInfo(id, "msg_1", 12_345, 678, 90, 2_000_000, 0, 0.25, false))
+	want := "12.3k in, 678 out, 90 reasoning, 2M cache), $0.25"
+	for _, tool := range []string{ToolList, ToolOutput} {
+		eff := h.step(Event{Type: EventToolCall, CallID: "peek_" + tool, Tool: tool, SessionID: "ses_p", Args: json.RawMessage(fmt.Sprintf(`{"task_id":%q}`, id))})
+		replies := ofKind(eff, EffectToolReply)
+		require.Len(t, replies, 1)
+		require.Contains(t, replies[0].Output, "2M tokens ("+want, tool)
+	}
+	require.Equal(t, "950", formatCount(950))
+	require.Equal(t, "1k", formatCount(1000))
+	require.Equal(t, "$0.0004", formatCost(0.00042))
+}
