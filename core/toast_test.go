@@ -1,6 +1,8 @@
 package core
 
 import (
+	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/asyncagents/asyncagents/core/config"
@@ -73,5 +75,21 @@ func TestToastSetting(t *testing.T) {
 		id = h.launch()
 		h.busy(id)
 		require.Len(t, h.answerToasts(id, badRequest, ""), c.failed, c.setting)
+	}
+}
+
+// A cancelled task alone in its batch gets an info toast; "errors" leaves it out.
+func TestToastForACancel(t *testing.T) {
+	for setting, want := range map[string]int{config.ToastsAll: 1, config.ToastsErrors: 0} {
+		h := newFB(t, config.Config{Toasts: setting})
+		id := h.launch()
+		h.busy(id)
+		got := toastsOf(h.step(Event{Type: EventToolCall, CallID: "cancel", Tool: ToolCancel, SessionID: "ses_p", Args: json.RawMessage(fmt.Sprintf(`{"task_id":%q}`, id))}))
+		require.Len(t, got, want, setting)
+		if want > 0 {
+			require.Equal(t, ToastInfo, got[0].Variant)
+			require.Equal(t, `Agent "survey" cancelled`, got[0].Title)
+			require.Regexp(t, `^after [0-9.]+m?s$`, got[0].Message)
+		}
 	}
 }
