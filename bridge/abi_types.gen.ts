@@ -213,9 +213,10 @@ export interface Effect {
   /** timer.set and timer.clear */
   timerID?: string;
   delayMs?: number;
-  /** log */
+  /** log; tui.toast (Message and Title, with Variant) */
   level?: string;
   message?: string;
+  variant?: string;
   /**
    * history.append and history.rewrite; state.write (Content into File, a name in the
    * plugin's storage directory)
@@ -267,6 +268,11 @@ export interface CoreConfig {
   maxDepth?: number;
   /** Notify chooses when notices wake the parent. */
   notify?: NotifyConfig;
+  /**
+   * Toasts chooses which task endings OpenCode's TUI shows as a toast: "all" (the default),
+   * "errors" (failures and warnings only) or "off".
+   */
+  toasts?: string;
   /** API configures the status API (token, auth, limits), for the http op. */
   api?: APIConfig;
   /** Agents gives each agent its model chain (asyncagents.json, see file.go). */
@@ -443,6 +449,12 @@ export interface Task {
    * is cancelled still carries it.
    */
   partial?: Partial;
+  /**
+   * Tokens and Cost are what the child spent over all its runs (resumes add to them): nil and
+   * 0 until OpenCode reported a message's usage (usage.go).
+   */
+  tokens?: Tokens;
+  cost?: number;
 }
 
 /** RestoreResult says what a history load found. */
@@ -653,6 +665,18 @@ export interface Partial {
   textChars?: number;
   /** Tools are the tools it ran, oldest first, the last MaxPartialTools of them. */
   tools?: ToolRun[];
+}
+
+/**
+ * Tokens is what a task's child sessions spent, summed over their assistant messages as
+ * OpenCode counts them (a cache read or write is counted apart from the input).
+ */
+export interface Tokens {
+  input: number;
+  output: number;
+  reasoning: number;
+  cacheRead: number;
+  cacheWrite: number;
 }
 
 /** FallbackAttempt is one model call: its model, when it started, and how it ended. */

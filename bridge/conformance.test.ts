@@ -24,7 +24,7 @@ describe("conformance through bun", () => {
   test("there are cases", () => expect(files.length).toBeGreaterThan(0));
   for (const file of files) {
     test(file, async () => {
-      const c = JSON.parse(readFileSync(join(casesDir, file), "utf8")) as { steps: Step[]; history?: boolean; sse?: boolean };
+      const c = JSON.parse(readFileSync(join(casesDir, file), "utf8")) as { steps: Step[]; history?: boolean; sse?: boolean; toasts?: boolean };
       const core = await Core.instantiate(module);
       c.steps.forEach((s, i) => {
         const raw = core.callRaw(s.requestText ?? JSON.stringify(s.request));
@@ -35,11 +35,12 @@ describe("conformance through bun", () => {
           if (err) throw new Error(`${label}: ${err}\nfull response: ${raw}`);
         }
         if (s.expectEffects !== undefined) {
-          // Like the Go runner: history.* effects are matched only in cases that ask for them.
+          // Like the Go runner: history.*, sse.* and tui.* effects are matched only in cases that ask for them.
           const effects = (got.effects ?? []).filter(
             (e: { kind: string; timerID?: string }) =>
               (c.history || !e.kind.startsWith("history.")) &&
-              (c.sse || !(e.kind.startsWith("sse.") || e.timerID === "sse.heartbeat")),
+              (c.sse || !(e.kind.startsWith("sse.") || e.timerID === "sse.heartbeat")) &&
+              (c.toasts || !e.kind.startsWith("tui.")),
           );
           const err = match(s.expectEffects, effects, "effects");
           if (err) throw new Error(`${label}: ${err}\nfull response: ${raw}`);

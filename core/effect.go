@@ -26,6 +26,10 @@ const (
 	// state.write replaces the plugin's model-health state file with Content (write a temporary
 	// file, rename it over); no reply.
 	EffectStateWrite = "state.write"
+	// tui.toast shows a short toast in OpenCode's TUI: Title, Message and Variant ("info",
+	// "success", "warning" or "error"). No reply: a toast that fails is ignored. A host
+	// without a TUI ignores it.
+	EffectToast = "tui.toast"
 )
 
 // Effect is one thing the core asks a host to do. When Reply is set, the host must feed back an
@@ -63,9 +67,10 @@ type Effect struct {
 	TimerID string `json:"timerID,omitempty"`
 	DelayMs int64  `json:"delayMs,omitempty"`
 
-	// log
+	// log; tui.toast (Message and Title, with Variant)
 	Level   string `json:"level,omitempty"`
 	Message string `json:"message,omitempty"`
+	Variant string `json:"variant,omitempty"`
 
 	// history.append and history.rewrite; state.write (Content into File, a name in the
 	// plugin's storage directory)

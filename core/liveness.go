@@ -104,6 +104,7 @@ func (m *Machine) notifyStall(t *run) {
 	if t.ParentSessionID == "" {
 		return
 	}
+	m.toast(m.stallToast(t))
 	n := heldNotice{taskID: t.ID, stalledSince: t.StalledSince, effect: Effect{
 		Kind:      EffectPromptAsync,
 		Notice:    true,

@@ -19,6 +19,7 @@ type message struct {
 		} `json:"time"`
 		Finish  string          `json:"finish"`
 		Summary json.RawMessage `json:"summary"` // true on a compaction's summary, never a task's answer
+		usageJSON
 	} `json:"info"`
 	Parts []struct {
 		Type      string `json:"type"`
@@ -49,18 +50,23 @@ func readOutcome(raw json.RawMessage, since int64) (outcome, error) {
 	if err := json.Unmarshal(raw, &msgs); err != nil {
 		return outcome{}, err
 	}
+	return outcomeOf(msgs, since), nil
+}
+
+// outcomeOf is readOutcome over messages already read.
+func outcomeOf(msgs []message, since int64) outcome {
 	if len(msgs) == 0 {
-		return outcome{}, nil
+		return outcome{}
 	}
 	last := msgs[len(msgs)-1]
 	if last.Info.Role != "assistant" || last.Info.Time.Created < since || isSummary(last.Info.Summary) {
-		return outcome{}, nil
+		return outcome{}
 	}
 	if e := last.Info.Error; e != nil {
-		return outcome{done: true, err: e.taskError(), unsettled: last.Info.Time.Completed == 0}, nil
+		return outcome{done: true, err: e.taskError(), unsettled: last.Info.Time.Completed == 0}
 	}
 	if last.Info.Time.Completed == 0 || last.Info.Finish == "tool-calls" {
-		return outcome{}, nil
+		return outcome{}
 	}
 	var texts []string
 	for _, p := range last.Parts {
@@ -68,7 +74,7 @@ func readOutcome(raw json.RawMessage, since int64) (outcome, error) {
 			texts = append(texts, p.Text)
 		}
 	}
-	return outcome{done: true, result: strings.Join(texts, "\n\n")}, nil
+	return outcome{done: true, result: strings.Join(texts, "\n\n")}
 }
 
 // finishWith ends a task as its child's last answer says. settled: the answer came from events
@@ -101,11 +107,18 @@ func (m *Machine) onMessages(p pending, ev Event) {
 	if t.switching || p.attemptAt != t.attemptAt {
 		return // read before the task moved between attempts: it describes the one left
 	}
-	o, err := readOutcome(ev.Result, t.attemptAt)
-	if err != nil {
+	var msgs []message
+	if err := json.Unmarshal(ev.Result, &msgs); err != nil {
 		m.log("warn", "unreadable messages for task "+t.ID+": "+err.Error())
 		return
 	}
+	// The messages say what each answer spent, the one the events may not have finished telling.
+	for i := range msgs {
+		if msgs[i].Info.Role == "assistant" {
+			m.noteUsage(t, msgs[i].Info.ID, msgs[i].Info.usageJSON)
+		}
+	}
+	o := outcomeOf(msgs, t.attemptAt)
 	switch {
 	case o.done && o.unsettled && p.idle && t.FallbackInfo != nil:
 		// The failed turn is still being written; its completion (or the poll) decides.

@@ -32,6 +32,7 @@ func (m *Machine) finish(t *run, status task.Status, result string, taskErr *tas
 	m.touch(t)
 	m.tmuxClose(t)
 	m.notifyParent(t)
+	m.toastEnding(t)
 	m.releaseWaiters(t)
 	m.startQueued()
 }

@@ -119,7 +119,75 @@ func (m *Machine) hiddenNotice(t *run, total, running int) string {
 		fmt.Fprintf(&b, "All %d tasks finished.\n", total)
 		b.WriteString("Use asyncagents_output tools to see agent responses.")
 	}
+	b.WriteString("\n\n")
+	b.WriteString(m.usageBlock(t))
 	return b.String()
+}
+
+// usageBlock is what the task spent, for the notice's hidden part: its tokens and cost over all
+// its runs (when OpenCode reported them), its tool calls, and the time the notice's head gives.
+func (m *Machine) usageBlock(t *run) string {
+	var b strings.Builder
+	b.WriteString("<usage>\n")
+	if tok := t.Tokens; tok != nil {
+		fmt.Fprintf(&b, "input_tokens: %d\noutput_tokens: %d\nreasoning_tokens: %d\ncache_read_tokens: %d\ncache_write_tokens: %d\n",
+			tok.Input, tok.Output, tok.Reasoning, tok.CacheRead, tok.CacheWrite)
+	}
+	if t.Cost != 0 {
+		fmt.Fprintf(&b, "cost: %s\n", formatCost(t.Cost))
+	}
+	fmt.Fprintf(&b, "tool_calls: %d\nduration_ms: %d\n</usage>", t.Progress.ToolCalls, m.noticeDuration(t))
+	return b.String()
+}
+
+// noticeDuration is the time a notice reports: a resume's own, else the task's.
+func (m *Machine) noticeDuration(t *run) int64 {
+	if t.ResumeCount > 0 {
+		return m.now - t.ResumedAt
+	}
+	return history.Duration(&t.Task, m.now)
+}
+
+// usageLine is a task's spending in a few words ("12.3k tokens (10k in, 2.3k out), $0.0123"), or
+// "" while OpenCode has reported none.
+func usageLine(t *task.Task) string {
+	tok, cost := t.Usage()
+	if t.Tokens == nil && cost == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("%s tokens (%s in, %s out", formatCount(tok.Total()), formatCount(tok.Input), formatCount(tok.Output))
+	if tok.Reasoning > 0 {
+		s += ", " + formatCount(tok.Reasoning) + " reasoning"
+	}
+	if c := tok.CacheRead + tok.CacheWrite; c > 0 {
+		s += ", " + formatCount(c) + " cache"
+	}
+	s += ")"
+	if cost != 0 {
+		s += ", " + formatCost(cost)
+	}
+	return s
+}
+
+// formatCount writes a token count short: 950, 12.3k, 4.1M.
+func formatCount(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d", n)
+	case n < 1_000_000:
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1000), ".0") + "k"
+	default:
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1_000_000), ".0") + "M"
+	}
+}
+
+// formatCost writes a cost in dollars, as OpenCode prices models: cents when there are some, else
+// four decimals, so a cheap task is not shown as free.
+func formatCost(c float64) string {
+	if c >= 0.01 || c <= -0.01 {
+		return fmt.Sprintf("$%.2f", c)
+	}
+	return fmt.Sprintf("$%.4f", c)
 }
 
 // cutResult bounds the result carried in a notice, counting characters (runes), not bytes.
@@ -173,6 +241,45 @@ func firstLine(s string) string {
 	return s
 }
 
+// --- Toasts: what OpenCode's TUI shows when a task or a batch ends. ---
+
+// taskToast is a task's ending as a toast: its description, and how long it ran or why it
+// failed.
+func taskToast(t *run, ms int64) (variant, title, message string) {
+	what := "Agent"
+	if t.ResumeCount > 0 {
+		what = fmt.Sprintf("Resume #%d of", t.ResumeCount)
+	}
+	title = fmt.Sprintf("%s %q", what, t.Description)
+	switch t.Status {
+	case task.StatusError:
+		msg := "failed"
+		if t.Error != nil {
+			msg = firstLine(t.Error.Message)
+		}
+		return ToastError, title + " failed", fmt.Sprintf("after %s: %s", FormatDuration(ms), msg)
+	case task.StatusCancelled:
+		return ToastInfo, title + " cancelled", "after " + FormatDuration(ms)
+	}
+	return ToastSuccess, title + " finished", "in " + FormatDuration(ms)
+}
+
+// batchToast is a batch's ending as a toast: how its tasks ended.
+func batchToast(done, failed, cancelled int) (variant, title, message string) {
+	message = fmt.Sprintf("%d completed", done-failed-cancelled)
+	if failed > 0 {
+		message += fmt.Sprintf(", %d failed", failed)
+	}
+	if cancelled > 0 {
+		message += fmt.Sprintf(", %d cancelled", cancelled)
+	}
+	title = fmt.Sprintf("%d background tasks done", done)
+	if failed > 0 {
+		return ToastError, title, message
+	}
+	return ToastSuccess, title, message
+}
+
 // --- Tool answers. ---
 
 func (m *Machine) launchText(t *run) string {
@@ -203,6 +310,9 @@ func (m *Machine) outputText(t *run) string {
 	}
 	if line := fallbackLine(t); line != "" {
 		fmt.Fprintf(&b, "fallback: %s\n", line)
+	}
+	if line := usageLine(&t.Task); line != "" {
+		fmt.Fprintf(&b, "usage: %s\n", line)
 	}
 	d := FormatDuration(history.Duration(&t.Task, m.now))
 	switch t.Status {
@@ -259,6 +369,9 @@ func (m *Machine) listLine(t *run) string {
 		status += fmt.Sprintf(" (stalled: no progress for %s)", stallAge(m.now-t.StalledSince))
 	}
 	line := fmt.Sprintf("- %s | %s | %q | @%s | %s | %d tool calls", id, status, t.Description, t.Agent, FormatDuration(history.Duration(&t.Task, m.now)), t.Progress.ToolCalls)
+	if u := usageLine(&t.Task); u != "" {
+		line += " | " + u
+	}
 	if t.Status == task.StatusError && t.Error != nil {
 		line += " | " + t.Error.Name + ": " + t.Error.Message
 	}
@@ -309,6 +422,11 @@ func partialText(t *run) string {
 // reminders in the log, and any other place a stall is shown in short.
 func (m *Machine) stallText(t *run) string {
 	return fmt.Sprintf("⚠ Agent %q has made no progress for %s", t.Description, stallAge(m.now-t.StalledSince))
+}
+
+// stallToast is a stall as a TUI toast: the same words as the notice's visible line.
+func (m *Machine) stallToast(t *run) (variant, title, message string) {
+	return ToastWarning, fmt.Sprintf("Agent %q stalled", t.Description), fmt.Sprintf("no progress for %s", stallAge(m.now-t.StalledSince))
 }
 
 // stallHidden is the stall notice's part for the model.

@@ -37,6 +37,8 @@ type run struct {
 	latestText string
 	// stallNext is when the next reminder of the stall under way is due (liveness.go).
 	stallNext int64
+	// usage: what each of the child's assistant messages spent, by message ID (usage.go).
+	usage map[string]messageUsage
 	// tmuxPane: a tmux pane was opened for this run (tmux.go).
 	tmuxPane bool
 
@@ -86,6 +88,10 @@ func (t *run) public() task.Task {
 	if t.Error != nil {
 		e := *t.Error
 		c.Error = &e
+	}
+	if t.Tokens != nil {
+		k := *t.Tokens
+		c.Tokens = &k
 	}
 	if t.FallbackInfo != nil {
 		// The attempts are changed in place as the loop goes on; a copy keeps what it saw.

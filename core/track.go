@@ -96,6 +96,7 @@ func (m *Machine) onMessageUpdated(props json.RawMessage) {
 				Created   int64 `json:"created"`
 				Completed int64 `json:"completed"`
 			} `json:"time"`
+			usageJSON
 		} `json:"info"`
 	}
 	if json.Unmarshal(props, &p) != nil {
@@ -110,6 +111,9 @@ func (m *Machine) onMessageUpdated(props json.RawMessage) {
 		return
 	}
 	info := p.Info
+	if info.Role == "assistant" {
+		m.noteUsage(t, info.ID, info.usageJSON)
+	}
 	if t.switching && info.Time.Completed != 0 && info.Time.Created < t.attemptAt {
 		m.onSettled(t) // the failed (or aborted) turn's message is complete
 	}

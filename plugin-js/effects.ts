@@ -19,6 +19,8 @@ export interface Client {
     delete(opts: any): Promise<Result>;
     summarize(opts: any): Promise<Result>;
   };
+  /** Absent in a client without a TUI API: toasts are then not shown. */
+  tui?: { showToast(opts: any): Promise<Result> };
 }
 interface Result {
   data?: any;
@@ -42,6 +44,11 @@ export function createBody(e: Effect) {
 /** session.promptAsync's body, as OpenCode's API takes it. */
 export function promptBody(e: Effect) {
   return { agent: e.agent || undefined, parts: e.parts, tools: e.tools, noReply: e.noReply || undefined, model: e.model ? modelRef(e.model) : undefined };
+}
+
+/** tui.showToast's body, as OpenCode's API takes it. */
+export function toastBody(e: Effect) {
+  return { title: e.title || undefined, message: e.message ?? "", variant: e.variant || "info" };
 }
 
 function unwrap(what: string, r: Result): any {
@@ -87,6 +94,10 @@ export function makeExecutor(client: Client, directory: string, tmux?: TmuxPanes
         return null;
       case "session.abort":
         unwrap("aborting the session", await client.session.abort({ path: { id: e.sessionID }, query }));
+        return null;
+      // No reply, and a toast that fails (no TUI attached to this server) is ignored.
+      case "tui.toast":
+        await client.tui?.showToast({ body: toastBody(e), query }).catch(() => undefined);
         return null;
       // No reply: TmuxPanes logs its failures and never throws.
       case "tmux.open":

@@ -76,6 +76,7 @@ func appendEffect(b []byte, e *core.Effect) ([]byte, error) {
 	b = jsonw.OptInt(b, "delayMs", e.DelayMs)
 	b = jsonw.OptString(b, "level", e.Level)
 	b = jsonw.OptString(b, "message", e.Message)
+	b = jsonw.OptString(b, "variant", e.Variant)
 	b = jsonw.OptString(b, "line", e.Line)
 	b = jsonw.OptString(b, "content", e.Content)
 	b = jsonw.OptString(b, "file", e.File)

@@ -22,6 +22,9 @@ type Config struct {
 	MaxDepth int `json:"maxDepth,omitempty"`
 	// Notify chooses when notices wake the parent.
 	Notify NotifyConfig `json:"notify,omitempty"`
+	// Toasts chooses which task endings OpenCode's TUI shows as a toast: "all" (the default),
+	// "errors" (failures and warnings only) or "off".
+	Toasts string `json:"toasts,omitempty"`
 	// API configures the status API (token, auth, limits), for the http op.
 	API APIConfig `json:"api,omitempty"`
 
@@ -114,6 +117,13 @@ const (
 	WakeEach  = "each"
 )
 
+// Toast settings.
+const (
+	ToastsAll    = "all"
+	ToastsErrors = "errors"
+	ToastsOff    = "off"
+)
+
 // Defaults.
 const (
 	defaultMaxResultChars      = 12000
@@ -154,6 +164,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Notify.Wake != WakeEach {
 		c.Notify.Wake = WakeBatch
+	}
+	if c.Toasts != ToastsErrors && c.Toasts != ToastsOff {
+		c.Toasts = ToastsAll
 	}
 	if c.Fallback.AttemptTimeoutMs <= 0 {
 		c.Fallback.AttemptTimeoutMs = defaultAttemptTimeoutMs

@@ -91,6 +91,7 @@ var fileRules = func() *rule {
 		field{"notify", object(
 			field{"wake", &rule{kind: ruleEnum, enum: []string{WakeBatch, WakeEach}, set: func(c *Config, n *jnode) { c.Notify.Wake = n.str }}},
 		)},
+		field{"toasts", &rule{kind: ruleEnum, enum: []string{ToastsAll, ToastsErrors, ToastsOff}, set: func(c *Config, n *jnode) { c.Toasts = n.str }}},
 		field{"maxResultChars", intRule(1, func(c *Config, v int64) { c.MaxResultChars = int(v) })},
 		field{"pollIntervalMs", intRule(1, func(c *Config, v int64) { c.PollIntervalMs = v })},
 		field{"defaultBlockTimeoutMs", intRule(1, func(c *Config, v int64) { c.DefaultBlockTimeoutMs = v })},

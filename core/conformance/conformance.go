@@ -24,10 +24,11 @@ type Case struct {
 	File  string `json:"-"`
 	Steps []Step `json:"steps"`
 	// History keeps the history.* effects in the lists matched by expectEffects, SSE the
-	// sse.* ones and the heartbeat timer; other cases leave them out, so each case speaks of one
-	// concern.
+	// sse.* ones and the heartbeat timer, Toasts the tui.* ones; other cases leave them out, so
+	// each case speaks of one concern.
 	History bool `json:"history,omitempty"`
 	SSE     bool `json:"sse,omitempty"`
+	Toasts  bool `json:"toasts,omitempty"`
 }
 
 // Step is one request and what its response must contain. Expect is matched as a subset (see
@@ -172,7 +173,8 @@ func Match(want, got any, where string) error {
 	}
 }
 
-// relevant drops the effects of concerns the case does not test (see Case.History, Case.SSE).
+// relevant drops the effects of concerns the case does not test (see Case.History, Case.SSE,
+// Case.Toasts).
 func (c Case) relevant(effects []any) []any {
 	var out []any
 	for _, e := range effects {
@@ -182,6 +184,8 @@ func (c Case) relevant(effects []any) []any {
 		case strings.HasPrefix(kind, "history.") && !c.History:
 			continue
 		case (strings.HasPrefix(kind, "sse.") || m["timerID"] == "sse.heartbeat") && !c.SSE:
+			continue
+		case strings.HasPrefix(kind, "tui.") && !c.Toasts:
 			continue
 		}
 		out = append(out, e)

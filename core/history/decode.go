@@ -212,6 +212,14 @@ func fastValue(b string, f reflect.Value) (string, error) {
 		f.SetString(s)
 		return rest, nil
 	case c == '-' || (c >= '0' && c <= '9'):
+		if f.Kind() == reflect.Float64 {
+			x, rest, err := fastFloat(b)
+			if err != nil {
+				return "", errSlowPath
+			}
+			f.SetFloat(x)
+			return rest, nil
+		}
 		if f.Kind() != reflect.Int64 && f.Kind() != reflect.Int {
 			return "", errSlowPath
 		}

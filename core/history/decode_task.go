@@ -208,6 +208,50 @@ func fastInt(b string) (int64, string, error) {
 	return x, b[n:], nil
 }
 
+// fastFloat reads a JSON number as a float64, as encoding/json does (a task's cost). The number
+// must follow JSON's grammar: anything else, or a value out of range, goes to encoding/json.
+func fastFloat(b string) (float64, string, error) {
+	n := 0
+	if n < len(b) && b[n] == '-' {
+		n++
+	}
+	digits := n
+	for n < len(b) && b[n] >= '0' && b[n] <= '9' {
+		n++
+	}
+	if n == digits || (n-digits > 1 && b[digits] == '0') {
+		return 0, "", errSlowPath
+	}
+	if n < len(b) && b[n] == '.' {
+		n++
+		frac := n
+		for n < len(b) && b[n] >= '0' && b[n] <= '9' {
+			n++
+		}
+		if n == frac {
+			return 0, "", errSlowPath
+		}
+	}
+	if n < len(b) && (b[n] == 'e' || b[n] == 'E') {
+		n++
+		if n < len(b) && (b[n] == '+' || b[n] == '-') {
+			n++
+		}
+		exp := n
+		for n < len(b) && b[n] >= '0' && b[n] <= '9' {
+			n++
+		}
+		if n == exp {
+			return 0, "", errSlowPath
+		}
+	}
+	x, err := strconv.ParseFloat(b[:n], 64)
+	if err != nil {
+		return 0, "", errSlowPath
+	}
+	return x, b[n:], nil
+}
+
 // fastBool reads true or false.
 func fastBool(b string) (bool, string, error) {
 	switch {

@@ -14,7 +14,8 @@ import (
 func TestFastRecordReadsTheCoresOwnLines(t *testing.T) {
 	log := sampleLog(33, false)
 	tricky := &task.Task{ID: "ses_x", Prompt: "line\nquote\" back\\slash \u2028 tab\t é 😀 <html>&", Result: strings.Repeat("ü", 40),
-		Error: &task.TaskError{Name: "E", Message: "m\"x"}, Progress: task.Progress{LastTools: []string{"a\"b"}}, Status: task.StatusError, StartedAt: -5}
+		Error: &task.TaskError{Name: "E", Message: "m\"x"}, Progress: task.Progress{LastTools: []string{"a\"b"}}, Status: task.StatusError, StartedAt: -5,
+		Tokens: &task.Tokens{Input: 12, Output: 3, CacheRead: 100}, Cost: 0.000125}
 	lines := strings.Split(log+Line(Record{Task: tricky})+Line(Record{Removed: "ses_y"}), "\n")
 	fast := 0
 	for _, l := range lines {
@@ -43,6 +44,9 @@ func FuzzDecodeRecord(f *testing.F) {
 	}
 	f.Add(`{"removed":"ses_\u00e9"}`)
 	f.Add(`{"task":{"sessionID":"a","startedAt":-0,"isForked":true,"error":null,"progress":{"toolCalls":1,"lastTools":["x"]}}}`)
+	f.Add(`{"task":{"sessionID":"a","cost":1.5e-7,"tokens":{"input":1,"cacheWrite":2}}}`)
+	f.Add(`{"task":{"sessionID":"a","cost":-0.0E+01}}`)
+	f.Add(`{"task":{"sessionID":"a","cost":1e400}}`)
 	f.Add(`{"task":{"sessionID":"a\ud83d\ude00\ud800x","depth":01}}`)
 	f.Fuzz(func(t *testing.T, body string) {
 		got, err := fastRecord(body)
@@ -122,7 +126,7 @@ func TestFastTaskReadsEveryField(t *testing.T) {
 		Description: "d", Prompt: "p\n\"q\"", Agent: "general", Status: task.StatusError, StartedAt: 1, CompletedAt: -2, Result: "r",
 		Error: &task.TaskError{Name: "E", Message: "m", StatusCode: 429}, Progress: task.Progress{ToolCalls: 3, LastTools: []string{"read", "grep"}, LastUpdate: 4},
 		ResumeCount: 5, IsForked: true, RetrievedAt: 6, Queued: true, Depth: 2, CancelReason: "why", ResumedAt: 7, ForkTokens: 8,
-		Models: []string{"a/b", "c/d"}, Model: "a/b", TimeoutMs: 9, StalledSince: 10}
+		Models: []string{"a/b", "c/d"}, Model: "a/b", TimeoutMs: 9, StalledSince: 10, Tokens: &task.Tokens{Input: 9, Reasoning: 2}, Cost: 0.25}
 	// The test notices a field added to Task and not set here.
 	v := reflect.ValueOf(full)
 	for i := 0; i < v.NumField(); i++ {

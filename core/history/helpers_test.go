@@ -23,6 +23,10 @@ func sampleLog(n int, fallback bool) string {
 		if st.Terminal() {
 			t.CompletedAt, t.Result = t.StartedAt+int64(1000+i), strings.Repeat("result text ", 20)
 		}
+		if i%3 == 0 {
+			t.Tokens = &task.Tokens{Input: int64(1000 * i), Output: int64(i), CacheRead: int64(50 * i)}
+			t.Cost = float64(i) * 0.0013
+		}
 		switch {
 		case st == task.StatusError:
 			t.Error = &task.TaskError{Name: "APIError", Message: "rate limited", StatusCode: 429}

@@ -4,6 +4,6 @@ package httpapi
 
 // The hashes of the dashboard page's inline script and style, for its Content-Security-Policy.
 const (
-	dashboardScriptHash = "sha256-REwFBiFTlkUIvDbs/BFngEsm1ia5R6nAD0cEzonYPmM="
-	dashboardStyleHash  = "sha256-LqS2G9q0nwpW2xUz9KJ1OJeTzX6RMJynqSoyQbY842Y="
+	dashboardScriptHash = "sha256-+pI8MmgskCA7LIWd2RgMwz7gTknyD00y/Q5o98g8EZQ="
+	dashboardStyleHash  = "sha256-RKfRmQxUfGqRFyPaMR6fr4a5Zbm/xxQhxcFmnAdykrw="
 )

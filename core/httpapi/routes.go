@@ -45,6 +45,22 @@ type APIStats struct {
 	Duration    APIDurationStats `json:"duration"`
 	TotalTasks  int              `json:"totalTasks"`
 	ActiveTasks int              `json:"activeTasks"`
+	// Tokens and Cost sum every task's (absent while no task has any).
+	Tokens *task.Tokens `json:"tokens,omitempty"`
+	Cost   float64      `json:"cost,omitempty"`
+}
+
+// addUsage adds t's tokens and cost to a sum.
+func addUsage(tokens **task.Tokens, cost *float64, t *task.Task) {
+	if t.Tokens == nil && t.Cost == 0 {
+		return
+	}
+	if *tokens == nil {
+		*tokens = &task.Tokens{}
+	}
+	k, c := t.Usage()
+	(*tokens).Add(k)
+	*cost += c
 }
 
 // APIDurationStats are in milliseconds; all zero when Count is 0. Avg is rounded to the nearest ms.
@@ -65,6 +81,8 @@ func apiComputeStats(tasks []*task.Task, now int64) APIStats {
 		t := tasks[i]
 		s.ByStatus[string(t.Status)]++
 		s.ByAgent[t.Agent]++
+		history.Load(t) // the usage is past the head a restore reads
+		addUsage(&s.Tokens, &s.Cost, t)
 		if !t.Status.Terminal() {
 			s.ActiveTasks++
 			continue
@@ -276,6 +294,9 @@ type APIGroupStats struct {
 	CompletionRate float64 `json:"completionRate"`
 	TotalToolCalls int     `json:"totalToolCalls"`
 	Duration       int64   `json:"duration"`
+	// Tokens and Cost sum the batch's tasks' (absent while none has any).
+	Tokens *task.Tokens `json:"tokens,omitempty"`
+	Cost   float64      `json:"cost,omitempty"`
 }
 
 func apiServeGroup(tasks []*task.Task, batchID string, now int64) Response {
@@ -299,6 +320,7 @@ func apiServeGroup(tasks []*task.Task, batchID string, now int64) Response {
 			s.Running++
 		}
 		s.TotalToolCalls += t.Progress.ToolCalls
+		addUsage(&s.Tokens, &s.Cost, t)
 		end := t.StartedAt + history.Duration(t, now)
 		if s.Total == 0 || t.StartedAt < first {
 			first = t.StartedAt

@@ -67,5 +67,16 @@ func AppendJSON(b []byte, t *Task) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if k := t.Tokens; k != nil {
+		b = append(b, `,"tokens":{"input":`...)
+		b = strconv.AppendInt(b, k.Input, 10)
+		b = jsonw.KeyInt(b, "output", k.Output)
+		b = jsonw.KeyInt(b, "reasoning", k.Reasoning)
+		b = jsonw.KeyInt(b, "cacheRead", k.CacheRead)
+		b = append(jsonw.KeyInt(b, "cacheWrite", k.CacheWrite), '}')
+	}
+	if t.Cost != 0 {
+		b = jsonw.Float(jsonw.Key(b, "cost"), t.Cost)
+	}
 	return append(b, '}'), nil
 }

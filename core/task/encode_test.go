@@ -3,6 +3,7 @@ package task
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/asyncagents/asyncagents/core/internal/encodetest"
@@ -18,7 +19,8 @@ func TestTaskEncodesAsTheStruct(t *testing.T) {
 		ResumeCount: 5, IsForked: true, RetrievedAt: 6, Queued: true, Depth: 2, CancelReason: "why", ResumedAt: 7, ForkTokens: 8,
 		Models: []string{"a/b", "c/d"}, Model: "c/d",
 		FallbackInfo: &FallbackInfo{Occurred: true, Attempts: []FallbackAttempt{{Model: "a/b", Error: "429"}}, Skipped: []string{"x/y"}, SuccessfulModel: "c/d", TotalAttempts: 2},
-		TimeoutMs:    9, StalledSince: 10, Partial: &Partial{Text: "half", TextChars: 4, Tools: []ToolRun{{Name: "read", Title: "a.go"}}}}
+		TimeoutMs:    9, StalledSince: 10, Partial: &Partial{Text: "half", TextChars: 4, Tools: []ToolRun{{Name: "read", Title: "a.go"}}},
+		Tokens: &Tokens{Input: 1, Output: 2, Reasoning: 3, CacheRead: 4, CacheWrite: 5}, Cost: 0.0125}
 	cases := encodetest.FieldVariants(t, all)
 	for _, s := range encodetest.AwkwardStrings {
 		c := all
@@ -28,8 +30,13 @@ func TestTaskEncodesAsTheStruct(t *testing.T) {
 		c.Partial = &Partial{Text: s, Tools: []ToolRun{{Name: s, Title: s}}}
 		cases = append(cases, c)
 	}
+	for _, cost := range []float64{1e-7, -2.5e-9, 3e21, 0.1 + 0.2, 1234.5, -0.000001} {
+		c := all
+		c.Cost = cost
+		cases = append(cases, c)
+	}
 	empty := all
-	empty.Progress.LastTools, empty.Models, empty.FallbackInfo = []string{}, []string{}, &FallbackInfo{}
+	empty.Progress.LastTools, empty.Models, empty.FallbackInfo, empty.Tokens = []string{}, []string{}, &FallbackInfo{}, &Tokens{}
 	cases = append(cases, empty)
 	for _, c := range append(cases, manyTasks(20)...) {
 		want, err := json.Marshal(c)
@@ -44,12 +51,16 @@ func TestTaskEncodesAsTheStruct(t *testing.T) {
 // effect and HTTP answer encoders the same way).
 func FuzzHandEncodersMatchEncodingJSON(f *testing.F) {
 	for _, s := range encodetest.AwkwardStrings {
-		f.Add(s, s, int64(-1), true)
+		f.Add(s, s, int64(-1), true, 0.5)
 	}
-	f.Fuzz(func(t *testing.T, a, b string, n int64, flag bool) {
+	f.Fuzz(func(t *testing.T, a, b string, n int64, flag bool, cost float64) {
+		if math.IsNaN(cost) || math.IsInf(cost, 0) {
+			return // encoding/json refuses them; OpenCode's JSON cannot carry one
+		}
 		task := Task{ID: a, ParentSessionID: b, Description: a + b, Result: b, Status: Status(a), StartedAt: n, CompletedAt: -n,
 			Error: &TaskError{Name: b, Message: a, StatusCode: int(n % 1000)}, Progress: Progress{LastTools: []string{a, b}, LastUpdate: n},
-			IsForked: flag, Queued: flag, Models: []string{b}, Model: a}
+			IsForked: flag, Queued: flag, Models: []string{b}, Model: a,
+			Tokens: &Tokens{Input: n, Output: -n, CacheWrite: n / 3}, Cost: cost}
 		want, err := json.Marshal(task)
 		require.NoError(t, err)
 		got, err := AppendJSON(nil, &task)

@@ -71,6 +71,10 @@ type Task struct {
 	// Partial is what the child did, kept as it works so that a task that fails, times out or
 	// is cancelled still carries it.
 	Partial *Partial `json:"partial,omitempty"`
+	// Tokens and Cost are what the child spent over all its runs (resumes add to them): nil and
+	// 0 until OpenCode reported a message's usage (usage.go).
+	Tokens *Tokens `json:"tokens,omitempty"`
+	Cost   float64 `json:"cost,omitempty"`
 
 	// rest: the history record of a task a restore read only the head of, until it is loaded
 	// (core/history/lazy.go; SetRest, TakeRest).

@@ -25,6 +25,9 @@ await run(async (browser) => {
   await seeRowStatus(page, "Long job", "running");
   await shot(page, shots, "live-running");
   await seeRowStatus(page, "Live job", "completed");
+  // Its tokens, summed from its child's messages, are in its row.
+  const tokens = (await page.locator("tbody tr", { hasText: "Live job" }).first().locator(".col-tokens").innerText()).trim();
+  assert(/^[0-9.]+[kM]?$/.test(tokens), `the tokens of "Live job" read "${tokens}"`);
 
   // Cancel from the task's page.
   await page.getByRole("link", { name: "Long job" }).click();

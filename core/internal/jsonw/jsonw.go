@@ -2,6 +2,7 @@ package jsonw
 
 import (
 	"encoding/json"
+	"math"
 	"strconv"
 )
 
@@ -73,4 +74,19 @@ func OptInt(b []byte, key string, n int64) []byte {
 		return b
 	}
 	return KeyInt(b, key, n)
+}
+
+// Float writes a finite f as encoding/json does: plain digits from 1e-6 to 1e21, an exponent
+// (without a leading zero) outside.
+func Float(b []byte, f float64) []byte {
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if n := len(b); format == 'e' && n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+		b[n-2] = b[n-1]
+		b = b[:n-1]
+	}
+	return b
 }

@@ -1,6 +1,6 @@
 // How times, durations and statuses read on the page.
 
-import type { Task } from "./types";
+import type { Task, Tokens } from "./types";
 
 export function duration(ms: number): string {
   if (!(ms >= 0)) return "–";
@@ -34,4 +34,24 @@ export function statusLabel(t: Task): string {
   if (t.status === "running" && t.queued) return "queued";
   if (t.status === "error") return "failed";
   return t.status;
+}
+
+/** Every token counted: input, output, reasoning and cache alike. */
+export function tokenTotal(k: Tokens | undefined): number {
+  return k ? k.input + k.output + k.reasoning + k.cacheRead + k.cacheWrite : 0;
+}
+
+/** A token count, short: 950, 12.3k, 4.1M; a dash when none was reported. */
+export function tokens(k: Tokens | undefined): string {
+  if (!k) return "–";
+  const n = tokenTotal(k);
+  if (n < 1000) return `${n}`;
+  if (n < 1e6) return `${(n / 1000).toFixed(1).replace(/\.0$/, "")}k`;
+  return `${(n / 1e6).toFixed(1).replace(/\.0$/, "")}M`;
+}
+
+/** A cost in dollars: cents when there are some, else four decimals, so a cheap task is not shown as free. */
+export function cost(c: number | undefined): string {
+  if (c === undefined || c === 0) return "–";
+  return Math.abs(c) >= 0.01 ? `$${c.toFixed(2)}` : `$${c.toFixed(4)}`;
 }

@@ -2,6 +2,7 @@
 // The overview: how many tasks are in each status, the recent batches as "n/m done", and where
 // the API is.
 
+import { cost, tokens } from "./format";
 import { groups, health, stats } from "./store";
 
 const STATUSES: [string, string][] = [
@@ -27,6 +28,10 @@ export function Overview() {
             <span class="label">{label}</span>
           </div>
         ))}
+        <div class="count usage">
+          <span class="n">{tokens(s?.tokens)}</span>
+          <span class="label">Tokens{s?.cost ? ` · ${cost(s.cost)}` : ""}</span>
+        </div>
       </div>
       <div class="side">
         <div class="batches card">
@@ -46,6 +51,11 @@ export function Overview() {
                     <span class="done">
                       {done}/{g.stats.total} done
                     </span>
+                    {g.stats.tokens && (
+                      <span class="muted batch-usage">
+                        {tokens(g.stats.tokens)} tokens{g.stats.cost ? ` · ${cost(g.stats.cost)}` : ""}
+                      </span>
+                    )}
                   </li>
                 );
               })}

@@ -6,12 +6,12 @@
 
 import { batch, signal } from "@preact/signals";
 import { APIError, get, seg } from "./api";
-import { taskDuration } from "./format";
+import { taskDuration, tokenTotal } from "./format";
 import type { Group, Health, Stats, Task, TaskList } from "./types";
 
 export type Access = "checking" | "granted" | "denied" | "failed";
 export type Connection = { state: "connecting" | "live" | "waiting"; retryIn?: number; error?: string };
-export type SortKey = "startedAt" | "description" | "agent" | "status" | "duration" | "model";
+export type SortKey = "startedAt" | "description" | "agent" | "status" | "duration" | "model" | "tokens" | "cost";
 
 export const PAGE_SIZE = 50;
 /** How often at most the list, the counts and the batches are read again while tasks change. */
@@ -213,6 +213,10 @@ export function sorted(tasks: Task[], key: SortKey, desc: boolean, at: number): 
         return taskDuration(t, at);
       case "model":
         return t.model ?? "";
+      case "tokens":
+        return tokenTotal(t.tokens);
+      case "cost":
+        return t.cost ?? 0;
       case "status":
         return t.queued ? "queued" : t.status;
       default:

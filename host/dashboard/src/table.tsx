@@ -3,7 +3,7 @@
 // sorting of the page shown. Live: the stream updates the rows shown and brings new tasks in.
 
 import { useRef } from "preact/hooks";
-import { duration, statusLabel, taskDuration, time } from "./format";
+import { cost, duration, statusLabel, taskDuration, time, tokens } from "./format";
 import { list, listError, now, offset, PAGE_SIZE, refreshList, search, searchPending, sortDesc, sortKey, sorted, statusFilter, type SortKey } from "./store";
 
 const FILTERS: [string, string][] = [
@@ -21,6 +21,8 @@ const COLUMNS: [SortKey, string][] = [
   ["startedAt", "Started"],
   ["duration", "Duration"],
   ["model", "Model"],
+  ["tokens", "Tokens"],
+  ["cost", "Cost"],
 ];
 
 function setFilter(status: string) {
@@ -52,7 +54,7 @@ export function TaskTable() {
     if (sortKey.value === key) sortDesc.value = !sortDesc.value;
     else {
       sortKey.value = key;
-      sortDesc.value = key === "startedAt" || key === "duration";
+      sortDesc.value = key === "startedAt" || key === "duration" || key === "tokens" || key === "cost";
     }
   };
   return (
@@ -105,6 +107,8 @@ export function TaskTable() {
                   <td class="col-startedAt">{time(t.startedAt)}</td>
                   <td class="col-duration">{duration(taskDuration(t, now.value))}</td>
                   <td class="col-model">{t.model ?? "–"}</td>
+                  <td class="col-tokens">{tokens(t.tokens)}</td>
+                  <td class="col-cost">{cost(t.cost)}</td>
                 </tr>
               );
             })}

@@ -4,7 +4,7 @@
 
 import { useEffect, useState } from "preact/hooks";
 import { APIError, get, post, seg } from "./api";
-import { duration, isActive, statusLabel, taskDuration, time } from "./format";
+import { cost, duration, isActive, statusLabel, taskDuration, time, tokens } from "./format";
 import { Markdown } from "./markdown";
 import { health, loadTask, now, openTask } from "./store";
 import type { Task } from "./types";
@@ -58,6 +58,18 @@ function TaskDetail({ t }: { t: Task }) {
           {t.progress.toolCalls}
           {t.progress.lastTools.length > 0 && <span class="muted"> (last: {t.progress.lastTools.join(", ")})</span>}
         </dd>
+        <dt>Tokens</dt>
+        <dd>
+          {tokens(t.tokens)}
+          {t.tokens && (
+            <span class="muted">
+              {" "}
+              ({t.tokens.input} in, {t.tokens.output} out, {t.tokens.reasoning} reasoning, {t.tokens.cacheRead} cache read, {t.tokens.cacheWrite} cache write)
+            </span>
+          )}
+        </dd>
+        <dt>Cost</dt>
+        <dd>{cost(t.cost)}</dd>
       </dl>
       {isActive(t) && !health.value?.readOnly && <Cancel t={t} />}
       <section class="card">

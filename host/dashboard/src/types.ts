@@ -43,6 +43,17 @@ export interface Task {
     successfulModel?: string;
     totalAttempts: number;
   };
+  /** What the child spent, over all its runs; absent until OpenCode reported any. */
+  tokens?: Tokens;
+  cost?: number;
+}
+
+export interface Tokens {
+  input: number;
+  output: number;
+  reasoning: number;
+  cacheRead: number;
+  cacheWrite: number;
 }
 
 export interface Stats {
@@ -50,6 +61,8 @@ export interface Stats {
   byAgent: Record<string, number>;
   totalTasks: number;
   activeTasks: number;
+  tokens?: Tokens;
+  cost?: number;
 }
 
 export interface TaskList {
@@ -61,7 +74,7 @@ export interface TaskList {
 
 export interface Group {
   batchId: string;
-  stats: { completed: number; running: number; error: number; cancelled: number; total: number };
+  stats: { completed: number; running: number; error: number; cancelled: number; total: number; tokens?: Tokens; cost?: number };
 }
 
 export interface Health {

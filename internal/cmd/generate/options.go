@@ -34,6 +34,7 @@ var options = []option{
 	{path: "maxConcurrentStarts", kind: "integer", min: 1, doc: "How many children run at once; further tasks wait, queued."},
 	{path: "maxDepth", kind: "integer", min: 1, doc: "How deep tasks may nest (a task's child launching tasks), for agents allowed to delegate."},
 	{path: "notify.wake", kind: "enum", enum: []string{config.WakeBatch, config.WakeEach}, doc: "`\"batch\"`: the parent is woken once its batch of tasks is done or a task failed; `\"each\"`: every notice wakes it."},
+	{path: "toasts", kind: "enum", enum: []string{config.ToastsAll, config.ToastsErrors, config.ToastsOff}, doc: "Which task endings OpenCode's TUI shows as a toast: `\"all\"` (a task finished, failed or cancelled; one toast for a whole batch), `\"errors\"` (failures and warnings only) or `\"off\"`."},
 	{path: "agents.<name>.models", kind: "models", none: "none", doc: "The fallback chain for tasks of agent `<name>`, `\"provider/model\"` each, tried in order: when an attempt fails with a provider error (rate limit, overload, unavailable model, quota, auth, network), the next model gets the same prompt in the same child session. Wins over `model`."},
 	{path: "agents.<name>.model", kind: "model", none: "none", doc: "A chain of one model, `\"provider/model\"` as OpenCode names models (for example `\"anthropic/claude-sonnet-4\"`)."},
 	{path: "fallback.attemptTimeoutMs", kind: "integer", min: 1000, doc: "An attempt with no activity (no new message part, and no tool at work) for this many milliseconds is abandoned for the next model."},
