@@ -304,6 +304,8 @@ const (
 	taskAgentsUnreadable = "asyncagents_task: OpenCode's agent list was unreadable; no task was created"
 	taskUnknownAgentFmt  = "asyncagents_task: unknown agent %s; available agents: %s. No task was created."
 	taskPrimaryAgentFmt  = "asyncagents_task: agent %s is a primary agent and cannot run as a background subagent; available agents: %s. No task was created."
+	taskDeniedAgentFmt   = "asyncagents_task: agent %s may not launch agent %s (its permission.task rules deny it); agents it may launch: %s. No task was created."
+	taskNoAgentAllowed   = "none"
 	childSessionTitleFmt = "%s (@%s subagent)"
 	sessionErrorPrefix   = "could not create the child session: "
 	promptErrorPrefix    = "OpenCode refused the prompt: "
