@@ -555,13 +555,21 @@ export interface AgentModels {
 /** FallbackConfig tunes the fallback loop (fallback.go). */
 export interface FallbackConfig {
   /**
+   * Enabled turns the fallback loop on (the default): false runs each task on the first model
+   * of its chain only. A pointer, so that an absent value and false differ.
+   */
+  enabled?: boolean;
+  /**
    * AttemptTimeoutMs abandons an attempt that has shown no activity (no new message part, and
    * no tool at work) for this long, and moves to the next model.
    */
   attemptTimeoutMs?: number;
   /** FailureThreshold is how many consecutive failures open a model's circuit. */
   failureThreshold?: number;
-  /** CooldownMs is how long an open circuit skips its model. */
+  /**
+   * CooldownMs is how long an open circuit skips its model; 0 means no cooldown (a model is
+   * never skipped). A pointer, so that an absent value (the default) and 0 differ.
+   */
   cooldownMs?: number;
 }
 

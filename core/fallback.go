@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/asyncagents/asyncagents/core/errclass"
 	"github.com/asyncagents/asyncagents/core/task"
@@ -31,6 +32,14 @@ const attemptTimerPrefix = "attempt:"
 // configured models, else its one model, else the model of the parent's message. Empty means
 // OpenCode chooses and there is nothing to fall back to.
 func (m *Machine) resolveChain(agent, parentSession string) []string {
+	chain := m.fullChain(agent, parentSession)
+	if len(chain) > 1 && !m.cfg.Fallback.FallbackOn() {
+		return chain[:1] // fallback.enabled false: the first model only
+	}
+	return chain
+}
+
+func (m *Machine) fullChain(agent, parentSession string) []string {
 	if a, ok := m.cfg.Agents[agent]; ok {
 		if len(a.Models) > 0 {
 			return append([]string(nil), a.Models...)
@@ -70,6 +79,7 @@ func (m *Machine) beginAttempt(t *run, compacted bool) {
 	if t.Model == "" || t.FallbackInfo == nil {
 		return
 	}
+	t.exhausted = false
 	t.FallbackInfo.Attempts = append(t.FallbackInfo.Attempts, task.FallbackAttempt{Model: t.Model, Timestamp: m.now, Compacted: compacted})
 	t.FallbackInfo.TotalAttempts = len(t.FallbackInfo.Attempts)
 	m.touch(t)
@@ -141,6 +151,7 @@ func (m *Machine) childFailed(t *run, e *task.TaskError, settled bool) bool {
 			m.recordHealth(t.Model, false, e.Message)
 		}
 		if !m.hasNextModel(t) {
+			m.exhaust(t)
 			return false
 		}
 		// The next model is prompted once the failed turn has settled (see Task.settled).
@@ -221,6 +232,7 @@ func (m *Machine) onCompacted(p pending, ev Event) {
 	m.log("warn", "task "+t.ID+": "+e.Message)
 	m.endAttempt(t, false, e, errclass.ErrContextLength)
 	if !m.nextModel(t, e, errclass.ErrContextLength) {
+		m.exhaust(t)
 		m.finish(t, task.StatusError, "", e)
 	}
 }
@@ -315,6 +327,7 @@ func (m *Machine) switchModel(t *run) {
 	}
 	t.switching = false
 	if !m.nextModel(t, e, class) {
+		m.exhaust(t)
 		m.finish(t, task.StatusError, "", e)
 	}
 }
@@ -400,8 +413,32 @@ func (m *Machine) onAttemptTimer(id string) {
 		m.recordHealth(t.Model, false, e.Message)
 		t.switching = true
 		m.request(Effect{Kind: EffectAbort, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID})
+		m.exhaust(t)
 		m.finish(t, task.StatusError, "", e)
 		return
 	}
 	m.abandonAttempt(t, e, errclass.ErrTimeout)
+}
+
+// exhaust marks t's chain as run out, when it is a chain: its failure then reads as every
+// model's (allModelsFailed). A chain of one has no fallback to speak of.
+func (m *Machine) exhaust(t *run) {
+	t.exhausted = len(t.Models) > 1
+}
+
+// allModelsFailed is the error of a task whose every model failed: the number of attempts and
+// each one's error, in order. last keeps its name and status code, for the classifiers.
+func allModelsFailed(t *run, last *task.TaskError) *task.TaskError {
+	var errs []string
+	for _, a := range t.FallbackInfo.Attempts {
+		if !a.Success && a.Error != "" {
+			errs = append(errs, a.Error)
+		}
+	}
+	if len(errs) == 0 {
+		errs = append(errs, last.Message)
+	}
+	e := *last
+	e.Message = fmt.Sprintf(allModelsFailedFmt, len(t.FallbackInfo.Attempts), strings.Join(errs, " | "))
+	return &e
 }

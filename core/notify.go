@@ -12,6 +12,9 @@ func (m *Machine) finish(t *run, status task.Status, result string, taskErr *tas
 		return
 	}
 	if t.FallbackInfo != nil {
+		if status == task.StatusError && t.exhausted && taskErr != nil {
+			taskErr = allModelsFailed(t, taskErr)
+		}
 		if status == task.StatusCompleted {
 			m.attemptSucceeded(t)
 		} else {

@@ -335,6 +335,9 @@ const (
 	// fallback.go
 	compactErrorPrefix = "could not compact the session: "
 	attemptTimeoutFmt  = "no activity from %s for %s"
+	// allModelsFailedFmt is the error of a task whose every model failed: the attempts, then
+	// each attempt's error in order, joined by " | " (seed 002's words, which users may match).
+	allModelsFailedFmt = "All fallback models failed after %d attempts. %s"
 	// resume.go
 	resumedFmt = `%sagent: %s
 description: %s

@@ -62,13 +62,17 @@ type AgentModels struct {
 
 // FallbackConfig tunes the fallback loop (fallback.go).
 type FallbackConfig struct {
+	// Enabled turns the fallback loop on (the default): false runs each task on the first model
+	// of its chain only. A pointer, so that an absent value and false differ.
+	Enabled *bool `json:"enabled,omitempty"`
 	// AttemptTimeoutMs abandons an attempt that has shown no activity (no new message part, and
 	// no tool at work) for this long, and moves to the next model.
 	AttemptTimeoutMs int64 `json:"attemptTimeoutMs,omitempty"`
 	// FailureThreshold is how many consecutive failures open a model's circuit.
 	FailureThreshold int `json:"failureThreshold,omitempty"`
-	// CooldownMs is how long an open circuit skips its model.
-	CooldownMs int64 `json:"cooldownMs,omitempty"`
+	// CooldownMs is how long an open circuit skips its model; 0 means no cooldown (a model is
+	// never skipped). A pointer, so that an absent value (the default) and 0 differ.
+	CooldownMs *int64 `json:"cooldownMs,omitempty"`
 }
 
 // TmuxConfig opens a pane running `opencode attach <url> --session <id>` for each running child.
@@ -138,11 +142,32 @@ func (c Config) WithDefaults() Config {
 	if c.Fallback.FailureThreshold <= 0 {
 		c.Fallback.FailureThreshold = defaultFailureThreshold
 	}
-	if c.Fallback.CooldownMs <= 0 {
-		c.Fallback.CooldownMs = defaultCooldownMs
+	if c.Fallback.Enabled == nil {
+		c.Fallback.Enabled = Bool(true)
+	}
+	switch {
+	case c.Fallback.CooldownMs == nil:
+		c.Fallback.CooldownMs = Int64(defaultCooldownMs)
+	case *c.Fallback.CooldownMs < 0:
+		c.Fallback.CooldownMs = Int64(0)
 	}
 	if c.DefaultBlockTimeoutMs > c.MaxBlockTimeoutMs {
 		c.DefaultBlockTimeoutMs = c.MaxBlockTimeoutMs
 	}
 	return c
 }
+
+// FallbackOn reports whether the fallback loop is on (unset means on).
+func (f FallbackConfig) FallbackOn() bool { return f.Enabled == nil || *f.Enabled }
+
+// Cooldown is CooldownMs in force: the default when unset, 0 for none.
+func (f FallbackConfig) Cooldown() int64 {
+	if f.CooldownMs == nil {
+		return defaultCooldownMs
+	}
+	return max(*f.CooldownMs, 0)
+}
+
+// Bool and Int64 return pointers to their values, for the optional fields.
+func Bool(v bool) *bool    { return &v }
+func Int64(v int64) *int64 { return &v }

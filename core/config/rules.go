@@ -79,7 +79,8 @@ var fileRules = func() *rule {
 		field{"fallback", object(
 			field{"attemptTimeoutMs", intRule(1000, func(c *Config, v int64) { c.Fallback.AttemptTimeoutMs = v })},
 			field{"failureThreshold", intRule(1, func(c *Config, v int64) { c.Fallback.FailureThreshold = int(v) })},
-			field{"cooldownMs", intRule(0, func(c *Config, v int64) { c.Fallback.CooldownMs = v })},
+			field{"cooldownMs", intRule(0, func(c *Config, v int64) { c.Fallback.CooldownMs = Int64(v) })},
+			field{"enabled", &rule{kind: ruleBool, set: func(c *Config, n *jnode) { c.Fallback.Enabled = Bool(n.b) }}},
 		)},
 		field{"tmux", object(
 			field{"enabled", &rule{kind: ruleBool, set: func(c *Config, n *jnode) { c.Tmux.Enabled = n.b }}},

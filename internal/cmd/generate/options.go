@@ -36,9 +36,10 @@ var options = []option{
 	{path: "notify.wake", kind: "enum", enum: []string{config.WakeBatch, config.WakeEach}, doc: "`\"batch\"`: the parent is woken once its batch of tasks is done or a task failed; `\"each\"`: every notice wakes it."},
 	{path: "agents.<name>.models", kind: "models", none: "none", doc: "The fallback chain for tasks of agent `<name>`, `\"provider/model\"` each, tried in order: when an attempt fails with a provider error (rate limit, overload, unavailable model, quota, auth, network), the next model gets the same prompt in the same child session. Wins over `model`."},
 	{path: "agents.<name>.model", kind: "model", none: "none", doc: "A chain of one model, `\"provider/model\"` as OpenCode names models (for example `\"anthropic/claude-sonnet-4\"`)."},
+	{path: "fallback.enabled", kind: "boolean", doc: "The fallback loop: `false` runs each task on the first model of its chain only, and a provider error fails it."},
 	{path: "fallback.attemptTimeoutMs", kind: "integer", min: 1000, doc: "An attempt with no activity (no new message part, and no tool at work) for this many milliseconds is abandoned for the next model."},
 	{path: "fallback.failureThreshold", kind: "integer", min: 1, doc: "Consecutive provider failures that open a model's circuit: the model is then skipped for `cooldownMs`."},
-	{path: "fallback.cooldownMs", kind: "integer", min: 0, doc: "How long, in milliseconds, an open circuit skips its model. 0 takes the default."},
+	{path: "fallback.cooldownMs", kind: "integer", min: 0, doc: "How long, in milliseconds, an open circuit skips its model. 0 means no cooldown: a model is never skipped."},
 	{path: "api.maxSubscribers", kind: "integer", min: 1, noFile: true, doc: "How many status API event streams may be open at once; past it `/v1/events` answers 503."},
 	{path: "tmux.enabled", kind: "boolean", doc: "Inside tmux, give each running child a pane running `opencode attach <server> --session <session_id>`, closed when its task ends."},
 }
