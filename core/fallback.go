@@ -48,7 +48,7 @@ func (m *Machine) fullChain(agent, parentSession string) []string {
 			return []string{a.Model}
 		}
 	}
-	if model := m.sessionModel[parentSession]; model != "" {
+	if model := m.sessionModel.get(parentSession); model != "" {
 		return []string{model}
 	}
 	return nil

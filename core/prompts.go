@@ -306,6 +306,7 @@ const (
 	taskPrimaryAgentFmt  = "asyncagents_task: agent %s is a primary agent and cannot run as a background subagent; available agents: %s. No task was created."
 	taskDeniedAgentFmt   = "asyncagents_task: agent %s may not launch agent %s (its permission.task rules deny it); agents it may launch: %s. No task was created."
 	taskNoAgentAllowed   = "none"
+	pendingExpiredFmt    = "no answer from the host after %s"
 	childSessionTitleFmt = "%s (@%s subagent)"
 	sessionErrorPrefix   = "could not create the child session: "
 	promptErrorPrefix    = "OpenCode refused the prompt: "

@@ -208,7 +208,6 @@ func (m *Machine) checkAgentAndLaunch(l *launch) {
 			IsForked:        l.fork,
 		},
 		canDelegate: l.canDelegate,
-		seenCalls:   map[string]bool{},
 	}
 	t.Models = m.resolveChain(t.Agent, l.sessionID)
 	m.firstModel(t)
