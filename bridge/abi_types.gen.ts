@@ -273,6 +273,8 @@ export interface CoreConfig {
   agents?: Record<string, AgentModels>;
   /** Fallback tunes the model fallback loop and its circuit breaker. */
   fallback?: FallbackConfig;
+  /** History bounds the task history kept (retention.go in the core). */
+  history?: HistoryConfig;
   /** Tmux opens a pane per running child when OpenCode runs inside tmux. */
   tmux?: TmuxConfig;
 }
@@ -571,6 +573,14 @@ export interface FallbackConfig {
    * never skipped). A pointer, so that an absent value (the default) and 0 differ.
    */
   cooldownMs?: number;
+}
+
+/** HistoryConfig bounds the finished tasks kept, in memory and in the history file alike. */
+export interface HistoryConfig {
+  /** MaxTasks is how many tasks are kept: past it, the oldest finished ones are dropped. */
+  maxTasks?: number;
+  /** MaxAgeDays drops finished tasks started more than this many days ago. */
+  maxAgeDays?: number;
 }
 
 /** TmuxConfig opens a pane running `opencode attach <url> --session <id>` for each running child. */

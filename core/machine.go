@@ -160,6 +160,9 @@ func (m *Machine) Step(now int64, ev Event) []Effect {
 	default:
 		m.log("warn", fmt.Sprintf("unknown event type %q ignored", ev.Type))
 	}
+	if len(m.dirty) > 0 {
+		m.pruneHistory(true) // a change may have put the store past its limits
+	}
 	m.persistDirty()
 	out := m.out
 	m.out = nil

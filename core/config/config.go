@@ -29,6 +29,8 @@ type Config struct {
 	Agents map[string]AgentModels `json:"agents,omitempty"`
 	// Fallback tunes the model fallback loop and its circuit breaker.
 	Fallback FallbackConfig `json:"fallback,omitempty"`
+	// History bounds the task history kept (retention.go in the core).
+	History HistoryConfig `json:"history,omitempty"`
 	// Tmux opens a pane per running child when OpenCode runs inside tmux.
 	Tmux TmuxConfig `json:"tmux,omitempty"`
 }
@@ -75,6 +77,14 @@ type FallbackConfig struct {
 	CooldownMs *int64 `json:"cooldownMs,omitempty"`
 }
 
+// HistoryConfig bounds the finished tasks kept, in memory and in the history file alike.
+type HistoryConfig struct {
+	// MaxTasks is how many tasks are kept: past it, the oldest finished ones are dropped.
+	MaxTasks int `json:"maxTasks,omitempty"`
+	// MaxAgeDays drops finished tasks started more than this many days ago.
+	MaxAgeDays int `json:"maxAgeDays,omitempty"`
+}
+
 // TmuxConfig opens a pane running `opencode attach <url> --session <id>` for each running child.
 type TmuxConfig struct {
 	// Enabled turns panes on (default off).
@@ -108,6 +118,8 @@ const (
 	defaultAttemptTimeoutMs    = 180_000
 	defaultFailureThreshold    = 3
 	defaultCooldownMs          = 3_600_000
+	defaultHistoryMaxTasks     = 10_000
+	defaultHistoryMaxAgeDays   = 30
 )
 
 // WithDefaults fills the zero fields with the defaults and brings the others within their bounds.
@@ -150,6 +162,12 @@ func (c Config) WithDefaults() Config {
 		c.Fallback.CooldownMs = Int64(defaultCooldownMs)
 	case *c.Fallback.CooldownMs < 0:
 		c.Fallback.CooldownMs = Int64(0)
+	}
+	if c.History.MaxTasks <= 0 {
+		c.History.MaxTasks = defaultHistoryMaxTasks
+	}
+	if c.History.MaxAgeDays <= 0 {
+		c.History.MaxAgeDays = defaultHistoryMaxAgeDays
 	}
 	if c.DefaultBlockTimeoutMs > c.MaxBlockTimeoutMs {
 		c.DefaultBlockTimeoutMs = c.MaxBlockTimeoutMs

@@ -82,6 +82,10 @@ var fileRules = func() *rule {
 			field{"cooldownMs", intRule(0, func(c *Config, v int64) { c.Fallback.CooldownMs = Int64(v) })},
 			field{"enabled", &rule{kind: ruleBool, set: func(c *Config, n *jnode) { c.Fallback.Enabled = Bool(n.b) }}},
 		)},
+		field{"history", object(
+			field{"maxTasks", intRule(1, func(c *Config, v int64) { c.History.MaxTasks = int(v) })},
+			field{"maxAgeDays", intRule(1, func(c *Config, v int64) { c.History.MaxAgeDays = int(v) })},
+		)},
 		field{"tmux", object(
 			field{"enabled", &rule{kind: ruleBool, set: func(c *Config, n *jnode) { c.Tmux.Enabled = n.b }}},
 		)},

@@ -40,6 +40,8 @@ var options = []option{
 	{path: "fallback.attemptTimeoutMs", kind: "integer", min: 1000, doc: "An attempt with no activity (no new message part, and no tool at work) for this many milliseconds is abandoned for the next model."},
 	{path: "fallback.failureThreshold", kind: "integer", min: 1, doc: "Consecutive provider failures that open a model's circuit: the model is then skipped for `cooldownMs`."},
 	{path: "fallback.cooldownMs", kind: "integer", min: 0, doc: "How long, in milliseconds, an open circuit skips its model. 0 means no cooldown: a model is never skipped."},
+	{path: "history.maxTasks", kind: "integer", min: 1, doc: "How many tasks the history keeps: past it, the oldest finished tasks are dropped (at start and as tasks finish). Running tasks are always kept."},
+	{path: "history.maxAgeDays", kind: "integer", min: 1, doc: "Finished tasks started more than this many days ago are dropped from the history."},
 	{path: "api.maxSubscribers", kind: "integer", min: 1, noFile: true, doc: "How many status API event streams may be open at once; past it `/v1/events` answers 503."},
 	{path: "tmux.enabled", kind: "boolean", doc: "Inside tmux, give each running child a pane running `opencode attach <server> --session <session_id>`, closed when its task ends."},
 }
@@ -50,6 +52,7 @@ var groups = map[string]string{
 	"agents.<name>": "One agent's models. models wins over model when both are set.",
 	"fallback":      "The model fallback loop and its circuit breaker.",
 	"tmux":          "tmux panes for running children.",
+	"history":       "How much of the task history is kept.",
 	"notify":        "When task notices wake the parent session.",
 }
 
