@@ -287,6 +287,8 @@ export interface CoreConfig {
    * long work is normal.
    */
   taskTimeoutMs?: number;
+  /** History bounds the task history kept (retention.go in the core). */
+  history?: HistoryConfig;
   /** Tmux opens a pane per running child when OpenCode runs inside tmux. */
   tmux?: TmuxConfig;
 }
@@ -591,13 +593,21 @@ export interface AgentModels {
 /** FallbackConfig tunes the fallback loop (fallback.go). */
 export interface FallbackConfig {
   /**
+   * Enabled turns the fallback loop on (the default): false runs each task on the first model
+   * of its chain only. A pointer, so that an absent value and false differ.
+   */
+  enabled?: boolean;
+  /**
    * AttemptTimeoutMs abandons an attempt that has shown no activity (no new message part, and
    * no tool at work) for this long, and moves to the next model.
    */
   attemptTimeoutMs?: number;
   /** FailureThreshold is how many consecutive failures open a model's circuit. */
   failureThreshold?: number;
-  /** CooldownMs is how long an open circuit skips its model. */
+  /**
+   * CooldownMs is how long an open circuit skips its model; 0 means no cooldown (a model is
+   * never skipped). A pointer, so that an absent value (the default) and 0 differ.
+   */
   cooldownMs?: number;
 }
 
@@ -609,6 +619,14 @@ export interface StallConfig {
    * takes the default (a pointer, so that 0 can mean off).
    */
   warnAfterMs?: number;
+}
+
+/** HistoryConfig bounds the finished tasks kept, in memory and in the history file alike. */
+export interface HistoryConfig {
+  /** MaxTasks is how many tasks are kept: past it, the oldest finished ones are dropped. */
+  maxTasks?: number;
+  /** MaxAgeDays drops finished tasks started more than this many days ago. */
+  maxAgeDays?: number;
 }
 
 /** TmuxConfig opens a pane running `opencode attach <url> --session <id>` for each running child. */

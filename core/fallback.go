@@ -31,6 +31,14 @@ const attemptTimerPrefix = "attempt:"
 // configured models, else its one model, else the model of the parent's message. Empty means
 // OpenCode chooses and there is nothing to fall back to.
 func (m *Machine) resolveChain(agent, parentSession string) []string {
+	chain := m.fullChain(agent, parentSession)
+	if len(chain) > 1 && !m.cfg.Fallback.FallbackOn() {
+		return chain[:1] // fallback.enabled false: the first model only
+	}
+	return chain
+}
+
+func (m *Machine) fullChain(agent, parentSession string) []string {
 	if a, ok := m.cfg.Agents[agent]; ok {
 		if len(a.Models) > 0 {
 			return append([]string(nil), a.Models...)
@@ -39,7 +47,7 @@ func (m *Machine) resolveChain(agent, parentSession string) []string {
 			return []string{a.Model}
 		}
 	}
-	if model := m.sessionModel[parentSession]; model != "" {
+	if model := m.sessionModel.get(parentSession); model != "" {
 		return []string{model}
 	}
 	return nil
@@ -70,6 +78,7 @@ func (m *Machine) beginAttempt(t *run, compacted bool) {
 	if t.Model == "" || t.FallbackInfo == nil {
 		return
 	}
+	t.exhausted = false
 	t.FallbackInfo.Attempts = append(t.FallbackInfo.Attempts, task.FallbackAttempt{Model: t.Model, Timestamp: m.now, Compacted: compacted})
 	t.FallbackInfo.TotalAttempts = len(t.FallbackInfo.Attempts)
 	m.touch(t)
@@ -144,6 +153,7 @@ func (m *Machine) childFailed(t *run, e *task.TaskError, settled bool) bool {
 			m.recordHealth(t.Model, false, e.Message)
 		}
 		if !m.hasNextModel(t) {
+			m.exhaust(t)
 			return false
 		}
 		// The next model is prompted once the failed turn has settled (see Task.settled).
@@ -224,6 +234,7 @@ func (m *Machine) onCompacted(p pending, ev Event) {
 	m.log("warn", "task "+t.ID+": "+e.Message)
 	m.endAttempt(t, false, e, errclass.ErrContextLength)
 	if !m.nextModel(t, e, errclass.ErrContextLength) {
+		m.exhaust(t)
 		m.finish(t, task.StatusError, "", e)
 	}
 }
@@ -318,6 +329,7 @@ func (m *Machine) switchModel(t *run) {
 	}
 	t.switching = false
 	if !m.nextModel(t, e, class) {
+		m.exhaust(t)
 		m.finish(t, task.StatusError, "", e)
 	}
 }
@@ -403,6 +415,7 @@ func (m *Machine) onAttemptTimer(id string) {
 		m.recordHealth(t.Model, false, e.Message)
 		t.switching = true
 		m.request(Effect{Kind: EffectAbort, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID})
+		m.exhaust(t)
 		m.finish(t, task.StatusError, "", e)
 		return
 	}

@@ -57,8 +57,8 @@ func (m *Machine) recordHealth(model string, ok bool, errText string) {
 		}
 		h.Failures++
 		h.LastError, h.LastFailureAt = firstLine(errText), m.now
-		if h.Failures >= m.cfg.Fallback.FailureThreshold {
-			h.OpenUntil = m.now + m.cfg.Fallback.CooldownMs
+		if cooldown := m.cfg.Fallback.Cooldown(); cooldown > 0 && h.Failures >= m.cfg.Fallback.FailureThreshold {
+			h.OpenUntil = m.now + cooldown
 			m.log("warn", fmt.Sprintf("model %s failed %d times in a row; skipping it until %s", model, h.Failures, httpapi.ISOMillis(h.OpenUntil)))
 		}
 	}

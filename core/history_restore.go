@@ -59,6 +59,10 @@ func (m *Machine) RestoreIndexed(now int64, hist, index string) (RestoreResult, 
 		m.log("warn", fmt.Sprintf("task history: %d corrupt lines skipped (%s)", res.Corrupt, strings.Join(res.Problems, "; ")))
 	}
 	switch {
+	case m.pruneHistory(false) > 0:
+		// Tasks past the history's limits went: the log is rewritten without them.
+		res.Restored = len(m.tasks)
+		m.compact()
 	case legacy > 0:
 		// Lines with a CRC-32: the log is rewritten with XXH64 once, so the next restore checks
 		// it at the new speed.

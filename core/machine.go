@@ -62,7 +62,7 @@ type Machine struct {
 	index          taskIndex // active tasks and batches, so one event's work stays small
 
 	health       map[string]*modelHealth // the circuit breaker's record per model (health.go)
-	sessionModel map[string]string       // each session's latest assistant model, "provider/model"
+	sessionModel sessionModels           // each session's latest assistant model, "provider/model" (bounds.go)
 
 	out []Effect
 }
@@ -90,6 +90,8 @@ type pending struct {
 	// attemptAt is the task's attemptAt when a read of its messages was asked for: an answer
 	// for an attempt since left says nothing about the current one.
 	attemptAt int64
+	// at is when the effect was asked for: one unanswered for pendingTimeoutMs is given up.
+	at int64
 }
 
 // waiter is an asyncagents_output(block: true) call waiting for its task to finish.
@@ -110,8 +112,6 @@ func NewMachine(cfg config.Config) *Machine {
 		waiters: map[string]*waiter{},
 		busy:    map[string]bool{},
 		held:    map[string][]heldNotice{},
-
-		sessionModel: map[string]string{},
 	}
 }
 
@@ -160,6 +160,9 @@ func (m *Machine) Step(now int64, ev Event) []Effect {
 	default:
 		m.log("warn", fmt.Sprintf("unknown event type %q ignored", ev.Type))
 	}
+	if len(m.dirty) > 0 {
+		m.pruneHistory(true) // a change may have put the store past its limits
+	}
 	m.persistDirty()
 	out := m.out
 	m.out = nil
@@ -197,7 +200,7 @@ func (m *Machine) emit(e Effect) int64 {
 // request queues an effect whose result the machine needs, remembering what to do with it.
 func (m *Machine) request(e Effect, p pending) {
 	e.Reply = true
-	p.kind = e.Kind
+	p.kind, p.at = e.Kind, m.now
 	id := m.emit(e)
 	m.pending[id] = p
 }
@@ -224,3 +227,5 @@ func (m *Machine) armPoll() {
 }
 
 func sortStrings(s []string) { sort.Strings(s) }
+
+func sortInt64s(s []int64) { sort.Slice(s, func(i, j int) bool { return s[i] < s[j] }) }

@@ -12,6 +12,9 @@ func (m *Machine) finish(t *run, status task.Status, result string, taskErr *tas
 		return
 	}
 	if t.FallbackInfo != nil {
+		if status == task.StatusError && t.exhausted && taskErr != nil {
+			taskErr = allModelsFailed(t, taskErr)
+		}
 		if status == task.StatusCompleted {
 			m.attemptSucceeded(t)
 		} else {
@@ -29,6 +32,8 @@ func (m *Machine) finish(t *run, status task.Status, result string, taskErr *tas
 	t.Error = taskErr
 	t.Queued = false
 	t.resumePrompt = ""
+	// The per-call bookkeeping ends with the task: a resume starts it afresh.
+	t.seenCalls, t.toolsRunning = nil, nil
 	m.touch(t)
 	m.tmuxClose(t)
 	m.notifyParent(t)

@@ -63,6 +63,7 @@ func (m *Machine) onOpenCode(e OpenCodeEvent) {
 			} `json:"info"`
 		}
 		if json.Unmarshal(e.Properties, &p) == nil && p.Info.ID != "" {
+			m.sessionModel.forget(p.Info.ID)
 			m.onSessionDeleted(p.Info.ID)
 		}
 	case "message.updated":

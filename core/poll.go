@@ -22,6 +22,7 @@ func (m *Machine) onTimer(id string) {
 	case id == reconcileTimer:
 		m.retryReconcile()
 	case id == HeartbeatTimer:
+		m.expirePending()
 		m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: httpapi.HeartbeatFrame(m.now)})
 		m.out = append(m.out, Effect{Kind: EffectTimerSet, TimerID: HeartbeatTimer, DelayMs: httpapi.SSEHeartbeatIntervalMs})
 	case strings.HasPrefix(id, waitTimerPrefix):

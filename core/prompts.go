@@ -515,6 +515,9 @@ const (
 	taskAgentsUnreadable = "asyncagents_task: OpenCode's agent list was unreadable; no task was created"
 	taskUnknownAgentFmt  = "asyncagents_task: unknown agent %s; available agents: %s. No task was created."
 	taskPrimaryAgentFmt  = "asyncagents_task: agent %s is a primary agent and cannot run as a background subagent; available agents: %s. No task was created."
+	taskDeniedAgentFmt   = "asyncagents_task: agent %s may not launch agent %s (its permission.task rules deny it); agents it may launch: %s. No task was created."
+	taskNoAgentAllowed   = "none"
+	pendingExpiredFmt    = "no answer from the host after %s"
 	childSessionTitleFmt = "%s (@%s subagent)"
 	sessionErrorPrefix   = "could not create the child session: "
 	promptErrorPrefix    = "OpenCode refused the prompt: "
@@ -548,6 +551,9 @@ const (
 	timedOutFmt = "timed out after %s"
 	// tool_task.go
 	taskBadTimeoutFmt = "asyncagents_task: argument timeout must be a number of seconds above 0 and at most a year, not %g; no task was created"
+	// allModelsFailedFmt is the error of a task whose every model failed: the attempts, then
+	// each attempt's error in order, joined by " | " (seed 002's words, which users may match).
+	allModelsFailedFmt = "All fallback models failed after %d attempts. %s"
 	// resume.go
 	resumedFmt = `%sagent: %s
 description: %s

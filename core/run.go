@@ -65,6 +65,8 @@ type run struct {
 	// pendingCompact: what waits for the settled turn is a compaction, not the next model;
 	// compacting: that compaction is under way (session.summarize sent).
 	pendingCompact, compacting bool
+	// exhausted: the chain ran out, every model failed; the task's error then lists them all.
+	exhausted bool
 	// toolsRunning: the child's tool calls still at work, by call ID.
 	toolsRunning map[string]bool
 	// logAt and logLen: where a restore or a compaction found the task's record (its JSON) in

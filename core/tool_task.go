@@ -204,6 +204,10 @@ func (m *Machine) checkAgentAndLaunch(l *launch) {
 		m.failTool(l.callID, fmt.Sprintf(taskPrimaryAgentFmt, quote(l.args.Agent), available))
 		return
 	}
+	if !m.mayLaunch(l.parentAgent, l.args.Agent) {
+		m.failTool(l.callID, fmt.Sprintf(taskDeniedAgentFmt, quote(l.parentAgent), quote(l.args.Agent), allowedList(m.allowedSubagents(l.parentAgent))))
+		return
+	}
 	l.canDelegate = agent.CanDelegate()
 	t := &run{
 		Task: task.Task{
@@ -223,7 +227,6 @@ func (m *Machine) checkAgentAndLaunch(l *launch) {
 			TimeoutMs:       l.timeoutMs,
 		},
 		canDelegate: l.canDelegate,
-		seenCalls:   map[string]bool{},
 	}
 	t.Models = m.resolveChain(t.Agent, l.sessionID)
 	m.firstModel(t)
@@ -318,6 +321,14 @@ func (m *Machine) onPromptSent(p pending, ev Event) {
 		return
 	}
 	t.promptSent = true
+}
+
+// allowedList names the agents a refused launch could have used, or says there are none.
+func allowedList(names []string) string {
+	if len(names) == 0 {
+		return taskNoAgentAllowed
+	}
+	return strings.Join(names, ", ")
 }
 
 func quote(s string) string { return fmt.Sprintf("%q", s) }

@@ -104,7 +104,7 @@ func (m *Machine) onMessageUpdated(props json.RawMessage) {
 	}
 	if p.Info.Role == "assistant" && p.Info.Provider != "" && p.Info.ModelID != "" {
 		// The model a parent's turn runs on: a task it launches inherits it by default.
-		m.sessionModel[p.Info.SessionID] = p.Info.Provider + "/" + p.Info.ModelID
+		m.sessionModel.set(p.Info.SessionID, p.Info.Provider+"/"+p.Info.ModelID)
 	}
 	t := m.task(p.Info.SessionID)
 	if t == nil || t.Status.Terminal() {

@@ -86,7 +86,7 @@ func (c *Core) send(ctx context.Context, call func(context.Context, []byte, ...[
 // A new instance made after a trap is initialised with the same cfg (recover.go).
 func (c *Core) Init(ctx context.Context, cfg config.Config) (abi.Response, error) {
 	c.mu.Lock()
-	c.cfg = cfg
+	c.cfg, c.files = cfg, nil
 	c.mu.Unlock()
 	return c.Do(ctx, abi.Request{Op: "init", Config: &cfg, Seed: newSeed()})
 }

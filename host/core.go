@@ -23,7 +23,8 @@ type Core struct {
 	mod                     api.Module
 	alloc, free, call, vers api.Function
 
-	cfg      config.Config // as Init last passed it: a new instance gets it again
+	cfg      config.Config       // as Init last passed it: a new instance gets it again
+	files    []config.ConfigFile // the config files InitWith passed, for a new instance too
 	recovery Recovery
 	traps    []core.Trap // those the last recovery said to keep
 	halted   string      // once set, every call fails with it

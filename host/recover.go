@@ -65,7 +65,7 @@ func (c *Core) recoverLocked(ctx context.Context, trap error) (string, []core.Ef
 		return halt(restartFailed(err))
 	}
 	cfg := c.cfg
-	init, err := c.doLocked(ctx, abi.Request{Op: "init", Config: &cfg, Seed: newSeed(), Traps: c.traps})
+	init, err := c.doLocked(ctx, abi.Request{Op: "init", Config: &cfg, ConfigFiles: c.files, Seed: newSeed(), Traps: c.traps})
 	if err != nil || init.Recovery == nil {
 		return halt(restartFailed(fmt.Errorf("init: %v", err)))
 	}

@@ -131,7 +131,7 @@ test("a restart reads the history from the index the last start left", async () 
   let file = "";
   for (let i = 0; i < 300; i++) {
     const json = JSON.stringify({
-      task: { sessionID: `ses_${i}`, parentSessionID: "ses_p", parentMessageID: "msg_p", batchId: "b", description: `job ${i}`, prompt: "p", agent: "general", status: "completed", startedAt: i + 1, result: `answer ${i}` },
+      task: { sessionID: `ses_${i}`, parentSessionID: "ses_p", parentMessageID: "msg_p", batchId: "b", description: `job ${i}`, prompt: "p", agent: "general", status: "completed", startedAt: Date.now() - 86_400_000 + i, result: `answer ${i}` },
     });
     file += `${Bun.hash.xxHash64(json).toString(16).padStart(16, "0")} ${json}\n`;
   }

@@ -139,13 +139,16 @@ test("dispose stops the API, refuses the calls still waiting and ends the worker
   await expect(core.callTool("asyncagents_list", {}, { ...ctx, callID: "c8" })).rejects.toThrow("the plugin was unloaded by OpenCode");
 });
 
+/** A day ago: the restore runs at the real time, and older tasks would be past history.maxAgeDays. */
+const recent = Date.now() - 86_400_000;
+
 /** n finished tasks as the core writes them: one `<xxh64> <json>` line each. */
 function historyOf(n: number): string {
   let out = "";
   for (let i = 0; i < n; i++) {
     const task = {
       sessionID: `ses_h${i}`, parentSessionID: "ses_old", parentMessageID: "msg_old", batchId: `b${i}`, description: "old job",
-      prompt: "p", agent: "general", status: "completed", startedAt: 1_700_000_000_000 + i, completedAt: 1_700_000_001_000 + i,
+      prompt: "p", agent: "general", status: "completed", startedAt: recent + i, completedAt: recent + 1_000 + i,
       result: "done", progress: { toolCalls: 1, lastTools: ["read"], lastUpdate: 0 }, resumeCount: 0, isForked: false, depth: 1,
     };
     const json = JSON.stringify({ task });

@@ -38,6 +38,8 @@ type Config struct {
 	// at it the child is aborted and the task fails with its partial work. 0: no limit, since
 	// long work is normal.
 	TaskTimeoutMs int64 `json:"taskTimeoutMs,omitempty"`
+	// History bounds the task history kept (retention.go in the core).
+	History HistoryConfig `json:"history,omitempty"`
 	// Tmux opens a pane per running child when OpenCode runs inside tmux.
 	Tmux TmuxConfig `json:"tmux,omitempty"`
 }
@@ -71,13 +73,25 @@ type AgentModels struct {
 
 // FallbackConfig tunes the fallback loop (fallback.go).
 type FallbackConfig struct {
+	// Enabled turns the fallback loop on (the default): false runs each task on the first model
+	// of its chain only. A pointer, so that an absent value and false differ.
+	Enabled *bool `json:"enabled,omitempty"`
 	// AttemptTimeoutMs abandons an attempt that has shown no activity (no new message part, and
 	// no tool at work) for this long, and moves to the next model.
 	AttemptTimeoutMs int64 `json:"attemptTimeoutMs,omitempty"`
 	// FailureThreshold is how many consecutive failures open a model's circuit.
 	FailureThreshold int `json:"failureThreshold,omitempty"`
-	// CooldownMs is how long an open circuit skips its model.
-	CooldownMs int64 `json:"cooldownMs,omitempty"`
+	// CooldownMs is how long an open circuit skips its model; 0 means no cooldown (a model is
+	// never skipped). A pointer, so that an absent value (the default) and 0 differ.
+	CooldownMs *int64 `json:"cooldownMs,omitempty"`
+}
+
+// HistoryConfig bounds the finished tasks kept, in memory and in the history file alike.
+type HistoryConfig struct {
+	// MaxTasks is how many tasks are kept: past it, the oldest finished ones are dropped.
+	MaxTasks int `json:"maxTasks,omitempty"`
+	// MaxAgeDays drops finished tasks started more than this many days ago.
+	MaxAgeDays int `json:"maxAgeDays,omitempty"`
 }
 
 // StallConfig tunes the stall warning (core/liveness.go).
@@ -137,6 +151,8 @@ const (
 	defaultFailureThreshold    = 3
 	defaultCooldownMs          = 3_600_000
 	defaultStallWarnAfterMs    = 120_000
+	defaultHistoryMaxTasks     = 10_000
+	defaultHistoryMaxAgeDays   = 30
 )
 
 // WithDefaults fills the zero fields with the defaults and brings the others within their bounds.
@@ -174,8 +190,20 @@ func (c Config) WithDefaults() Config {
 	if c.Fallback.FailureThreshold <= 0 {
 		c.Fallback.FailureThreshold = defaultFailureThreshold
 	}
-	if c.Fallback.CooldownMs <= 0 {
-		c.Fallback.CooldownMs = defaultCooldownMs
+	if c.Fallback.Enabled == nil {
+		c.Fallback.Enabled = Bool(true)
+	}
+	switch {
+	case c.Fallback.CooldownMs == nil:
+		c.Fallback.CooldownMs = Int64(defaultCooldownMs)
+	case *c.Fallback.CooldownMs < 0:
+		c.Fallback.CooldownMs = Int64(0)
+	}
+	if c.History.MaxTasks <= 0 {
+		c.History.MaxTasks = defaultHistoryMaxTasks
+	}
+	if c.History.MaxAgeDays <= 0 {
+		c.History.MaxAgeDays = defaultHistoryMaxAgeDays
 	}
 	if c.Stall.WarnAfterMs == nil || *c.Stall.WarnAfterMs < 0 {
 		v := int64(defaultStallWarnAfterMs)
@@ -189,3 +217,18 @@ func (c Config) WithDefaults() Config {
 	}
 	return c
 }
+
+// FallbackOn reports whether the fallback loop is on (unset means on).
+func (f FallbackConfig) FallbackOn() bool { return f.Enabled == nil || *f.Enabled }
+
+// Cooldown is CooldownMs in force: the default when unset, 0 for none.
+func (f FallbackConfig) Cooldown() int64 {
+	if f.CooldownMs == nil {
+		return defaultCooldownMs
+	}
+	return max(*f.CooldownMs, 0)
+}
+
+// Bool and Int64 return pointers to their values, for the optional fields.
+func Bool(v bool) *bool    { return &v }
+func Int64(v int64) *int64 { return &v }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -44,7 +45,7 @@ func TestConfigFileErrors(t *testing.T) {
 		{"misspelt top-level field", `{"maxDepht":3}`,
 			`maxDepht: unknown field (did you mean maxDepth?)`},
 		{"unknown field far from any", `{"zzz":1}`,
-			`zzz: unknown field (allowed: $schema, agents, defaultBlockTimeoutMs, fallback, maxBlockTimeoutMs, maxConcurrentStarts, maxDepth, maxResultChars, notify, pollIntervalMs, stall, taskTimeoutMs, tmux, toasts)`},
+			`zzz: unknown field (allowed: $schema, agents, defaultBlockTimeoutMs, fallback, history, maxBlockTimeoutMs, maxConcurrentStarts, maxDepth, maxResultChars, notify, pollIntervalMs, stall, taskTimeoutMs, tmux, toasts)`},
 		{"attempt timeout too small", `{"fallback":{"attemptTimeoutMs":999}}`,
 			`fallback.attemptTimeoutMs: must be an integer >= 1000, got 999`},
 		{"threshold zero", `{"fallback":{"failureThreshold":0}}`,
@@ -62,7 +63,7 @@ func TestConfigFileErrors(t *testing.T) {
 			`api: not allowed in this file: the status API's options go in the plugin options of opencode.json`},
 		{"host-set development", `{"development":true}`, `development: not allowed in this file: the plugin sets it from NODE_ENV`},
 		{"duplicate field", `{"maxDepth":1,"maxDepth":2}`, `maxDepth: duplicate field`},
-		{"first problem in file order", `{"zeta":1,"maxDepth":0}`, `zeta: unknown field (allowed: $schema, agents, defaultBlockTimeoutMs, fallback, maxBlockTimeoutMs, maxConcurrentStarts, maxDepth, maxResultChars, notify, pollIntervalMs, stall, taskTimeoutMs, tmux, toasts)`},
+		{"first problem in file order", `{"zeta":1,"maxDepth":0}`, `zeta: unknown field (allowed: $schema, agents, defaultBlockTimeoutMs, fallback, history, maxBlockTimeoutMs, maxConcurrentStarts, maxDepth, maxResultChars, notify, pollIntervalMs, stall, taskTimeoutMs, tmux, toasts)`},
 		{"long value cut", `{"maxDepth":"` + strings.Repeat("a", 70) + `"}`,
 			`maxDepth: must be a positive integer, got "` + strings.Repeat("a", 56) + `…`},
 		{"top level array", `[1,2]`, `the top level must be an object, got [1,2]`},
@@ -133,7 +134,7 @@ func TestConfigFilePrecedence(t *testing.T) {
 	require.False(t, cfg.Tmux.Enabled, "the project's false over the global true")
 	require.True(t, cfg.Tmux.Inside, "the host's own field is kept")
 	require.Equal(t, "tok", cfg.API.Token)
-	require.Equal(t, FallbackConfig{AttemptTimeoutMs: 5000, FailureThreshold: 7, CooldownMs: 1000}, cfg.Fallback)
+	require.Equal(t, FallbackConfig{AttemptTimeoutMs: 5000, FailureThreshold: 7, CooldownMs: Int64(1000)}, cfg.Fallback)
 	require.Equal(t, map[string]AgentModels{
 		"explore": {Model: "p/x"},                     // the project's entry, whole: no global models left
 		"general": {Models: []string{"g/g1", "g/g2"}}, // the global entry, whole, over the options'
@@ -174,4 +175,24 @@ func TestConfigFilePlaces(t *testing.T) {
 		require.Equal(t, []string{"/x/opencode/asyncagents.json", "/x/opencode/asyncagents.jsonc"}, ConfigCandidates("/x", "/home/u", ""))
 		require.Empty(t, ConfigCandidates("", "", ""))
 	})
+}
+
+// cooldownMs 0 is no cooldown, not the default; fallback.enabled false stays false; both unset
+// take the defaults. From a file and from the options alike.
+func TestFallbackZeroAndFalseAreValues(t *testing.T) {
+	cfg, err := ApplyConfigFiles(Config{}, []ConfigFile{{Path: globalJSON, Text: `{"fallback": {"cooldownMs": 0, "enabled": false}}`}})
+	require.NoError(t, err)
+	cfg = cfg.WithDefaults()
+	require.Equal(t, int64(0), cfg.Fallback.Cooldown())
+	require.False(t, cfg.Fallback.FallbackOn())
+
+	var opts Config
+	require.NoError(t, json.Unmarshal([]byte(`{"fallback": {"cooldownMs": 0, "enabled": false}}`), &opts))
+	opts = opts.WithDefaults()
+	require.Equal(t, int64(0), opts.Fallback.Cooldown())
+	require.False(t, opts.Fallback.FallbackOn())
+
+	def := Config{}.WithDefaults()
+	require.Equal(t, int64(defaultCooldownMs), def.Fallback.Cooldown())
+	require.True(t, def.Fallback.FallbackOn())
 }

@@ -79,7 +79,12 @@ var fileRules = func() *rule {
 		field{"fallback", object(
 			field{"attemptTimeoutMs", intRule(1000, func(c *Config, v int64) { c.Fallback.AttemptTimeoutMs = v })},
 			field{"failureThreshold", intRule(1, func(c *Config, v int64) { c.Fallback.FailureThreshold = int(v) })},
-			field{"cooldownMs", intRule(0, func(c *Config, v int64) { c.Fallback.CooldownMs = v })},
+			field{"cooldownMs", intRule(0, func(c *Config, v int64) { c.Fallback.CooldownMs = Int64(v) })},
+			field{"enabled", &rule{kind: ruleBool, set: func(c *Config, n *jnode) { c.Fallback.Enabled = Bool(n.b) }}},
+		)},
+		field{"history", object(
+			field{"maxTasks", intRule(1, func(c *Config, v int64) { c.History.MaxTasks = int(v) })},
+			field{"maxAgeDays", intRule(1, func(c *Config, v int64) { c.History.MaxAgeDays = int(v) })},
 		)},
 		field{"stall", object(
 			field{"warnAfterMs", intRule(0, func(c *Config, v int64) { c.Stall.WarnAfterMs = &v })},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/internal/fixture"
 	"github.com/asyncagents/asyncagents/testharness/mockmodel"
 	"github.com/asyncagents/asyncagents/testharness/ocserve"
 )
@@ -114,7 +115,7 @@ func TestAHistoryOfTheReleaseBeforeRestoresAndResumes(t *testing.T) {
 
 	// OpenCode stops; the history holds the record as the release before wrote it.
 	require.NoError(t, e.oc.Stop())
-	record := fmt.Sprintf(`{"task":{"sessionID":%q,"parentSessionID":%q,"parentMessageID":"msg_old","parentAgent":"build","batchId":"msg_old","description":"Old job","prompt":"CHILD old","agent":"general","status":"completed","startedAt":1700000000000,"completedAt":1700000001000,"result":"old answer","progress":{"toolCalls":0,"lastTools":[],"lastUpdate":1700000000000},"resumeCount":0,"isForked":false,"depth":1}}`, oldID, parent)
+	record := fmt.Sprintf(`{"task":{"sessionID":%q,"parentSessionID":%q,"parentMessageID":"msg_old","parentAgent":"build","batchId":"msg_old","description":"Old job","prompt":"CHILD old","agent":"general","status":"completed","startedAt":%d,"completedAt":%d,"result":"old answer","progress":{"toolCalls":0,"lastTools":[],"lastUpdate":%d},"resumeCount":0,"isForked":false,"depth":1}}`, oldID, parent, fixture.Base, fixture.Base+1000, fixture.Base)
 	history := storageOf(e.oc).History
 	require.NoError(t, os.MkdirAll(filepath.Dir(history), 0o700))
 	require.NoError(t, os.WriteFile(history, []byte(core.ChecksummedLine(record)), 0o600))

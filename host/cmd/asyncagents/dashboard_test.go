@@ -16,6 +16,7 @@ import (
 	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/asyncagents/asyncagents/host"
+	"github.com/asyncagents/asyncagents/internal/fixture"
 )
 
 // symlinkedProject makes the project directory and a symlink to it elsewhere in home.
@@ -104,7 +105,7 @@ func TestLsThroughASymlinkReadsTheSameHistory(t *testing.T) {
 	st := core.StoragePaths("", home, project)
 	require.NoError(t, os.MkdirAll(filepath.Dir(st.History), 0o700))
 	task := task.Task{ID: "ses_abc", ParentSessionID: "ses_p", Description: "Survey auth", Prompt: "p", Agent: "general",
-		Status: task.StatusCompleted, StartedAt: 1_700_000_000_000, CompletedAt: 1_700_000_001_000, Progress: task.Progress{LastTools: []string{}}, Depth: 1}
+		Status: task.StatusCompleted, StartedAt: fixture.Base, CompletedAt: fixture.Base + 1_000, Progress: task.Progress{LastTools: []string{}}, Depth: 1}
 	require.NoError(t, os.WriteFile(st.History, []byte(core.HistoryLine(task)), 0o600))
 	var stdout, stderr bytes.Buffer
 	require.Equal(t, 0, run([]string{"ls", "--project", link, "--wasm", wasm}, &stdout, &stderr), stderr.String())

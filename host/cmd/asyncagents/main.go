@@ -88,6 +88,9 @@ func ls(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := configure(ctx, c, config.Config{}, st); err != nil {
+		return err
+	}
 	history, err := os.ReadFile(st.History)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/core/abi"
+	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/host"
 )
 
@@ -60,4 +62,19 @@ func writeOwnServerFile(ctx context.Context, c *host.Core, path string, f core.S
 		return nil, err
 	}
 	return func() { _ = host.RemoveServerFile(path, r.ServerFile) }, nil
+}
+
+// configure starts the core again on cfg with the config files the plugin reads for this project
+// (the storage op names them), so the CLI runs on the same options as OpenCode: the history
+// limits among them. An invalid file is reported, and the CLI goes on without the files, as the
+// plugin does.
+func configure(ctx context.Context, c *host.Core, cfg config.Config, st core.Storage) error {
+	r, err := c.InitWith(ctx, cfg, host.ReadConfigFiles(st.ConfigFiles))
+	if err != nil {
+		return err
+	}
+	if r.ConfigError != "" {
+		fmt.Fprintln(os.Stderr, r.ConfigError)
+	}
+	return nil
 }

@@ -64,6 +64,9 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := configure(ctx, c, config.Config{API: api}, st); err != nil {
+		return err
+	}
 	s := &server{core: c, api: &host.APIServer{Core: c, Now: nowMs}, history: st.History, index: st.HistoryIndex}
 	// After a trap, a new instance is restored from the history as it is now; the frames and
 	// timers it asks for are carried out as any others.

@@ -37,9 +37,12 @@ var options = []option{
 	{path: "toasts", kind: "enum", enum: []string{config.ToastsAll, config.ToastsErrors, config.ToastsOff}, doc: "Which task endings OpenCode's TUI shows as a toast: `\"all\"` (a task finished, failed or cancelled; one toast for a whole batch), `\"errors\"` (failures and warnings only) or `\"off\"`."},
 	{path: "agents.<name>.models", kind: "models", none: "none", doc: "The fallback chain for tasks of agent `<name>`, `\"provider/model\"` each, tried in order: when an attempt fails with a provider error (rate limit, overload, unavailable model, quota, auth, network), the next model gets the same prompt in the same child session. Wins over `model`."},
 	{path: "agents.<name>.model", kind: "model", none: "none", doc: "A chain of one model, `\"provider/model\"` as OpenCode names models (for example `\"anthropic/claude-sonnet-4\"`)."},
+	{path: "fallback.enabled", kind: "boolean", doc: "The fallback loop: `false` runs each task on the first model of its chain only, and a provider error fails it."},
 	{path: "fallback.attemptTimeoutMs", kind: "integer", min: 1000, doc: "An attempt with no activity (no new message part, and no tool at work) for this many milliseconds is abandoned for the next model."},
 	{path: "fallback.failureThreshold", kind: "integer", min: 1, doc: "Consecutive provider failures that open a model's circuit: the model is then skipped for `cooldownMs`."},
-	{path: "fallback.cooldownMs", kind: "integer", min: 0, doc: "How long, in milliseconds, an open circuit skips its model. 0 takes the default."},
+	{path: "fallback.cooldownMs", kind: "integer", min: 0, doc: "How long, in milliseconds, an open circuit skips its model. 0 means no cooldown: a model is never skipped."},
+	{path: "history.maxTasks", kind: "integer", min: 1, doc: "How many tasks the history keeps: past it, the oldest finished tasks are dropped (at start and as tasks finish). Running tasks are always kept."},
+	{path: "history.maxAgeDays", kind: "integer", min: 1, doc: "Finished tasks started more than this many days ago are dropped from the history."},
 	{path: "stall.warnAfterMs", kind: "integer", min: 0, doc: "A running task with no activity (no new message part, and no tool at work) for this many milliseconds is marked stalled, and its parent gets one short notice without a model turn. 0 turns the warning off."},
 	{path: "taskTimeoutMs", kind: "integer", min: 0, doc: "The wall-clock limit of a task whose `asyncagents_task` call gave no `timeout`, in milliseconds: at it the child is aborted and the task fails, carrying its partial work. 0: no limit."},
 	{path: "api.maxSubscribers", kind: "integer", min: 1, noFile: true, doc: "How many status API event streams may be open at once; past it `/v1/events` answers 503."},
@@ -53,6 +56,7 @@ var groups = map[string]string{
 	"fallback":      "The model fallback loop and its circuit breaker.",
 	"tmux":          "tmux panes for running children.",
 	"stall":         "The warning for a running task that has stopped making progress.",
+	"history":       "How much of the task history is kept.",
 	"notify":        "When task notices wake the parent session.",
 }
 
