@@ -82,7 +82,7 @@ test-bun: build
 	BUN_BE_BUN=1 node_modules/.bin/opencode test --timeout 20000 bridge/ plugin-js/
 
 test-go: build
-	go test -count=1 -timeout 20m ./...
+	go test -count=1 -timeout 45m ./...
 
 demo: build
 	@set -o pipefail; go test -count=1 -v -tags demo -run TestDemo ./testharness/demo | grep -v -E '^(ok |PASS$$|=== RUN|--- PASS)'
