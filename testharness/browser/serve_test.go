@@ -46,7 +46,7 @@ func Script(t *testing.T, root, name string, timeout time.Duration, env ...strin
 // varied are the newest tasks of the fixture history: one of each ending, a Markdown result
 // with HTML in it, and a fallback.
 func varied() []task.Task {
-	at := int64(1_750_000_000_000)
+	at := fixture.Base + 3_600_000 // newer than the fixture history, and within history.maxAgeDays
 	base := task.Task{ParentSessionID: "ses_user", ParentMessageID: "msg_1", BatchID: "msg_1", Agent: "explore", Depth: 1,
 		Progress: task.Progress{LastTools: []string{}}}
 	survey := base
