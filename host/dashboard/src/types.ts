@@ -1,60 +1,11 @@
-// The status API's shapes, as the core writes them (core/task/task.go, core/httpapi/).
+// The status API's shapes, as the core writes them: the task's are generated (bridge/), the
+// answers' (core/httpapi) are written here.
 
-export type Status = "running" | "completed" | "error" | "cancelled" | "resumed";
-
-export interface FallbackAttempt {
-  model: string;
-  success: boolean;
-  error?: string;
-  class?: string;
-  timestamp: number;
-  compacted?: boolean;
-}
-
-export interface Task {
-  id: string;
-  sessionID?: string;
-  parentSessionID: string;
-  parentMessageID: string;
-  parentAgent?: string;
-  batchId: string;
-  description: string;
-  prompt: string;
-  agent: string;
-  status: Status;
-  startedAt: number;
-  completedAt?: number;
-  result?: string;
-  error?: { name: string; message: string; statusCode?: number };
-  progress: { toolCalls: number; lastTools: string[]; lastUpdate: number };
-  resumeCount: number;
-  isForked: boolean;
-  queued?: boolean;
-  depth: number;
-  cancelReason?: string;
-  resumedAt?: number;
-  forkTokens?: number;
-  models?: string[];
-  model?: string;
-  fallbackInfo?: {
-    occurred: boolean;
-    attempts?: FallbackAttempt[];
-    skipped?: string[];
-    successfulModel?: string;
-    totalAttempts: number;
-  };
-  /** What the child spent, over all its runs; absent until OpenCode reported any. */
-  tokens?: Tokens;
-  cost?: number;
-}
-
-export interface Tokens {
-  input: number;
-  output: number;
-  reasoning: number;
-  cacheRead: number;
-  cacheWrite: number;
-}
+// A task and its parts are the core's own types, generated from its Go source (make generate):
+// the page cannot drift from what the API writes.
+import type { Task, Tokens } from "../../../bridge/abi_types.gen";
+export type { FallbackAttempt, Task, Tokens } from "../../../bridge/abi_types.gen";
+export type Status = Task["status"];
 
 export interface Stats {
   byStatus: Record<string, number>;
