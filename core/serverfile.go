@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/asyncagents/asyncagents/core/config"
 )
 
 // ServerFile is what a status API server writes about itself for the CLI to find it: one file per
@@ -50,7 +52,7 @@ func (f ServerFile) Live(running bool, procStartNow string) bool {
 // none.
 func (f ServerFile) DashboardURL() string {
 	u := "http://127.0.0.1:" + strconv.Itoa(f.Port) + "/"
-	if f.Auth != "none" && f.Token != "" {
+	if !(config.APIConfig{Auth: f.Auth}).NoToken() && f.Token != "" {
 		u += "?token=" + f.Token
 	}
 	return u

@@ -243,6 +243,11 @@ func (r *Runtime) handle(q Request) Response {
 			return Response{Error: "server.file: missing server"}
 		}
 		f := *q.Server
+		// The host passes $ASYNCAGENTS_API_AUTH as it is; the file says what it means.
+		f.Auth = config.APIAuthToken
+		if (config.APIConfig{Auth: q.Server.Auth}).NoToken() {
+			f.Auth = config.APIAuthNone
+		}
 		if f.ProcStart == "" {
 			f.ProcStart = core.ProcStatStart(q.ProcStat)
 		}

@@ -2,6 +2,7 @@ package abi
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -51,5 +52,18 @@ func TestServerFileOpReadsTheStartFromProcStat(t *testing.T) {
 	require.True(t, r.OK, r.Error)
 	f, err := core.ParseServerFile([]byte(r.ServerFile))
 	require.NoError(t, err)
-	require.Equal(t, core.ServerFile{Port: 5165, PID: 9, ProcStart: "555", URL: "u", Token: "t"}, f)
+	require.Equal(t, core.ServerFile{Port: 5165, PID: 9, ProcStart: "555", URL: "u", Token: "t", Auth: "token"}, f)
+}
+
+// The host passes $ASYNCAGENTS_API_AUTH as it is; the file says what it means, as the API does.
+func TestServerFileOpSaysWhatTheAuthMeans(t *testing.T) {
+	rt := NewRuntime()
+	for given, want := range map[string]string{"": "token", "token": "token", " NONE ": "none", "none": "none", "bogus": "token"} {
+		r, err := DecodeResponse(rt.Call([]byte(`{"op":"server.file","server":{"port":5165,"pid":9,"token":"t","auth":"` + given + `"}}`)))
+		require.NoError(t, err)
+		f, err := core.ParseServerFile([]byte(r.ServerFile))
+		require.NoError(t, err)
+		require.Equal(t, want, f.Auth, "auth %q", given)
+		require.Equal(t, want == "token", strings.Contains(f.DashboardURL(), "?token=t"), "auth %q", given)
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"runtime"
 
-	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/host"
 )
 
@@ -28,7 +27,7 @@ func dashboard(args []string, stdout io.Writer) error {
 		return err
 	}
 	ctx := context.Background()
-	c, err := loadCore(ctx, *wasm, config.Config{})
+	c, err := loadCore(ctx, *wasm)
 	if err != nil {
 		return err
 	}

@@ -79,7 +79,7 @@ func ls(args []string, stdout io.Writer) error {
 		return err
 	}
 	ctx := context.Background()
-	c, err := loadCore(ctx, *wasm, config.Config{})
+	c, err := loadCore(ctx, *wasm)
 	if err != nil {
 		return err
 	}
@@ -111,8 +111,9 @@ func ls(args []string, stdout io.Writer) error {
 	return nil
 }
 
-// loadCore finds, compiles and instantiates the core module.
-func loadCore(ctx context.Context, path string, cfg config.Config) (*host.Core, error) {
+// loadCore finds, compiles and instantiates the core module. It does not start it: the storage
+// op needs no init, and configure starts it once, with the project's config files.
+func loadCore(ctx context.Context, path string) (*host.Core, error) {
 	candidates := []string{path, os.Getenv("ASYNCAGENTS_WASM")}
 	if exe, err := os.Executable(); err == nil {
 		candidates = append(candidates, filepath.Join(filepath.Dir(exe), "asyncagents.wasm"))
@@ -129,14 +130,7 @@ func loadCore(ctx context.Context, path string, cfg config.Config) (*host.Core, 
 		if err != nil {
 			return nil, err
 		}
-		c, err := m.New(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := c.Init(ctx, cfg); err != nil {
-			return nil, err
-		}
-		return c, nil
+		return m.New(ctx)
 	}
 	return nil, errors.New("the core module asyncagents.wasm was not found: pass --wasm or set ASYNCAGENTS_WASM")
 }

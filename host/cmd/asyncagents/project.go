@@ -64,7 +64,7 @@ func writeOwnServerFile(ctx context.Context, c *host.Core, path string, f core.S
 	return func() { _ = host.RemoveServerFile(path, r.ServerFile) }, nil
 }
 
-// configure starts the core again on cfg with the config files the plugin reads for this project
+// configure starts the core on cfg with the config files the plugin reads for this project
 // (the storage op names them), so the CLI runs on the same options as OpenCode: the history
 // limits among them. An invalid file is reported, and the CLI goes on without the files, as the
 // plugin does.

@@ -50,12 +50,8 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 	// $ASYNCAGENTS_API_AUTH goes to the core as it is: the core decides what it means.
 	started := time.Now()
 	api := config.APIConfig{Token: randomToken(), Auth: os.Getenv(core.EnvAPIAuth), StartedAt: started.UnixMilli()}
-	auth := "token"
-	if api.NoToken() {
-		auth = "none"
-	}
 	api.ReadOnly = true // no cancel here: the tasks are OpenCode's, and it may not even run
-	c, err := loadCore(ctx, *wasm, config.Config{API: api})
+	c, err := loadCore(ctx, *wasm)
 	if err != nil {
 		return err
 	}
@@ -86,7 +82,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 	url := "http://" + ln.Addr().String()
 	// Its own server file, as the plugin writes one: `asyncagents dashboard` finds it there.
 	removeServerFile, err := writeOwnServerFile(ctx, c, st.ServerJSON, core.ServerFile{
-		Port: ln.Addr().(*net.TCPAddr).Port, StartedAt: started.UTC().Format("2006-01-02T15:04:05.000Z"), URL: url, Token: api.Token, Auth: auth})
+		Port: ln.Addr().(*net.TCPAddr).Port, StartedAt: started.UTC().Format("2006-01-02T15:04:05.000Z"), URL: url, Token: api.Token, Auth: api.Auth})
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("writing its server file: %w", err)
