@@ -199,7 +199,7 @@ func (m *Machine) leaveAttempt(t *run) {
 // reprompt sends the task's prompt again, on t.Model, as a new attempt. Answers older than the
 // attempt are ignored from now on (attemptAt), so the failed answer cannot end the task.
 func (m *Machine) reprompt(t *run, compacted bool) {
-	t.msg, t.sessionError, t.promptSent, t.toolsRunning = nil, nil, false, nil
+	t.msg, t.sessionError, t.promptSent, t.toolsRunning, t.promptResends = nil, nil, false, nil, 0
 	t.attemptAt, t.awaitBusy, t.switching = m.now, true, false
 	m.beginAttempt(t, compacted)
 	m.sendPrompt(t)

@@ -130,6 +130,8 @@ func (m *Machine) onMessages(p pending, ev Event) {
 			return
 		}
 		m.finish(t, task.StatusError, "", t.sessionError)
+	case !p.idle && m.promptDropped(t, msgs):
+		m.resendPrompt(t)
 	case p.idle && t.promptSent:
 		m.finish(t, task.StatusError, "", &task.TaskError{Name: "NoAnswer", Message: noAnswer})
 	}

@@ -544,6 +544,8 @@ const (
 	interruptedStopped    = "interrupted: OpenCode stopped while the task ran"
 	// messages.go
 	noAnswer = "the subagent stopped without answering"
+	// prompt_dropped.go
+	promptDroppedFmt = "task %s: OpenCode accepted the child's prompt but has not started it in %d s, with the session idle; sending it again"
 	// fallback.go
 	compactErrorPrefix = "could not compact the session: "
 	attemptTimeoutFmt  = "no activity from %s for %s"

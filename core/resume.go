@@ -77,7 +77,7 @@ func (m *Machine) onResumeChecked(p pending, ev Event) {
 	if r.agent != "" {
 		t.ParentAgent = r.agent
 	}
-	t.msg, t.promptSent, t.sessionError = nil, false, nil
+	t.msg, t.promptSent, t.sessionError, t.promptResends = nil, false, nil, 0
 	t.Progress.LastUpdate = m.now
 	// The follow-up's work is its own: the partial work of the run before it is its answer.
 	t.Partial, t.toolCallIDs, t.textAt, t.latestText = nil, nil, 0, ""

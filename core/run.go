@@ -22,6 +22,10 @@ type run struct {
 	// promptSent is set once OpenCode accepted the child's prompt. Before that, a child that
 	// looks idle has simply not started, so polling must not read it as finished.
 	promptSent bool
+	// promptAskedAt is when the child's latest prompt was sent, and promptResends how often it
+	// was sent again because OpenCode dropped it (prompt_dropped.go).
+	promptAskedAt int64
+	promptResends int
 	// sessionError keeps the last session.error seen for the child, for a child that goes idle
 	// without writing an assistant message.
 	sessionError *task.TaskError

@@ -1,0 +1,44 @@
+package core
+
+import "fmt"
+
+// A prompt OpenCode accepted but never started. OpenCode 1.18 answers prompt_async at once and
+// starts the session's loop later; a prompt that reaches a session still winding down a turn
+// joins that turn's ending and is never answered. The fallback waits for the failed turn to
+// settle before it prompts the next model, and that closes most of the window, not all of it: on
+// a loaded machine the session can report idle a moment before its loop has let go. Nothing
+// would ever answer such a task, so the poll looks for it and sends the prompt again.
+
+const (
+	// promptDropGraceMs: how long after a prompt was sent the session may sit idle with no
+	// answer begun before the prompt counts as dropped. Well past the time OpenCode takes to
+	// start a loop on a loaded machine, so a slow start is never prompted twice.
+	promptDropGraceMs = 5000
+	// maxPromptResends bounds the resends of one prompt: a session that keeps dropping prompts
+	// is left to the liveness checks, which tell the parent.
+	maxPromptResends = 2
+)
+
+// promptDropped says whether t's prompt was dropped: OpenCode accepted it, the poll found the
+// session not busy, a grace period has passed, and no assistant message began after it was sent.
+func (m *Machine) promptDropped(t *run, msgs []message) bool {
+	if !t.promptSent || t.promptAskedAt == 0 || t.promptResends >= maxPromptResends ||
+		m.now-t.promptAskedAt < promptDropGraceMs {
+		return false
+	}
+	for _, msg := range msgs {
+		if msg.Info.Role == "assistant" && msg.Info.Time.Created >= t.promptAskedAt {
+			return false
+		}
+	}
+	return true
+}
+
+// resendPrompt sends t's prompt again, to the same model: the dropped one was never answered, so
+// the attempt goes on as it was.
+func (m *Machine) resendPrompt(t *run) {
+	t.promptResends++
+	m.log("warn", fmt.Sprintf(promptDroppedFmt, t.ID, (m.now-t.promptAskedAt)/1000))
+	t.promptSent = false
+	m.sendPrompt(t)
+}
