@@ -75,7 +75,8 @@ export interface CoreRequest {
   taskID?: string;
   /**
    * History is the task history log's content, for restore; for follow, the lines appended
-   * since the last call (or the whole log, with Replace).
+   * since the last call (or the whole log, with Replace); for messages, OpenCode's messages of
+   * a task's session, as its API gave them.
    */
   history?: string;
   replace?: boolean;
@@ -234,6 +235,16 @@ export interface AgentInfo {
   mode: string;
   description?: string;
   permission?: PermissionRule[];
+}
+
+/** APIConversation is /v1/tasks/:id/messages's answer. */
+export interface APIConversation {
+  messages: APIMessage[];
+  /**
+   * FromHistory: OpenCode was not asked (asyncagents serve, or a task with no session yet); the
+   * messages are what the task history keeps: the prompt, and the result or the partial work.
+   */
+  fromHistory?: boolean;
 }
 
 /**
@@ -520,6 +531,12 @@ export interface CoreHTTPResponse {
    */
   logs?: string;
   /**
+   * Messages is a child session's ID, for GET /v1/tasks/:id/messages: a host that can read
+   * OpenCode answers with that session's conversation (its messages through the messages op,
+   * abi: Conversation); a host that cannot writes Body, the conversation the history keeps.
+   */
+  messages?: string;
+  /**
    * Asset names a file the host holds and answers with, as the body, with Status and Headers
    * as given: "dashboard" is the web dashboard's page (host/dashboard/dashboard.html), for GET /.
    */
@@ -544,6 +561,23 @@ export interface TextPart {
   type: "text";
   text: string;
   synthetic?: boolean;
+}
+
+/** APIMessage is one message of a child's conversation. */
+export interface APIMessage {
+  id: string;
+  /** user or assistant */
+  role: string;
+  /**
+   * Type says what the message is: "prompt" (what the child was asked), "reply" (text it
+   * wrote), "tools" (tool calls and no text), "partial" (the history's last text of a task that
+   * did not finish), "error" (a turn that failed: Content says why).
+   */
+  type: "prompt" | "reply" | "tools" | "partial" | "error";
+  content: string;
+  toolCalls: APIToolCall[];
+  /** ms since the epoch; 0 when not known */
+  timestamp: number;
 }
 
 /** NotifyConfig is the notices' wake policy. */
@@ -695,6 +729,19 @@ export interface Tokens {
   reasoning: number;
   cacheRead: number;
   cacheWrite: number;
+}
+
+/**
+ * APIToolCall is one tool the child ran, as far as it got: Status is OpenCode's (pending,
+ * running, completed, error); Output and Error are cut at ConversationMaxToolText characters.
+ */
+export interface APIToolCall {
+  name: string;
+  title?: string;
+  status?: string;
+  input: unknown;
+  output?: string;
+  error?: string;
 }
 
 /** FallbackAttempt is one model call: its model, when it started, and how it ended. */

@@ -85,6 +85,24 @@ func (s *APIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(body)
+	case h.Messages != "" && s.Logs != nil:
+		// The child's conversation: OpenCode's messages, put in the core's shape. With no
+		// OpenCode to ask, the core's own body (what the history keeps) is the answer.
+		raw, err := s.Logs(r.Context(), h.Messages)
+		if err != nil {
+			writeError(w, http.StatusBadGateway, core.APIErrLogsFailed+": "+err.Error())
+			return
+		}
+		c, err := s.Core.DoHistory(r.Context(), abi.Request{Op: "messages"}, raw)
+		if err != nil || c.HTTP == nil {
+			writeError(w, http.StatusInternalServerError, core.APIErrCoreFailed)
+			return
+		}
+		for k, v := range c.HTTP.Headers {
+			w.Header().Set(k, v)
+		}
+		w.WriteHeader(c.HTTP.Status)
+		_, _ = w.Write([]byte(c.HTTP.Body))
 	default:
 		w.WriteHeader(h.Status)
 		if h.Status != http.StatusNoContent {

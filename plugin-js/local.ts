@@ -77,6 +77,7 @@ export function startLocal(
   api = new ApiServer({
     http: (req) => runtime.http(req),
     logs: (sessionID) => runtime.run({ id: 0, kind: "session.messages", sessionID }),
+    conversation: (messages) => runtime.conversation(messages),
     log,
     asset: (name) => (name === "dashboard" ? dashboardPage(setup.dashboardPath, log) : undefined),
   });

@@ -3,6 +3,7 @@
 // core cannot hold; what they mean is the core's business.
 
 import {
+  API_ERR_CORE_FAILED,
   API_ERR_CORE_UNAVAILABLE,
   API_ERR_STARTING,
   Core,
@@ -290,6 +291,17 @@ export class Runtime {
     } catch (err) {
       if (err instanceof CoreTrap) return unavailable(this.recover(err));
       throw err;
+    }
+  }
+
+  /** The answer to GET /v1/tasks/:id/messages from OpenCode's messages (JSON text): the messages op. */
+  conversation(messages: string): CoreHTTPResponse {
+    try {
+      if (!this.core) throw new Error(API_ERR_STARTING);
+      return this.core.call({ op: "messages", history: messages }).http!;
+    } catch (err) {
+      if (err instanceof CoreTrap) this.recover(err);
+      return { status: 500, headers: { "Content-Type": "application/json; charset=utf-8" }, body: JSON.stringify({ error: `${API_ERR_CORE_FAILED}: ${(err as Error).message}` }) };
     }
   }
 

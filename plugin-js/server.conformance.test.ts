@@ -179,6 +179,7 @@ describe("status API conformance over Bun.serve", () => {
             logsAsked.push(sessionID);
             return messages;
           },
+          conversation: (raw) => (core.call({ op: "messages", history: raw }) as unknown as { http: CoreHTTPResponse }).http,
           log: () => {},
           asset: (name) => (name === "dashboard" ? dashboardPage : undefined),
         });
@@ -238,13 +239,18 @@ describe("status API conformance over Bun.serve", () => {
               expect(newLogs.length, label).toBeLessThanOrEqual(1);
               const observed: Record<string, unknown> = {};
               if (got.stream) observed.stream = true;
-              if (newLogs.length) observed.logs = newLogs[0];
-              for (const key of ["stream", "logs"] as const) {
+              if (newLogs.length) observed[typeof want.messages === "string" ? "messages" : "logs"] = newLogs[0];
+              for (const key of ["stream", "logs", "messages"] as const) {
                 if (key in want) fail(match({ [key]: want[key] }, observed, "response"));
               }
               if (typeof want.logs === "string") {
                 // The core's body is empty; the host answers with the messages.
                 expect(JSON.parse(got.body), label).toEqual(messages);
+              } else if (typeof want.messages === "string") {
+                // The host answers with OpenCode's messages in the conversation's shape.
+                expect(JSON.parse(got.body), label).toEqual({
+                  messages: [{ id: "msg_1", role: "assistant", type: "reply", content: "the child's words", toolCalls: [], timestamp: 0 }],
+                });
               } else if ("body" in want) {
                 fail(match(want.body, got.body, got.stream ? "first frame" : "body"));
               }

@@ -36,6 +36,8 @@ function fakeHTTP(req: CoreHTTPRequest): CoreHTTPResponse {
   const json = { "Content-Type": "application/json; charset=utf-8" };
   const logs = /^\/v1\/tasks\/([^/]+)\/logs$/.exec(req.path);
   if (logs) return { status: 200, headers: json, body: "", logs: logs[1] };
+  const conv = /^\/v1\/tasks\/([^/]+)\/messages$/.exec(req.path);
+  if (conv) return { status: 200, headers: json, body: '{"messages":[],"fromHistory":true}', messages: conv[1] };
   if (req.path === "/v1/events") {
     return { status: 200, headers: { "Content-Type": "text/event-stream" }, body: "event: snapshot\ndata: {}\n\n", stream: true };
   }
@@ -53,6 +55,7 @@ function slowDeps(logged: string[] = [], asked: string[] = []): ApiDeps {
       if (id === "ses_hang") return new Promise(() => {});
       return Bun.sleep(LOGS_DELAY_MS).then(() => messages);
     },
+    conversation: (raw) => ({ status: 200, headers: { "Content-Type": "application/json; charset=utf-8" }, body: `{"converted":${raw}}` }),
     log: (level, message) => logged.push(`${level}: ${message}`),
   };
 }
@@ -152,6 +155,15 @@ test("a graceful stop lets the answer in flight finish, and removes server.json 
     `graceful stop: refused new connections after ${(refusedAt - t0).toFixed(1)} ms, ` +
       `the answer in flight finished ${(answer.at - t0).toFixed(0)} ms and the stop ${(stoppedAt - t0).toFixed(0)} ms after the stop began`,
   );
+});
+
+test("a task's conversation is read from OpenCode and put in shape by the core, not the history's", async () => {
+  const asked: string[] = [];
+  const { base } = startServer(slowDeps([], asked));
+  const res = await bounded(fetch(`${base}/v1/tasks/ses_conv/messages`), "the conversation");
+  expect(res.status).toBe(200);
+  expect(await res.json()).toEqual({ converted: messages });
+  expect(asked).toEqual(["ses_conv"]);
 });
 
 test("with nothing in flight the stop is immediate", async () => {

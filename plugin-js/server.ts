@@ -18,6 +18,8 @@ import {
 export interface ApiDeps {
   http(req: CoreHTTPRequest): CoreHTTPResponse;
   logs(sessionID: string): Promise<unknown>;
+  /** The answer to /v1/tasks/:id/messages from OpenCode's messages, as JSON text (the messages op). */
+  conversation(messages: string): CoreHTTPResponse;
   log(level: string, message: string): void;
   /** The bytes of an asset the core names, or undefined when this host does not have it. */
   asset?(name: string): Uint8Array<ArrayBuffer> | undefined;
@@ -190,15 +192,21 @@ export class ApiServer {
       }
       return new Response(bytes, { status: res.status, headers: res.headers });
     }
-    if (res.logs) {
+    if (res.logs || res.messages) {
+      // Only OpenCode has the child's messages: /logs gives them as they are, /messages in the
+      // core's conversation shape.
       let end!: () => void;
       const ended = new Promise<typeof STOPPED>((resolve) => (end = () => resolve(STOPPED)));
       this.waiting.add(end);
       try {
-        const messages = await Promise.race([this.deps.logs(res.logs), ended]);
+        const messages = await Promise.race([this.deps.logs((res.logs || res.messages)!), ended]);
         if (messages === STOPPED) {
           const body = errorBody(API_ERR_LOGS_STOPPED);
           return new Response(body, { status: 503, headers: { ...res.headers, Connection: "close" } });
+        }
+        if (res.messages) {
+          const c = this.deps.conversation(JSON.stringify(messages ?? []));
+          return new Response(c.body ?? "", { status: c.status, headers: c.headers });
         }
         return new Response(JSON.stringify(messages ?? []), { status: 200, headers: res.headers });
       } catch (err) {

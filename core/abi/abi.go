@@ -25,7 +25,8 @@ type Request struct {
 	Event  *core.Event    `json:"event,omitempty"`
 	TaskID string         `json:"taskID,omitempty"`
 	// History is the task history log's content, for restore; for follow, the lines appended
-	// since the last call (or the whole log, with Replace).
+	// since the last call (or the whole log, with Replace); for messages, OpenCode's messages of
+	// a task's session, as its API gave them.
 	History string `json:"history,omitempty"`
 	Replace bool   `json:"replace,omitempty"`
 	// Index is the history index file's content, for restore (history_index.go). Sent raw, it
@@ -236,6 +237,12 @@ func (r *Runtime) handle(q Request) Response {
 		// A cancel (POST /v1/tasks/:id/cancel) changes state: its effects come with the answer.
 		resp, effects := r.m.ServeHTTPEffects(*q.HTTP, r.m.Config().API, q.Now)
 		return Response{OK: true, HTTP: &resp, Effects: effects}
+	case "messages":
+		// An answer to GET /v1/tasks/:id/messages whose Messages named a session: the host read
+		// that session's messages from OpenCode (History holds them, raw) and the core puts them
+		// in the conversation's shape.
+		resp := httpapi.Conversation([]byte(q.History))
+		return Response{OK: true, HTTP: &resp}
 	case "table":
 		return Response{OK: true, Table: core.TasksTable(r.m.Tasks(), q.Now)}
 	case "server.file":

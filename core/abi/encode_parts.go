@@ -114,5 +114,6 @@ func appendHTTPResponse(b []byte, r *httpapi.Response) []byte {
 		b = append(b, `,"stream":true`...)
 	}
 	b = jsonw.OptString(b, "logs", r.Logs)
+	b = jsonw.OptString(b, "messages", r.Messages)
 	return append(jsonw.OptString(b, "asset", r.Asset), '}')
 }

@@ -59,7 +59,7 @@ const (
 // core judges (Host, the token, the Origin and the cookie), the server's port and the auth
 // settings. ok is false for requests whose answers are not kept.
 func apiCacheKey(req Request, cfg config.APIConfig) (key string, ok bool) {
-	if req.Method != "GET" || !(req.Path == "/v1/tasks" || strings.HasPrefix(req.Path, "/v1/tasks/") && !strings.HasSuffix(req.Path, "/logs")) {
+	if req.Method != "GET" || !(req.Path == "/v1/tasks" || strings.HasPrefix(req.Path, "/v1/tasks/") && !strings.HasSuffix(req.Path, "/logs") && !strings.HasSuffix(req.Path, "/messages")) {
 		return "", false
 	}
 	host, hasHost := apiHeader(req.Headers, "host")
@@ -76,7 +76,7 @@ func (c *Cache) get(key string) (Response, bool) {
 }
 
 func (c *Cache) put(key string, r Response) {
-	if r.Status != 200 || r.Stream || r.Logs != "" {
+	if r.Status != 200 || r.Stream || r.Logs != "" || r.Messages != "" {
 		return
 	}
 	if c.answers == nil || len(c.answers) >= apiCacheMaxAnswers || c.bytes+len(r.Body) > apiCacheMaxBytes {

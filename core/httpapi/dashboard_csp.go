@@ -4,6 +4,6 @@ package httpapi
 
 // The hashes of the dashboard page's inline script and style, for its Content-Security-Policy.
 const (
-	dashboardScriptHash = "sha256-+pI8MmgskCA7LIWd2RgMwz7gTknyD00y/Q5o98g8EZQ="
-	dashboardStyleHash  = "sha256-RKfRmQxUfGqRFyPaMR6fr4a5Zbm/xxQhxcFmnAdykrw="
+	dashboardScriptHash = "sha256-5U1bz/bg85c4b8RZZFnIvTrJeulIocHSRo9c4QL0mvg="
+	dashboardStyleHash  = "sha256-PFWII3icrkXTPelCJ1zXQgYsQgP8BvZ7AnnZhcRF1RY="
 )

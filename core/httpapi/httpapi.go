@@ -47,6 +47,10 @@ type Response struct {
 	// Logs is a child session's ID: the host answers with that session's messages as a JSON array
 	// (GET /v1/tasks/:id/logs), with Status and Headers as given.
 	Logs string `json:"logs,omitempty"`
+	// Messages is a child session's ID, for GET /v1/tasks/:id/messages: a host that can read
+	// OpenCode answers with that session's conversation (its messages through the messages op,
+	// abi: Conversation); a host that cannot writes Body, the conversation the history keeps.
+	Messages string `json:"messages,omitempty"`
 	// Asset names a file the host holds and answers with, as the body, with Status and Headers
 	// as given: "dashboard" is the web dashboard's page (host/dashboard/dashboard.html), for GET /.
 	Asset string `json:"asset,omitempty"`
@@ -198,7 +202,7 @@ func Serve(req Request, tasks []*task.Task, cfg config.APIConfig, now int64) (re
 	case len(segs) == 2 && segs[1] == "stats":
 		return apiJSON(apiComputeStats(tasks, now))
 	case len(segs) == 2 && segs[1] == "tasks":
-		return apiServeList(tasks, q)
+		return apiServeList(tasks, q, now)
 	case len(segs) == 3 && segs[1] == "tasks" && segs[2] != "":
 		t := apiFindTask(tasks, segs[2])
 		if t == nil {
@@ -214,12 +218,18 @@ func Serve(req Request, tasks []*task.Task, cfg config.APIConfig, now int64) (re
 			return Response{Status: 200, Headers: apiJSONHeaders(), Body: "[]"} // queued: no session yet
 		}
 		return Response{Status: 200, Headers: apiJSONHeaders(), Logs: t.ChildSession()}
+	case len(segs) == 4 && segs[1] == "tasks" && segs[2] != "" && segs[3] == "messages":
+		t := apiFindTask(tasks, segs[2])
+		if t == nil {
+			return apiFail(404, fmt.Sprintf("task %s not found", apiEcho(segs[2])))
+		}
+		return apiServeMessages(t)
 	case len(segs) == 3 && segs[1] == "task-groups" && segs[2] != "":
 		return apiServeGroup(tasks, segs[2], now)
 	case isEvents:
 		return apiServeEvents(req, tasks, q, cfg, now)
 	}
-	return apiFail(404, fmt.Sprintf("not found: no route GET %s (routes: /, /v1/health, /v1/stats, /v1/tasks, /v1/tasks/:id, /v1/tasks/:id/logs, POST /v1/tasks/:id/cancel, /v1/task-groups/:id, /v1/events)", apiEcho(path)))
+	return apiFail(404, fmt.Sprintf("not found: no route GET %s (routes: /, /v1/health, /v1/stats, /v1/tasks, /v1/tasks/:id, /v1/tasks/:id/logs, /v1/tasks/:id/messages, POST /v1/tasks/:id/cancel, /v1/task-groups/:id, /v1/events)", apiEcho(path)))
 }
 
 // apiFindTask finds a task by its ID or its child session's.

@@ -186,7 +186,7 @@ func TestHTTPListEmpty(t *testing.T) {
 }
 
 func TestHTTPErrors(t *testing.T) {
-	statusErr := "invalid status %q: allowed values are running, completed, error, cancelled, resumed (or several, comma-separated)"
+	statusErr := "invalid status %q: allowed values are running, completed, error, cancelled, resumed, queued (or several, comma-separated)"
 	limitErr := "invalid limit %q: must be an integer from 0 to 200 (default 50)"
 	offsetErr := "invalid offset %q: must be an integer of 0 or more (default 0)"
 	cases := []struct {

@@ -45,6 +45,8 @@ type APIStats struct {
 	Duration    APIDurationStats `json:"duration"`
 	TotalTasks  int              `json:"totalTasks"`
 	ActiveTasks int              `json:"activeTasks"`
+	// Queued counts the running tasks still waiting for a slot (no session yet).
+	Queued int `json:"queued,omitempty"`
 	// Tokens and Cost sum every task's (absent while no task has any).
 	Tokens *task.Tokens `json:"tokens,omitempty"`
 	Cost   float64      `json:"cost,omitempty"`
@@ -83,6 +85,9 @@ func apiComputeStats(tasks []*task.Task, now int64) APIStats {
 		s.ByAgent[t.Agent]++
 		history.Load(t) // the usage is past the head a restore reads
 		addUsage(&s.Tokens, &s.Cost, t)
+		if t.Queued && t.Status == task.StatusRunning {
+			s.Queued++
+		}
 		if !t.Status.Terminal() {
 			s.ActiveTasks++
 			continue
@@ -113,21 +118,23 @@ type APITaskList struct {
 
 // apiListFilter is /v1/tasks's parsed query.
 type apiListFilter struct {
-	statuses []task.Status // any of these; none means all
+	statuses []string // any of these labels (apiStatusLabel); none means all
 	agent    string
 	search   string // lower-cased
 	ascii    bool   // search is ASCII, so it can be matched without allocating
 	limit    int
 	offset   int
+	sort     string // one of APISortKeys; "" is startedAt
+	asc      bool
 }
 
 func apiParseListQuery(q []apiQueryParam) (apiListFilter, string) {
 	f := apiListFilter{limit: APIDefaultLimit}
 	if v := apiQueryGet(q, "status"); v != "" {
 		for _, name := range strings.Split(v, ",") {
-			st := task.Status(strings.TrimSpace(name))
-			if !slices.Contains(apiStatusNames, st) {
-				return f, fmt.Sprintf("invalid status %s: allowed values are %s (or several, comma-separated)", apiEcho(v), apiJoinStatuses())
+			st := strings.TrimSpace(name)
+			if st != apiQueued && !slices.Contains(apiStatusNames, task.Status(st)) {
+				return f, fmt.Sprintf("invalid status %s: allowed values are %s, %s (or several, comma-separated)", apiEcho(v), apiJoinStatuses(), apiQueued)
 			}
 			if !slices.Contains(f.statuses, st) {
 				f.statuses = append(f.statuses, st)
@@ -153,11 +160,11 @@ func apiParseListQuery(q []apiQueryParam) (apiListFilter, string) {
 		}
 		f.offset = n
 	}
-	return f, ""
+	return f, apiParseSort(q, &f)
 }
 
 func (f *apiListFilter) match(t *task.Task) bool {
-	if len(f.statuses) > 0 && !slices.Contains(f.statuses, t.Status) {
+	if len(f.statuses) > 0 && !slices.Contains(f.statuses, apiStatusLabel(t)) {
 		return false
 	}
 	if f.agent != "" && t.Agent != f.agent {
@@ -172,13 +179,23 @@ func (f *apiListFilter) match(t *task.Task) bool {
 	return true
 }
 
-// apiServeList filters, sorts newest first and marshals only the page.
-func apiServeList(tasks []*task.Task, q []apiQueryParam) Response {
+// apiServeList filters, sorts (newest first unless asked otherwise) and marshals only the page.
+func apiServeList(tasks []*task.Task, q []apiQueryParam, now int64) Response {
 	f, bad := apiParseListQuery(q)
 	if bad != "" {
 		return apiFail(400, bad)
 	}
-	page, total := apiPage(tasks, &f)
+	var page []int
+	var total int
+	if f.newestFirst() {
+		page, total = apiPage(tasks, &f)
+	} else {
+		all := apiSortedBy(tasks, &f, now)
+		total = len(all)
+		if f.offset < total {
+			page = all[f.offset : f.offset+min(f.limit, total-f.offset)]
+		}
+	}
 	// Written as encoding/json writes APITaskList (TestAPITaskListEncodesAsTheStruct), with the
 	// tasks' own encoder (appendTask).
 	b := append(make([]byte, 0, 64+len(page)*1536), `{"tasks":[`...)

@@ -1,6 +1,7 @@
 // The dashboard against the plugin in a real opencode serve (testharness/e2e/dashboard_test.go):
 // tasks launched while the page is open appear and change without a reload, and a task is
-// cancelled from its page. Prints "ready" once the page is live; the Go test then launches.
+// cancelled from its page; a task's page shows the child's conversation. Prints "ready" once the
+// page is live; the Go test then launches.
 //
 // env: DASH_URL, DASH_TOKEN, DASH_SHOTS
 
@@ -29,9 +30,25 @@ await run(async (browser) => {
   const tokens = (await page.locator("tbody tr", { hasText: "Live job" }).first().locator(".col-tokens").innerText()).trim();
   assert(/^[0-9.]+[kM]?$/.test(tokens), `the tokens of "Live job" read "${tokens}"`);
 
-  // Cancel from the task's page.
+  // A finished task's page: the child's conversation as OpenCode keeps it, read through the
+  // status API: its prompt, its tool call with the tool's output, and its reply.
+  await page.getByRole("link", { name: "Live job" }).click();
+  await seeText(page, "Live job", "h1");
+  await seeText(page, "CHILD live", ".log .msg-prompt");
+  await seeText(page, "bash", ".log .tool summary");
+  await page.locator(".log .tool summary", { hasText: "bash" }).first().click();
+  await seeText(page, "echo dashboard-probe", ".log .tool pre.in");
+  const output = (await page.locator(".log .tool pre.out").first().innerText()).trim();
+  assert(output === "dashboard-probe", `the tool's output reads "${output}"`);
+  await seeText(page, "live answer", ".log .msg-reply");
+  await page.locator('section[aria-label="Conversation"]').screenshot({ path: `${shots}/task-conversation.png` });
+  await page.getByRole("link", { name: "← All tasks" }).click();
+
+  // Cancel from the task's page, whose conversation is live while it runs.
   await page.getByRole("link", { name: "Long job" }).click();
   await seeText(page, "Long job", "h1");
+  await seeText(page, "(live)", "section h2");
+  await seeText(page, "CHILD long", ".log .msg-prompt");
   await page.getByRole("button", { name: "Cancel task…" }).click();
   await page.getByRole("button", { name: "Yes, cancel it" }).click();
   await seeText(page, "cancelled", ".task-head .status");

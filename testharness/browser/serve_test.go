@@ -66,7 +66,18 @@ func varied() []task.Task {
 	docs := base
 	docs.ID, docs.SessionID, docs.Description, docs.Prompt, docs.BatchID = "bg_00000000000000000000a3", "ses_docs", "Write the docs", "Write them.", "msg_2"
 	docs.Status, docs.StartedAt, docs.CompletedAt, docs.CancelReason = task.StatusCancelled, at+2, at+300, "not needed"
-	return []task.Task{survey, broken, docs}
+	survey.Tokens, survey.Cost = &task.Tokens{Input: 12000, Output: 800}, 0.42
+	// The costliest task of all is an old one, far past the first page: sorting by cost finds
+	// it only if the server sorts every task, not the page shown.
+	audit := base
+	audit.ID, audit.SessionID, audit.Description, audit.Prompt = "bg_00000000000000000000a4", "ses_audit", "Old costly audit", "Audit everything."
+	audit.Status, audit.StartedAt, audit.CompletedAt, audit.Result = task.StatusCompleted, fixture.Base-1, fixture.Base+60_000, "Audited."
+	audit.Tokens, audit.Cost = &task.Tokens{Input: 900000, Output: 40000}, 9.5
+	// A task waiting for a slot: no session yet.
+	waiting := base
+	waiting.ID, waiting.Description, waiting.Prompt, waiting.BatchID = "bg_00000000000000000000a5", "Wait for a slot", "Later.", "msg_3"
+	waiting.Status, waiting.Queued, waiting.StartedAt = task.StatusRunning, true, at+3
+	return []task.Task{audit, survey, broken, docs, waiting}
 }
 
 // The dashboard over `asyncagents serve` and a history of 1,203 tasks: see serve.mjs.

@@ -17,12 +17,16 @@ import (
 
 // The dashboard in a browser against the plugin in a real OpenCode: launches that happen while
 // the page is open appear as running, then completed, without a reload; a cancel from a task's
-// page ends the task, and its parent gets the usual ⊘ notice (testharness/browser/live.mjs).
+// page ends the task, and its parent gets the usual ⊘ notice; a task's page shows the child's
+// conversation, read from OpenCode, its tool call included (testharness/browser/live.mjs).
 func TestDashboardLive(t *testing.T) {
 	e, sj := startWithAPI(t, func(req mockmodel.Request) mockmodel.Reply {
 		switch {
+		case req.LastUser == "CHILD live" && lastRole(req) == "tool":
+			return mockmodel.Reply{Text: "live answer", Delay: 2 * time.Second}
 		case req.LastUser == "CHILD live":
-			return mockmodel.Reply{Text: "live answer", Delay: 4 * time.Second}
+			// A tool call first: the task's page shows it in the child's conversation.
+			return mockmodel.Reply{Text: "Looking around first.", ToolCalls: []mockmodel.ToolCall{{Name: "bash", Args: map[string]any{"command": "echo dashboard-probe", "description": "probe"}}}, Delay: 2 * time.Second}
 		case req.LastUser == "CHILD long":
 			return mockmodel.Reply{Text: "never", Delay: 5 * time.Minute}
 		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):

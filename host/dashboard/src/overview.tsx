@@ -4,14 +4,24 @@
 
 import { cost, tokens } from "./format";
 import { groups, health, stats } from "./store";
+import type { Stats } from "./types";
 
 const STATUSES: [string, string][] = [
   ["running", "Running"],
+  ["queued", "Queued"],
   ["resumed", "Resumed"],
   ["completed", "Completed"],
   ["error", "Failed"],
   ["cancelled", "Cancelled"],
 ];
+
+/** A status's count; the API counts a queued task as running (its status), the page apart. */
+function count(s: Stats | undefined, key: string): number {
+  if (!s) return 0;
+  if (key === "queued") return s.queued ?? 0;
+  if (key === "running") return (s.byStatus.running ?? 0) - (s.queued ?? 0);
+  return s.byStatus[key] ?? 0;
+}
 
 export function Overview() {
   const s = stats.value;
@@ -24,7 +34,7 @@ export function Overview() {
         </div>
         {STATUSES.map(([key, label]) => (
           <div class={`count st-${key}`}>
-            <span class="n">{s?.byStatus[key] ?? 0}</span>
+            <span class="n">{count(s, key)}</span>
             <span class="label">{label}</span>
           </div>
         ))}

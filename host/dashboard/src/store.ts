@@ -6,7 +6,6 @@
 
 import { batch, signal } from "@preact/signals";
 import { APIError, get, seg } from "./api";
-import { taskDuration, tokenTotal } from "./format";
 import type { Group, Health, Stats, Task, TaskList } from "./types";
 
 export type Access = "checking" | "granted" | "denied" | "failed";
@@ -87,6 +86,9 @@ export async function refreshList(): Promise<void> {
   const seq = ++listSeq;
   const q = new URLSearchParams({ limit: String(PAGE_SIZE), offset: String(offset.value) });
   if (statusFilter.value) q.set("status", statusFilter.value);
+  // The API sorts every matching task, so the first page by cost holds the costliest of all.
+  if (sortKey.value !== "startedAt") q.set("sort", sortKey.value);
+  if (!sortDesc.value) q.set("order", "asc");
   listedSearch = search.value.trim();
   if (listedSearch) q.set("search", listedSearch);
   try {
@@ -202,31 +204,4 @@ export function connect(): void {
 /** Reads one task for its page. */
 export async function loadTask(id: string): Promise<void> {
   openTask.value = await get<Task>(`/v1/tasks/${seg(id)}`);
-}
-
-/** The page's tasks in the chosen order: the API's order is newest first. */
-export function sorted(tasks: Task[], key: SortKey, desc: boolean, at: number): Task[] {
-  if (key === "startedAt") return desc ? tasks : [...tasks].reverse();
-  const val = (t: Task): string | number => {
-    switch (key) {
-      case "duration":
-        return taskDuration(t, at);
-      case "model":
-        return t.model ?? "";
-      case "tokens":
-        return tokenTotal(t.tokens);
-      case "cost":
-        return t.cost ?? 0;
-      case "status":
-        return t.queued ? "queued" : t.status;
-      default:
-        return (t[key] ?? "").toString().toLowerCase();
-    }
-  };
-  const out = [...tasks].sort((a, b) => {
-    const x = val(a);
-    const y = val(b);
-    return x < y ? -1 : x > y ? 1 : 0;
-  });
-  return desc ? out.reverse() : out;
 }

@@ -1,14 +1,15 @@
 /** @jsxImportSource preact */
-// The task table: the API's status filter and search, a page of PAGE_SIZE tasks at a time, and
-// sorting of the page shown. Live: the stream updates the rows shown and brings new tasks in.
+// The task table: the API's status filter, search and sort, over all tasks, a page of PAGE_SIZE
+// tasks at a time. Live: the stream updates the rows shown and brings new tasks in.
 
 import { useRef } from "preact/hooks";
 import { cost, duration, statusLabel, taskDuration, time, tokens } from "./format";
-import { list, listError, now, offset, PAGE_SIZE, refreshList, search, searchPending, sortDesc, sortKey, sorted, statusFilter, type SortKey } from "./store";
+import { list, listError, now, offset, PAGE_SIZE, refreshList, search, searchPending, sortDesc, sortKey, statusFilter, type SortKey } from "./store";
 
 const FILTERS: [string, string][] = [
   ["", "All statuses"],
-  ["running,resumed", "Running or queued"],
+  ["running,resumed", "Running"],
+  ["queued", "Queued"],
   ["completed", "Completed"],
   ["error", "Failed"],
   ["cancelled", "Cancelled"],
@@ -34,7 +35,7 @@ function setFilter(status: string) {
 export function TaskTable() {
   const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   const l = list.value;
-  const rows = sorted(l.tasks, sortKey.value, sortDesc.value, now.value);
+  const rows = l.tasks;
   const from = l.total === 0 ? 0 : l.offset + 1;
   const to = l.offset + l.tasks.length;
   const onSearch = (v: string) => {
@@ -56,6 +57,8 @@ export function TaskTable() {
       sortKey.value = key;
       sortDesc.value = key === "startedAt" || key === "duration" || key === "tokens" || key === "cost";
     }
+    offset.value = 0;
+    void refreshList();
   };
   return (
     <section class="tasks card" aria-label="Tasks">
@@ -119,13 +122,12 @@ export function TaskTable() {
       <div class="pager">
         <span>
           {from}–{to} of {l.total}
-          {sortKey.value !== "startedAt" ? " · sorted within this page" : ""}
         </span>
         <button type="button" disabled={l.offset === 0} onClick={() => page(-1)}>
-          Newer
+          {sortKey.value === "startedAt" && sortDesc.value ? "Newer" : "Previous"}
         </button>
         <button type="button" disabled={to >= l.total} onClick={() => page(1)}>
-          Older
+          {sortKey.value === "startedAt" && sortDesc.value ? "Older" : "Next"}
         </button>
       </div>
     </section>

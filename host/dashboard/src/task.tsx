@@ -1,13 +1,13 @@
 /** @jsxImportSource preact */
 // One task's page: its prompt, its result (Markdown, rendered safely), the fallback timeline, its
-// lineage, its session's log, and a cancel while it runs.
+// lineage, the child's conversation (live while it runs), and a cancel while it runs.
 
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { APIError, get, post, seg } from "./api";
 import { cost, duration, isActive, statusLabel, taskDuration, time, tokens } from "./format";
 import { Markdown } from "./markdown";
 import { health, loadTask, now, openTask } from "./store";
-import type { Task } from "./types";
+import type { APIConversation, APIToolCall, Task } from "./types";
 
 export function TaskPage({ id }: { id: string }) {
   const [error, setError] = useState("");
@@ -96,7 +96,7 @@ function TaskDetail({ t }: { t: Task }) {
       </section>
       {t.fallbackInfo?.attempts?.length ? <Timeline t={t} /> : null}
       <Lineage t={t} />
-      <Logs id={t.id} status={t.status} />
+      <Logs t={t} />
     </>
   );
 }
@@ -181,46 +181,78 @@ function Lineage({ t }: { t: Task }) {
   );
 }
 
-interface Part {
-  type: string;
-  text?: string;
-  tool?: string;
-  state?: { status?: string };
-}
-interface Message {
-  info?: { role?: string };
-  parts?: Part[];
+/** How often at most the conversation is read again while the task changes. */
+const LOG_REFRESH_MS = 1000;
+
+/**
+ * The child's conversation (GET /v1/tasks/:id/messages): its prompt, its replies and its tool
+ * calls. Read again, at most once a second, whenever the stream says the task changed, so it is
+ * live while the task runs.
+ */
+function Logs({ t }: { t: Task }) {
+  const [conv, setConv] = useState<APIConversation | undefined>(undefined);
+  const [error, setError] = useState("");
+  const last = useRef(0);
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const version = `${t.status}|${t.progress.lastUpdate}|${t.progress.toolCalls}|${t.sessionID ?? ""}`;
+  useEffect(() => {
+    const read = () => {
+      last.current = Date.now();
+      get<APIConversation>(`/v1/tasks/${seg(t.id)}/messages`).then(
+        (c) => (setConv(c), setError("")),
+        (err: Error) => setError(err.message),
+      );
+    };
+    clearTimeout(timer.current);
+    timer.current = setTimeout(read, Math.max(0, last.current + LOG_REFRESH_MS - Date.now()));
+    return () => clearTimeout(timer.current);
+  }, [t.id, version]);
+  return (
+    <section class="card" aria-label="Conversation">
+      <h2>Conversation{isActive(t) ? <span class="muted"> (live)</span> : null}</h2>
+      {error && <p class="error">{error}</p>}
+      {conv?.fromHistory && <p class="muted">From the task history: {t.sessionID ? "OpenCode is not running, so only the prompt and the outcome are kept." : "no session yet."}</p>}
+      {conv?.messages.length === 0 && <p class="muted">No messages yet.</p>}
+      <ol class="log">
+        {conv?.messages.map((m) => (
+          <li key={m.id} class={`msg msg-${m.role} msg-${m.type}`}>
+            <div class="role">
+              {LABELS[m.type] ?? m.role} {m.timestamp > 0 && <span class="muted">{time(m.timestamp)}</span>}
+            </div>
+            {m.content && (m.role === "assistant" && m.type !== "error" ? <Markdown text={m.content} /> : <pre class="text">{m.content}</pre>)}
+            {m.toolCalls.map((c) => (
+              <ToolCall c={c} />
+            ))}
+          </li>
+        ))}
+      </ol>
+    </section>
+  );
 }
 
-/** The child session's messages, as OpenCode keeps them. */
-function Logs({ id, status }: { id: string; status: string }) {
-  const [messages, setMessages] = useState<Message[] | undefined>(undefined);
-  const [error, setError] = useState("");
-  useEffect(() => {
-    get<Message[]>(`/v1/tasks/${seg(id)}/logs`).then(
-      (m) => (setMessages(m), setError("")),
-      (err: Error) => setError(err.message),
-    );
-  }, [id, status]);
+const LABELS: Record<string, string> = { prompt: "Prompt", reply: "Reply", tools: "Tools", partial: "Partial work", error: "Error" };
+
+function ToolCall({ c }: { c: APIToolCall }) {
+  const input = c.input == null ? "" : JSON.stringify(c.input, null, 2);
   return (
-    <section class="card">
-      <h2>Log</h2>
-      {error && <p class="muted">{error}</p>}
-      {messages?.length === 0 && <p class="muted">No messages yet.</p>}
-      {messages?.map((m) => (
-        <div class={`msg msg-${m.info?.role ?? "unknown"}`}>
-          <div class="role">{m.info?.role ?? "message"}</div>
-          {(m.parts ?? []).map((p) =>
-            p.type === "text" && p.text ? (
-              <pre class="text">{p.text}</pre>
-            ) : p.type === "tool" ? (
-              <div class="tool">
-                tool <code>{p.tool}</code> {p.state?.status ?? ""}
-              </div>
-            ) : null,
-          )}
-        </div>
-      ))}
-    </section>
+    <details class={`tool tool-${c.status ?? "unknown"}`}>
+      <summary>
+        tool <code>{c.name}</code>
+        {c.title ? ` ${c.title}` : ""} <span class="muted">{c.status ?? ""}</span>
+      </summary>
+      {input && input !== "{}" && (
+        <>
+          <div class="muted">input</div>
+          <pre class="in">{input}</pre>
+        </>
+      )}
+      {c.output && (
+        <>
+          <div class="muted">output</div>
+          <pre class="out">{c.output}</pre>
+        </>
+      )}
+      {c.error && <pre class="error">{c.error}</pre>}
+    </details>
   );
 }

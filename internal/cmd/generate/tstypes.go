@@ -25,6 +25,8 @@ var abiRoots = []reflect.Type{
 	reflect.TypeFor[core.Event](),
 	reflect.TypeFor[core.Effect](),
 	reflect.TypeFor[core.AgentInfo](),
+	// The status API's answer that only the dashboard reads with types of its own.
+	reflect.TypeFor[httpapi.APIConversation](),
 }
 
 // tsNames renames the Go types whose own names would clash with TypeScript's globals (Request,
@@ -51,6 +53,7 @@ var fieldValues = map[string][]string{
 	"NotifyConfig.Wake": {config.WakeBatch, config.WakeEach},
 	"ArgSpec.Type":      {"string", "boolean", "number"},
 	"TextPart.Type":     {"text"},
+	"APIMessage.Type":   {httpapi.MsgPrompt, httpapi.MsgReply, httpapi.MsgTools, httpapi.MsgPartial, httpapi.MsgError},
 }
 
 var rawMessage = reflect.TypeFor[json.RawMessage]()
