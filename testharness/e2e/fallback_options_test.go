@@ -62,9 +62,11 @@ func TestAllFallbackModelsFailed(t *testing.T) {
 			return authError("A")
 		case req.LastUser == "CHILD doomed":
 			return authError("B")
-		case req.LastUser == "GO":
+		// Only a user's turn launches: the turn after the tool's answer still has GO as its last
+		// user message, and would launch again.
+		case req.LastUser == "GO" && lastRole(req) == "user":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Doomed", "CHILD doomed", "general")}}
-		case req.LastUser == "OUTPUT":
+		case req.LastUser == "OUTPUT" && lastRole(req) == "user":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{{Name: "asyncagents_output", Args: map[string]any{"task_id": taskID}}}}
 		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
 			return mockmodel.Reply{Text: "ok"}
@@ -74,6 +76,7 @@ func TestAllFallbackModelsFailed(t *testing.T) {
 	parent := e.prompt("GO")
 	e.eventually("the notice", 90*time.Second, func() bool { return len(e.notices(parent)) == 1 })
 	e.waitIdle(parent)
+	require.Len(t, e.toolParts(parent, "asyncagents_task"), 1, "one launch")
 	taskID = idOf(e.toolParts(parent, "asyncagents_task")[0])
 	var stored task.Task
 	e.eventually("the failure in the history", 30*time.Second, func() bool {
