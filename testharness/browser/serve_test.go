@@ -80,9 +80,72 @@ func varied() []task.Task {
 	return []task.Task{audit, survey, broken, docs, waiting}
 }
 
-// The dashboard over `asyncagents serve` and a history of 1,203 tasks: see serve.mjs.
+// The dashboard over `asyncagents serve` and a history of 1,205 tasks: see serve.mjs.
 func TestDashboardOverServe(t *testing.T) {
 	root := repoRoot(t)
+	history := fixture.History(1200)
+	for _, task := range varied() {
+		history += core.HistoryLine(task)
+	}
+	url, token, _ := startServe(t, root, history)
+	Script(t, root, "serve.mjs", 3*time.Minute, "DASH_URL="+url, "DASH_TOKEN="+token, "DASH_SHOTS="+filepath.Join(root, "dist", "screenshots"))
+}
+
+// A thousand tasks start and then finish while the page is open (burst.mjs): serve follows the
+// history the way it follows a plugin's, and the page takes the thousand changes of each burst
+// without freezing and without a reload.
+func TestDashboardTakesABurst(t *testing.T) {
+	root := repoRoot(t)
+	url, token, historyPath := startServe(t, root, fixture.History(50))
+	const n = 1000
+	at := fixture.Base + 7_200_000
+	burst := func(done bool) {
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			tk := task.Task{ID: fmt.Sprintf("bg_burst%014d", i), SessionID: fmt.Sprintf("ses_burst%d", i), ParentSessionID: "ses_user", ParentMessageID: "msg_b",
+				BatchID: fmt.Sprintf("msg_burst%d", i/10), Description: fmt.Sprintf("burst job %d", i), Prompt: "Go.", Agent: "general", Depth: 1,
+				Status: task.StatusRunning, StartedAt: at + int64(i), Progress: task.Progress{LastTools: []string{}}}
+			if done {
+				tk.Status, tk.CompletedAt, tk.Result = task.StatusCompleted, at+60_000+int64(i), "done"
+			}
+			b.WriteString(core.HistoryLine(tk))
+		}
+		f, err := os.OpenFile(historyPath, os.O_APPEND|os.O_WRONLY, 0o600)
+		require.NoError(t, err)
+		_, err = f.WriteString(b.String())
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(root, "testharness", "browser", "burst.mjs"))
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "DASH_URL="+url, "DASH_TOKEN="+token, "DASH_SHOTS="+filepath.Join(root, "dist", "screenshots"), fmt.Sprintf("DASH_BURST=%d", n))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	lines := bufio.NewScanner(stdout)
+	var out []string
+	for lines.Scan() {
+		line := lines.Text()
+		out = append(out, line)
+		switch line {
+		case "ready":
+			burst(false)
+		case "running":
+			burst(true)
+		}
+	}
+	require.NoError(t, cmd.Wait(), "burst.mjs failed:\n%s\n%s", strings.Join(out, "\n"), stderr.String())
+	require.Contains(t, out, "ok")
+	t.Logf("burst.mjs: %s", strings.Join(out, "; "))
+}
+
+// startServe starts `asyncagents serve` over history, in a project of its own, and returns its
+// URL, its token and the history file's path.
+func startServe(t *testing.T, root, history string) (url, token, historyPath string) {
 	bin, wasm := filepath.Join(root, "dist", "asyncagents"), filepath.Join(root, "dist", "asyncagents.wasm")
 	for _, f := range []string{bin, wasm} {
 		_, err := os.Stat(f)
@@ -92,10 +155,6 @@ func TestDashboardOverServe(t *testing.T) {
 	project := filepath.Join(home, "project")
 	st := core.StoragePaths("", home, project)
 	require.NoError(t, os.MkdirAll(filepath.Dir(st.History), 0o700))
-	history := fixture.History(1200)
-	for _, task := range varied() {
-		history += core.HistoryLine(task)
-	}
 	require.NoError(t, os.WriteFile(st.History, []byte(history), 0o600))
 
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -103,15 +162,13 @@ func TestDashboardOverServe(t *testing.T) {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "serve", "--dir", project, "--wasm", wasm, "--port", fmt.Sprint(port))
 	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_DATA_HOME=", "ASYNCAGENTS_API_AUTH=")
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
-	defer func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait(); cancel() })
 	lines := bufio.NewScanner(out)
-	var url, token string
 	for url == "" || token == "" {
 		require.True(t, lines.Scan(), "serve stopped before printing its URL and token")
 		line := lines.Text()
@@ -126,5 +183,5 @@ func TestDashboardOverServe(t *testing.T) {
 		for lines.Scan() {
 		}
 	}()
-	Script(t, root, "serve.mjs", 3*time.Minute, "DASH_URL="+url, "DASH_TOKEN="+token, "DASH_SHOTS="+filepath.Join(root, "dist", "screenshots"))
+	return url, token, st.History
 }
