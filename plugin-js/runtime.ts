@@ -3,7 +3,6 @@
 // core cannot hold; what they mean is the core's business.
 
 import {
-  API_ERR_CORE_FAILED,
   API_ERR_CORE_UNAVAILABLE,
   API_ERR_STARTING,
   Core,
@@ -22,46 +21,15 @@ import { readConfigFiles } from "./config";
 import { noHistory, readState, writeState, type History } from "./history";
 import { hop, profiling } from "./profile";
 import { restartFailed } from "./trap";
+import type { StorageEnv, ToolAnswer, ToolCallContext } from "./runtime_types";
 
-
-/** What the core needs to place the plugin's files. */
-export interface StorageEnv {
-  xdgDataHome?: string;
-  /** For the global config file ($XDG_CONFIG_HOME/opencode, else ~/.config/opencode). */
-  xdgConfigHome?: string;
-  home?: string;
-  directory?: string;
-  apiPort?: string;
-  /** This process: it names its server file. */
-  pid?: number;
-}
-
-export interface ToolCallContext {
-  sessionID: string;
-  messageID: string;
-  agent: string;
-  callID?: string;
-  abort?: AbortSignal;
-  /**
-   * Resolves once OpenCode's thread has the call's answer (the Worker hears it back from the main
-   * thread). Without it, a macrotask after the answer stands in.
-   */
-  returned?: Promise<void>;
-  /** Hears the call's answer the moment the core gives it (before the promise settles). */
-  onAnswer?: (answer: { answer?: ToolAnswer; error?: string }) => void;
-}
+export type { StorageEnv, ToolAnswer, ToolCallContext } from "./runtime_types";
 
 /**
  * How long effects after a tool's answer wait for OpenCode to have taken it, at most: past it they
  * go on, so a lost acknowledgement never holds a task back.
  */
 export const RETURN_WAIT_MS = 1000;
-
-export interface ToolAnswer {
-  title?: string;
-  output: string;
-  metadata?: Record<string, unknown>;
-}
 
 interface PendingCall {
   resolve(answer: ToolAnswer): void;
@@ -275,33 +243,31 @@ export class Runtime {
   }
 
   /**
-   * Answers a status API request from the core's store. A request that changes state (a
-   * cancel) comes back with effects, carried out as a step's.
+   * Answers a status API request from the core's store (the http op), or puts OpenCode's messages
+   * in the conversation's shape (the messages op, for /v1/tasks/:id/messages: JSON text). A
+   * request that changes state (a cancel) comes back with effects, carried out as a step's.
    */
   http(req: CoreHTTPRequest): CoreHTTPResponse {
+    return this.api({ op: "http", now: Date.now(), http: req });
+  }
+
+  conversation(messages: string): CoreHTTPResponse {
+    return this.api({ op: "messages", history: messages });
+  }
+
+  private api(request: Record<string, unknown>): CoreHTTPResponse {
     const unavailable = (error: string) => ({ status: 503, headers: { "Content-Type": "application/json; charset=utf-8" }, body: JSON.stringify({ error }) });
     if (this.halted) return unavailable(this.halted);
     if (!this.core || this.failure) {
       return unavailable(this.failure ? `${API_ERR_CORE_UNAVAILABLE} (${this.failure.message})` : API_ERR_STARTING);
     }
     try {
-      const r = this.core.call({ op: "http", now: Date.now(), http: req });
+      const r = this.core.call(request);
       if (r.effects?.length) this.carryOutAll(r.effects);
       return r.http!;
     } catch (err) {
       if (err instanceof CoreTrap) return unavailable(this.recover(err));
       throw err;
-    }
-  }
-
-  /** The answer to GET /v1/tasks/:id/messages from OpenCode's messages (JSON text): the messages op. */
-  conversation(messages: string): CoreHTTPResponse {
-    try {
-      if (!this.core) throw new Error(API_ERR_STARTING);
-      return this.core.call({ op: "messages", history: messages }).http!;
-    } catch (err) {
-      if (err instanceof CoreTrap) this.recover(err);
-      return { status: 500, headers: { "Content-Type": "application/json; charset=utf-8" }, body: JSON.stringify({ error: `${API_ERR_CORE_FAILED}: ${(err as Error).message}` }) };
     }
   }
 
