@@ -328,6 +328,8 @@ export interface ProcInfo {
   running: boolean;
   /** its start time as the OS tells it ("" unknown) */
   start?: string;
+  /** Stat is its /proc/<pid>/stat line, which gives Start when the host sends no Start. */
+  stat?: string;
 }
 
 /** Request is what a host passes for every request it receives. */

@@ -34,6 +34,8 @@ type ProcInfo struct {
 	PID     int    `json:"pid"`
 	Running bool   `json:"running"`
 	Start   string `json:"start,omitempty"` // its start time as the OS tells it ("" unknown)
+	// Stat is its /proc/<pid>/stat line, which gives Start when the host sends no Start.
+	Stat string `json:"stat,omitempty"`
 }
 
 // HistoryPlan answers the histories op: what a host does with the project's logs.
@@ -138,8 +140,12 @@ func HistoryPlanFor(key, own string, files []string, procs []ProcInfo, adopt boo
 	}
 	known := map[int]ProcInfo{}
 	for _, p := range procs {
+		if p.Start == "" {
+			p.Start = ProcStatStart(p.Stat)
+		}
 		known[p.PID] = p
 	}
+	ownPID, _ := strconv.Atoi(strings.SplitN(own, "-", 2)[0])
 	var plan HistoryPlan
 	var dead []string
 	var checks []int
@@ -158,7 +164,8 @@ func HistoryPlanFor(key, own string, files []string, procs []ProcInfo, adopt boo
 			}
 		case own == "" || !adopt:
 			plan.Follow = append(plan.Follow, name)
-		case p.owner == "":
+		case p.owner == "" || p.pid == ownPID:
+			// The log of before, or of an earlier process that had this pid: none runs now.
 			dead = append(dead, name)
 		default:
 			info, asked := known[p.pid]
@@ -191,7 +198,10 @@ func HistoryPlanFor(key, own string, files []string, procs []ProcInfo, adopt boo
 		if !listed[ownLog] {
 			// The first log taken becomes this process's own, index and all: a restart costs no
 			// rewrite.
-			a.To, a.IndexTo = ownLog, historyName(key, own, 0, "idx")
+			a.To = ownLog
+			if a.IndexFrom != "" {
+				a.IndexTo = historyName(key, own, 0, "idx")
+			}
 			listed[ownLog] = true
 		} else {
 			a.To, a.Merge = historyName(key, own, next, "log"), true

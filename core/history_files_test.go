@@ -54,6 +54,12 @@ func TestHistoryPlanFor(t *testing.T) {
 				{From: "history-k.9-90.2.log", To: "history-k.9-90.2.log", Merge: true},
 				{From: "history-k.8.log", To: "history-k.9-90.3.log", Merge: true},
 			}}},
+		{name: "a log of this pid with another start, or none, was an earlier process's", own: "9-90", adopt: true,
+			files: []string{"history-k.9.log", "history-k.9-80.log"},
+			want: HistoryPlan{Adopt: []HistoryAdopt{
+				{From: "history-k.9-80.log", To: "history-k.9-90.log"},
+				{From: "history-k.9.log", To: "history-k.9-90.1.log", Merge: true},
+			}}},
 		{name: "a running process takes nothing: it follows what it finds", own: "9-90", adopt: false,
 			files: []string{"history-k.9-90.log", "history-k.7-70.log", "history-k.log"},
 			want:  HistoryPlan{Follow: []string{"history-k.7-70.log", "history-k.log"}}},

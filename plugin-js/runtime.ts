@@ -3,6 +3,7 @@
 // core cannot hold; what they mean is the core's business.
 
 import {
+  FOLLOW_INTERVAL_MS,
   API_ERR_CORE_UNAVAILABLE,
   API_ERR_STARTING,
   Core,
@@ -81,6 +82,9 @@ export class Runtime {
   private failure?: Error;
   private disposed = false;
   private history: History = noHistory;
+  private storageEnv: StorageEnv;
+  /** Looks at the logs the project's other processes write (followOthers). */
+  private follower?: ReturnType<typeof setInterval>;
   private broadcaster?: (frame: string) => void;
   /** Where the history and server.json live, once the core has said. */
   storagePaths?: CoreResponse["storage"];
@@ -121,6 +125,7 @@ export class Runtime {
     },
   ) {
     this.initConfig = config;
+    this.storageEnv = storage.env;
     // Compiling the module happens in the background: OpenCode does not wait for it. Events that
     // arrive meanwhile are kept and fed in order.
     // Wall-clock times from the plugin's start: in a Worker, this thread's clock starts later.
@@ -138,7 +143,7 @@ export class Runtime {
         mark("instantiated");
         // Where the history and the config files live is the core's call (the Go CLI reads the
         // same history). The storage op is pure, so it comes first: init takes the config files.
-        this.storagePaths = core.call({ op: "storage", env: storage.env }).storage!;
+        this.storagePaths = core.call({ op: "storage", env: storage.env, procStat: procStat() }).storage!;
         this.configFiles = (storage.readConfig ?? readConfigFiles)(this.storagePaths.configFiles ?? []);
         const init = core.init(config, this.configFiles);
         this.config = init.config;
@@ -160,6 +165,12 @@ export class Runtime {
         const indexed = restored.restore?.indexed ? ` (${restored.restore.indexed} from the index)` : "";
         mark(`restored ${restored.restore?.restored ?? 0} tasks${indexed}`);
         for (const e of restored.effects ?? []) this.carryOut(e);
+        this.followOthers();
+        mark("followed");
+        if (this.history.dir && !this.disposed) {
+          this.follower = setInterval(() => this.followOthers(), FOLLOW_INTERVAL_MS);
+          (this.follower as any).unref?.();
+        }
         this.feed({ type: "start" });
         for (const ev of this.backlog.splice(0)) this.feed(ev);
         mark("started");
@@ -173,15 +184,83 @@ export class Runtime {
       });
   }
 
-  /** Restores core from the history and the model health as their files hold them now. */
+  /**
+   * Restores core from the history and the model health as their files hold them now. First the
+   * logs of processes that are gone become this one's, as the core plans (histories op): the
+   * first is renamed to this process's log, the others are read after it (merged), and the core
+   * folds them in and has them removed.
+   */
   private restore(core: Core): CoreResponse {
     const state = this.guardRead("reading the model health", () => readState(this.storagePaths!.modelHealth));
+    const merged = this.adoptHistories(core);
     const restore = { op: "restore", now: Date.now(), state };
     // Read by the bridge, straight into the core's memory.
-    if (this.history.files) return core.callWithFiles(restore, this.history.files);
+    if (this.history.files && merged.length === 0) return core.callWithFiles(restore, this.history.files);
     const index = this.guardRead("reading the task history index", () => this.history!.readIndex());
-    return core.call({ ...restore, history: this.history.read(), index });
+    const dir = this.history.dir;
+    const parts = [this.history.read(), ...merged.map((name) => dir!.read(name))].map((p) => (typeof p === "string" ? new TextEncoder().encode(p) : p));
+    // Each log ends its last line, so a torn one does not swallow the next log's first.
+    const chunks = parts.flatMap((p) => (p.length > 0 && p[p.length - 1] !== 10 ? [p, new Uint8Array([10])] : [p]));
+    const history = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+    chunks.reduce((at, c) => (history.set(c, at), at + c.length), 0);
+    return core.call({ ...restore, history, index, merged });
   }
+
+  /** Takes the logs of the project's processes that are gone (at a start); returns those to merge. */
+  private adoptHistories(core: Core): string[] {
+    const dir = this.history.dir;
+    if (!dir) return [];
+    this.dirty = true;
+    const files = dir.list();
+    const ask = (procs?: unknown[]) => core.call({ op: "histories", env: this.storageEnv, procStat: procStat(), files, procs, adopt: true }).histories ?? {};
+    let plan = ask();
+    if (plan.check?.length) plan = ask(plan.check.map(procInfo));
+    const merged: string[] = [];
+    for (const a of plan.adopt ?? []) {
+      this.guard("taking over a task history log", () => {
+        if (a.from !== a.to && !dir.rename(a.from, a.to)) return;
+        if (a.indexFrom && a.indexTo) dir.rename(a.indexFrom, a.indexTo);
+        else if (a.indexFrom) dir.remove(a.indexFrom);
+        if (a.merge) merged.push(a.to);
+      });
+    }
+    return merged;
+  }
+
+  private dirty = false;
+
+  /**
+   * Applies what the logs of the project's other processes gained since the last look: their
+   * tasks are listed by the status API and acted on by their own process alone.
+   */
+  private followOthers(): void {
+    const dir = this.history.dir;
+    const core = this.core;
+    if (!dir || !core || this.halted) return;
+    if (this.dirty) {
+      // A new instance knows nothing of the other logs: each is read whole again.
+      dir.forget();
+      this.followed.clear();
+      this.dirty = false;
+    }
+    try {
+      const plan = core.call({ op: "histories", env: this.storageEnv, procStat: procStat(), files: dir.list() }).histories ?? {};
+      const names = new Set([...(plan.follow ?? []), ...this.followed]);
+      for (const name of names) {
+        const got = this.guardValue("following another process's task history", () => dir.readSince(name));
+        if (!got) continue;
+        if (got.lines.length > 0) this.followed.add(name);
+        else if (got.replace) this.followed.delete(name);
+        const r = core.call({ op: "follow", now: Date.now(), source: name, history: got.lines, replace: got.replace });
+        this.carryOutAll(r.effects ?? []);
+      }
+    } catch (err) {
+      if (err instanceof CoreTrap) return void this.recover(err);
+      this.log("error", `asyncagents: following the project's other task histories failed: ${(err as Error).message}`);
+    }
+  }
+
+  private readonly followed = new Set<string>();
 
   /**
    * Replaces the instance that trapped (ABI.md, "Traps") and returns what the failed call answers.
@@ -225,6 +304,7 @@ export class Runtime {
     this.core = core;
     this.log("error", recovery.message);
     this.carryOutAll(restored.effects ?? []);
+    this.followOthers();
     this.feed({ type: "start" });
     return recovery.message;
   }
@@ -379,6 +459,8 @@ export class Runtime {
         return void this.guard("compacting the task history", () => this.history.rewrite(e.content!));
       case "history.index":
         return void this.guard("writing the task history index", () => this.history.writeIndex(e.content!));
+      case "history.remove":
+        return void this.guard("removing a task history log taken over", () => this.history.dir?.remove(e.file!));
       case "sse.broadcast":
         return void this.broadcaster?.(e.frame!);
       case "state.write":
@@ -424,6 +506,15 @@ export class Runtime {
     }
   }
 
+  private guardValue<T>(what: string, fn: () => T): T | undefined {
+    try {
+      return fn();
+    } catch (err) {
+      this.log("error", `asyncagents: ${what} failed: ${(err as Error).message}`);
+      return undefined;
+    }
+  }
+
   private guardRead<T extends string | Uint8Array>(what: string, fn: () => T): T | "" {
     try {
       return fn();
@@ -446,10 +537,33 @@ export class Runtime {
    */
   dispose(): void {
     this.disposed = true;
+    if (this.follower) clearInterval(this.follower);
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
     for (const call of this.calls.values()) call.reject(new Error("asyncagents is unavailable: the plugin was unloaded by OpenCode"));
     this.calls.clear();
+  }
+}
+
+/** This process's /proc/self/stat line, where there is one: it gives its start time. */
+function procStat(): string {
+  try {
+    return readFileSync("/proc/self/stat", "utf8");
+  } catch {
+    return "";
+  }
+}
+
+/** Whether pid runs, and since when (its /proc/<pid>/stat line; the core reads the start from it). */
+function procInfo(pid: number): { pid: number; running: boolean; stat?: string } {
+  try {
+    return { pid, running: true, stat: readFileSync(`/proc/${pid}/stat`, "utf8") };
+  } catch {}
+  try {
+    process.kill(pid, 0);
+    return { pid, running: true };
+  } catch (err) {
+    return { pid, running: (err as NodeJS.ErrnoException).code === "EPERM" };
   }
 }
 
