@@ -148,11 +148,22 @@ func TestTwoProcessesOneHistory(t *testing.T) {
 }
 
 // historyLogs lists the project's logs (core/history_files.go: history-<key>[.<owner>].log).
-func historyLogs(t *testing.T, st core.Storage) []string {
-	found, err := filepath.Glob(filepath.Join(st.Dir, "history-"+st.HistoryKey+"*.log"))
-	require.NoError(t, err)
+func historyLogs(t *testing.T, st core.Storage) []string { return historyFiles(st, "log") }
+
+// historyFiles lists the project's logs (ext "log") or their indexes ("idx"), one per process
+// that wrote them.
+func historyFiles(st core.Storage, ext string) []string {
+	found, _ := filepath.Glob(filepath.Join(st.Dir, "history-"+st.HistoryKey+"*."+ext))
 	sort.Strings(found)
 	return found
+}
+
+// ownIndex is the index of the one process that served the project ("" while there is none).
+func ownIndex(st core.Storage) string {
+	if found := historyFiles(st, "idx"); len(found) == 1 {
+		return found[0]
+	}
+	return ""
 }
 
 // historyRecords reads every log of the project and returns each task's latest record; a line
