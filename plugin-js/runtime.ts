@@ -17,9 +17,9 @@ import {
   type Effect,
   type Trap,
 } from "../bridge/core";
-import { readFileSync } from "node:fs";
 import { readConfigFiles } from "./config";
 import { noHistory, readState, writeState, type History } from "./history";
+import { ProjectHistories, procStat } from "./histories";
 import { hop, profiling } from "./profile";
 import { restartFailed } from "./trap";
 
@@ -82,7 +82,7 @@ export class Runtime {
   private failure?: Error;
   private disposed = false;
   private history: History = noHistory;
-  private storageEnv: StorageEnv;
+  private readonly histories: ProjectHistories;
   /** Looks at the logs the project's other processes write (followOthers). */
   private follower?: ReturnType<typeof setInterval>;
   private broadcaster?: (frame: string) => void;
@@ -125,7 +125,7 @@ export class Runtime {
     },
   ) {
     this.initConfig = config;
-    this.storageEnv = storage.env;
+    this.histories = new ProjectHistories(() => this.history, storage.env, log);
     // Compiling the module happens in the background: OpenCode does not wait for it. Events that
     // arrive meanwhile are kept and fed in order.
     // Wall-clock times from the plugin's start: in a Worker, this thread's clock starts later.
@@ -185,82 +185,24 @@ export class Runtime {
   }
 
   /**
-   * Restores core from the history and the model health as their files hold them now. First the
-   * logs of processes that are gone become this one's, as the core plans (histories op): the
-   * first is renamed to this process's log, the others are read after it (merged), and the core
-   * folds them in and has them removed.
+   * Restores core from the history (this process's log, after taking over those of processes
+   * that are gone: see histories.ts) and the model health, as their files hold them now.
    */
   private restore(core: Core): CoreResponse {
     const state = this.guardRead("reading the model health", () => readState(this.storagePaths!.modelHealth));
-    const merged = this.adoptHistories(core);
-    const restore = { op: "restore", now: Date.now(), state };
-    // Read by the bridge, straight into the core's memory.
-    if (this.history.files && merged.length === 0) return core.callWithFiles(restore, this.history.files);
-    const index = this.guardRead("reading the task history index", () => this.history!.readIndex());
-    const dir = this.history.dir;
-    const parts = [this.history.read(), ...merged.map((name) => dir!.read(name))].map((p) => (typeof p === "string" ? new TextEncoder().encode(p) : p));
-    // Each log ends its last line, so a torn one does not swallow the next log's first.
-    const chunks = parts.flatMap((p) => (p.length > 0 && p[p.length - 1] !== 10 ? [p, new Uint8Array([10])] : [p]));
-    const history = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-    chunks.reduce((at, c) => (history.set(c, at), at + c.length), 0);
-    return core.call({ ...restore, history, index, merged });
+    const index = () => this.guardRead("reading the task history index", () => this.history!.readIndex());
+    return this.histories.restore(core, { op: "restore", now: Date.now(), state }, index);
   }
 
-  /** Takes the logs of the project's processes that are gone (at a start); returns those to merge. */
-  private adoptHistories(core: Core): string[] {
-    const dir = this.history.dir;
-    if (!dir) return [];
-    this.dirty = true;
-    const files = dir.list();
-    const ask = (procs?: unknown[]) => core.call({ op: "histories", env: this.storageEnv, procStat: procStat(), files, procs, adopt: true }).histories ?? {};
-    let plan = ask();
-    if (plan.check?.length) plan = ask(plan.check.map(procInfo));
-    const merged: string[] = [];
-    for (const a of plan.adopt ?? []) {
-      this.guard("taking over a task history log", () => {
-        if (a.from !== a.to && !dir.rename(a.from, a.to)) return;
-        if (a.indexFrom && a.indexTo) dir.rename(a.indexFrom, a.indexTo);
-        else if (a.indexFrom) dir.remove(a.indexFrom);
-        if (a.merge) merged.push(a.to);
-      });
-    }
-    return merged;
-  }
-
-  private dirty = false;
-
-  /**
-   * Applies what the logs of the project's other processes gained since the last look: their
-   * tasks are listed by the status API and acted on by their own process alone.
-   */
+  /** Applies what the project's other processes appended to their logs (read-only tasks). */
   private followOthers(): void {
-    const dir = this.history.dir;
-    const core = this.core;
-    if (!dir || !core || this.halted) return;
-    if (this.dirty) {
-      // A new instance knows nothing of the other logs: each is read whole again.
-      dir.forget();
-      this.followed.clear();
-      this.dirty = false;
-    }
+    if (!this.core || this.halted) return;
     try {
-      const plan = core.call({ op: "histories", env: this.storageEnv, procStat: procStat(), files: dir.list() }).histories ?? {};
-      const names = new Set([...(plan.follow ?? []), ...this.followed]);
-      for (const name of names) {
-        const got = this.guardValue("following another process's task history", () => dir.readSince(name));
-        if (!got) continue;
-        if (got.lines.length > 0) this.followed.add(name);
-        else if (got.replace) this.followed.delete(name);
-        const r = core.call({ op: "follow", now: Date.now(), source: name, history: got.lines, replace: got.replace });
-        this.carryOutAll(r.effects ?? []);
-      }
+      this.histories.follow(this.core, (effects) => this.carryOutAll(effects));
     } catch (err) {
-      if (err instanceof CoreTrap) return void this.recover(err);
-      this.log("error", `asyncagents: following the project's other task histories failed: ${(err as Error).message}`);
+      if (err instanceof CoreTrap) this.recover(err);
     }
   }
-
-  private readonly followed = new Set<string>();
 
   /**
    * Replaces the instance that trapped (ABI.md, "Traps") and returns what the failed call answers.
@@ -379,11 +321,7 @@ export class Runtime {
    * the same pid by it.
    */
   serverFile(server: Record<string, unknown>): string {
-    let procStat = "";
-    try {
-      procStat = readFileSync("/proc/self/stat", "utf8");
-    } catch {}
-    return this.core!.call({ op: "server.file", server, procStat }).serverFile!;
+    return this.core!.call({ op: "server.file", server, procStat: procStat() }).serverFile!;
   }
 
   /** Carries out one effect outside a step (the status API reads messages this way). */
@@ -506,15 +444,6 @@ export class Runtime {
     }
   }
 
-  private guardValue<T>(what: string, fn: () => T): T | undefined {
-    try {
-      return fn();
-    } catch (err) {
-      this.log("error", `asyncagents: ${what} failed: ${(err as Error).message}`);
-      return undefined;
-    }
-  }
-
   private guardRead<T extends string | Uint8Array>(what: string, fn: () => T): T | "" {
     try {
       return fn();
@@ -542,28 +471,6 @@ export class Runtime {
     this.timers.clear();
     for (const call of this.calls.values()) call.reject(new Error("asyncagents is unavailable: the plugin was unloaded by OpenCode"));
     this.calls.clear();
-  }
-}
-
-/** This process's /proc/self/stat line, where there is one: it gives its start time. */
-function procStat(): string {
-  try {
-    return readFileSync("/proc/self/stat", "utf8");
-  } catch {
-    return "";
-  }
-}
-
-/** Whether pid runs, and since when (its /proc/<pid>/stat line; the core reads the start from it). */
-function procInfo(pid: number): { pid: number; running: boolean; stat?: string } {
-  try {
-    return { pid, running: true, stat: readFileSync(`/proc/${pid}/stat`, "utf8") };
-  } catch {}
-  try {
-    process.kill(pid, 0);
-    return { pid, running: true };
-  } catch (err) {
-    return { pid, running: (err as NodeJS.ErrnoException).code === "EPERM" };
   }
 }
 
