@@ -68,3 +68,24 @@ func TestServerFileOpSaysWhatTheAuthMeans(t *testing.T) {
 		require.Equal(t, want == "token", strings.Contains(f.DashboardURL(), "?token=t"), "auth %q", given)
 	}
 }
+
+// The histories op names the logs as the storage op does: with the host's pid and its
+// /proc/self/stat line, a process's own log; it asks about the other writers first, then plans.
+func TestHistoriesOpPlansFromTheStorageNames(t *testing.T) {
+	rt := NewRuntime()
+	stat := `"procStat":"9 (bun) S 1 9 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 555 0"`
+	env := `"env":{"home":"/h","directory":"/p/a","pid":9}`
+	r, err := DecodeResponse(rt.Call([]byte(`{"op":"storage",` + env + `,` + stat + `}`)))
+	require.NoError(t, err)
+	require.True(t, strings.HasSuffix(r.Storage.History, ".9-555.log"), r.Storage.History)
+	require.Equal(t, "9-555", r.Storage.HistoryOwner)
+	key := r.Storage.HistoryKey
+	files := `"files":["history-` + key + `.log","history-` + key + `.7-70.log","history-` + key + `.9-555.log","model-health.json"]`
+	r, err = DecodeResponse(rt.Call([]byte(`{"op":"histories",` + env + `,` + stat + `,` + files + `,"adopt":true}`)))
+	require.NoError(t, err)
+	require.Equal(t, []int{7}, r.Histories.Check)
+	r, err = DecodeResponse(rt.Call([]byte(`{"op":"histories",` + env + `,` + stat + `,` + files + `,"adopt":true,"procs":[{"pid":7,"running":true,"stat":"7 (x) S 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 70 0"}]}`)))
+	require.NoError(t, err)
+	require.Equal(t, []string{"history-" + key + ".7-70.log"}, r.Histories.Follow)
+	require.Equal(t, []core.HistoryAdopt{{From: "history-" + key + ".log", To: "history-" + key + ".9-555.1.log", Merge: true}}, r.Histories.Adopt)
+}
