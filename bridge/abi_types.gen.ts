@@ -32,6 +32,13 @@ export const STOP_GRACE_MS = 2000;
  */
 export const API_TOKEN_BYTES = 32;
 
+/**
+ * FollowIntervalMs is how often a host looks at the logs other processes write to the
+ * project's history (the histories op names them, the follow op reads what they gained;
+ * core/history_files.go).
+ */
+export const FOLLOW_INTERVAL_MS = 1000;
+
 /** APIErrStarting: the plugin's core is still loading (503). */
 export const API_ERR_STARTING = "asyncagents is starting";
 
@@ -81,6 +88,25 @@ export interface CoreRequest {
   history?: string;
   replace?: boolean;
   /**
+   * Source names the log another process writes, for follow (core/history_files.go): its
+   * tasks are shown, never acted on. "" for a reader's own view of one log.
+   */
+  source?: string;
+  /**
+   * Merged names the adopted logs whose content follows the own log's in History, for
+   * restore (each after a newline: the host adds one to a log that lacks it). The core folds
+   * them into the own log and has them removed.
+   */
+  merged?: string[];
+  /**
+   * Files are the names in the storage directory, Procs what the host found out about the pids
+   * the last answer asked for, and Adopt whether this is the start (logs of writers gone are
+   * taken), for the histories op.
+   */
+  files?: string[];
+  procs?: ProcInfo[];
+  adopt?: boolean;
+  /**
    * Index is the history index file's content, for restore (history_index.go). Sent raw, it
    * is the first IndexLen bytes after the NUL byte, and the history the rest (ABI.md).
    */
@@ -97,8 +123,9 @@ export interface CoreRequest {
   server?: ServerFile;
   procStat?: string;
   /**
-   * Env is what a host knows of its environment, for the storage op: XDG_DATA_HOME,
-   * XDG_CONFIG_HOME, HOME and the project directory.
+   * Env is what a host knows of its environment, for the storage and histories ops:
+   * XDG_DATA_HOME, XDG_CONFIG_HOME, HOME, the project directory and the pid (with ProcStat, it
+   * names the process's own history log).
    */
   env?: StorageEnv;
   /**
@@ -146,6 +173,8 @@ export interface CoreResponse {
   restore?: RestoreResult;
   /** storage */
   storage?: Storage;
+  /** histories */
+  histories?: HistoryPlan;
   /** table */
   table?: string;
   /** http */
@@ -302,6 +331,16 @@ export interface CoreConfig {
   history?: HistoryConfig;
   /** Tmux opens a pane per running child when OpenCode runs inside tmux. */
   tmux?: TmuxConfig;
+}
+
+/** ProcInfo is what a host found out about a pid a plan asked for (HistoryPlan.Check). */
+export interface ProcInfo {
+  pid: number;
+  running: boolean;
+  /** its start time as the OS tells it ("" unknown) */
+  start?: string;
+  /** Stat is its /proc/<pid>/stat line, which gives Start when the host sends no Start. */
+  stat?: string;
 }
 
 /** Request is what a host passes for every request it receives. */
@@ -493,6 +532,13 @@ export interface Storage {
   /** this project's task history log */
   history: string;
   /**
+   * HistoryKey names the project's logs: history-<key>.log, written before logs had owners,
+   * and history-<key>.<owner>.log, one per process (history_files.go). HistoryOwner is this
+   * process's owner (the storage op's env.pid and procStat), whose log History then is.
+   */
+  historyKey: string;
+  historyOwner?: string;
+  /**
    * HistoryIndex is the log's index (history_index.go), which a host reads with the log and
    * replaces when the core says (history.index).
    */
@@ -512,6 +558,22 @@ export interface Storage {
    * host reads those that exist and passes them to init.
    */
   configFiles: string[];
+}
+
+/** HistoryPlan answers the histories op: what a host does with the project's logs. */
+export interface HistoryPlan {
+  /**
+   * Check lists the pids whose logs' fate depends on whether they run: the host asks again
+   * with procs for them. The rest of the plan is empty meanwhile.
+   */
+  check?: number[];
+  /**
+   * Adopt lists the logs of writers that are gone, for this process to take (only at start,
+   * before the restore).
+   */
+  adopt?: HistoryAdopt[];
+  /** Follow lists the logs other live processes write (base names), to follow read-only. */
+  follow?: string[];
 }
 
 /** Response is what the host writes back. */
@@ -729,6 +791,19 @@ export interface Tokens {
   reasoning: number;
   cacheRead: number;
   cacheWrite: number;
+}
+
+/**
+ * HistoryAdopt is one log to take: rename From to To; only if that succeeded, rename IndexFrom to
+ * IndexTo (or remove IndexFrom when IndexTo is ""). Merge: To is not the process's own log but is
+ * read after it at the restore (restore.merged), then folded into it and removed.
+ */
+export interface HistoryAdopt {
+  from: string;
+  to: string;
+  indexFrom?: string;
+  indexTo?: string;
+  merge?: boolean;
 }
 
 /**

@@ -1,6 +1,8 @@
 package core
 
 import (
+	"fmt"
+
 	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/httpapi"
 	"github.com/asyncagents/asyncagents/core/task"
@@ -40,6 +42,7 @@ func (m *Machine) apiTasks() []*task.Task {
 		for i, t := range view {
 			m.viewTasks[i] = &t.Task
 		}
+		m.viewTasks = m.mergedTasks(m.viewTasks)
 	}
 	return m.viewTasks
 }
@@ -73,11 +76,13 @@ func (m *Machine) ServeHTTPEffects(req httpapi.Request, cfg config.APIConfig, no
 	if r.Cancel == nil {
 		return r, nil
 	}
-	t := m.task(r.Cancel.ID)
+	id := r.Cancel.ID
+	t := m.task(id)
 	reason := r.CancelReason
 	r.Cancel, r.CancelReason = nil, ""
 	if t == nil {
-		return r, nil // not reached: the task was found in the machine's own view
+		// Another process's task (history_files.go): that process alone may end it.
+		return httpapi.Fail(409, fmt.Sprintf(apiForeignCancelFmt, id)), nil
 	}
 	m.changes++ // the cached answers show the task before the cancel
 	if now > m.now {

@@ -73,6 +73,8 @@ func (m *Machine) RestoreIndexed(now int64, hist, index string) (RestoreResult, 
 		// log that does not end its last line is left for the compaction to set right.)
 		m.planIndex(m.restoredSnapshot(hist, launched, lines, newlines+split, res))
 	}
+	m.foldMerged(m.merged)
+	m.merged = nil
 	if !m.cfg.API.ReadOnly {
 		// A read-only view (asyncagents serve) shows the history as written: the tasks are
 		// another process's, so it starts none and asks OpenCode nothing.

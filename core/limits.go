@@ -16,6 +16,10 @@ const (
 	// APITokenBytes is how many random bytes make the status API's bearer token (sent as hex).
 	// A host draws a fresh token per process and writes it only to server.json (mode 0600).
 	APITokenBytes = 32
+	// FollowIntervalMs is how often a host looks at the logs other processes write to the
+	// project's history (the histories op names them, the follow op reads what they gained;
+	// core/history_files.go).
+	FollowIntervalMs = 1000
 )
 
 // Texts of the error answers a status API host writes itself, each as {"error": text}: they are

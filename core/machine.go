@@ -64,6 +64,12 @@ type Machine struct {
 	health       map[string]*modelHealth // the circuit breaker's record per model (health.go)
 	sessionModel sessionModels           // each session's latest assistant model, "provider/model" (bounds.go)
 
+	// others holds the tasks of the project's other processes, one machine per log they write
+	// (history_files.go): shown by the status API, never acted on. merged names the adopted logs
+	// the next restore reads after the own log, to fold into it.
+	others map[string]*Machine
+	merged []string
+
 	out []Effect
 }
 
@@ -173,13 +179,28 @@ func (m *Machine) Step(now int64, ev Event) []Effect {
 func (m *Machine) Task(id string) (task.Task, bool) {
 	t := m.task(id)
 	if t == nil {
+		t = m.foreign(id)
+	}
+	if t == nil {
 		return task.Task{}, false
 	}
 	return t.public(), true
 }
 
-// Tasks returns copies of every task, in launch order.
+// Tasks returns copies of every task, in launch order: this machine's, then (merged in start
+// order) the other processes' it follows.
 func (m *Machine) Tasks() []task.Task {
+	if len(m.others) > 0 {
+		var out []task.Task
+		for _, t := range m.apiTasks() {
+			c := *t
+			if c.Progress.LastTools == nil {
+				c.Progress.LastTools = []string{}
+			}
+			out = append(out, c)
+		}
+		return out
+	}
 	out := make([]task.Task, 0, len(m.order))
 	for _, id := range m.order {
 		if t := m.task(id); t != nil {

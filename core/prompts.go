@@ -506,10 +506,14 @@ const (
 	outputBadTimeoutFmt = "asyncagents_output: argument timeout must be a number of seconds above 0 and at most %g, not %g"
 	outputNoTaskFmt     = "asyncagents_output: no background task has task_id %s; task IDs are the full IDs returned by asyncagents_task"
 	// tool_task.go
-	argTypeFmt           = "argument %s must be a %s, not a %s"
-	argsNotObjectFmt     = "arguments are not a JSON object: %v"
-	taskArgMissingFmt    = "asyncagents_task: argument %s is missing or empty; no task was created"
-	taskArgsMissingFmt   = "asyncagents_task: arguments %s are missing or empty; no task was created"
+	argTypeFmt         = "argument %s must be a %s, not a %s"
+	argsNotObjectFmt   = "arguments are not a JSON object: %v"
+	taskArgMissingFmt  = "asyncagents_task: argument %s is missing or empty; no task was created"
+	taskArgsMissingFmt = "asyncagents_task: arguments %s are missing or empty; no task was created"
+	// A task another OpenCode process on the project launched (history_files.go): shown by the
+	// status API, acted on by that process alone.
+	foreignTaskFmt       = "task %s belongs to another OpenCode process on this project; use it (or its status API) there. Nothing was done."
+	apiForeignCancelFmt  = "task %s belongs to another OpenCode process on this project: cancel it there; nothing was cancelled"
 	taskNestingFmt       = "asyncagents_task: nesting limit reached: this session is a background task %d levels deep, and tasks may nest %d deep; do the work here instead. No task was created."
 	taskAgentsUnlisted   = "asyncagents_task: could not list OpenCode's agents: "
 	taskAgentsUnreadable = "asyncagents_task: OpenCode's agent list was unreadable; no task was created"

@@ -12,6 +12,11 @@ import (
 type Storage struct {
 	Dir     string `json:"dir"`     // the plugin's storage directory
 	History string `json:"history"` // this project's task history log
+	// HistoryKey names the project's logs: history-<key>.log, written before logs had owners,
+	// and history-<key>.<owner>.log, one per process (history_files.go). HistoryOwner is this
+	// process's owner (the storage op's env.pid and procStat), whose log History then is.
+	HistoryKey   string `json:"historyKey"`
+	HistoryOwner string `json:"historyOwner,omitempty"`
 	// HistoryIndex is the log's index (history_index.go), which a host reads with the log and
 	// replaces when the core says (history.index).
 	HistoryIndex string `json:"historyIndex"`
@@ -47,7 +52,19 @@ func StoragePaths(xdgDataHome, home, projectDir string) Storage {
 		HistoryIndex: path.Join(dir, "history-"+key+".idx"),
 		ServerDir:    path.Join(dir, "servers-"+key),
 		ModelHealth:  path.Join(dir, ModelHealthFile),
+		HistoryKey:   key,
 	}
+}
+
+// OwnHistory makes s the storage of process pid (started at procStart, "" where unknown): its
+// own log and index (history_files.go).
+func (s Storage) OwnHistory(pid int, procStart string) Storage {
+	if owner := historyOwner(pid, procStart); owner != "" {
+		s.HistoryOwner = owner
+		s.History = path.Join(s.Dir, historyName(s.HistoryKey, owner, 0, "log"))
+		s.HistoryIndex = path.Join(s.Dir, historyName(s.HistoryKey, owner, 0, "idx"))
+	}
+	return s
 }
 
 // projectKey names a project's files: 16 hex digits of the SHA-256 of its cleaned path.

@@ -58,6 +58,8 @@ func (m *Machine) onCancelCall(ev Event) {
 	}
 	t := m.task(a.TaskID)
 	switch {
+	case t == nil && m.foreign(a.TaskID) != nil:
+		m.failTool(ev.CallID, fmt.Sprintf(foreignTaskFmt, quote(a.TaskID)))
 	case t == nil:
 		m.failTool(ev.CallID, fmt.Sprintf(cancelNoTaskFmt, quote(a.TaskID)))
 	case t.ParentSessionID != ev.SessionID:

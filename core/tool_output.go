@@ -39,6 +39,10 @@ func (m *Machine) onOutputCall(ev Event) {
 		timeoutMs = int64(s * 1000)
 	}
 	t := m.task(a.TaskID)
+	if t == nil && m.foreign(a.TaskID) != nil {
+		m.failTool(ev.CallID, fmt.Sprintf(foreignTaskFmt, quote(a.TaskID)))
+		return
+	}
 	if t == nil {
 		m.failTool(ev.CallID, fmt.Sprintf(outputNoTaskFmt, quote(a.TaskID)))
 		return

@@ -3,6 +3,7 @@
 // core cannot hold; what they mean is the core's business.
 
 import {
+  FOLLOW_INTERVAL_MS,
   API_ERR_CORE_UNAVAILABLE,
   API_ERR_STARTING,
   Core,
@@ -16,26 +17,14 @@ import {
   type Effect,
   type Trap,
 } from "../bridge/core";
-import { readFileSync } from "node:fs";
 import { readConfigFiles } from "./config";
 import { noHistory, readState, writeState, type History } from "./history";
+import { ProjectHistories, procStat } from "./histories";
 import { hop, profiling } from "./profile";
 import { restartFailed } from "./trap";
-import type { StorageEnv, ToolAnswer, ToolCallContext } from "./runtime_types";
+import { RETURN_WAIT_MS, type PendingCall, type StorageEnv, type ToolAnswer, type ToolCallContext } from "./runtime_types";
 
-export type { StorageEnv, ToolAnswer, ToolCallContext } from "./runtime_types";
-
-/**
- * How long effects after a tool's answer wait for OpenCode to have taken it, at most: past it they
- * go on, so a lost acknowledgement never holds a task back.
- */
-export const RETURN_WAIT_MS = 1000;
-
-interface PendingCall {
-  resolve(answer: ToolAnswer): void;
-  reject(err: Error): void;
-  ctx: ToolCallContext;
-}
+export { RETURN_WAIT_MS, type StorageEnv, type ToolAnswer, type ToolCallContext } from "./runtime_types";
 
 type Perform = (e: Effect) => Promise<unknown>;
 type Log = (level: string, message: string) => void;
@@ -50,6 +39,7 @@ export class Runtime {
   private failure?: Error;
   private disposed = false;
   private history: History = noHistory;
+  private readonly histories: ProjectHistories;
   private broadcaster?: (frame: string) => void;
   /** Where the history and server.json live, once the core has said. */
   storagePaths?: CoreResponse["storage"];
@@ -90,6 +80,7 @@ export class Runtime {
     },
   ) {
     this.initConfig = config;
+    this.histories = new ProjectHistories(() => this.history, storage.env, log);
     // Compiling the module happens in the background: OpenCode does not wait for it. Events that
     // arrive meanwhile are kept and fed in order.
     // Wall-clock times from the plugin's start: in a Worker, this thread's clock starts later.
@@ -107,7 +98,7 @@ export class Runtime {
         mark("instantiated");
         // Where the history and the config files live is the core's call (the Go CLI reads the
         // same history). The storage op is pure, so it comes first: init takes the config files.
-        this.storagePaths = core.call({ op: "storage", env: storage.env }).storage!;
+        this.storagePaths = core.call({ op: "storage", env: storage.env, procStat: procStat() }).storage!;
         this.configFiles = (storage.readConfig ?? readConfigFiles)(this.storagePaths.configFiles ?? []);
         const init = core.init(config, this.configFiles);
         this.config = init.config;
@@ -129,6 +120,9 @@ export class Runtime {
         const indexed = restored.restore?.indexed ? ` (${restored.restore.indexed} from the index)` : "";
         mark(`restored ${restored.restore?.restored ?? 0} tasks${indexed}`);
         for (const e of restored.effects ?? []) this.carryOut(e);
+        this.followOthers();
+        mark("followed");
+        if (this.history.dir && !this.disposed) this.histories.every(FOLLOW_INTERVAL_MS, () => this.followOthers());
         this.feed({ type: "start" });
         for (const ev of this.backlog.splice(0)) this.feed(ev);
         mark("started");
@@ -142,14 +136,24 @@ export class Runtime {
       });
   }
 
-  /** Restores core from the history and the model health as their files hold them now. */
+  /**
+   * Restores core from the history (this process's log, after taking over those of processes
+   * that are gone: see histories.ts) and the model health, as their files hold them now.
+   */
   private restore(core: Core): CoreResponse {
     const state = this.guardRead("reading the model health", () => readState(this.storagePaths!.modelHealth));
-    const restore = { op: "restore", now: Date.now(), state };
-    // Read by the bridge, straight into the core's memory.
-    if (this.history.files) return core.callWithFiles(restore, this.history.files);
-    const index = this.guardRead("reading the task history index", () => this.history!.readIndex());
-    return core.call({ ...restore, history: this.history.read(), index });
+    const index = () => this.guardRead("reading the task history index", () => this.history!.readIndex());
+    return this.histories.restore(core, { op: "restore", now: Date.now(), state }, index);
+  }
+
+  /** Applies what the project's other processes appended to their logs (read-only tasks). */
+  private followOthers(): void {
+    if (!this.core || this.halted) return;
+    try {
+      this.histories.follow(this.core, (effects) => this.carryOutAll(effects));
+    } catch (err) {
+      if (err instanceof CoreTrap) this.recover(err);
+    }
   }
 
   /**
@@ -194,6 +198,7 @@ export class Runtime {
     this.core = core;
     this.log("error", recovery.message);
     this.carryOutAll(restored.effects ?? []);
+    this.followOthers();
     this.feed({ type: "start" });
     return recovery.message;
   }
@@ -277,11 +282,7 @@ export class Runtime {
    * the same pid by it.
    */
   serverFile(server: Record<string, unknown>): string {
-    let procStat = "";
-    try {
-      procStat = readFileSync("/proc/self/stat", "utf8");
-    } catch {}
-    return this.core!.call({ op: "server.file", server, procStat }).serverFile!;
+    return this.core!.call({ op: "server.file", server, procStat: procStat() }).serverFile!;
   }
 
   /** Carries out one effect outside a step (the status API reads messages this way). */
@@ -357,6 +358,8 @@ export class Runtime {
         return void this.guard("compacting the task history", () => this.history.rewrite(e.content!));
       case "history.index":
         return void this.guard("writing the task history index", () => this.history.writeIndex(e.content!));
+      case "history.remove":
+        return void this.guard("removing a task history log taken over", () => this.history.dir?.remove(e.file!));
       case "sse.broadcast":
         return void this.broadcaster?.(e.frame!);
       case "state.write":
@@ -424,6 +427,7 @@ export class Runtime {
    */
   dispose(): void {
     this.disposed = true;
+    this.histories.stop();
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
     for (const call of this.calls.values()) call.reject(new Error("asyncagents is unavailable: the plugin was unloaded by OpenCode"));

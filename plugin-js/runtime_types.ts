@@ -33,3 +33,16 @@ export interface ToolAnswer {
   output: string;
   metadata?: Record<string, unknown>;
 }
+
+/**
+ * How long effects after a tool's answer wait for OpenCode to have taken it, at most: past it they
+ * go on, so a lost acknowledgement never holds a task back.
+ */
+export const RETURN_WAIT_MS = 1000;
+
+/** A tool call awaiting the core's answer. */
+export interface PendingCall {
+  resolve(answer: ToolAnswer): void;
+  reject(err: Error): void;
+  ctx: ToolCallContext;
+}

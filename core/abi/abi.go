@@ -29,6 +29,19 @@ type Request struct {
 	// a task's session, as its API gave them.
 	History string `json:"history,omitempty"`
 	Replace bool   `json:"replace,omitempty"`
+	// Source names the log another process writes, for follow (core/history_files.go): its
+	// tasks are shown, never acted on. "" for a reader's own view of one log.
+	Source string `json:"source,omitempty"`
+	// Merged names the adopted logs whose content follows the own log's in History, for
+	// restore (each after a newline: the host adds one to a log that lacks it). The core folds
+	// them into the own log and has them removed.
+	Merged []string `json:"merged,omitempty"`
+	// Files are the names in the storage directory, Procs what the host found out about the pids
+	// the last answer asked for, and Adopt whether this is the start (logs of writers gone are
+	// taken), for the histories op.
+	Files []string        `json:"files,omitempty"`
+	Procs []core.ProcInfo `json:"procs,omitempty"`
+	Adopt bool            `json:"adopt,omitempty"`
 	// Index is the history index file's content, for restore (history_index.go). Sent raw, it
 	// is the first IndexLen bytes after the NUL byte, and the history the rest (ABI.md).
 	Index    string `json:"index,omitempty"`
@@ -41,8 +54,9 @@ type Request struct {
 	// the host's /proc/self/stat line, when it has one, which gives Server its ProcStart.
 	Server   *core.ServerFile `json:"server,omitempty"`
 	ProcStat string           `json:"procStat,omitempty"`
-	// Env is what a host knows of its environment, for the storage op: XDG_DATA_HOME,
-	// XDG_CONFIG_HOME, HOME and the project directory.
+	// Env is what a host knows of its environment, for the storage and histories ops:
+	// XDG_DATA_HOME, XDG_CONFIG_HOME, HOME, the project directory and the pid (with ProcStat, it
+	// names the process's own history log).
 	Env *StorageEnv `json:"env,omitempty"`
 	// ConfigFiles are the config files the storage op named that exist, in its order, for init
 	// (core/config/file.go).
@@ -92,6 +106,8 @@ type Response struct {
 	Restore *core.RestoreResult `json:"restore,omitempty"`
 	// storage
 	Storage *core.Storage `json:"storage,omitempty"`
+	// histories
+	Histories *core.HistoryPlan `json:"histories,omitempty"`
 	// table
 	Table string `json:"table,omitempty"`
 	// http
@@ -211,6 +227,7 @@ func (r *Runtime) handle(q Request) Response {
 		s := core.StoragePaths(q.Env.XDGDataHome, q.Env.Home, q.Env.Directory)
 		if q.Env.PID > 0 {
 			s.ServerJSON = core.ServerFilePath(s.ServerDir, q.Env.PID)
+			s = s.OwnHistory(q.Env.PID, core.ProcStatStart(q.ProcStat))
 		}
 		s.APIPorts = core.APIPorts(q.Env.APIPort)
 		s.ConfigFiles = config.ConfigCandidates(q.Env.XDGConfigHome, q.Env.Home, q.Env.Directory)
@@ -223,11 +240,19 @@ func (r *Runtime) handle(q Request) Response {
 		defer debug.SetGCPercent(debug.SetGCPercent(-1))
 		r.keptAll = true
 		r.m.RestoreHealth(q.State)
+		r.m.MergeAtRestore(q.Merged)
 		res, effects := r.m.RestoreIndexed(q.Now, q.History, q.Index)
 		return Response{OK: true, Restore: &res, Effects: effects}
 	case "follow":
-		res, effects := r.m.Follow(q.Now, q.History, q.Replace)
+		res, effects := r.m.FollowSource(q.Now, q.Source, q.History, q.Replace)
 		return Response{OK: true, Restore: &res, Effects: effects}
+	case "histories":
+		if q.Env == nil || (q.Env.XDGDataHome == "" && q.Env.Home == "") {
+			return Response{Error: "histories: env needs xdgDataHome or home"}
+		}
+		s := core.StoragePaths(q.Env.XDGDataHome, q.Env.Home, q.Env.Directory).OwnHistory(q.Env.PID, core.ProcStatStart(q.ProcStat))
+		plan := core.HistoryPlanFor(s.HistoryKey, s.HistoryOwner, q.Files, q.Procs, q.Adopt)
+		return Response{OK: true, Histories: &plan}
 	case "tasks":
 		return Response{OK: true, Tasks: r.m.Tasks()}
 	case "http":

@@ -61,6 +61,9 @@ func (r Response) MarshalJSON() ([]byte, error) {
 	if r.Storage != nil {
 		field("storage", r.Storage)
 	}
+	if r.Histories != nil {
+		field("histories", r.Histories)
+	}
 	if r.Table != "" {
 		field("table", r.Table)
 	}

@@ -38,7 +38,8 @@ func TestStorageServerFilesPerProjectAndProcess(t *testing.T) {
 	require.NotEqual(t, a1.ServerJSON, a2.ServerJSON)
 	require.Equal(t, a1.ServerDir+"/100.json", a1.ServerJSON)
 	require.NotEqual(t, a1.ServerDir, b.ServerDir)
-	require.Equal(t, a1.History, st("/p/x/../a/", 1).History)
+	require.Equal(t, a1.History, st("/p/x/../a/", 100).History)
+	require.NotEqual(t, a1.History, a2.History, "a log of its own per process")
 	require.Equal(t, "/h/.local/share/opencode/asyncagents", a1.Dir)
 	require.Equal(t, a1.Dir, a1.ServerDir[:len(a1.Dir)], "next to the history")
 	require.Empty(t, core.StoragePaths("", "/h", "/p/a").ServerJSON, "no pid, no file of its own")
@@ -66,4 +67,25 @@ func TestServerFileOpSaysWhatTheAuthMeans(t *testing.T) {
 		require.Equal(t, want, f.Auth, "auth %q", given)
 		require.Equal(t, want == "token", strings.Contains(f.DashboardURL(), "?token=t"), "auth %q", given)
 	}
+}
+
+// The histories op names the logs as the storage op does: with the host's pid and its
+// /proc/self/stat line, a process's own log; it asks about the other writers first, then plans.
+func TestHistoriesOpPlansFromTheStorageNames(t *testing.T) {
+	rt := NewRuntime()
+	stat := `"procStat":"9 (bun) S 1 9 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 555 0"`
+	env := `"env":{"home":"/h","directory":"/p/a","pid":9}`
+	r, err := DecodeResponse(rt.Call([]byte(`{"op":"storage",` + env + `,` + stat + `}`)))
+	require.NoError(t, err)
+	require.True(t, strings.HasSuffix(r.Storage.History, ".9-555.log"), r.Storage.History)
+	require.Equal(t, "9-555", r.Storage.HistoryOwner)
+	key := r.Storage.HistoryKey
+	files := `"files":["history-` + key + `.log","history-` + key + `.7-70.log","history-` + key + `.9-555.log","model-health.json"]`
+	r, err = DecodeResponse(rt.Call([]byte(`{"op":"histories",` + env + `,` + stat + `,` + files + `,"adopt":true}`)))
+	require.NoError(t, err)
+	require.Equal(t, []int{7}, r.Histories.Check)
+	r, err = DecodeResponse(rt.Call([]byte(`{"op":"histories",` + env + `,` + stat + `,` + files + `,"adopt":true,"procs":[{"pid":7,"running":true,"stat":"7 (x) S 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 70 0"}]}`)))
+	require.NoError(t, err)
+	require.Equal(t, []string{"history-" + key + ".7-70.log"}, r.Histories.Follow)
+	require.Equal(t, []core.HistoryAdopt{{From: "history-" + key + ".log", To: "history-" + key + ".9-555.1.log", Merge: true}}, r.Histories.Adopt)
 }

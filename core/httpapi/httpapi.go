@@ -448,6 +448,9 @@ type apiErrorBody struct {
 	Error string `json:"error"`
 }
 
+// Fail is an error answer, {"error": msg}, for the machine's own refusals.
+func Fail(status int, msg string) Response { return apiFail(status, msg) }
+
 func apiFail(status int, msg string) Response {
 	b, _ := json.Marshal(apiErrorBody{Error: msg})
 	return Response{Status: status, Headers: apiJSONHeaders(), Body: string(b)}

@@ -78,8 +78,13 @@ func TestKill9NeverLosesAFinishedResult(t *testing.T) {
 	// The history file itself: at most one torn line per kill, nothing else corrupt.
 	home := e.oc.Home
 	st := core.StoragePaths(filepath.Join(home, ".local", "share"), home, e.oc.Dir)
-	raw, err := os.ReadFile(st.History)
-	require.NoError(t, err, "the plugin's history file")
+	var raw []byte
+	for _, path := range historyFiles(st, "log") { // each OpenCode run took the log of the one before
+		b, err := os.ReadFile(path)
+		require.NoError(t, err, "the plugin's history file")
+		raw = append(raw, b...)
+	}
+	require.NotEmpty(t, raw, "the plugin's history file")
 	res, _ := core.NewMachine(config.Config{}).Restore(time.Now().UnixMilli(), string(raw))
 	require.LessOrEqual(t, res.Corrupt, rounds, "corrupt lines: %v", res.Problems)
 

@@ -41,25 +41,29 @@ func storedTask(t *testing.T, oc *ocserve.Server, id string) task.Task {
 }
 
 // findStoredTask reads the latest record of the task with id (its own ID or its session's) from
-// the history file.
+// the project's history: every process's log (core/history_files.go), as a restart would.
 func findStoredTask(oc *ocserve.Server, id string) (task.Task, bool) {
-	f, err := os.Open(storageOf(oc).History)
-	if err != nil {
-		return task.Task{}, false
-	}
-	defer f.Close()
+	st := storageOf(oc)
+	logs, _ := filepath.Glob(filepath.Join(st.Dir, "history-"+st.HistoryKey+"*.log"))
 	var last task.Task
 	found := false
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		_, body, _ := strings.Cut(sc.Text(), " ")
-		var r struct {
-			Task *task.Task `json:"task"`
+	for _, path := range logs {
+		f, err := os.Open(path)
+		if err != nil {
+			continue
 		}
-		if json.Unmarshal([]byte(body), &r) == nil && r.Task != nil && (r.Task.ID == id || r.Task.SessionID == id) {
-			last, found = *r.Task, true
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		for sc.Scan() {
+			_, body, _ := strings.Cut(sc.Text(), " ")
+			var r struct {
+				Task *task.Task `json:"task"`
+			}
+			if json.Unmarshal([]byte(body), &r) == nil && r.Task != nil && (r.Task.ID == id || r.Task.SessionID == id) {
+				last, found = *r.Task, true
+			}
 		}
+		f.Close()
 	}
 	return last, found
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/internal/fixture"
 	"github.com/asyncagents/asyncagents/testharness/mockmodel"
 	"github.com/asyncagents/asyncagents/testharness/ocserve"
@@ -118,7 +119,7 @@ func TestALongHistoryRestartsFromItsIndex(t *testing.T) {
 	waitIndex := func() string {
 		var index []byte
 		e.eventually("the history index", 30*time.Second, func() bool {
-			b, err := os.ReadFile(st.HistoryIndex)
+			b, err := os.ReadFile(ownIndex(st))
 			index = b
 			return err == nil && strings.HasPrefix(string(b), "asyncagents-index 2 ")
 		})
@@ -140,18 +141,19 @@ func TestALongHistoryRestartsFromItsIndex(t *testing.T) {
 	// A changed byte inside the index: its checksum fails, and the start reads the log.
 	bad := []byte(index)
 	bad[len(bad)/2] ^= 1
-	require.NoError(t, os.WriteFile(st.HistoryIndex, bad, 0o600))
+	require.NoError(t, os.WriteFile(ownIndex(st), bad, 0o600))
 	restart()
 	load = startListing()
 	require.Contains(t, load, fmt.Sprintf("restored %d tasks +", n))
-	require.Equal(t, index, waitIndexChangedFrom(e, st.HistoryIndex, string(bad)), "the index is written again, as it was")
+	// The index taken over with the log is the next process's: it is written again there.
+	require.Equal(t, index, waitIndexChangedFrom(e, st, string(bad)), "the index is written again, as it was")
 }
 
 // waitIndexChangedFrom waits for the index file to hold something else than was, and returns it.
-func waitIndexChangedFrom(e *env, path, was string) string {
+func waitIndexChangedFrom(e *env, st core.Storage, was string) string {
 	var now string
 	e.eventually("the index written again", 30*time.Second, func() bool {
-		b, err := os.ReadFile(path)
+		b, err := os.ReadFile(ownIndex(st))
 		now = string(b)
 		return err == nil && now != was
 	})

@@ -82,6 +82,14 @@ func Restart(t testing.TB, prev *Server, opt Options) *Server {
 	return launch(t, opt, prev.Home, prev.Dir, false)
 }
 
+// Beside starts a second `opencode serve` on a running server's home and project, as a user
+// opening OpenCode twice on one project: both share the data, the sessions and the plugin's
+// storage. opt is written to opencode.json again, as for Restart.
+func Beside(t testing.TB, other *Server, opt Options) *Server {
+	t.Helper()
+	return launch(t, opt, other.Home, other.Dir, false)
+}
+
 func launch(t testing.TB, opt Options, home, dir string, fresh bool) *Server {
 	t.Helper()
 	bin := Binary(t)

@@ -111,3 +111,24 @@ func TestLsThroughASymlinkReadsTheSameHistory(t *testing.T) {
 	require.Equal(t, 0, run([]string{"ls", "--project", link, "--wasm", wasm}, &stdout, &stderr), stderr.String())
 	require.Contains(t, stdout.String(), "Survey auth")
 }
+
+// ls reads every process's log of the project (core/history_files.go): the log of before, and
+// two processes' own, one of them with a torn last line.
+func TestLsReadsEveryProcessLog(t *testing.T) {
+	wasm, home, project := cliSetup(t)
+	st := core.StoragePaths("", home, project)
+	require.NoError(t, os.MkdirAll(st.Dir, 0o700))
+	line := func(id, desc string) string {
+		return core.HistoryLine(task.Task{ID: id, ParentSessionID: "ses_p", Description: desc, Prompt: "p", Agent: "general",
+			Status: task.StatusCompleted, StartedAt: fixture.Base, CompletedAt: fixture.Base + 1_000, Progress: task.Progress{LastTools: []string{}}, Depth: 1})
+	}
+	require.NoError(t, os.WriteFile(st.History, []byte(line("bg_0", "Of before")), 0o600))
+	a := st.OwnHistory(11, "110").History
+	require.NoError(t, os.WriteFile(a, []byte(line("bg_1", "Of process one")+"0123 torn"), 0o600))
+	require.NoError(t, os.WriteFile(st.OwnHistory(12, "").History, []byte(line("bg_2", "Of process two")), 0o600))
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, run([]string{"ls", "--project", project, "--wasm", wasm}, &stdout, &stderr), stderr.String())
+	for _, d := range []string{"Of before", "Of process one", "Of process two", "(1 corrupt history lines skipped)"} {
+		require.Contains(t, stdout.String(), d)
+	}
+}

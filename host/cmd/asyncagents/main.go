@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -91,12 +92,37 @@ func ls(args []string, stdout io.Writer) error {
 	if err := configure(ctx, c, config.Config{}, st); err != nil {
 		return err
 	}
-	history, err := os.ReadFile(st.History)
+	// Every process that served the project wrote a log of its own (core/history_files.go): ls
+	// reads them all as one. A log's index fits it alone, so it is read when there is one log.
+	entries, err := os.ReadDir(st.Dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	env := storageEnv(project, "")
+	plan, err := c.Do(ctx, abi.Request{Op: "histories", Env: &env, Files: names})
+	if err != nil {
+		return err
+	}
+	var history, index []byte
+	for _, name := range plan.Histories.Follow {
+		log, err := os.ReadFile(filepath.Join(st.Dir, name))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		if len(history) > 0 && history[len(history)-1] != '\n' {
+			history = append(history, '\n') // a torn last line does not swallow the next log's first
+		}
+		history = append(history, log...)
+	}
+	if logs := plan.Histories.Follow; len(logs) == 1 {
+		index = readIndex(filepath.Join(st.Dir, strings.TrimSuffix(logs[0], ".log")+".idx"))
+	}
 	now := time.Now().UnixMilli()
-	r, err := c.DoRestore(ctx, abi.Request{Op: "restore", Now: now}, readIndex(st.HistoryIndex), history)
+	r, err := c.DoRestore(ctx, abi.Request{Op: "restore", Now: now}, index, history)
 	if err != nil {
 		return err
 	}

@@ -40,13 +40,18 @@ func resolveProject(dir string) (string, error) {
 
 // storageOf asks the core where project's files are; port is ASYNCAGENTS_API_PORT or --port.
 func storageOf(ctx context.Context, c *host.Core, project, port string) (core.Storage, error) {
-	home, _ := os.UserHomeDir()
-	st, err := c.Do(ctx, abi.Request{Op: "storage", Env: &abi.StorageEnv{XDGDataHome: os.Getenv("XDG_DATA_HOME"), Home: home,
-		Directory: project, APIPort: port, PID: os.Getpid()}})
+	env := storageEnv(project, port)
+	st, err := c.Do(ctx, abi.Request{Op: "storage", Env: &env})
 	if err != nil {
 		return core.Storage{}, err
 	}
 	return *st.Storage, nil
+}
+
+// storageEnv is what the core needs to place the project's files.
+func storageEnv(project, port string) abi.StorageEnv {
+	home, _ := os.UserHomeDir()
+	return abi.StorageEnv{XDGDataHome: os.Getenv("XDG_DATA_HOME"), Home: home, Directory: project, APIPort: port, PID: os.Getpid()}
 }
 
 // writeOwnServerFile writes this process's server file (its content is the core's) and returns

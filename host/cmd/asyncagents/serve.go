@@ -13,6 +13,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -63,7 +65,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := configure(ctx, c, config.Config{API: api}, st); err != nil {
 		return err
 	}
-	s := &server{core: c, api: &host.APIServer{Core: c, Now: nowMs}, history: st.History, index: st.HistoryIndex}
+	s := &server{core: c, api: &host.APIServer{Core: c, Now: nowMs}, dir: st.Dir, env: storageEnv(abs, *port)}
 	// After a trap, a new instance is restored from the history as it is now; the frames and
 	// timers it asks for are carried out as any others.
 	c.OnTrap(host.Recovery{
@@ -122,95 +124,134 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 }
 
-// server holds what serve carries out for the core: timers, frames, and its place in the history.
+// server holds what serve carries out for the core: timers, frames, and its place in each log
+// of the project's history (one per process that writes it, core/history_files.go).
 type server struct {
-	core    *host.Core
-	api     *host.APIServer
-	history string
-	index   string // the history index's path: read at load, never written (the plugin does)
+	core *host.Core
+	api  *host.APIServer
+	dir  string         // the storage directory, where the logs are
+	env  abi.StorageEnv // for the histories op, which names the logs
 
-	mu     sync.Mutex // timers, offset and file: a recovery (reread) runs on the call that trapped
+	mu     sync.Mutex // timers and seen: a recovery (reread) runs on the call that trapped
 	timers map[string]*time.Timer
-	offset int64       // bytes of the history applied so far
-	file   os.FileInfo // the history file as last read: a compaction replaces it
+	seen   map[string]followed // each log as last read
+}
+
+// followed is where a log was read to, and what file it was (a compaction replaces it).
+type followed struct {
+	offset int64
+	file   os.FileInfo
 }
 
 func nowMs() int64 { return time.Now().UnixMilli() }
 
-// load restores the whole history and returns how many tasks it holds.
+// load reads every log of the project and returns how many tasks they hold.
 func (s *server) load(ctx context.Context) (int, error) {
-	f, info, err := openHistory(s.history)
+	return s.followAll(ctx)
+}
+
+// reread starts a new instance (after a trap) empty: the next look reads every log whole.
+func (s *server) reread() (index, history []byte, state string, err error) {
+	s.mu.Lock()
+	s.seen = nil
+	s.mu.Unlock()
+	return nil, nil, "", nil
+}
+
+// follow applies what each log gained since the last look.
+func (s *server) follow(ctx context.Context) error {
+	_, err := s.followAll(ctx)
+	return err
+}
+
+// followAll looks at every log the core names (and those read before, which may be gone), and
+// returns how many tasks the logs it read hold.
+func (s *server) followAll(ctx context.Context) (int, error) {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return 0, err
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	plan, err := s.core.Do(ctx, abi.Request{Op: "histories", Env: &s.env, Files: names})
 	if err != nil {
 		return 0, err
 	}
-	var data []byte
-	if f != nil {
-		defer f.Close()
-		if data, err = readFrom(f, 0, info.Size()); err != nil {
-			return 0, err
+	follow := plan.Histories.Follow
+	s.mu.Lock()
+	for name := range s.seen {
+		if !slices.Contains(follow, name) {
+			follow = append(follow, name)
 		}
 	}
-	r, err := s.core.DoRestore(ctx, abi.Request{Op: "restore", Now: nowMs()}, readIndex(s.index), data)
+	s.mu.Unlock()
+	total := 0
+	for _, name := range follow {
+		n, err := s.followOne(ctx, name)
+		if err != nil {
+			return total, err
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// followOne applies what the log name gained since the last look, or all of it when a compaction
+// replaced the file, or drops its tasks when it is gone (taken over by a process that writes them
+// in its own log). Only the appended bytes are read: a working plugin appends every few seconds,
+// and reading a 10 MB history whole each time would cost 10 MB a look.
+func (s *server) followOne(ctx context.Context, name string) (int, error) {
+	f, info, err := openHistory(filepath.Join(s.dir, name))
 	if err != nil {
 		return 0, err
 	}
-	// Restore asks OpenCode to reconcile running tasks; a read-only view does not.
-	s.offset, s.file = completeLines(data), info
-	return r.Restore.Restored, nil
-}
-
-// reread reads the whole history for a new instance (after a trap), and follows on from there.
-func (s *server) reread() (index, history []byte, state string, err error) {
-	f, info, err := openHistory(s.history)
-	if f == nil || err != nil {
-		return nil, nil, "", err
+	s.mu.Lock()
+	last, known := s.seen[name]
+	s.mu.Unlock()
+	if f == nil {
+		if !known {
+			return 0, nil
+		}
+		s.mu.Lock()
+		delete(s.seen, name)
+		s.mu.Unlock()
+		r, err := s.core.DoHistory(ctx, abi.Request{Op: "follow", Now: nowMs(), Source: name, Replace: true}, nil)
+		if err == nil {
+			s.carryOut(ctx, r.Effects)
+		}
+		return 0, err
 	}
 	defer f.Close()
-	data, err := readFrom(f, 0, info.Size())
-	if err != nil {
-		return nil, nil, "", err
+	replaced := !known || !os.SameFile(info, last.file) || info.Size() < last.offset
+	if !replaced && info.Size() == last.offset {
+		return 0, nil
 	}
-	data = data[:completeLines(data)]
-	s.mu.Lock()
-	s.offset, s.file = int64(len(data)), info
-	s.mu.Unlock()
-	return readIndex(s.index), data, "", nil
-}
-
-// follow applies what the plugin appended since the last look, or the whole log after a
-// compaction replaced the file. Only the appended bytes are read: a working plugin appends every
-// few seconds, and reading a 10 MB history whole each time would cost 10 MB a look.
-func (s *server) follow(ctx context.Context) error {
-	f, info, err := openHistory(s.history)
-	if f == nil || err != nil {
-		return err
-	}
-	defer f.Close()
-	s.mu.Lock()
-	offset, last := s.offset, s.file
-	s.mu.Unlock()
-	replaced := last == nil || !os.SameFile(info, last) || info.Size() < offset
-	if !replaced && info.Size() == offset {
-		return nil
-	}
-	from := offset
+	from := last.offset
 	if replaced {
 		from = 0
 	}
 	data, err := readFrom(f, from, info.Size())
 	if err != nil {
-		return err
+		return 0, err
 	}
 	chunk := data[:completeLines(data)]
-	r, err := s.core.DoHistory(ctx, abi.Request{Op: "follow", Now: nowMs(), Replace: replaced}, chunk)
+	if !replaced && len(chunk) == 0 {
+		return 0, nil
+	}
+	r, err := s.core.DoHistory(ctx, abi.Request{Op: "follow", Now: nowMs(), Source: name, Replace: replaced}, chunk)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	s.mu.Lock()
-	s.offset, s.file = from+int64(len(chunk)), info
+	if s.seen == nil {
+		s.seen = map[string]followed{}
+	}
+	s.seen[name] = followed{offset: from + int64(len(chunk)), file: info}
 	s.mu.Unlock()
 	s.carryOut(ctx, r.Effects)
-	return nil
+	return r.Restore.Restored, nil
 }
 
 // step feeds the core one event and carries out what it asks.

@@ -24,6 +24,7 @@ var constants = []constant{
 	{"StreamBufferFrames", "STREAM_BUFFER_FRAMES", core.StreamBufferFrames},
 	{"StopGraceMs", "STOP_GRACE_MS", core.StopGraceMs},
 	{"APITokenBytes", "API_TOKEN_BYTES", core.APITokenBytes},
+	{"FollowIntervalMs", "FOLLOW_INTERVAL_MS", core.FollowIntervalMs},
 	{"APIErrStarting", "API_ERR_STARTING", core.APIErrStarting},
 	{"APIErrCoreUnavailable", "API_ERR_CORE_UNAVAILABLE", core.APIErrCoreUnavailable},
 	{"APIErrCoreFailed", "API_ERR_CORE_FAILED", core.APIErrCoreFailed},

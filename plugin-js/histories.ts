@@ -1,0 +1,136 @@
+// The project's history as one log per process (core/history_files.go, ABI.md "One log per
+// process"): at a start, the logs of processes that are gone are taken over as the core plans;
+// then the other processes' logs are followed, read-only. What to take, what to follow and what
+// their tasks mean is the core's call; this reads, renames and removes files as it says.
+
+import { readFileSync } from "node:fs";
+import { CoreTrap, type Core, type CoreResponse, type Effect } from "../bridge/core";
+import type { History } from "./history";
+import type { StorageEnv } from "./runtime";
+
+type Log = (level: string, message: string) => void;
+
+export class ProjectHistories {
+  /** The logs followed so far, which may since be gone. */
+  private readonly followed = new Set<string>();
+  /** Set by a restore: the next look reads every other log whole (a new instance knows none). */
+  private fresh = true;
+  /** Looks at the logs the project's other processes write, while the plugin runs. */
+  private timer?: ReturnType<typeof setInterval>;
+
+  constructor(
+    private readonly history: () => History,
+    private readonly env: StorageEnv,
+    private readonly log: Log,
+  ) {}
+
+  /** Calls look every ms until stop: the runtime follows the other processes' logs with it. */
+  every(ms: number, look: () => void): void {
+    this.stop();
+    this.timer = setInterval(look, ms);
+    (this.timer as { unref?: () => void }).unref?.();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /**
+   * Restores core from this process's log, after taking over the logs of the project's processes
+   * that are gone: the first is renamed to this process's log (its index with it), the others are
+   * read after it (merged), and the core folds them in and has them removed.
+   */
+  restore(core: Core, request: Record<string, unknown>, readIndex: () => string | Uint8Array): CoreResponse {
+    const history = this.history();
+    const merged = this.adopt(core);
+    this.fresh = true;
+    // Read by the bridge, straight into the core's memory.
+    if (history.files && merged.length === 0) return core.callWithFiles(request, history.files);
+    const dir = history.dir;
+    const parts = [history.read(), ...merged.map((name) => dir!.read(name))].map((p) => (typeof p === "string" ? new TextEncoder().encode(p) : p));
+    // Each log ends its last line, so a torn one does not swallow the next log's first.
+    const chunks = parts.flatMap((p) => (p.length > 0 && p[p.length - 1] !== 10 ? [p, new Uint8Array([10])] : [p]));
+    const all = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+    chunks.reduce((at, c) => (all.set(c, at), at + c.length), 0);
+    return core.call({ ...request, history: all, index: readIndex(), merged });
+  }
+
+  /** Takes the logs the core says are this process's now; returns those to merge. */
+  private adopt(core: Core): string[] {
+    const dir = this.history().dir;
+    if (!dir) return [];
+    const files = dir.list();
+    const ask = (procs?: unknown[]) => core.call({ op: "histories", env: this.env, procStat: procStat(), files, procs, adopt: true }).histories ?? {};
+    let plan = ask();
+    if (plan.check?.length) plan = ask(plan.check.map(procInfo));
+    const merged: string[] = [];
+    for (const a of plan.adopt ?? []) {
+      try {
+        // A log already gone was taken by another process starting at the same time.
+        if (a.from !== a.to && !dir.rename(a.from, a.to)) continue;
+        if (a.indexFrom && a.indexTo) dir.rename(a.indexFrom, a.indexTo);
+        else if (a.indexFrom) dir.remove(a.indexFrom);
+        if (a.merge) merged.push(a.to);
+      } catch (err) {
+        this.log("error", `asyncagents: taking over the task history log ${a.from} failed: ${(err as Error).message}`);
+      }
+    }
+    return merged;
+  }
+
+  /**
+   * Applies what the other processes' logs gained since the last look: the core lists their
+   * tasks in the status API and acts on none of them. A trap is thrown for the caller to recover.
+   */
+  follow(core: Core, carryOut: (effects: Effect[]) => void): void {
+    const dir = this.history().dir;
+    if (!dir) return;
+    if (this.fresh) {
+      dir.forget();
+      this.followed.clear();
+      this.fresh = false;
+    }
+    try {
+      const plan = core.call({ op: "histories", env: this.env, procStat: procStat(), files: dir.list() }).histories ?? {};
+      for (const name of new Set([...(plan.follow ?? []), ...this.followed])) {
+        let got: ReturnType<typeof dir.readSince>;
+        try {
+          got = dir.readSince(name);
+        } catch (err) {
+          this.log("error", `asyncagents: reading the task history log ${name} failed: ${(err as Error).message}`);
+          continue;
+        }
+        if (!got) continue;
+        if (got.lines.length > 0) this.followed.add(name);
+        else if (got.replace) this.followed.delete(name);
+        carryOut(core.call({ op: "follow", now: Date.now(), source: name, history: got.lines, replace: got.replace }).effects ?? []);
+      }
+    } catch (err) {
+      if (err instanceof CoreTrap) throw err;
+      this.log("error", `asyncagents: following the project's other task histories failed: ${(err as Error).message}`);
+    }
+  }
+}
+
+/** This process's /proc/self/stat line, where there is one: the core reads its start time in it. */
+export function procStat(): string {
+  try {
+    return readFileSync("/proc/self/stat", "utf8");
+  } catch {
+    return "";
+  }
+}
+
+/** Whether pid runs, with its /proc/<pid>/stat line where there is one (the core reads its start). */
+function procInfo(pid: number): { pid: number; running: boolean; stat?: string } {
+  try {
+    return { pid, running: true, stat: readFileSync(`/proc/${pid}/stat`, "utf8") };
+  } catch {}
+  try {
+    process.kill(pid, 0);
+    return { pid, running: true };
+  } catch (err) {
+    return { pid, running: (err as NodeJS.ErrnoException).code === "EPERM" };
+  }
+}
