@@ -574,6 +574,11 @@ export interface HistoryPlan {
   adopt?: HistoryAdopt[];
   /** Follow lists the logs other live processes write (base names), to follow read-only. */
   follow?: string[];
+  /**
+   * Indexes names the index beside each followed log that has one: a first read of the log
+   * sends it too (follow with index), so 10,000 tasks load from it, not line by line.
+   */
+  indexes?: Record<string, string>;
 }
 
 /** Response is what the host writes back. */

@@ -48,6 +48,9 @@ type HistoryPlan struct {
 	Adopt []HistoryAdopt `json:"adopt,omitempty"`
 	// Follow lists the logs other live processes write (base names), to follow read-only.
 	Follow []string `json:"follow,omitempty"`
+	// Indexes names the index beside each followed log that has one: a first read of the log
+	// sends it too (follow with index), so 10,000 tasks load from it, not line by line.
+	Indexes map[string]string `json:"indexes,omitempty"`
 }
 
 // HistoryAdopt is one log to take: rename From to To; only if that succeeded, rename IndexFrom to
@@ -183,6 +186,14 @@ func HistoryPlanFor(key, own string, files []string, procs []ProcInfo, adopt boo
 		slices.Sort(checks)
 		return HistoryPlan{Check: slices.Compact(checks)}
 	}
+	for _, name := range plan.Follow {
+		if idx := strings.TrimSuffix(name, ".log") + ".idx"; listed[idx] {
+			if plan.Indexes == nil {
+				plan.Indexes = map[string]string{}
+			}
+			plan.Indexes[name] = idx
+		}
+	}
 	ownLog := historyName(key, own, 0, "log")
 	next := 1
 	for _, a := range plan.Adopt {
@@ -216,7 +227,7 @@ func HistoryPlanFor(key, own string, files []string, procs []ProcInfo, adopt boo
 // from this machine's own (the status API lists both), and nothing here acts on them. With
 // replace and no lines the log is gone (adopted by a process that will write its tasks in its own
 // log), and its tasks are dropped. Source "" is Follow itself (a reader's only log).
-func (m *Machine) FollowSource(now int64, source, lines string, replace bool) (RestoreResult, []Effect) {
+func (m *Machine) FollowSource(now int64, source, lines, index string, replace bool) (RestoreResult, []Effect) {
 	if source == "" {
 		return m.Follow(now, lines, replace)
 	}
@@ -229,11 +240,23 @@ func (m *Machine) FollowSource(now int64, source, lines string, replace bool) (R
 		if lines == "" {
 			return RestoreResult{}, nil
 		}
-		o = NewMachine(m.cfg)
+		// Read-only whatever this machine is: another process's tasks are never started,
+		// reconciled or written here.
+		cfg := m.cfg
+		cfg.API.ReadOnly = true
+		o = NewMachine(cfg)
 		if m.others == nil {
 			m.others = map[string]*Machine{}
 		}
 		m.others[source] = o
+		if index != "" && replace {
+			// A first read of a log with an index: the tasks load from it as a restart's do
+			// (their records read only as far as their start until asked for). What the
+			// restore would write or ask for is the writer's business, and is dropped.
+			res, _ := o.RestoreIndexed(now, lines, index)
+			m.storeChanged()
+			return res, nil
+		}
 	}
 	res, out := o.Follow(now, lines, replace)
 	if len(o.tasks) == 0 && replace {

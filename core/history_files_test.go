@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -25,9 +26,9 @@ func TestHistoryPlanFor(t *testing.T) {
 		adopt bool
 		want  HistoryPlan
 	}{
-		{name: "a reader follows every log and takes none", own: "", adopt: true,
+		{name: "a reader follows every log, with its index where it has one, and takes none", own: "", adopt: true,
 			files: []string{"history-k.log", "history-k.7-70.log", "history-k.7-70.idx", "model-health.json", "history-other.log"},
-			want:  HistoryPlan{Follow: []string{"history-k.7-70.log", "history-k.log"}}},
+			want:  HistoryPlan{Follow: []string{"history-k.7-70.log", "history-k.log"}, Indexes: map[string]string{"history-k.7-70.log": "history-k.7-70.idx"}}},
 		{name: "the log of before becomes the first process's own, index and all", own: "9-90", adopt: true,
 			files: []string{"history-k.log", "history-k.idx", "servers-k"},
 			want:  HistoryPlan{Adopt: []HistoryAdopt{{From: "history-k.log", To: "history-k.9-90.log", IndexFrom: "history-k.idx", IndexTo: "history-k.9-90.idx"}}}},
@@ -115,7 +116,7 @@ func TestAnotherProcessTasksAreReadOnly(t *testing.T) {
 	// B (re)starts with a log of its own holding one running task of its own.
 	_, effects := b.Restore(1000, runningLine("bg_b1", "ses_b1", 150))
 	require.Equal(t, []string{EffectStatus}, kinds(effects), "B reconciles its own task alone")
-	res, effects := b.FollowSource(1001, "history-k.7.log", aLog, true)
+	res, effects := b.FollowSource(1001, "history-k.7.log", aLog, "", true)
 	require.Equal(t, 2, res.Restored)
 	for _, e := range effects {
 		require.Equal(t, EffectSSEBroadcast, e.Kind)
@@ -161,7 +162,7 @@ func TestAnotherProcessTasksAreReadOnly(t *testing.T) {
 	b.out = nil
 
 	// A's log adopted by a third process goes away: its tasks leave B's view with it.
-	b.FollowSource(1006, "history-k.7.log", "", true)
+	b.FollowSource(1006, "history-k.7.log", "", "", true)
 	require.Len(t, b.Tasks(), 1)
 	require.Empty(t, b.FollowedSources())
 }
@@ -205,4 +206,31 @@ func findKind(t *testing.T, effects []Effect, kind string) Effect {
 	}
 	t.Fatalf("no %s in %+v", kind, effects)
 	return Effect{}
+}
+
+// A first read of another process's log with its index loads the tasks from the index, as a
+// restart does, and starts, asks and writes nothing: they are that process's.
+func TestFollowSourceFirstReadUsesTheIndex(t *testing.T) {
+	var log strings.Builder
+	for i := 0; i < 2*indexMinLines; i++ {
+		log.WriteString(HistoryLine(task.Task{ID: fmt.Sprintf("bg_%022d", i), SessionID: fmt.Sprintf("ses_%d", i), ParentSessionID: "ses_p",
+			ParentMessageID: "msg_p", BatchID: "msg_p", Description: "job", Prompt: "Go.", Agent: "general", Depth: 1,
+			Status: task.StatusCompleted, StartedAt: int64(1000 + i), CompletedAt: int64(2000 + i), Result: "done"}))
+	}
+	writer := NewMachine(config.Config{})
+	writer.Restore(3000, log.String())
+	var index string
+	for _, e := range writer.Step(3001, Event{Type: EventTimer, TimerID: HistoryIndexTimer}) {
+		if e.Kind == EffectHistoryIndex {
+			index = e.Content
+		}
+	}
+	require.NotEmpty(t, index, "the writer leaves an index")
+
+	reader := NewMachine(config.Config{})
+	res, effects := reader.FollowSource(4000, "history-k.7-70.log", log.String(), index, true)
+	require.Equal(t, 2*indexMinLines, res.Restored)
+	require.Positive(t, res.Indexed, "the tasks loaded from the index")
+	require.Empty(t, effects)
+	require.Len(t, reader.apiTasks(), 2*indexMinLines)
 }

@@ -102,9 +102,13 @@ export class ProjectHistories {
           continue;
         }
         if (!got) continue;
+        // A log read for the first time comes with its index, when it has one: its tasks then
+        // load as a restart's do, not line by line.
+        const indexName = !this.followed.has(name) && got.replace ? plan.indexes?.[name] : undefined;
+        const index = indexName ? dir.read(indexName) : "";
         if (got.lines.length > 0) this.followed.add(name);
         else if (got.replace) this.followed.delete(name);
-        carryOut(core.call({ op: "follow", now: Date.now(), source: name, history: got.lines, replace: got.replace }).effects ?? []);
+        carryOut(core.call({ op: "follow", now: Date.now(), source: name, history: got.lines, index, replace: got.replace }).effects ?? []);
       }
     } catch (err) {
       if (err instanceof CoreTrap) throw err;

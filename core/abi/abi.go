@@ -244,7 +244,7 @@ func (r *Runtime) handle(q Request) Response {
 		res, effects := r.m.RestoreIndexed(q.Now, q.History, q.Index)
 		return Response{OK: true, Restore: &res, Effects: effects}
 	case "follow":
-		res, effects := r.m.FollowSource(q.Now, q.Source, q.History, q.Replace)
+		res, effects := r.m.FollowSource(q.Now, q.Source, q.History, q.Index, q.Replace)
 		return Response{OK: true, Restore: &res, Effects: effects}
 	case "histories":
 		if q.Env == nil || (q.Env.XDGDataHome == "" && q.Env.Home == "") {

@@ -189,7 +189,7 @@ func (s *server) followAll(ctx context.Context) (int, error) {
 	s.mu.Unlock()
 	total := 0
 	for _, name := range follow {
-		n, err := s.followOne(ctx, name)
+		n, err := s.followOne(ctx, name, plan.Histories.Indexes[name])
 		if err != nil {
 			return total, err
 		}
@@ -202,7 +202,10 @@ func (s *server) followAll(ctx context.Context) (int, error) {
 // replaced the file, or drops its tasks when it is gone (taken over by a process that writes them
 // in its own log). Only the appended bytes are read: a working plugin appends every few seconds,
 // and reading a 10 MB history whole each time would cost 10 MB a look.
-func (s *server) followOne(ctx context.Context, name string) (int, error) {
+//
+// A log read for the first time comes with its index (index names it, when the core found one):
+// 10,000 tasks then load from it as a restart's do.
+func (s *server) followOne(ctx context.Context, name, index string) (int, error) {
 	f, info, err := openHistory(filepath.Join(s.dir, name))
 	if err != nil {
 		return 0, err
@@ -240,7 +243,13 @@ func (s *server) followOne(ctx context.Context, name string) (int, error) {
 	if !replaced && len(chunk) == 0 {
 		return 0, nil
 	}
-	r, err := s.core.DoHistory(ctx, abi.Request{Op: "follow", Now: nowMs(), Source: name, Replace: replaced}, chunk)
+	var r abi.Response
+	if idx := []byte(nil); !known && index != "" {
+		idx = readIndex(filepath.Join(s.dir, index))
+		r, err = s.core.DoRestore(ctx, abi.Request{Op: "follow", Now: nowMs(), Source: name, Replace: replaced}, idx, chunk)
+	} else {
+		r, err = s.core.DoHistory(ctx, abi.Request{Op: "follow", Now: nowMs(), Source: name, Replace: replaced}, chunk)
+	}
 	if err != nil {
 		return 0, err
 	}
