@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -118,8 +117,9 @@ func ls(args []string, stdout io.Writer) error {
 		}
 		history = append(history, log...)
 	}
-	if logs := plan.Histories.Follow; len(logs) == 1 {
-		index = readIndex(filepath.Join(st.Dir, strings.TrimSuffix(logs[0], ".log")+".idx"))
+	if logs := plan.Histories.Follow; len(logs) == 1 && plan.Histories.Indexes[logs[0]] != "" {
+		// One log: its index fits the history read, as the core named it.
+		index = readIndex(filepath.Join(st.Dir, plan.Histories.Indexes[logs[0]]))
 	}
 	now := time.Now().UnixMilli()
 	r, err := c.DoRestore(ctx, abi.Request{Op: "restore", Now: now}, index, history)
