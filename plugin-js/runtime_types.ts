@@ -1,17 +1,8 @@
 // The shapes the runtime (runtime.ts) takes from its hosts and gives back: where the plugin's
 // files go, what a tool call carries, and a tool's answer.
 
-/** What the core needs to place the plugin's files. */
-export interface StorageEnv {
-  xdgDataHome?: string;
-  /** For the global config file ($XDG_CONFIG_HOME/opencode, else ~/.config/opencode). */
-  xdgConfigHome?: string;
-  home?: string;
-  directory?: string;
-  apiPort?: string;
-  /** This process: it names its server file. */
-  pid?: number;
-}
+/** What the core needs to place the plugin's files: the storage op's env, as the ABI types it. */
+export type { StorageEnv } from "../bridge/core";
 
 export interface ToolCallContext {
   sessionID: string;
