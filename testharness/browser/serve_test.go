@@ -1,7 +1,4 @@
-// Package browser holds the web dashboard's tests in a real browser: node scripts that drive a
-// headless Chromium (lib.mjs) against servers the Go tests start. This one is `asyncagents
-// serve` over a stored history; testharness/e2e/dashboard_test.go runs live.mjs against the
-// plugin in a real opencode serve.
+// The dashboard against `asyncagents serve` over a stored history.
 package browser
 
 import (
@@ -28,19 +25,6 @@ func repoRoot(t *testing.T) string {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
 	return root
-}
-
-// Script runs a browser script of this directory with env, bounded by timeout, and fails the
-// test with its output when it fails.
-func Script(t *testing.T, root, name string, timeout time.Duration, env ...string) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(root, "testharness", "browser", name))
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s failed:\n%s", name, out)
-	t.Logf("%s: %s", name, strings.TrimSpace(string(out)))
 }
 
 // varied are the newest tasks of the fixture history: one of each ending, a Markdown result
@@ -88,7 +72,7 @@ func TestDashboardOverServe(t *testing.T) {
 		history += core.HistoryLine(task)
 	}
 	url, token, _ := startServe(t, root, history)
-	Script(t, root, "serve.mjs", 3*time.Minute, "DASH_URL="+url, "DASH_TOKEN="+token, "DASH_SHOTS="+filepath.Join(root, "dist", "screenshots"))
+	Script(t, root, "serve.mjs", 3*time.Minute, nil, "DASH_URL="+url, "DASH_TOKEN="+token, "DASH_SHOTS="+filepath.Join(root, "dist", "screenshots"))
 }
 
 // A thousand tasks start and then finish while the page is open (burst.mjs): serve follows the
@@ -116,31 +100,15 @@ func TestDashboardTakesABurst(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, f.Close())
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(root, "testharness", "browser", "burst.mjs"))
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "DASH_URL="+url, "DASH_TOKEN="+token, "DASH_SHOTS="+filepath.Join(root, "dist", "screenshots"), fmt.Sprintf("DASH_BURST=%d", n))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	lines := bufio.NewScanner(stdout)
-	var out []string
-	for lines.Scan() {
-		line := lines.Text()
-		out = append(out, line)
+	out := Script(t, root, "burst.mjs", 3*time.Minute, func(line string) {
 		switch line {
 		case "ready":
 			burst(false)
 		case "running":
 			burst(true)
 		}
-	}
-	require.NoError(t, cmd.Wait(), "burst.mjs failed:\n%s\n%s", strings.Join(out, "\n"), stderr.String())
+	}, "DASH_URL="+url, "DASH_TOKEN="+token, "DASH_SHOTS="+filepath.Join(root, "dist", "screenshots"), fmt.Sprintf("DASH_BURST=%d", n))
 	require.Contains(t, out, "ok")
-	t.Logf("burst.mjs: %s", strings.Join(out, "; "))
 }
 
 // startServe starts `asyncagents serve` over history, in a project of its own, and returns its

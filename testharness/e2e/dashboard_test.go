@@ -1,10 +1,6 @@
 package e2e
 
 import (
-	"bufio"
-	"context"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/asyncagents/asyncagents/testharness/browser"
 	"github.com/asyncagents/asyncagents/testharness/mockmodel"
 )
 
@@ -38,28 +35,12 @@ func TestDashboardLive(t *testing.T) {
 	}, map[string]any{})
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(root, "testharness", "browser", "live.mjs"))
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "DASH_URL="+sj.URL, "DASH_TOKEN="+sj.Token, "DASH_SHOTS="+filepath.Join(root, "dist", "screenshots"))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	lines := bufio.NewScanner(stdout)
-	var out []string
-	for lines.Scan() && lines.Text() != "ready" {
-		out = append(out, lines.Text())
-	}
-	go func() {
-		for lines.Scan() {
+	var parent string
+	browser.Script(t, root, "live.mjs", 4*time.Minute, func(line string) {
+		if line == "ready" {
+			parent = e.prompt("GO")
 		}
-	}()
-	parent := e.prompt("GO")
-	err = cmd.Wait()
-	require.NoError(t, err, "live.mjs failed:\n%s\n%s", strings.Join(out, "\n"), stderr.String())
+	}, "DASH_URL="+sj.URL, "DASH_TOKEN="+sj.Token, "DASH_SHOTS="+filepath.Join(root, "dist", "screenshots"))
 
 	// The plugin wrote where the dashboard is, once, without the token.
 	logs := e.oc.Logs()
