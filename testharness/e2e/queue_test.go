@@ -38,8 +38,14 @@ func TestStartQueue(t *testing.T) {
 	}
 	require.NotEmpty(t, queuedID, "one of the two launches is queued")
 	require.Regexp(t, `^bg_`, queuedID)
-	children, err := oc.Children(e.ctx(10*time.Second), parent)
-	require.NoError(t, err)
+	// The first child's session is created after its launch answered, so it may not exist yet;
+	// once it does (its child then runs for 5 s), the queued task must still have none.
+	var children []ocserve.SessionInfo
+	e.eventually("the first task's session", 30*time.Second, func() bool {
+		var err error
+		children, err = oc.Children(e.ctx(10*time.Second), parent)
+		return err == nil && len(children) > 0
+	})
 	require.Len(t, children, 1, "the queued task has no session while it waits")
 	queued, _ := findStoredTask(oc, queuedID)
 	require.True(t, queued.Queued)
@@ -49,7 +55,7 @@ func TestStartQueue(t *testing.T) {
 	}
 
 	e.eventually("both notices", 60*time.Second, func() bool { return len(e.notices(parent)) == 2 })
-	children, err = oc.Children(e.ctx(10*time.Second), parent)
+	children, err := oc.Children(e.ctx(10*time.Second), parent)
 	require.NoError(t, err)
 	require.Len(t, children, 2, "the queued task got its session when it started")
 	require.Contains(t, []string{children[0].ID, children[1].ID}, e.sessionOf(queuedID))
