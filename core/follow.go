@@ -35,6 +35,11 @@ func (m *Machine) Follow(now int64, lines string, replace bool) (RestoreResult, 
 	touched, _, _, _ := m.applyHistory(lines, &res, true, replace)
 	m.pruneOrder()
 	m.rebuildIndex()
+	type change struct {
+		t     *run
+		event string
+	}
+	var changes []change
 	for _, id := range touched {
 		t := m.tasks[id]
 		if t == nil {
@@ -45,11 +50,19 @@ func (m *Machine) Follow(now int64, lines string, replace bool) (RestoreResult, 
 		}
 		prev, known := t.sseSent, t.sseSent != ""
 		if !replace || !known || prev != t.Status {
-			pub := t.public()
-			rec, _ := task.AppendJSON(nil, &pub) // as json.Marshal writes it (core/task/encode.go)
-			m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: httpapi.SSEFrame(httpapi.TaskEventName(prev, t.Status, !known), json.RawMessage(rec))})
+			changes = append(changes, change{t, httpapi.TaskEventName(prev, t.Status, !known)})
 		}
 		t.sseSent = t.Status
+	}
+	if len(changes) > MaxTaskFramesPerCall {
+		// One resync frame stands for them all (coalesceFrames); none is encoded to be dropped.
+		m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: httpapi.ResyncFrame(len(changes))})
+	} else {
+		for _, c := range changes {
+			pub := c.t.public()
+			rec, _ := task.AppendJSON(nil, &pub) // as json.Marshal writes it (core/task/encode.go)
+			m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: httpapi.SSEFrame(c.event, json.RawMessage(rec))})
+		}
 	}
 	res.Restored = len(m.tasks)
 	if res.Corrupt > 0 {

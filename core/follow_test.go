@@ -1,10 +1,12 @@
 package core
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/stretchr/testify/require"
 )
 
@@ -67,4 +69,44 @@ func TestFollowSkipsCorruptLines(t *testing.T) {
 	res, _ := NewMachine(config.Config{}).Follow(1, "deadbeef {\"task\":{}}\n"+log+"garbage\n", false)
 	require.Equal(t, 2, res.Corrupt)
 	require.Equal(t, 2, res.Restored)
+}
+
+// More task changes in one call than a stream may hold become one resync frame: the hosts drop a
+// subscriber StreamBufferFrames behind, so a burst must never reach them frame by frame. A burst
+// within the bound keeps its frames.
+func TestABurstOfChangesIsOneResyncFrame(t *testing.T) {
+	var burst strings.Builder
+	for i := 0; i < 1000; i++ {
+		burst.WriteString(HistoryLine(task.Task{ID: fmt.Sprintf("bg_%022d", i), ParentSessionID: "ses_p", ParentMessageID: "m", BatchID: "m",
+			Description: "job", Prompt: "p", Agent: "general", Status: task.StatusRunning, StartedAt: int64(1000 + i), Depth: 1}))
+	}
+	for _, c := range []struct {
+		lines, frames int
+		resync        bool
+	}{{MaxTaskFramesPerCall, MaxTaskFramesPerCall, false}, {MaxTaskFramesPerCall + 1, 1, true}, {1000, 1, true}} {
+		f := NewMachine(config.Config{})
+		lines := strings.SplitAfter(burst.String(), "\n")[:c.lines]
+		res, effects := f.Follow(2000, strings.Join(lines, ""), false)
+		require.Equal(t, c.lines, res.Restored)
+		var frames []string
+		for _, e := range effects {
+			if e.Kind == EffectSSEBroadcast {
+				frames = append(frames, e.Frame)
+			}
+		}
+		require.Len(t, frames, c.frames, "%d changes", c.lines)
+		require.Equal(t, c.resync, strings.HasPrefix(frames[0], "event: resync\ndata: {\"changed\":"), frames[0])
+	}
+}
+
+// A step's own changes (a cancel of many, a parent deleted) are bounded the same way.
+func TestAStepsFramesAreCoalescedPastTheBound(t *testing.T) {
+	frames := make([]Effect, MaxTaskFramesPerCall+5)
+	for i := range frames {
+		frames[i] = Effect{Kind: EffectSSEBroadcast, Frame: "event: task.updated\ndata: {}\n\n"}
+	}
+	require.Len(t, coalesceFrames(frames[:MaxTaskFramesPerCall]), MaxTaskFramesPerCall)
+	got := coalesceFrames(frames)
+	require.Len(t, got, 1)
+	require.Equal(t, "event: resync\ndata: {\"changed\":37}\n\n", got[0].Frame)
 }

@@ -89,8 +89,18 @@ func (m *Machine) persistDirty() {
 		appends = append(appends, Effect{Kind: EffectHistoryAppend, Line: line})
 		m.historyLines++
 	}
-	m.out = append(append(appends, frames...), m.out...)
+	m.out = append(append(appends, coalesceFrames(frames)...), m.out...)
 	m.compactIfWorthIt()
+}
+
+// coalesceFrames is frames, or one resync frame when they are more than MaxTaskFramesPerCall:
+// the hosts drop a subscriber StreamBufferFrames behind, and a thousand tasks changing at once
+// would drop every one. A client reads the tasks again on a resync.
+func coalesceFrames(frames []Effect) []Effect {
+	if len(frames) <= MaxTaskFramesPerCall {
+		return frames
+	}
+	return []Effect{{Kind: EffectSSEBroadcast, Frame: httpapi.ResyncFrame(len(frames))}}
 }
 
 // compactIfWorthIt rewrites the log to one line per live task once it holds more than twice

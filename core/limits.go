@@ -10,6 +10,9 @@ const (
 	// StreamBufferFrames is how many Server-Sent Events frames a subscriber of /v1/events may
 	// lag behind before it is dropped: a slow reader never holds up the others or the core.
 	StreamBufferFrames = 64
+	// MaxTaskFramesPerCall bounds the task frames one call to the core broadcasts: more become
+	// one resync frame (coalesceFrames), so a burst never fills a subscriber's buffer and drops it.
+	MaxTaskFramesPerCall = StreamBufferFrames / 2
 	// StopGraceMs is how long a status API server that is told to stop (SIGINT, SIGTERM) lets
 	// the answers in flight finish before it answers those still waiting itself.
 	StopGraceMs = 2000

@@ -23,7 +23,18 @@ const (
 	SSETaskCompleted = "task.completed"
 	SSETaskError     = "task.error"
 	SSETaskCancelled = "task.cancelled"
+	// SSEResync stands for more task changes at once than a stream may hold (a burst a follow
+	// read, a cancel of many): the client reads the tasks again, as after a snapshot.
+	SSEResync = "resync"
 )
+
+// SSEResyncData is a resync event's data: how many tasks changed.
+type SSEResyncData struct {
+	Changed int `json:"changed"`
+}
+
+// ResyncFrame is the one frame that stands for changed task frames.
+func ResyncFrame(changed int) string { return SSEFrame(SSEResync, SSEResyncData{Changed: changed}) }
 
 // SSEHeartbeatIntervalMs is how long a stream may stay silent before a heartbeat.
 const SSEHeartbeatIntervalMs = 30_000

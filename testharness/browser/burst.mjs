@@ -1,6 +1,6 @@
 // The dashboard while a thousand tasks start, then finish (serve_test.go appends them to the
 // history that `asyncagents serve` follows): the counts and the rows follow each burst with no
-// reload, and the page never freezes. Prints "ready" once the page is live, "running" once it
+// reload and no drop of the event stream, and the page never freezes. Prints "ready" once the page is live, "running" once it
 // shows the thousand running; the Go test appends the next burst on each.
 //
 // env: DASH_URL, DASH_TOKEN, DASH_SHOTS, DASH_BURST (how many tasks a burst holds)
@@ -35,6 +35,14 @@ await run(async (browser) => {
   }, 0));
   await page.waitForFunction(() => window.__longest >= 150, null, { timeout: 5000 });
   await page.evaluate(() => (window.__longest = 0));
+  // Every time the connection state leaves "Live" (a burst must not drop the event stream).
+  await page.evaluate(() => {
+    window.__drops = [];
+    new MutationObserver(() => {
+      const text = document.querySelector(".conn")?.textContent ?? "(no connection state)";
+      if (!text.includes("Live")) window.__drops.push(text);
+    }).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+  });
   const loadsBefore = loads;
   console.log("ready");
 
@@ -55,5 +63,7 @@ await run(async (browser) => {
   console.log(`longest busy stretch: ${Math.round(longest)} ms`);
   assert(longest < FREEZE_MS, `the page froze for ${Math.round(longest)} ms`);
   assert(loads === loadsBefore, `the page was reloaded (${loads - loadsBefore} times)`);
+  const drops = await page.evaluate(() => window.__drops);
+  assert(drops.length === 0, `the event stream dropped: ${drops.join(" | ")}`);
   check("burst");
 });

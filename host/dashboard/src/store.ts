@@ -189,6 +189,12 @@ export function connect(): void {
   for (const name of ["task.created", "task.updated", "task.completed", "task.error", "task.cancelled"]) {
     es.addEventListener(name, onTask as EventListener);
   }
+  // More changes at once than a stream holds (a burst of tasks): read everything again.
+  es.addEventListener("resync", () => {
+    scheduleRefresh();
+    const open = openTask.value;
+    if (open) void loadTask(open.id);
+  });
   es.onerror = () => {
     if (source !== es) return;
     // EventSource would retry on its own, but not after a 401 or a 503, and at its own pace:
