@@ -11,7 +11,7 @@ import type { StorageEnv } from "./runtime";
 type Log = (level: string, message: string) => void;
 
 export class ProjectHistories {
-  /** The logs followed so far, which may since be gone. */
+  /** The logs read so far: a log not among them is read for the first time (with its index). */
   private readonly followed = new Set<string>();
   /** Set by a restore: the next look reads every other log whole (a new instance knows none). */
   private fresh = true;
@@ -93,7 +93,8 @@ export class ProjectHistories {
     }
     try {
       const plan = core.call({ op: "histories", env: this.env, procStat: procStat(), files: dir.list() }).histories ?? {};
-      for (const name of new Set([...(plan.follow ?? []), ...this.followed])) {
+      // The core names the logs to look at, those it holds tasks of included (one gone drops them).
+      for (const name of plan.follow ?? []) {
         let got: ReturnType<typeof dir.readSince>;
         try {
           got = dir.readSince(name);
@@ -117,13 +118,21 @@ export class ProjectHistories {
   }
 }
 
-/** This process's /proc/self/stat line, where there is one: the core reads its start time in it. */
+let ownStat: string | undefined;
+
+/**
+ * This process's /proc/self/stat line, where there is one: the core reads its start time in it,
+ * which never changes, so the file is read once (the logs are looked at every second).
+ */
 export function procStat(): string {
-  try {
-    return readFileSync("/proc/self/stat", "utf8");
-  } catch {
-    return "";
+  if (ownStat === undefined) {
+    try {
+      ownStat = readFileSync("/proc/self/stat", "utf8");
+    } catch {
+      ownStat = "";
+    }
   }
+  return ownStat;
 }
 
 /** Whether pid runs, with its /proc/<pid>/stat line where there is one (the core reads its start). */

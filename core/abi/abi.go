@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"unsafe"
 
 	"github.com/asyncagents/asyncagents/core"
@@ -252,6 +253,13 @@ func (r *Runtime) handle(q Request) Response {
 		}
 		s := core.StoragePaths(q.Env.XDGDataHome, q.Env.Home, q.Env.Directory).OwnHistory(q.Env.PID, core.ProcStatStart(q.ProcStat))
 		plan := core.HistoryPlanFor(s.HistoryKey, s.HistoryOwner, q.Files, q.Procs, q.Adopt)
+		// A log this machine holds tasks of stays followed when it is no longer listed: the
+		// host reads it as gone, and its tasks go (taken over by a process that writes them).
+		for _, held := range r.m.FollowedSources() {
+			if len(plan.Check) == 0 && !slices.Contains(plan.Follow, held) {
+				plan.Follow = append(plan.Follow, held)
+			}
+		}
 		return Response{OK: true, Histories: &plan}
 	case "tasks":
 		return Response{OK: true, Tasks: r.m.Tasks()}

@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -164,8 +163,8 @@ func (s *server) follow(ctx context.Context) error {
 	return err
 }
 
-// followAll looks at every log the core names (and those read before, which may be gone), and
-// returns how many tasks the logs it read hold.
+// followAll looks at every log the core names (those it holds tasks of included, which may be
+// gone), and returns how many tasks the logs it read hold.
 func (s *server) followAll(ctx context.Context) (int, error) {
 	entries, err := os.ReadDir(s.dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -179,16 +178,8 @@ func (s *server) followAll(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	follow := plan.Histories.Follow
-	s.mu.Lock()
-	for name := range s.seen {
-		if !slices.Contains(follow, name) {
-			follow = append(follow, name)
-		}
-	}
-	s.mu.Unlock()
 	total := 0
-	for _, name := range follow {
+	for _, name := range plan.Histories.Follow {
 		n, err := s.followOne(ctx, name, plan.Histories.Indexes[name])
 		if err != nil {
 			return total, err
