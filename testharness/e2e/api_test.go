@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -29,11 +30,20 @@ type serverJSON struct {
 	Token     string `json:"token"`
 }
 
+// freeTCPPort is a port free now for a plugin's status API (ASYNCAGENTS_API_PORT). It is taken
+// below Linux's ephemeral range (32768 and up): a port the kernel hands out for ":0", as
+// OpenCode's own server gets its port in these tests, could be handed out again before the plugin
+// binds it, and the plugin would then take the next one.
 func freeTCPPort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	for range 200 {
+		port := 20000 + rand.IntN(12000)
+		if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			l.Close()
+			return port
+		}
+	}
+	t.Fatal("no free port from 20000 to 31999")
+	return 0
 }
 
 // storageOf is where the plugin keeps oc's project's files: the plugin names the project by its

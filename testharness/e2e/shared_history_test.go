@@ -52,6 +52,8 @@ func TestTwoProcessesOneHistory(t *testing.T) {
 	opts := func(port int) ocserve.Options {
 		return ocserve.Options{ModelURL: model.URL(), Plugins: []string{ocserve.PluginSpec(t)}, Env: []string{fmt.Sprintf("ASYNCAGENTS_API_PORT=%d", port)}}
 	}
+	// Each process's API is found by its own server file, not by the port asked for: a port free
+	// when picked may be OpenCode's own by the time the plugin binds, and it takes the next.
 	ports := []int{freeTCPPort(t), freeTCPPort(t)}
 	a := &env{t: t, model: model, oc: ocserve.Start(t, opts(ports[0]))}
 	b := &env{t: t, model: model, oc: ocserve.Beside(t, a.oc, opts(ports[1]))}
@@ -103,9 +105,9 @@ func TestTwoProcessesOneHistory(t *testing.T) {
 	require.Len(t, logs, 2, "one log per process: %v", logs)
 
 	// Each process's status API lists all 20, completed.
-	for i := range ports {
+	for i, e := range []*env{a, b} {
 		a.eventually(fmt.Sprintf("process %d's API to list all 20", i), 30*time.Second, func() bool {
-			tasks := apiTasks(t, st, ports[i])
+			tasks := apiTasks(t, st, e.oc)
 			return len(tasks) == 20 && countStatus(tasks, task.StatusCompleted) == 20
 		})
 	}
@@ -120,25 +122,26 @@ func TestTwoProcessesOneHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.eventually("B's API after its restart to list A's running task", 60*time.Second, func() bool {
-		tasks := apiTasks(t, st, ports[1])
+		tasks := apiTasks(t, st, b.oc)
 		return len(tasks) == 21 && statusOf(tasks, hangID) == task.StatusRunning
 	})
 	// B's restore and polls (every 3 s) have had their chance: A's task is still running
 	// everywhere, never reconciled by B.
 	time.Sleep(5 * time.Second)
 	require.Equal(t, task.StatusRunning, historyRecords(t, st)[hangID].Status)
-	require.Equal(t, task.StatusRunning, statusOf(apiTasks(t, st, ports[1]), hangID))
-	require.Equal(t, task.StatusRunning, statusOf(apiTasks(t, st, ports[0]), hangID))
-	code, body := apiPost(t, fmt.Sprintf("http://127.0.0.1:%d/v1/tasks/%s/cancel", ports[1], hangID), tokenOf(t, st, ports[1]), ports[1])
+	require.Equal(t, task.StatusRunning, statusOf(apiTasks(t, st, b.oc), hangID))
+	require.Equal(t, task.StatusRunning, statusOf(apiTasks(t, st, a.oc), hangID))
+	bPort, bToken := apiOf(st, b.oc)
+	code, body := apiPost(t, fmt.Sprintf("http://127.0.0.1:%d/v1/tasks/%s/cancel", bPort, hangID), bToken, bPort)
 	require.Equal(t, 409, code, "B may not cancel A's task: %s", body)
 	require.NotContains(t, b.oc.Logs(), hangID+" interrupted")
 
 	// A finishes it; both list it completed, and the history has 21 tasks, all whole.
 	release.open()
 	a.eventually("the long task's notice", 60*time.Second, func() bool { return len(a.notices(hangParent)) == 1 })
-	for i := range ports {
+	for i, e := range []*env{a, b} {
 		a.eventually(fmt.Sprintf("process %d's API to list the long task completed", i), 30*time.Second, func() bool {
-			return statusOf(apiTasks(t, st, ports[i]), hangID) == task.StatusCompleted
+			return statusOf(apiTasks(t, st, e.oc), hangID) == task.StatusCompleted
 		})
 	}
 	records = historyRecords(t, st)
@@ -198,20 +201,21 @@ func historyRecords(t *testing.T, st core.Storage) map[string]task.Task {
 }
 
 // tokenOf is the token in the server file of the process listening on port.
-func tokenOf(t *testing.T, st core.Storage, port int) string {
-	found, _ := filepath.Glob(filepath.Join(st.ServerDir, "*.json"))
-	for _, f := range found {
-		var sj serverJSON
-		if b, err := os.ReadFile(f); err == nil && json.Unmarshal(b, &sj) == nil && sj.Port == port {
-			return sj.Token
-		}
+// apiOf is the status API of the plugin inside oc, as its own server file gives it: its port
+// (ASYNCAGENTS_API_PORT, or the next free one) and its token; 0 and "" while the file is missing.
+func apiOf(st core.Storage, oc *ocserve.Server) (port int, token string) {
+	var sj serverJSON
+	b, err := os.ReadFile(core.ServerFilePath(st.ServerDir, oc.PID()))
+	if err != nil || json.Unmarshal(b, &sj) != nil {
+		return 0, ""
 	}
-	return ""
+	return sj.Port, sj.Token
 }
 
-// apiTasks lists the tasks the status API on port gives (nil while its server file is missing).
-func apiTasks(t *testing.T, st core.Storage, port int) []task.Task {
-	token := tokenOf(t, st, port)
+// apiTasks lists the tasks the status API of the plugin inside oc gives (nil while its server
+// file is missing).
+func apiTasks(t *testing.T, st core.Storage, oc *ocserve.Server) []task.Task {
+	port, token := apiOf(st, oc)
 	if token == "" {
 		return nil
 	}

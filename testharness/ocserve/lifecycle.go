@@ -95,6 +95,14 @@ func (s *Server) Exited() <-chan struct{} { return s.exited }
 // Logs returns the captured stdout and stderr. With --print-logs that is
 // everything OpenCode also writes to $XDG_DATA_HOME/opencode/log, plugin
 // logs (client.app.log) included.
+// PID is the opencode process's: the plugin runs inside it, so it names the plugin's server file.
+func (s *Server) PID() int {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
 func (s *Server) Logs() string {
 	if s.logFile != "" {
 		return s.tuiLogs()
