@@ -331,6 +331,16 @@ export interface CoreConfig {
   history?: HistoryConfig;
   /** Tmux opens a pane per running child when OpenCode runs inside tmux. */
   tmux?: TmuxConfig;
+  /**
+   * CancelOnParentAbort cancels a parent's running and queued tasks when its turn is
+   * interrupted (default on, as OpenCode's own background subagents). A pointer, so that an
+   * absent value and false differ.
+   */
+  cancelOnParentAbort?: boolean;
+  /** Concurrency limits children per model and per provider (controls.go). */
+  concurrency?: ConcurrencyConfig;
+  /** Budget is every task's default budget, and the budget of one session's tasks together. */
+  budget?: BudgetConfig;
 }
 
 /** ProcInfo is what a host found out about a pid a plan asked for (HistoryPlan.Check). */
@@ -736,6 +746,38 @@ export interface TmuxConfig {
   enabled?: boolean;
   /** Inside is set by the host when OpenCode runs inside tmux ($TMUX); panes open only then. */
   inside?: boolean;
+}
+
+/**
+ * ConcurrencyConfig limits how many children run at once per model. Each limit is a
+ * first-in-first-out queue of its own; MaxConcurrentStarts stays the overall cap. 0 (or absent)
+ * means unlimited.
+ */
+export interface ConcurrencyConfig {
+  /** Default caps each model that neither Models nor Providers names. */
+  default?: number;
+  /** Providers caps a provider as a whole: its models without an entry of their own share it. */
+  providers?: Record<string, number>;
+  /** Models caps one "provider/model" exactly; it wins over its provider's entry. */
+  models?: Record<string, number>;
+}
+
+/**
+ * BudgetConfig is the default budget of every task (asyncagents_task's budget overrides it field
+ * by field) and the budget of one parent session's tasks together. 0 means no limit.
+ */
+export interface BudgetConfig {
+  /** Steps caps a task's model calls (each step-finish OpenCode records). */
+  steps?: number;
+  /** Tokens caps a task's tokens (input, output, reasoning and cache, over all its calls). */
+  tokens?: number;
+  /** CostUsd caps a task's cost in US dollars, as OpenCode prices its model. */
+  costUsd?: number;
+  /**
+   * SessionCostUsd caps the cost of all the tasks under one user's session, nested ones
+   * included: past it the running ones stop and new launches are refused.
+   */
+  sessionCostUsd?: number;
 }
 
 /** ArgSpec is one tool argument. Type is "string", "boolean" or "number". */

@@ -77,7 +77,7 @@ func (m *Machine) onOpenCode(e OpenCodeEvent) {
 // last answer completely, else after reading its messages.
 func (m *Machine) onChildIdle(sessionID string) {
 	t := m.task(sessionID)
-	if t == nil || t.Status.Terminal() {
+	if t == nil || t.Status.Terminal() || t.Queued {
 		return
 	}
 	if t.switching {

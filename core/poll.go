@@ -42,7 +42,7 @@ func (m *Machine) onStatus(ev Event) {
 				t := m.task(id)
 				_, isBusy := busy[t.SessionID]
 				switch {
-				case t.SessionID == "": // its session is being created
+				case t.SessionID == "" || t.Queued: // its session is being created, or it waits for a slot
 				case isBusy:
 				case t.switching:
 					m.onQuietWhileSwitching(t)

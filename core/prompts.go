@@ -292,7 +292,7 @@ agent: %s
 description: %s
 status: queued
 
-%d tasks already run (the most at once: %d), so this one waits its turn (position %d) and starts when one of them finishes. Its result arrives in this conversation as a notice when it finishes; to check before then, call asyncagents_output(task_id="%s").`, t.ID, t.Agent, t.Description, m.runningCount(), m.cfg.MaxConcurrentStarts, m.queuePosition(t), t.ID)
+It waits for a slot: %s. It starts when one frees. Its result arrives in this conversation as a notice when it finishes; to check before then, call asyncagents_output(task_id="%s").`, t.ID, t.Agent, t.Description, waitText(t.Waiting), t.ID)
 	}
 	return fmt.Sprintf(`task_id: %s
 agent: %s
@@ -360,7 +360,7 @@ func (m *Machine) listLine(t *run) string {
 	id := markedID(&t.Task)
 	status := string(t.Status)
 	if t.Queued {
-		status = fmt.Sprintf("queued (position %d)", m.queuePosition(t))
+		status = "queued (" + waitText(t.Waiting) + ")"
 	}
 	if t.SessionID != "" && t.SessionID != t.ID {
 		id += " | session " + t.SessionID

@@ -2,63 +2,6 @@ package core
 
 import "github.com/asyncagents/asyncagents/core/task"
 
-// The start queue: at most config.Config.MaxConcurrentStarts children run at once. A task beyond that
-// has its ID at once and waits, queued and with no session (nothing idle sits in OpenCode), until
-// a running task ends. Cancelling a queued task just takes it out.
-
-// runningCount is how many tasks hold a start slot.
-func (m *Machine) runningCount() int {
-	n := 0
-	for _, t := range m.activeTasks() {
-		if !t.Queued {
-			n++
-		}
-	}
-	return n
-}
-
-// admit decides whether a new task starts now (true: the caller starts it, once the tool has
-// its answer) or waits in the queue because every slot is taken.
-func (m *Machine) admit(t *run) bool {
-	if m.runningCount() > m.cfg.MaxConcurrentStarts { // t itself is already counted
-		t.Queued = true
-		m.touch(t)
-		return false
-	}
-	return true
-}
-
-// startQueued starts queued tasks, oldest first, while slots are free.
-func (m *Machine) startQueued() {
-	running := m.runningCount()
-	for _, t := range m.activeTasks() {
-		if running >= m.cfg.MaxConcurrentStarts {
-			return
-		}
-		if t.Queued {
-			t.Queued = false
-			t.StartedAt = m.now
-			m.touch(t)
-			m.startTask(t)
-			running++
-		}
-	}
-}
-
-// queuePosition is how many queued tasks are ahead of t, plus one.
-func (m *Machine) queuePosition(t *run) int {
-	pos := 0
-	for _, q := range m.activeTasks() {
-		if q.Queued {
-			pos++
-			if q.ID == t.ID {
-				return pos
-			}
-		}
-	}
-	return pos
-}
-
 // startTask creates the child session if the task has none yet, then sends the child its prompt;
 // a forked child gets its context first.
 func (m *Machine) startTask(t *run) {

@@ -45,6 +45,9 @@ type run struct {
 	usage map[string]messageUsage
 	// tmuxPane: a tmux pane was opened for this run (tmux.go).
 	tmuxPane bool
+	// refill: the task fell back to a model whose limit is reached, and waits, queued with its
+	// session, to be prompted on it (concurrency.go).
+	refill bool
 
 	// The fallback loop's place (fallback.go): the chain index of Model, when the current
 	// attempt began (older answers are stale), whether this attempt follows a compaction, an

@@ -70,7 +70,7 @@ func (m *Machine) onSessionDeleted(sessionID string) {
 		}
 		if !t.Status.Terminal() {
 			started := !t.Queued && t.SessionID != ""
-			t.Status, t.CompletedAt, t.CancelReason, t.Queued = task.StatusCancelled, m.now, "parent session deleted", false
+			t.Status, t.CompletedAt, t.CancelReason, t.Queued, t.Waiting = task.StatusCancelled, m.now, "parent session deleted", false, nil
 			m.releaseWaiters(t)
 			if started {
 				m.request(Effect{Kind: EffectAbort, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID})

@@ -42,6 +42,14 @@ type Config struct {
 	History HistoryConfig `json:"history,omitempty"`
 	// Tmux opens a pane per running child when OpenCode runs inside tmux.
 	Tmux TmuxConfig `json:"tmux,omitempty"`
+	// CancelOnParentAbort cancels a parent's running and queued tasks when its turn is
+	// interrupted (default on, as OpenCode's own background subagents). A pointer, so that an
+	// absent value and false differ.
+	CancelOnParentAbort *bool `json:"cancelOnParentAbort,omitempty"`
+	// Concurrency limits children per model and per provider (controls.go).
+	Concurrency ConcurrencyConfig `json:"concurrency,omitempty"`
+	// Budget is every task's default budget, and the budget of one session's tasks together.
+	Budget BudgetConfig `json:"budget,omitempty"`
 }
 
 // APIConfig is the HTTP API's configuration.
@@ -208,6 +216,9 @@ func (c Config) WithDefaults() Config {
 	if c.Stall.WarnAfterMs == nil || *c.Stall.WarnAfterMs < 0 {
 		v := int64(defaultStallWarnAfterMs)
 		c.Stall.WarnAfterMs = &v
+	}
+	if c.CancelOnParentAbort == nil {
+		c.CancelOnParentAbort = Bool(true)
 	}
 	if c.TaskTimeoutMs < 0 {
 		c.TaskTimeoutMs = 0

@@ -95,6 +95,9 @@ func ApplyConfigFiles(base Config, files []ConfigFile) (Config, error) {
 	for name, a := range base.Agents {
 		cfg.Agents[name] = a
 	}
+	// The files add to the concurrency maps entry by entry: copies, so base stays as it was.
+	cfg.Concurrency.Providers = copyMap(base.Concurrency.Providers)
+	cfg.Concurrency.Models = copyMap(base.Concurrency.Models)
 	for _, f := range files {
 		if f.Error != "" {
 			return base, &ConfigError{File: f.Path, Msg: "cannot read it: " + f.Error}
@@ -115,6 +118,17 @@ func ApplyConfigFiles(base Config, files []ConfigFile) (Config, error) {
 		cfg.Agents = base.Agents
 	}
 	return cfg, nil
+}
+
+func copyMap(m map[string]int) map[string]int {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]int, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
 
 // checkOnePerPlace refuses asyncagents.json and asyncagents.jsonc side by side.

@@ -231,4 +231,16 @@ func (n *jnode) integer() (int64, bool) {
 	return int64(f), true
 }
 
+// number reads a finite number.
+func (n *jnode) number() (float64, bool) {
+	if n.kind != 'n' {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(n.num.String(), 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, false
+	}
+	return f, true
+}
+
 // ---- the rules ----

@@ -14,6 +14,11 @@ const ModelPattern = `^[^\s/]+/\S+$`
 
 var modelRE = regexp.MustCompile(ModelPattern)
 
+// ProviderPattern is what a provider's name must match: no slash, no space.
+const ProviderPattern = `^[^\s/]+$`
+
+var providerRE = regexp.MustCompile(ProviderPattern)
+
 type ruleKind int
 
 const (
@@ -25,6 +30,7 @@ const (
 	ruleString // any string ($schema)
 	ruleModel  // a "provider/model" string
 	ruleModels // a non-empty array of distinct "provider/model" strings
+	ruleNumber // a finite number >= 0 (a cost in US dollars)
 )
 
 // rule checks one value of a config file and applies it to a Config.
@@ -35,6 +41,9 @@ type rule struct {
 	fields []field           // ruleObject
 	refuse map[string]string // ruleObject: fields of Config a file may not set, and why
 	each   *rule             // ruleMap
+	// key checks a ruleMap's keys beyond non-empty: keyModel ("provider/model") or keyProvider
+	// (no slash).
+	key int
 	// set applies a checked leaf; setEntry a checked ruleMap entry.
 	set      func(c *Config, n *jnode)
 	setEntry func(c *Config, key string, n *jnode)
@@ -47,6 +56,30 @@ type field struct {
 
 func intRule(min int64, set func(c *Config, v int64)) *rule {
 	return &rule{kind: ruleInt, min: min, set: func(c *Config, n *jnode) { v, _ := n.integer(); set(c, v) }}
+}
+
+// Kinds of ruleMap keys.
+const (
+	keyAny = iota
+	keyModel
+	keyProvider
+)
+
+// numberRule takes a finite number >= 0.
+func numberRule(set func(c *Config, v float64)) *rule {
+	return &rule{kind: ruleNumber, set: func(c *Config, n *jnode) { v, _ := n.number(); set(c, v) }}
+}
+
+// limitMap is a map of concurrency limits: keys of the kind given, values integers >= 0.
+func limitMap(key int, get func(c *Config) *map[string]int) *rule {
+	return &rule{kind: ruleMap, key: key, each: &rule{kind: ruleInt, min: 0}, setEntry: func(c *Config, k string, n *jnode) {
+		v, _ := n.integer()
+		m := get(c)
+		if *m == nil {
+			*m = map[string]int{}
+		}
+		(*m)[k] = int(v)
+	}}
 }
 
 func object(fields ...field) *rule { return &rule{kind: ruleObject, fields: fields} }
@@ -103,6 +136,18 @@ var fileRules = func() *rule {
 		field{"maxBlockTimeoutMs", intRule(1, func(c *Config, v int64) { c.MaxBlockTimeoutMs = v })},
 		field{"maxConcurrentStarts", intRule(1, func(c *Config, v int64) { c.MaxConcurrentStarts = int(v) })},
 		field{"maxDepth", intRule(1, func(c *Config, v int64) { c.MaxDepth = int(v) })},
+		field{"cancelOnParentAbort", &rule{kind: ruleBool, set: func(c *Config, n *jnode) { c.CancelOnParentAbort = Bool(n.b) }}},
+		field{"concurrency", object(
+			field{"default", intRule(0, func(c *Config, v int64) { c.Concurrency.Default = int(v) })},
+			field{"providers", limitMap(keyProvider, func(c *Config) *map[string]int { return &c.Concurrency.Providers })},
+			field{"models", limitMap(keyModel, func(c *Config) *map[string]int { return &c.Concurrency.Models })},
+		)},
+		field{"budget", object(
+			field{"steps", intRule(0, func(c *Config, v int64) { c.Budget.Steps = int(v) })},
+			field{"tokens", intRule(0, func(c *Config, v int64) { c.Budget.Tokens = v })},
+			field{"costUsd", numberRule(func(c *Config, v float64) { c.Budget.CostUsd = v })},
+			field{"sessionCostUsd", numberRule(func(c *Config, v float64) { c.Budget.SessionCostUsd = v })},
+		)},
 	)
 	root.refuse = map[string]string{
 		"api":         "not allowed in this file: the status API's options go in the plugin options of opencode.json",
@@ -141,8 +186,13 @@ func (r *rule) check(file, p string, n *jnode) error {
 			}
 			seen[k] = true
 			if r.kind == ruleMap {
-				if k == "" {
+				switch {
+				case k == "" && r.key == keyAny:
 					return bad(at, "an agent name must not be empty")
+				case r.key == keyModel && !modelRE.MatchString(k):
+					return bad(at, `must be keyed by a "provider/model" name, got `+strconv.Quote(k))
+				case r.key == keyProvider && !providerRE.MatchString(k):
+					return bad(at, `must be keyed by a provider's name (no "/"), got `+strconv.Quote(k))
 				}
 				if err := r.each.check(file, at, n.vals[i]); err != nil {
 					return err
@@ -167,6 +217,10 @@ func (r *rule) check(file, p string, n *jnode) error {
 				return got("a positive integer")
 			}
 			return got(fmt.Sprintf("an integer >= %d", r.min))
+		}
+	case ruleNumber:
+		if v, ok := n.number(); !ok || v < 0 {
+			return got("a number >= 0")
 		}
 	case ruleBool:
 		if n.kind != 'b' {

@@ -65,13 +65,17 @@ func compareSchema(t *testing.T, at string, s map[string]any, r *rule) {
 	case ruleMap:
 		require.Equal(t, "object", s["type"], at)
 		require.Nil(t, s["properties"], at)
-		require.Equal(t, map[string]any{"minLength": 1.0}, s["propertyNames"], "%s: names must not be empty", at)
+		names := map[int]map[string]any{keyAny: {"minLength": 1.0}, keyModel: {"pattern": ModelPattern}, keyProvider: {"pattern": ProviderPattern}}[r.key]
+		require.Equal(t, names, s["propertyNames"], "%s: the names' rule", at)
 		each, ok := s["additionalProperties"].(map[string]any)
 		require.True(t, ok, "%s: additionalProperties must be the entries' schema", at)
 		compareSchema(t, at+".<name>", each, r.each)
 	case ruleInt:
 		require.Equal(t, "integer", s["type"], at)
 		require.Equal(t, float64(r.min), s["minimum"], "%s: minimum", at)
+	case ruleNumber:
+		require.Equal(t, "number", s["type"], at)
+		require.Equal(t, 0.0, s["minimum"], "%s: minimum", at)
 	case ruleBool:
 		require.Equal(t, "boolean", s["type"], at)
 	case ruleEnum:
@@ -267,15 +271,15 @@ func validateSchema(t *testing.T, s map[string]any, v any, at string) error {
 		if p, ok := s["pattern"].(string); ok && !regexp.MustCompile(p).MatchString(str) {
 			return fail("does not match %s", p)
 		}
-	case "integer":
+	case "integer", "number":
 		f, ok := v.(float64)
 		if !ok {
 			if i, isInt := v.(int); isInt {
 				f, ok = float64(i), true
 			}
 		}
-		if !ok || f != math.Trunc(f) {
-			return fail("not an integer")
+		if !ok || (s["type"] == "integer" && f != math.Trunc(f)) {
+			return fail("not an %v", s["type"])
 		}
 		if m, ok := s["minimum"].(float64); ok && f < m {
 			return fail("below %v", m)

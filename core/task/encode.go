@@ -44,6 +44,12 @@ func AppendJSON(b []byte, t *Task) ([]byte, error) {
 	if t.Queued {
 		b = append(b, `,"queued":true`...)
 	}
+	if w := t.Waiting; w != nil {
+		b = append(b, `,"waiting":{"limit":`...)
+		b = jsonw.String(b, w.Limit)
+		b = jsonw.KeyInt(b, "max", int64(w.Max))
+		b = append(jsonw.KeyInt(b, "position", int64(w.Position)), '}')
+	}
 	b = jsonw.KeyInt(b, "depth", int64(t.Depth))
 	b = jsonw.OptString(b, "cancelReason", t.CancelReason)
 	b = jsonw.OptInt(b, "resumedAt", t.ResumedAt)
@@ -77,6 +83,20 @@ func AppendJSON(b []byte, t *Task) ([]byte, error) {
 	}
 	if t.Cost != 0 {
 		b = jsonw.Float(jsonw.Key(b, "cost"), t.Cost)
+	}
+	b = jsonw.OptInt(b, "steps", int64(t.Steps))
+	if g := t.Budget; g != nil {
+		b = append(b, `,"budget":{`...)
+		n := len(b)
+		b = jsonw.OptInt(b, "steps", int64(g.Steps))
+		b = jsonw.OptInt(b, "tokens", g.Tokens)
+		if g.CostUsd != 0 {
+			b = jsonw.Float(jsonw.Key(b, "costUsd"), g.CostUsd)
+		}
+		if len(b) > n && b[n] == ',' {
+			b = append(b[:n], b[n+1:]...) // the first field's comma
+		}
+		b = append(b, '}')
 	}
 	return append(b, '}'), nil
 }

@@ -16,11 +16,12 @@ func TestTaskEncodesAsTheStruct(t *testing.T) {
 	all := Task{ID: "bg_1", SessionID: "ses_1", ParentSessionID: "ses_0", ParentMessageID: "msg_0", ParentAgent: "build", BatchID: "b", Description: "d",
 		Prompt: "p", Agent: "general", Status: StatusError, StartedAt: 1, CompletedAt: 2, Result: "r",
 		Error: &TaskError{Name: "APIError", Message: "m", StatusCode: 429}, Progress: Progress{ToolCalls: 3, LastTools: []string{"read", "grep"}, LastUpdate: 4},
-		ResumeCount: 5, IsForked: true, RetrievedAt: 6, Queued: true, Depth: 2, CancelReason: "why", ResumedAt: 7, ForkTokens: 8,
+		ResumeCount: 5, IsForked: true, RetrievedAt: 6, Queued: true, Waiting: &Wait{Limit: "concurrency.default", Max: 2, Position: 3}, Depth: 2, CancelReason: "why", ResumedAt: 7, ForkTokens: 8,
 		Models: []string{"a/b", "c/d"}, Model: "c/d",
 		FallbackInfo: &FallbackInfo{Occurred: true, Attempts: []FallbackAttempt{{Model: "a/b", Error: "429"}}, Skipped: []string{"x/y"}, SuccessfulModel: "c/d", TotalAttempts: 2},
 		TimeoutMs:    9, StalledSince: 10, Partial: &Partial{Text: "half", TextChars: 4, Tools: []ToolRun{{Name: "read", Title: "a.go"}}},
-		Tokens: &Tokens{Input: 1, Output: 2, Reasoning: 3, CacheRead: 4, CacheWrite: 5}, Cost: 0.0125}
+		Tokens: &Tokens{Input: 1, Output: 2, Reasoning: 3, CacheRead: 4, CacheWrite: 5}, Cost: 0.0125,
+		Steps: 9, Budget: &Budget{Steps: 3, Tokens: 1000, CostUsd: 0.5}}
 	cases := encodetest.FieldVariants(t, all)
 	for _, s := range encodetest.AwkwardStrings {
 		c := all

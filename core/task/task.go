@@ -46,8 +46,10 @@ type Task struct {
 	ResumeCount     int        `json:"resumeCount"`
 	IsForked        bool       `json:"isForked"`
 	RetrievedAt     int64      `json:"retrievedAt,omitempty"`
-	// Queued is set while the task waits for a start slot (see config.Config.MaxConcurrentStarts).
-	Queued bool `json:"queued,omitempty"`
+	// Queued is set while the task waits for a start slot (see config.Config.MaxConcurrentStarts
+	// and config.ConcurrencyConfig); Waiting says which limit it waits for and its place.
+	Queued  bool  `json:"queued,omitempty"`
+	Waiting *Wait `json:"waiting,omitempty"`
 	// Depth is 1 for a task launched from a user's session, 2 for one launched by such a task.
 	Depth int `json:"depth"`
 	// CancelReason is the reason given to asyncagents_cancel, if any.
@@ -75,10 +77,30 @@ type Task struct {
 	// 0 until OpenCode reported a message's usage (usage.go).
 	Tokens *Tokens `json:"tokens,omitempty"`
 	Cost   float64 `json:"cost,omitempty"`
+	// Steps counts the child's model calls (a step-finish part each) over all its runs; Budget
+	// is the task's limits, nil for none (core/budget.go).
+	Steps  int     `json:"steps,omitempty"`
+	Budget *Budget `json:"budget,omitempty"`
 
 	// rest: the history record of a task a restore read only the head of, until it is loaded
 	// (core/history/lazy.go; SetRest, TakeRest).
 	rest string
+}
+
+// Wait is what a queued task waits for: the option that sets the limit (maxConcurrentStarts,
+// concurrency.models["a/b"], ...), its value, and the task's place in that limit's queue (1: next).
+type Wait struct {
+	Limit    string `json:"limit"`
+	Max      int    `json:"max"`
+	Position int    `json:"position"`
+}
+
+// Budget is a task's limits: asyncagents_task's budget over the config's defaults, field by
+// field. A zero field is no limit.
+type Budget struct {
+	Steps   int     `json:"steps,omitempty"`
+	Tokens  int64   `json:"tokens,omitempty"`
+	CostUsd float64 `json:"costUsd,omitempty"`
 }
 
 // TaskError is a failure as OpenCode reports it: the error's name and its message, and the

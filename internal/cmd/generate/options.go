@@ -24,6 +24,9 @@ type option struct {
 	noFile bool
 	// none is the default's text when the option has no value by default.
 	none string
+	// keys, for an option whose path ends in a map's <name>: "model" or "provider", the pattern
+	// of the map's keys.
+	keys string
 }
 
 var options = []option{
@@ -45,19 +48,31 @@ var options = []option{
 	{path: "history.maxAgeDays", kind: "integer", min: 1, doc: "Finished tasks started more than this many days ago are dropped from the history."},
 	{path: "stall.warnAfterMs", kind: "integer", min: 0, doc: "A running task with no activity (no new message part, and no tool at work) for this many milliseconds is marked stalled, and its parent gets one short notice without a model turn. 0 turns the warning off."},
 	{path: "taskTimeoutMs", kind: "integer", min: 0, doc: "The wall-clock limit of a task whose `asyncagents_task` call gave no `timeout`, in milliseconds: at it the child is aborted and the task fails, carrying its partial work. 0: no limit."},
+	{path: "cancelOnParentAbort", kind: "boolean", doc: "When the parent's turn is interrupted (Esc in the TUI, or `POST /session/:id/abort`), its running and queued tasks are cancelled, and theirs below them, each keeping its partial work; the parent gets one `⊘` line. A turn that simply ends cancels nothing."},
+	{path: "concurrency.default", kind: "integer", min: 0, doc: "How many children may run at once on each model that no entry below names. 0: no limit but `maxConcurrentStarts`."},
+	{path: "concurrency.providers.<name>", kind: "integer", min: 0, keys: "provider", none: "none", doc: "How many children may run at once on provider `<name>`'s models together (those without an entry of their own in `models`). 0: no limit."},
+	{path: "concurrency.models.<name>", kind: "integer", min: 0, keys: "model", none: "none", doc: "How many children may run at once on `\"provider/model\"` `<name>`; wins over its provider's entry. Tasks past a limit wait, first in first out, with no session."},
+	{path: "budget.steps", kind: "integer", min: 0, doc: "Every task's default step budget: past this many model calls its child is aborted and the task fails with `budget exceeded`, keeping its partial work. `asyncagents_task`'s `budget` overrides it. 0: no limit."},
+	{path: "budget.tokens", kind: "integer", min: 0, doc: "Every task's default token budget (input, output, reasoning and cache tokens over all its model calls). 0: no limit."},
+	{path: "budget.costUsd", kind: "number", doc: "Every task's default cost budget in US dollars, as OpenCode prices the model. 0: no limit."},
+	{path: "budget.sessionCostUsd", kind: "number", doc: "The cost budget of all the tasks under one session, nested ones included: past it, its running tasks stop and new launches are refused with the figures. 0: no limit."},
 	{path: "api.maxSubscribers", kind: "integer", min: 1, noFile: true, doc: "How many status API event streams may be open at once; past it `/v1/events` answers 503."},
 	{path: "tmux.enabled", kind: "boolean", doc: "Inside tmux, give each running child a pane running `opencode attach <server> --session <session_id>`, closed when its task ends."},
 }
 
 // groups describe the objects the options sit in, for the schema.
 var groups = map[string]string{
-	"agents":        "Model chains per agent name (a subagent such as general, explore, or one of yours). A task of an agent without an entry runs on the model of the parent's message. A project's entry for an agent replaces the global entry for that agent as a whole.",
-	"agents.<name>": "One agent's models. models wins over model when both are set.",
-	"fallback":      "The model fallback loop and its circuit breaker.",
-	"tmux":          "tmux panes for running children.",
-	"stall":         "The warning for a running task that has stopped making progress.",
-	"history":       "How much of the task history is kept.",
-	"notify":        "When task notices wake the parent session.",
+	"agents":                "Model chains per agent name (a subagent such as general, explore, or one of yours). A task of an agent without an entry runs on the model of the parent's message. A project's entry for an agent replaces the global entry for that agent as a whole.",
+	"agents.<name>":         "One agent's models. models wins over model when both are set.",
+	"fallback":              "The model fallback loop and its circuit breaker.",
+	"tmux":                  "tmux panes for running children.",
+	"stall":                 "The warning for a running task that has stopped making progress.",
+	"history":               "How much of the task history is kept.",
+	"notify":                "When task notices wake the parent session.",
+	"concurrency":           "Limits per model and per provider, each a first-in-first-out queue; `maxConcurrentStarts` stays the overall cap.",
+	"concurrency.providers": "Limits per provider, by the provider's name as OpenCode names it (the part before the slash).",
+	"concurrency.models":    "Limits per model, by \"provider/model\".",
+	"budget":                "Budgets with an automatic stop: past a limit, the child is aborted and its task fails with the figures.",
 }
 
 // defaults are the core's defaults by option path: the configuration a machine runs on when
@@ -85,7 +100,7 @@ func defaults() (map[string]any, error) {
 			out[o.path] = at
 		} else if o.kind == "boolean" {
 			out[o.path] = false // omitted from the JSON when false
-		} else if o.kind == "integer" {
+		} else if o.kind == "integer" || o.kind == "number" {
 			out[o.path] = float64(0) // omitted from the JSON when 0 (taskTimeoutMs: no limit)
 		}
 	}

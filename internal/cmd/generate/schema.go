@@ -78,6 +78,11 @@ func configSchema() ([]byte, error) {
 		}
 		parts := strings.Split(o.path, ".")
 		at := s
+		last := parts[len(parts)-1]
+		if last == "<name>" {
+			// A map of leaves (concurrency.models.<name>): the leaf is the map's entries' schema.
+			parts = parts[:len(parts)-1]
+		}
 		for i, p := range parts[:len(parts)-1] {
 			group := strings.Join(parts[:i+1], ".")
 			if p == "<name>" {
@@ -105,6 +110,11 @@ func configSchema() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
+		if last == "<name>" {
+			pattern := map[string]string{"model": config.ModelPattern, "provider": config.ProviderPattern}[o.keys]
+			leaf = newObj().set("type", "object").set("description", groups[o.path[:len(o.path)-len(".<name>")]]).
+				set("propertyNames", newObj().set("pattern", pattern)).set("additionalProperties", leaf)
+		}
 		at.get("properties").(*obj).set(parts[len(parts)-1], leaf)
 	}
 	var out bytes.Buffer
@@ -131,6 +141,11 @@ func leafSchema(o option, defs map[string]any) (*obj, error) {
 	switch o.kind {
 	case "integer":
 		s = newObj().set("type", "integer").set("minimum", o.min)
+		if o.keys != "" {
+			return s.set("description", plain(o.doc)), nil
+		}
+	case "number":
+		s = newObj().set("type", "number").set("minimum", 0)
 	case "boolean":
 		s = newObj().set("type", "boolean")
 	case "enum":
