@@ -264,6 +264,11 @@ export interface AgentInfo {
   mode: string;
   description?: string;
   permission?: PermissionRule[];
+  /**
+   * Model is the agent's own model in OpenCode's config, if it has one: a task of the agent
+   * runs on it (as OpenCode's own task tool does) unless asyncagents.json gives a chain.
+   */
+  model?: AgentModel;
 }
 
 /** APIConversation is /v1/tasks/:id/messages's answer. */
@@ -478,8 +483,12 @@ export interface Task {
   resumeCount: number;
   isForked: boolean;
   retrievedAt?: number;
-  /** Queued is set while the task waits for a start slot (see config.Config.MaxConcurrentStarts). */
+  /**
+   * Queued is set while the task waits for a start slot (see config.Config.MaxConcurrentStarts
+   * and config.ConcurrencyConfig); Waiting says which limit it waits for and its place.
+   */
   queued?: boolean;
+  waiting?: Wait;
   /** Depth is 1 for a task launched from a user's session, 2 for one launched by such a task. */
   depth: number;
   /** CancelReason is the reason given to asyncagents_cancel, if any. */
@@ -517,6 +526,12 @@ export interface Task {
    */
   tokens?: Tokens;
   cost?: number;
+  /**
+   * Steps counts the child's model calls (a step-finish part each) over all its runs; Budget
+   * is the task's limits, nil for none (core/budget.go).
+   */
+  steps?: number;
+  budget?: Budget;
 }
 
 /** RestoreResult says what a history load found. */
@@ -638,6 +653,12 @@ export interface TextPart {
   type: "text";
   text: string;
   synthetic?: boolean;
+}
+
+/** AgentModel is a model as OpenCode's agent list names it. */
+export interface AgentModel {
+  providerID: string;
+  modelID: string;
 }
 
 /** APIMessage is one message of a child's conversation. */
@@ -805,6 +826,16 @@ export interface Progress {
   lastUpdate: number;
 }
 
+/**
+ * Wait is what a queued task waits for: the option that sets the limit (maxConcurrentStarts,
+ * concurrency.models["a/b"], ...), its value, and the task's place in that limit's queue (1: next).
+ */
+export interface Wait {
+  limit: string;
+  max: number;
+  position: number;
+}
+
 /** FallbackInfo is the record of a task's attempts. */
 export interface FallbackInfo {
   /** Occurred is true when the task ran on another model than its chain's first. */
@@ -838,6 +869,16 @@ export interface Tokens {
   reasoning: number;
   cacheRead: number;
   cacheWrite: number;
+}
+
+/**
+ * Budget is a task's limits: asyncagents_task's budget over the config's defaults, field by
+ * field. A zero field is no limit.
+ */
+export interface Budget {
+  steps?: number;
+  tokens?: number;
+  costUsd?: number;
 }
 
 /**

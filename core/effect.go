@@ -110,6 +110,15 @@ type AgentInfo struct {
 	Mode        string           `json:"mode"`
 	Description string           `json:"description,omitempty"`
 	Permission  []PermissionRule `json:"permission,omitempty"`
+	// Model is the agent's own model in OpenCode's config, if it has one: a task of the agent
+	// runs on it (as OpenCode's own task tool does) unless asyncagents.json gives a chain.
+	Model *AgentModel `json:"model,omitempty"`
+}
+
+// AgentModel is a model as OpenCode's agent list names it.
+type AgentModel struct {
+	ProviderID string `json:"providerID"`
+	ModelID    string `json:"modelID"`
 }
 
 // CanDelegate reports whether the agent was given delegation rights explicitly: its own rules

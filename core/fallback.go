@@ -28,7 +28,8 @@ import (
 const attemptTimerPrefix = "attempt:"
 
 // resolveChain is the model chain for a task of agent launched from parentSession: the agent's
-// configured models, else its one model, else the model of the parent's message. Empty means
+// configured models, else its one model, else the agent's own model in OpenCode's config, else
+// the model of the parent's message. The concurrency limits queue a task by its chain's model. Empty means
 // OpenCode chooses and there is nothing to fall back to.
 func (m *Machine) resolveChain(agent, parentSession string) []string {
 	chain := m.fullChain(agent, parentSession)
@@ -46,6 +47,9 @@ func (m *Machine) fullChain(agent, parentSession string) []string {
 		if a.Model != "" {
 			return []string{a.Model}
 		}
+	}
+	if a, ok := m.findAgent(agent); ok && a.Model != nil && a.Model.ProviderID != "" && a.Model.ModelID != "" {
+		return []string{a.Model.ProviderID + "/" + a.Model.ModelID}
 	}
 	if model := m.sessionModel.get(parentSession); model != "" {
 		return []string{model}

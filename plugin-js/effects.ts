@@ -66,7 +66,7 @@ export function makeExecutor(client: Client, directory: string, tmux?: TmuxPanes
     switch (e.kind) {
       case "agents.list": {
         const agents = unwrap("listing agents", await client.app.agents({ query })) as any[];
-        return agents.map((a) => ({ name: a.name, mode: a.mode, description: a.description, permission: Array.isArray(a.permission) ? a.permission : undefined }));
+        return agents.map((a) => ({ name: a.name, mode: a.mode, description: a.description, permission: Array.isArray(a.permission) ? a.permission : undefined, model: a.model?.providerID && a.model?.modelID ? { providerID: a.model.providerID, modelID: a.model.modelID } : undefined }));
       }
       case "session.create": {
         const s = unwrap("creating the session", await client.session.create({ body: createBody(e), query }));
