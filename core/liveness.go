@@ -117,13 +117,7 @@ func (m *Machine) notifyStall(t *run) {
 			{Type: "text", Text: m.stallHidden(t), Synthetic: true},
 		},
 	}}
-	parent := t.ParentSessionID
-	if m.busy[parent] {
-		m.held[parent] = append(m.held[parent], n)
-		return
-	}
-	m.flushHeld(parent)
-	m.sendNotice(n)
+	m.quietNotice(n)
 }
 
 // timeOut ends t at its wall-clock limit: the task fails with what it did so far, and its child

@@ -37,7 +37,9 @@ func (m *Machine) finish(t *run, status task.Status, result string, taskErr *tas
 	m.touch(t)
 	m.tmuxClose(t)
 	m.notifyParent(t)
-	m.toastEnding(t)
+	if !t.quiet {
+		m.toastEnding(t)
+	}
 	m.releaseWaiters(t)
 	m.startQueued()
 }
@@ -78,7 +80,7 @@ func (m *Machine) launchesInFlight(batch string) int {
 // noReply message sent to a busy session still costs a turn in OpenCode 1.18, so those wait
 // until the parent is idle.
 func (m *Machine) notifyParent(t *run) {
-	if t.ParentSessionID == "" {
+	if t.ParentSessionID == "" || t.quiet {
 		return
 	}
 	done, total, running := m.batchProgress(t)

@@ -53,6 +53,9 @@ func (m *Machine) onOpenCode(e OpenCodeEvent) {
 		if json.Unmarshal(e.Properties, &p) != nil || p.Error == nil {
 			return
 		}
+		if p.Error.Name == abortedError {
+			m.onTurnAborted(p.SessionID)
+		}
 		if t := m.task(p.SessionID); t != nil && !t.Status.Terminal() && !t.switching {
 			t.sessionError = p.Error.taskError()
 		}

@@ -45,6 +45,9 @@ type run struct {
 	usage map[string]messageUsage
 	// tmuxPane: a tmux pane was opened for this run (tmux.go).
 	tmuxPane bool
+	// quiet: the task ended with others at once (its parent's turn was interrupted, or its own
+	// parent task ended), and one notice tells of them all (cascade.go).
+	quiet bool
 	// refill: the task fell back to a model whose limit is reached, and waits, queued with its
 	// session, to be prompted on it (concurrency.go).
 	refill bool

@@ -78,8 +78,10 @@ func (m *Machine) onCancelCall(ev Event) {
 }
 
 // cancel stops a running or queued task: the child is aborted (a queued one never started), the
-// status is set before anything else so a completion racing in finds the task ended.
-func (m *Machine) cancel(t *run, reason string) {
+// status is set before anything else so a completion racing in finds the task ended. The tasks
+// its child launched are cancelled with it, all the way down, without a notice each (their
+// parent is gone); it returns them.
+func (m *Machine) cancel(t *run, reason string) []*run {
 	// A task whose session is still being created has nothing to abort: the session is
 	// deleted when it arrives (onSessionCreated).
 	started := !t.Queued && t.SessionID != ""
@@ -88,6 +90,10 @@ func (m *Machine) cancel(t *run, reason string) {
 	if started {
 		m.request(Effect{Kind: EffectAbort, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID})
 	}
+	if t.SessionID == "" {
+		return nil
+	}
+	return m.cancelBelow(t.SessionID, reason)
 }
 
 // cancelLaunches marks the session's launches that have no task yet (they wait for the agent

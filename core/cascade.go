@@ -1,0 +1,77 @@
+package core
+
+// The parent's interruption cascades. When a session's turn is aborted (Esc in the TUI, or
+// POST /session/:id/abort), OpenCode marks that turn's assistant message with
+// MessageAbortedError and publishes session.error, then idle. Every running and queued task of
+// that session is then cancelled, and the tasks of those tasks, all the way down, each keeping
+// its partial work, as OpenCode's own background subagents are cancelled with their parent. The
+// parent gets one ⊘ line listing them, without a model turn. A turn that simply ends cancels
+// nothing: that is the point of background tasks. An abort of a session that is already idle
+// sends nothing a plugin can see, so nothing cascades then (the README says what to do instead).
+
+// abortedError is the name OpenCode gives the error of an interrupted turn.
+const abortedError = "MessageAbortedError"
+
+// cascadeReason is the cancel reason of a task stopped with its parent.
+const cascadeReason = "the parent's turn was interrupted"
+
+// onTurnAborted cancels the tasks below a session whose turn was interrupted. It is called for
+// both signals OpenCode may send (session.error, and the message's own error when the abort
+// landed outside the model stream); the second finds nothing left to cancel.
+func (m *Machine) onTurnAborted(sessionID string) {
+	if sessionID == "" || !m.cfg.CascadeOn() {
+		return
+	}
+	if t := m.task(sessionID); t != nil && t.switching {
+		return // our own abort, leaving a failing model: the task goes on, and so do its tasks
+	}
+	stopped := m.cancelBelow(sessionID, cascadeReason)
+	starting := m.cancelLaunches(sessionID, cascadeReason)
+	if len(stopped) == 0 && starting == 0 {
+		return
+	}
+	if len(stopped) == 0 {
+		return // only launches without a task yet: nothing to list
+	}
+	m.toast(ToastInfo, cascadeToastTitle, m.cascadeVisible(stopped))
+	first := stopped[0]
+	m.quietNotice(heldNotice{taskID: first.ID, effect: Effect{
+		Kind:      EffectPromptAsync,
+		Notice:    true,
+		TaskID:    first.ID,
+		SessionID: sessionID,
+		Agent:     first.ParentAgent,
+		NoReply:   true,
+		Parts: []TextPart{
+			{Type: "text", Text: m.cascadeVisible(stopped)},
+			{Type: "text", Text: m.cascadeHidden(stopped), Synthetic: true},
+		},
+	}})
+}
+
+// cancelBelow cancels the running and queued tasks launched from session, and theirs below them,
+// without a notice each (the caller tells of them at once). It returns them, parents first.
+func (m *Machine) cancelBelow(session, reason string) []*run {
+	var stopped []*run
+	for _, t := range m.activeTasks() {
+		if t.ParentSessionID != session || t.Status.Terminal() {
+			continue
+		}
+		t.quiet = true
+		stopped = append(stopped, t)
+		stopped = append(stopped, m.cancel(t, reason)...)
+	}
+	return stopped
+}
+
+// quietNotice sends a notice that costs no model turn, or holds it while its parent is busy (a
+// noReply message sent to a busy session still costs a turn in OpenCode 1.18).
+func (m *Machine) quietNotice(n heldNotice) {
+	parent := n.effect.SessionID
+	if m.busy[parent] {
+		m.held[parent] = append(m.held[parent], n)
+		return
+	}
+	m.flushHeld(parent) // earlier notices first
+	m.sendNotice(n)
+}

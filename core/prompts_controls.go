@@ -1,0 +1,82 @@
+package core
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/asyncagents/asyncagents/core/history"
+	"github.com/asyncagents/asyncagents/core/task"
+)
+
+// The texts of the controls: the cascade of an interrupted turn (cascade.go), the budgets
+// (budget.go) and the concurrency queues (concurrency.go).
+
+// cascadeToastTitle heads the toast of an interrupted turn's cancelled tasks.
+const cascadeToastTitle = "Background tasks cancelled"
+
+// cascadeVisible is the one ⊘ line an interrupted parent gets for all the tasks it stopped.
+func (m *Machine) cascadeVisible(stopped []*run) string {
+	names := make([]string, len(stopped))
+	for i, t := range stopped {
+		names[i] = fmt.Sprintf("%q", t.Description)
+	}
+	noun := "task"
+	if len(stopped) > 1 {
+		noun = "tasks"
+	}
+	return fmt.Sprintf("⊘ **Interrupted: %d background %s cancelled** (%s).", len(stopped), noun, strings.Join(names, ", "))
+}
+
+// cascadeHidden tells the model which tasks stopped with its interrupted turn and where their
+// partial work is.
+func (m *Machine) cascadeHidden(stopped []*run) string {
+	var b strings.Builder
+	b.WriteString("Your turn was interrupted, so these background tasks were cancelled (and any tasks they had launched). Each keeps its partial work: asyncagents_output(task_id=...) shows it, and asyncagents_task(resume=...) continues one.\n\n")
+	for _, t := range stopped {
+		state := "cancelled after " + FormatDuration(history.Duration(&t.Task, m.now))
+		if t.SessionID == "" {
+			state = "cancelled while queued, never started"
+		}
+		fmt.Fprintf(&b, "- %s %q (@%s): %s\n", t.ID, t.Description, t.Agent, state)
+	}
+	b.WriteString("\nLaunch again only what is still needed.")
+	return b.String()
+}
+
+// budgetExceeded is a task's error when it passed a limit: "budget exceeded: 3 steps (limit 3)".
+func budgetExceeded(what string) *task.TaskError {
+	return &task.TaskError{Name: "BudgetExceeded", Message: "budget exceeded: " + what}
+}
+
+// Figures of the budgets, for their errors and their lines.
+const (
+	budgetStepsFmt       = "%d steps (limit %d)"
+	budgetTokensFmt      = "%d tokens (limit %d)"
+	budgetCostFmt        = "$%.4f (limit $%.4f)"
+	budgetSessionCostFmt = "this session's tasks cost $%.4f (limit budget.sessionCostUsd $%.4f)"
+	// budgetSessionRefusedFmt refuses a launch from a session whose tasks spent their budget.
+	budgetSessionRefusedFmt = "asyncagents_task: the background tasks of this session have cost $%.4f, past budget.sessionCostUsd ($%.4f); no task was created. Finish the work yourself, or ask the user to raise budget.sessionCostUsd in asyncagents.json."
+	// budgetArgFmt names a budget field given a value it cannot take.
+	budgetArgFmt = "asyncagents_task: budget.%s must be %s, got %v; no task was created"
+)
+
+// budgetLine is a task's usage against its budget, for asyncagents_list and asyncagents_output:
+// "budget: 2/3 steps, 1200/5000 tokens, $0.0100/$0.5000". Empty for a task without a budget.
+func budgetLine(t *task.Task) string {
+	g := t.Budget
+	if g == nil {
+		return ""
+	}
+	var parts []string
+	if g.Steps > 0 {
+		parts = append(parts, fmt.Sprintf("%d/%d steps", t.Steps, g.Steps))
+	}
+	if g.Tokens > 0 {
+		tok, _ := t.Usage()
+		parts = append(parts, fmt.Sprintf("%d/%d tokens", tok.Total(), g.Tokens))
+	}
+	if g.CostUsd > 0 {
+		parts = append(parts, fmt.Sprintf("$%.4f/$%.4f", t.Cost, g.CostUsd))
+	}
+	return "budget: " + strings.Join(parts, ", ")
+}
