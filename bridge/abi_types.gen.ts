@@ -801,12 +801,14 @@ export interface BudgetConfig {
   sessionCostUsd?: number;
 }
 
-/** ArgSpec is one tool argument. Type is "string", "boolean" or "number". */
+/** ArgSpec is one tool argument. Type is "string", "boolean", "number" or "object". */
 export interface ArgSpec {
   name: string;
-  type: "string" | "boolean" | "number";
+  type: "string" | "boolean" | "number" | "object";
   required?: boolean;
   description: string;
+  /** Fields are the fields of an argument of type "object", each optional unless Required. */
+  fields?: ArgSpec[];
 }
 
 /**

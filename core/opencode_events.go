@@ -115,6 +115,7 @@ func (m *Machine) onPartUpdated(props json.RawMessage) {
 			Text      string `json:"text"`
 			Synthetic bool   `json:"synthetic"`
 			Ignored   bool   `json:"ignored"`
+			Reason    string `json:"reason"` // a step-finish part's: stop, tool-calls, length...
 			Time      struct {
 				End int64 `json:"end"`
 			} `json:"time"`
@@ -145,6 +146,10 @@ func (m *Machine) onPartUpdated(props json.RawMessage) {
 	}
 	t.Progress.LastUpdate = m.now
 	m.onActivity(t)
+	if p.Part.Type == "step-finish" && p.Part.ID != "" {
+		m.onStepFinished(t, p.Part.ID, p.Part.Reason)
+		return
+	}
 	if p.Part.Type == "text" {
 		m.onTextPart(t, p.Part.ID, p.Part.MessageID, p.Part.Text, p.Part.Time.End != 0, p.Part.Synthetic || p.Part.Ignored)
 		return

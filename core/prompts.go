@@ -34,6 +34,11 @@ A new task starts with a fresh context: put everything it needs in the prompt (f
 				{Name: "fork", Type: "boolean", Description: "Give the new task this conversation's context (default false)"},
 				{Name: "resume", Type: "string", Description: "The task_id (or session_id) of a completed task to continue with prompt, instead of starting a new task"},
 				{Name: "timeout", Type: "number", Description: "A wall-clock limit in seconds (with resume: for the follow-up): at it the subagent is stopped and the task fails, with the work it did so far (default: no limit)"},
+				{Name: "budget", Type: "object", Description: "Limits on what the task may spend (over the user's configured defaults; 0: no limit). Past one, the subagent is stopped and the task fails with the figures and the work it did so far. Set one for open-ended or exploratory work that could loop", Fields: []ArgSpec{
+					{Name: "steps", Type: "number", Description: "The most model calls"},
+					{Name: "tokens", Type: "number", Description: "The most tokens, over all its model calls"},
+					{Name: "costUsd", Type: "number", Description: "The most cost in US dollars"},
+				}},
 			},
 		},
 		{
@@ -135,6 +140,9 @@ func (m *Machine) usageBlock(t *run) string {
 	}
 	if t.Cost != 0 {
 		fmt.Fprintf(&b, "cost: %s\n", formatCost(t.Cost))
+	}
+	if t.Steps > 0 {
+		fmt.Fprintf(&b, "model_calls: %d\n", t.Steps)
 	}
 	fmt.Fprintf(&b, "tool_calls: %d\nduration_ms: %d\n</usage>", t.Progress.ToolCalls, m.noticeDuration(t))
 	return b.String()
@@ -314,6 +322,12 @@ func (m *Machine) outputText(t *run) string {
 	if line := usageLine(&t.Task); line != "" {
 		fmt.Fprintf(&b, "usage: %s\n", line)
 	}
+	if line := budgetLine(&t.Task); line != "" {
+		fmt.Fprintf(&b, "%s\n", line)
+	}
+	if t.Queued {
+		fmt.Fprintf(&b, "queued: %s\n", waitText(t.Waiting))
+	}
 	d := FormatDuration(history.Duration(&t.Task, m.now))
 	switch t.Status {
 	case task.StatusCompleted:
@@ -371,6 +385,9 @@ func (m *Machine) listLine(t *run) string {
 	line := fmt.Sprintf("- %s | %s | %q | @%s | %s | %d tool calls", id, status, t.Description, t.Agent, FormatDuration(history.Duration(&t.Task, m.now)), t.Progress.ToolCalls)
 	if u := usageLine(&t.Task); u != "" {
 		line += " | " + u
+	}
+	if g := budgetLine(&t.Task); g != "" {
+		line += " | " + g
 	}
 	if t.Status == task.StatusError && t.Error != nil {
 		line += " | " + t.Error.Name + ": " + t.Error.Message

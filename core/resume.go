@@ -13,10 +13,12 @@ type resumeReq struct {
 	callID, taskID, prompt, sessionID, messageID, agent string
 	// timeoutMs is the resume's own wall-clock limit, 0 to keep the task's.
 	timeoutMs int64
+	// budget replaces the task's budget when the resume gave one (a budget counts every run).
+	budget *task.Budget
 }
 
 // onResumeCall validates asyncagents_task(resume: …, prompt: …) and checks the session exists.
-func (m *Machine) onResumeCall(ev Event, a taskArgs, timeoutMs int64) {
+func (m *Machine) onResumeCall(ev Event, a taskArgs, timeoutMs int64, budget *task.Budget) {
 	fail := func(format string, args ...any) {
 		m.failTool(ev.CallID, "asyncagents_task: "+fmt.Sprintf(format, args...))
 	}
@@ -37,6 +39,12 @@ func (m *Machine) onResumeCall(ev Event, a taskArgs, timeoutMs int64) {
 		fail(resumeNotCompletedFmt, t.ID, t.Status)
 	default:
 		r := &resumeReq{callID: ev.CallID, taskID: t.ID, prompt: a.Prompt, sessionID: ev.SessionID, messageID: ev.MessageID, agent: ev.Agent, timeoutMs: timeoutMs}
+		if a.Budget != nil {
+			r.budget = &task.Budget{} // all zero: the resume lifts the limits
+			if budget != nil {
+				r.budget = budget
+			}
+		}
 		m.request(Effect{Kind: EffectSessionGet, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID, resume: r})
 	}
 }
@@ -67,6 +75,12 @@ func (m *Machine) onResumeChecked(p pending, ev Event) {
 	t.Status = task.StatusResumed
 	if r.timeoutMs > 0 {
 		t.TimeoutMs = r.timeoutMs
+	}
+	if r.budget != nil {
+		t.Budget = r.budget
+		if *r.budget == (task.Budget{}) {
+			t.Budget = nil
+		}
 	}
 	t.ResumeCount++
 	t.ResumedAt = m.now

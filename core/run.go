@@ -45,6 +45,8 @@ type run struct {
 	usage map[string]messageUsage
 	// tmuxPane: a tmux pane was opened for this run (tmux.go).
 	tmuxPane bool
+	// stepsSeen: the step-finish parts counted in Steps, by part ID (budget.go).
+	stepsSeen map[string]bool
 	// quiet: the task ended with others at once (its parent's turn was interrupted, or its own
 	// parent task ended), and one notice tells of them all (cascade.go).
 	quiet bool

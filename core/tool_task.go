@@ -19,6 +19,8 @@ type taskArgs struct {
 	Fork        bool   `json:"fork"`
 	// Timeout is the task's wall-clock limit in seconds (taskTimeoutMs when absent).
 	Timeout *float64 `json:"timeout"`
+	// Budget is the task's limits over the config's defaults (budget.go).
+	Budget *budgetArgs `json:"budget"`
 }
 
 // maxTaskTimeoutMs bounds asyncagents_task's timeout: a year, far past any real task, and well
@@ -36,6 +38,7 @@ type launch struct {
 	canDelegate bool
 	fork        bool
 	timeoutMs   int64
+	budget      *task.Budget
 	// cancelled by asyncagents_cancel(all) before the session existed.
 	cancelled    bool
 	cancelReason string
@@ -107,15 +110,23 @@ func (m *Machine) onTaskCall(ev Event) {
 		timeoutMs = max(int64(s*1000), 1)
 		given = timeoutMs
 	}
+	budget, err := m.taskBudget(a.Budget)
+	if err != nil {
+		m.failTool(ev.CallID, err.Error())
+		return
+	}
+	if m.refuseOverBudget(ev.CallID, ev.SessionID) {
+		return
+	}
 	if strings.TrimSpace(a.Resume) != "" {
-		m.onResumeCall(ev, a, given)
+		m.onResumeCall(ev, a, given, budget)
 		return
 	}
 	if err := a.validate(); err != nil {
 		m.failTool(ev.CallID, err.Error())
 		return
 	}
-	l := &launch{callID: ev.CallID, sessionID: ev.SessionID, messageID: ev.MessageID, parentAgent: ev.Agent, args: a, depth: 1, fork: a.Fork, timeoutMs: timeoutMs}
+	l := &launch{callID: ev.CallID, sessionID: ev.SessionID, messageID: ev.MessageID, parentAgent: ev.Agent, args: a, depth: 1, fork: a.Fork, timeoutMs: timeoutMs, budget: budget}
 	if p := m.task(ev.SessionID); p != nil {
 		// A task's child launching tasks of its own: only as deep as MaxDepth allows.
 		l.depth = p.Depth + 1
@@ -225,6 +236,7 @@ func (m *Machine) checkAgentAndLaunch(l *launch) {
 			Depth:           l.depth,
 			IsForked:        l.fork,
 			TimeoutMs:       l.timeoutMs,
+			Budget:          l.budget,
 		},
 		canDelegate: l.canDelegate,
 	}

@@ -18,12 +18,14 @@ type ToolSpec struct {
 	Args        []ArgSpec `json:"args"`
 }
 
-// ArgSpec is one tool argument. Type is "string", "boolean" or "number".
+// ArgSpec is one tool argument. Type is "string", "boolean", "number" or "object".
 type ArgSpec struct {
 	Name        string `json:"name"`
 	Type        string `json:"type"`
 	Required    bool   `json:"required,omitempty"`
 	Description string `json:"description"`
+	// Fields are the fields of an argument of type "object", each optional unless Required.
+	Fields []ArgSpec `json:"fields,omitempty"`
 }
 
 // childDeniedTools are the tools a background child may not use: it cannot manage the parent's

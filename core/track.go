@@ -116,6 +116,10 @@ func (m *Machine) onMessageUpdated(props json.RawMessage) {
 	info := p.Info
 	if info.Role == "assistant" {
 		m.noteUsage(t, info.ID, info.usageJSON)
+		m.checkSpending(t, info.Finish == "stop")
+		if t.Status.Terminal() {
+			return
+		}
 	}
 	if t.switching && info.Time.Completed != 0 && info.Time.Created < t.attemptAt {
 		m.onSettled(t) // the failed (or aborted) turn's message is complete

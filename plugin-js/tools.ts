@@ -6,9 +6,16 @@ import type { ToolSpec } from "../bridge/core";
 import type { CoreHost } from "./remote";
 import { hop, profiling } from "./profile";
 
-function argSchema(a: ToolSpec["args"][number]) {
+function argSchema(a: ToolSpec["args"][number]): any {
   const z = tool.schema;
-  const base = a.type === "boolean" ? z.boolean() : a.type === "number" ? z.number() : z.string();
+  const base =
+    a.type === "object"
+      ? z.object(Object.fromEntries((a.fields ?? []).map((f) => [f.name, argSchema(f)])))
+      : a.type === "boolean"
+        ? z.boolean()
+        : a.type === "number"
+          ? z.number()
+          : z.string();
   const described = base.describe(a.description);
   return a.required ? described : described.optional();
 }

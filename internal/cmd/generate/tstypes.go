@@ -51,7 +51,7 @@ var typeValues = map[reflect.Type][]string{
 // fieldValues are the values of the plain string fields that take only a few.
 var fieldValues = map[string][]string{
 	"NotifyConfig.Wake": {config.WakeBatch, config.WakeEach},
-	"ArgSpec.Type":      {"string", "boolean", "number"},
+	"ArgSpec.Type":      {"string", "boolean", "number", "object"},
 	"TextPart.Type":     {"text"},
 	"APIMessage.Type":   {httpapi.MsgPrompt, httpapi.MsgReply, httpapi.MsgTools, httpapi.MsgPartial, httpapi.MsgError},
 }

@@ -1,0 +1,164 @@
+package core
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/asyncagents/asyncagents/core/task"
+)
+
+// Budgets with an automatic stop. A task's budget is asyncagents_task's budget over the config's
+// defaults (budget.steps, .tokens, .costUsd), field by field; budget.sessionCostUsd bounds all
+// the tasks under one user's session together. Usage is counted from the child's own events: a
+// step-finish part per model call, and the tokens and cost OpenCode writes on each assistant
+// message. Past a limit the child is aborted and the task fails with the figures, keeping its
+// partial work; what the child launched stops with it. The check runs at the end of each model
+// call, so the overshoot is one model call at most. A call that ends the turn (finish "stop") is
+// never stopped: its answer is the task's result, and the spending is already done.
+
+// budgetArgs is asyncagents_task's budget argument; nil fields take the config's defaults.
+type budgetArgs struct {
+	Steps   *float64 `json:"steps"`
+	Tokens  *float64 `json:"tokens"`
+	CostUsd *float64 `json:"costUsd"`
+}
+
+// taskBudget is the budget a new task runs under, or an error naming the field that is wrong.
+func (m *Machine) taskBudget(a *budgetArgs) (*task.Budget, error) {
+	d := m.cfg.Budget
+	g := task.Budget{Steps: d.Steps, Tokens: d.Tokens, CostUsd: d.CostUsd}
+	if a != nil {
+		whole := func(name string, v *float64) (int64, error) {
+			if math.IsNaN(*v) || *v < 0 || *v != math.Trunc(*v) || *v > 1e15 {
+				return 0, fmt.Errorf(budgetArgFmt, name, "a whole number >= 0 (0: no limit)", *v)
+			}
+			return int64(*v), nil
+		}
+		if a.Steps != nil {
+			n, err := whole("steps", a.Steps)
+			if err != nil {
+				return nil, err
+			}
+			g.Steps = int(n)
+		}
+		if a.Tokens != nil {
+			n, err := whole("tokens", a.Tokens)
+			if err != nil {
+				return nil, err
+			}
+			g.Tokens = n
+		}
+		if a.CostUsd != nil {
+			if v := *a.CostUsd; math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				return nil, fmt.Errorf(budgetArgFmt, "costUsd", "a number of US dollars >= 0 (0: no limit)", v)
+			}
+			g.CostUsd = *a.CostUsd
+		}
+	}
+	if g == (task.Budget{}) {
+		return nil, nil
+	}
+	return &g, nil
+}
+
+// onStepFinished counts one model call of t's child (a step-finish part, once per part ID) and
+// stops the task when it has used its steps and the model goes on.
+func (m *Machine) onStepFinished(t *run, partID, reason string) {
+	if t.stepsSeen[partID] {
+		return
+	}
+	if t.stepsSeen == nil {
+		t.stepsSeen = map[string]bool{}
+	}
+	t.stepsSeen[partID] = true
+	t.Steps++
+	m.touch(t)
+	if g := t.Budget; g != nil && g.Steps > 0 && t.Steps >= g.Steps && reason != "stop" {
+		m.stopForBudget(t, fmt.Sprintf(budgetStepsFmt, t.Steps, g.Steps))
+	}
+}
+
+// checkSpending stops t when its tokens or cost passed its budget, or its session's tasks passed
+// budget.sessionCostUsd; final is set when the message that reported it ended the turn.
+func (m *Machine) checkSpending(t *run, final bool) {
+	if t.Status.Terminal() {
+		return
+	}
+	if g := t.Budget; g != nil && !final {
+		tok, cost := t.Usage()
+		switch {
+		case g.Tokens > 0 && tok.Total() > g.Tokens:
+			m.stopForBudget(t, fmt.Sprintf(budgetTokensFmt, tok.Total(), g.Tokens))
+			return
+		case g.CostUsd > 0 && cost > g.CostUsd:
+			m.stopForBudget(t, fmt.Sprintf(budgetCostFmt, cost, g.CostUsd))
+			return
+		}
+	}
+	limit := m.cfg.Budget.SessionCostUsd
+	if limit <= 0 {
+		return
+	}
+	root := m.rootSession(t.ParentSessionID)
+	if spent := m.sessionCost(root); spent > limit {
+		what := fmt.Sprintf(budgetSessionCostFmt, spent, limit)
+		for _, r := range m.activeTasks() {
+			if m.rootSession(r.ParentSessionID) == root {
+				m.stopForBudget(r, what)
+			}
+		}
+	}
+}
+
+// stopForBudget fails t with the limit it passed: its child is aborted (a queued task never
+// started) and what the child launched is cancelled with it.
+func (m *Machine) stopForBudget(t *run, what string) {
+	if t.Status.Terminal() {
+		return
+	}
+	started := !t.Queued && t.SessionID != ""
+	m.log("info", "task "+t.ID+": budget exceeded: "+what)
+	m.finish(t, task.StatusError, "", budgetExceeded(what))
+	if started {
+		m.request(Effect{Kind: EffectAbort, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID})
+		m.cancelBelow(t.SessionID, "its parent task's budget was exceeded")
+	}
+}
+
+// rootSession is the user's session above session: a task's child session leads to its task's
+// parent, and so on up.
+func (m *Machine) rootSession(session string) string {
+	for range m.cfg.MaxDepth + 1 {
+		t := m.task(session)
+		if t == nil || t.ParentSessionID == "" {
+			return session
+		}
+		session = t.ParentSessionID
+	}
+	return session
+}
+
+// sessionCost is what every task under the user's session root has cost, nested ones included.
+func (m *Machine) sessionCost(root string) float64 {
+	var sum float64
+	for _, id := range m.order {
+		if t := m.tasks[id]; t != nil && t.Cost != 0 && m.rootSession(t.ParentSessionID) == root {
+			sum += t.Cost
+		}
+	}
+	return sum
+}
+
+// refuseOverBudget answers a launch (or resume) from a session whose tasks spent
+// budget.sessionCostUsd; it reports whether it did.
+func (m *Machine) refuseOverBudget(callID, session string) bool {
+	limit := m.cfg.Budget.SessionCostUsd
+	if limit <= 0 {
+		return false
+	}
+	if spent := m.sessionCost(m.rootSession(session)); spent >= limit {
+		m.failTool(callID, fmt.Sprintf(budgetSessionRefusedFmt, spent, limit))
+		return true
+	}
+	return false
+}
