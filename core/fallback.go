@@ -186,10 +186,10 @@ func (m *Machine) nextModel(t *run, e *task.TaskError, class errclass.ErrorClass
 		m.log("info", fmt.Sprintf("task %s: %s failed (%s: %s); falling back to %s", t.ID, t.Model, class, firstLine(e.Message), model))
 		t.Model, t.modelIndex, t.compacted = model, i, false
 		t.FallbackInfo.Occurred = true
-		if m.waitForSlot(t) {
-			return true // prompted on the new model when a slot on it frees
+		if !m.waitForSlot(t) { // else prompted on the new model when a slot on it frees
+			m.reprompt(t, false)
 		}
-		m.reprompt(t, false)
+		m.startQueued() // the old model's slot is free
 		return true
 	}
 	return false
