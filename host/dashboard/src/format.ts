@@ -55,3 +55,14 @@ export function cost(c: number | undefined): string {
   if (c === undefined || c === 0) return "–";
   return Math.abs(c) >= 0.01 ? `$${c.toFixed(2)}` : `$${c.toFixed(4)}`;
 }
+
+/** A task's usage against its budget: "2 of 3 model calls · 1.2k of 5k tokens · $0.01 of $0.50". */
+export function budgetText(t: Task): string {
+  const b = t.budget;
+  if (!b) return "";
+  const parts: string[] = [];
+  if (b.steps) parts.push(`${t.steps ?? 0} of ${b.steps} model calls`);
+  if (b.tokens) parts.push(`${t.tokens ? tokens(t.tokens) : "0"} of ${tokens({ input: b.tokens, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 })} tokens`);
+  if (b.costUsd) parts.push(`${cost(t.cost ?? 0)} of ${cost(b.costUsd)}`);
+  return parts.join(" · ");
+}

@@ -4,7 +4,7 @@
 
 import { useEffect, useRef, useState } from "preact/hooks";
 import { APIError, get, post, seg } from "./api";
-import { cost, duration, isActive, statusLabel, taskDuration, time, tokens } from "./format";
+import { budgetText, cost, duration, isActive, statusLabel, taskDuration, time, tokens } from "./format";
 import { Markdown } from "./markdown";
 import { health, loadTask, now, openTask } from "./store";
 import type { APIConversation, APIToolCall, Task } from "./types";
@@ -70,6 +70,26 @@ function TaskDetail({ t }: { t: Task }) {
         </dd>
         <dt>Cost</dt>
         <dd>{cost(t.cost)}</dd>
+        {t.queued && t.waiting && (
+          <>
+            <dt>Waits for</dt>
+            <dd>
+              a slot under <code>{t.waiting.limit}</code> ({t.waiting.max} at once): position {t.waiting.position} in its queue
+            </dd>
+          </>
+        )}
+        {(t.steps ?? 0) > 0 && (
+          <>
+            <dt>Model calls</dt>
+            <dd>{t.steps}</dd>
+          </>
+        )}
+        {t.budget && (
+          <>
+            <dt>Budget</dt>
+            <dd>{budgetText(t)}</dd>
+          </>
+        )}
       </dl>
       {isActive(t) && !health.value?.readOnly && <Cancel t={t} />}
       <section class="card">
