@@ -81,10 +81,10 @@ func (m *Machine) onStepFinished(t *run, partID, reason string) {
 // checkSpending stops t when its tokens or cost passed its budget, or its session's tasks passed
 // budget.sessionCostUsd; final is set when the message that reported it ended the turn.
 func (m *Machine) checkSpending(t *run, final bool) {
-	if t.Status.Terminal() {
-		return
+	if t.Status.Terminal() || final {
+		return // an answer that ends the turn is the result: the spending is done
 	}
-	if g := t.Budget; g != nil && !final {
+	if g := t.Budget; g != nil {
 		tok, cost := t.Usage()
 		switch {
 		case g.Tokens > 0 && tok.Total() > g.Tokens:

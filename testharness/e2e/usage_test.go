@@ -31,18 +31,9 @@ func TestUsageIsTheSumOfTheChildsMessages(t *testing.T) {
 		}
 		return mockmodel.Reply{Text: "?"}
 	})
-	// OpenCode prices a model per million tokens; the mock's own config prices it at 0.
-	priced := map[string]any{"name": "Mock A", "tool_call": true, "temperature": true,
-		"limit": map[string]any{"context": 200000, "output": 32000},
-		"cost":  map[string]any{"input": 3, "output": 15, "cache_read": 0.3, "cache_write": 3.75}}
 	oc := ocserve.Start(t, ocserve.Options{ModelURL: model.URL(), Config: map[string]any{
-		"plugin": []any{ocserve.PluginSpec(t)},
-		"provider": map[string]any{"mock": map[string]any{
-			"npm":     "@ai-sdk/openai-compatible",
-			"name":    "Mock",
-			"options": map[string]any{"baseURL": model.URL(), "apiKey": "mock-key", "includeUsage": true},
-			"models":  map[string]any{"mock-a": priced, "mock-b": priced},
-		}},
+		"plugin":   []any{ocserve.PluginSpec(t)},
+		"provider": pricedProvider(model.URL()),
 	}})
 	e := &env{t: t, model: model, oc: oc}
 	parent := e.prompt("GO")
@@ -83,4 +74,18 @@ func TestUsageIsTheSumOfTheChildsMessages(t *testing.T) {
 	n := e.notices(parent)[0]
 	require.Contains(t, n.hidden, fmt.Sprintf("<usage>\ninput_tokens: %d\noutput_tokens: %d\n", want.Input, want.Output))
 	require.Contains(t, n.hidden, "tool_calls: 1\n")
+}
+
+// pricedProvider is the mock provider with a price on its models: OpenCode prices a model per
+// million tokens, and the mock's own config prices it at 0.
+func pricedProvider(url string) map[string]any {
+	priced := map[string]any{"name": "Mock A", "tool_call": true, "temperature": true,
+		"limit": map[string]any{"context": 200000, "output": 32000},
+		"cost":  map[string]any{"input": 3, "output": 15, "cache_read": 0.3, "cache_write": 3.75}}
+	return map[string]any{"mock": map[string]any{
+		"npm":     "@ai-sdk/openai-compatible",
+		"name":    "Mock",
+		"options": map[string]any{"baseURL": url, "apiKey": "mock-key", "includeUsage": true},
+		"models":  map[string]any{"mock-a": priced, "mock-b": priced},
+	}}
 }
