@@ -37,6 +37,8 @@ type pendingCode struct {
 }
 
 const (
+	// DashboardCodePath is where a code is asked for, with the token (POST).
+	DashboardCodePath = "/v1/dashboard/code"
 	// CodeValidMs is how long a code is good for: the time to open a link just printed.
 	CodeValidMs = 60_000
 	// codesMax bounds the codes waiting to be traded: past it, minting drops the oldest.

@@ -4,6 +4,6 @@ package httpapi
 
 // The hashes of the dashboard page's inline script and style, for its Content-Security-Policy.
 const (
-	dashboardScriptHash = "sha256-qb+kW7W8DC7Cew8S6uM0dUNcL+Q0fBk1Lz8Emh2qTsw="
+	dashboardScriptHash = "sha256-CW6p8nNyB+Ywxkl73G81KnHByLBY0ttHvgb/l44/js0="
 	dashboardStyleHash  = "sha256-PFWII3icrkXTPelCJ1zXQgYsQgP8BvZ7AnnZhcRF1RY="
 )
