@@ -62,6 +62,8 @@ const (
 type APICode struct {
 	Code      string `json:"code"`
 	ExpiresAt int64  `json:"expiresAt"` // Unix ms
+	// URL is the link that opens the dashboard with the code, at the Host the request named.
+	URL string `json:"url"`
 }
 
 // APISession is POST /v1/dashboard/session's answer: the page sends Credential as its bearer.
@@ -104,7 +106,8 @@ func (c *Codes) Finish(r Response, req Request, cfg config.APIConfig, now int64)
 		if !ok {
 			return apiFail(500, apiNoEntropy)
 		}
-		return apiJSON(APICode{Code: code, ExpiresAt: now + CodeValidMs})
+		host, _ := apiHeader(req.Headers, "host") // a loopback name: Serve checked it
+		return apiJSON(APICode{Code: code, ExpiresAt: now + CodeValidMs, URL: "http://" + host + "/?code=" + code})
 	case r.trade != "":
 		if !c.Take(r.trade, now) {
 			r := apiFail(401, apiCodeRefused)

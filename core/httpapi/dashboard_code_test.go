@@ -120,6 +120,7 @@ func TestDashboardCodeTrade(t *testing.T) {
 	require.Equal(t, 200, mint.Status, mint.Body)
 	require.Contains(t, mint.Body, fmt.Sprintf(`"expiresAt":%d`, 1000+CodeValidMs))
 	code := mint.Body[strings.Index(mint.Body, `"code":"`)+8:][:32]
+	require.Contains(t, mint.Body, `"url":"http://127.0.0.1:5165/?code=`+code+`"`)
 
 	refused := serve("POST", "/v1/dashboard/code", "", map[string]string{"authorization": "Bearer " + Credential(cfg.Token, code)})
 	require.Equal(t, 401, refused.Status, "a credential cannot ask for codes")
