@@ -375,11 +375,17 @@ export interface CoreHTTPRequest {
   query: string;
   /**
    * Headers holds the request's headers by lower-case name: host, authorization, origin,
-   * cookie, last-event-id. Only the first value of a repeated header is needed.
+   * last-event-id. Only the first value of a repeated header is needed.
    */
   headers: Record<string, string>;
   /** Subscribers is how many SSE streams are open on this server now (for the limit). */
   subscribers: number;
+  /**
+   * Entropy is fresh random text from the host (32 random bytes, hex) with every POST: the
+   * dashboard's one-time codes are made of it (dashboard_code.go), since the core has no
+   * randomness of its own.
+   */
+  entropy?: string;
 }
 
 /**

@@ -15,8 +15,9 @@ import (
 // httpapi.ServeTasks; Machine.Tasks copies every task, which at 10,000 tasks costs more than the
 // request itself). The tasks are only read; recent answers to task reads are kept until the store
 // changes (httpapi.Cache).
+// The dashboard's one-time codes are the machine's too (httpapi.Codes), kept between requests.
 func (m *Machine) ServeHTTP(req httpapi.Request, cfg config.APIConfig, now int64) httpapi.Response {
-	return m.apiCache.Serve(req, apiStore{m}, cfg, now)
+	return m.apiCodes.Finish(m.apiCache.Serve(req, apiStore{m}, cfg, now), req, cfg, now)
 }
 
 // apiStore is the machine as the status API reads it (httpapi.Store).

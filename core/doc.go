@@ -17,8 +17,9 @@
 //	  │
 //	core                 the machine (this package): decisions and effects
 //	  │
-//	httpapi              the status API: routes, answers, SSE frames, the answer cache; reads a
-//	  │                  Store (the tasks, a change counter), never the machine
+//	httpapi              the status API: routes, answers, SSE frames, the answer cache, the
+//	  │                  dashboard's one-time codes; reads a Store (the tasks, a change
+//	  │                  counter), never the machine
 //	history              the history's lines: format, checksums, decoding, head-first reading
 //	  │                  (internal/tasktest beside it: the tests' task fixtures)
 //	task                 the task record: Task, Status, errors, progress, fallback record, encoder

@@ -34,6 +34,8 @@ type httpCaseEntry struct {
 	Note    string          `json:"note"`
 	Request httpapi.Request `json:"request"`
 	Expect  json.RawMessage `json:"expect"`
+	// Save names fields of the answer's body that later cases use as {name} (httpapi.Saved).
+	Save []string `json:"save,omitempty"`
 }
 
 func TestHTTPConformance(t *testing.T) {
@@ -59,10 +61,16 @@ func TestHTTPConformance(t *testing.T) {
 			m := NewMachine(config.Config{API: f.Config, MaxConcurrentStarts: 1000})
 			res, _ := m.Restore(f.Now, history.String())
 			require.Equal(t, len(f.Tasks), res.Restored)
+			saved := httpapi.Saved{}
 			for i, c := range f.Cases {
-				resp, _ := m.ServeHTTPEffects(httpapi.PortInHeaders(c.Request, c.Request.Port), f.Config, f.Now)
+				req := saved.Into(httpapi.PortInHeaders(c.Request, c.Request.Port))
+				if req.Method == "POST" && req.Entropy == "" {
+					req.Entropy = fmt.Sprintf("%064x", i+1) // as a host passes randomness with every POST
+				}
+				resp, _ := m.ServeHTTPEffects(req, f.Config, f.Now)
 				expect := strings.ReplaceAll(string(c.Expect), "{port}", strconv.Itoa(c.Request.Port))
 				require.NoError(t, apiMatchHTTP(json.RawMessage(expect), resp), "case %d (%s)", i, c.Note)
+				require.NoError(t, saved.Take(c.Save, []byte(resp.Body)), "case %d (%s)", i, c.Note)
 			}
 		})
 	}

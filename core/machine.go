@@ -30,6 +30,8 @@ type Machine struct {
 	// changes counts the entry points that may have changed the store (Step, Restore, Follow).
 	apiCache httpapi.Cache
 	changes  uint64
+	// apiCodes are the dashboard's one-time codes not yet traded (httpapi.Codes).
+	apiCodes httpapi.Codes
 
 	// sessions maps a child session's ID to its task's, where they differ (taskid.go);
 	// sessionsStale: a restore brought tasks in since it was built.

@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/json"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -48,12 +49,22 @@ func (f ServerFile) Live(running bool, procStartNow string) bool {
 	return f.ProcStart == "" || procStartNow == "" || f.ProcStart == procStartNow
 }
 
-// DashboardURL is the status API's page for a browser, with the token unless the server asks
-// none.
-func (f ServerFile) DashboardURL() string {
-	u := "http://127.0.0.1:" + strconv.Itoa(f.Port) + "/"
-	if !(config.APIConfig{Auth: f.Auth}).NoToken() && f.Token != "" {
-		u += "?token=" + f.Token
+// Origin is the status API's address, http://127.0.0.1:<port>.
+func (f ServerFile) Origin() string { return "http://127.0.0.1:" + strconv.Itoa(f.Port) }
+
+// NeedsCode says whether the dashboard opens with a one-time code (the server asks a token):
+// the CLI asks the server for one, with the token, and opens DashboardURL(code).
+func (f ServerFile) NeedsCode() bool {
+	return !(config.APIConfig{Auth: f.Auth}).NoToken()
+}
+
+// DashboardURL is the status API's page for a browser, with a one-time code when code is not
+// "" (httpapi.Codes), never with the token: a browser's command line is readable by every
+// local user, and its history keeps what it opened.
+func (f ServerFile) DashboardURL(code string) string {
+	u := f.Origin() + "/"
+	if code != "" {
+		u += "?code=" + url.QueryEscape(code)
 	}
 	return u
 }

@@ -24,9 +24,11 @@ func TestServerFileRoundTripAndURL(t *testing.T) {
 	got, err := ParseServerFile([]byte(f.Content()))
 	require.NoError(t, err)
 	require.Equal(t, f, got)
-	require.Equal(t, "http://127.0.0.1:5170/?token=abc", f.DashboardURL())
+	require.True(t, f.NeedsCode())
+	require.Equal(t, "http://127.0.0.1:5170/?code=c0de", f.DashboardURL("c0de"), "a code, never the token")
+	require.Equal(t, "http://127.0.0.1:5170/", f.DashboardURL(""))
 	f.Auth = "none"
-	require.Equal(t, "http://127.0.0.1:5170/", f.DashboardURL())
+	require.False(t, f.NeedsCode())
 }
 
 func TestProcStatStartCountsFromTheCommandsLastParenthesis(t *testing.T) {

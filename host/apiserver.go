@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -44,8 +45,13 @@ func (s *APIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if addr, ok := r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr); ok {
 		port = addr.Port
 	}
+	entropy := ""
+	if r.Method == http.MethodPost {
+		// Fresh randomness: the dashboard's one-time codes are made of it (the core has none).
+		entropy = rand.Text() + rand.Text()
+	}
 	resp, err := s.Core.Do(r.Context(), abi.Request{Op: "http", Now: s.Now(), HTTP: &httpapi.Request{
-		Method: r.Method, Port: port, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, Headers: headers, Subscribers: subscribers,
+		Method: r.Method, Port: port, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, Headers: headers, Subscribers: subscribers, Entropy: entropy,
 	}})
 	if err != nil || resp.HTTP == nil {
 		// A core that stopped after a trap loop says so, as every tool call does.

@@ -61,6 +61,7 @@ func TestHTTPConformanceOverNetHTTP(t *testing.T) {
 					Note    string          `json:"note"`
 					Request httpapi.Request `json:"request"`
 					Expect  map[string]any  `json:"expect"`
+					Save    []string        `json:"save"`
 				} `json:"cases"`
 			}
 			require.NoError(t, json.Unmarshal(raw, &f))
@@ -81,7 +82,9 @@ func TestHTTPConformanceOverNetHTTP(t *testing.T) {
 			// expectations too.
 			require.NoError(t, json.Unmarshal([]byte(strings.ReplaceAll(string(raw), "{port}", strconv.Itoa(port))), &f))
 			ran := 0
+			saved := httpapi.Saved{}
 			for i, c := range f.Cases {
+				c.Request = saved.Into(c.Request)
 				skip := ""
 				switch {
 				case c.Expect["stream"] == true || strings.HasPrefix(c.Request.Path, "/v1/events") || c.Request.Subscribers > 0:
@@ -138,6 +141,7 @@ func TestHTTPConformanceOverNetHTTP(t *testing.T) {
 					require.NoError(t, json.Unmarshal(body, &got), "case %d (%s): %s", i, c.Note, body)
 					require.NoError(t, conformance.Match(bw, got, "body"), "case %d (%s)", i, c.Note)
 				}
+				require.NoError(t, saved.Take(c.Save, body), "case %d (%s)", i, c.Note)
 			}
 			t.Logf("%d of %d cases sent over net/http", ran, len(f.Cases))
 			require.Positive(t, ran, "every case of the file was skipped")

@@ -34,6 +34,15 @@ interface HTTPCase {
   note?: string;
   request: { method: string; port?: number; path: string; query?: string; headers?: Record<string, string>; subscribers?: number };
   expect: Record<string, unknown>;
+  /** Fields of the answer's body that later cases use as {name} (httpapi.Saved). */
+  save?: string[];
+}
+
+/** Puts saved values where a request writes {name}: its path, query and headers. */
+function putSaved(r: HTTPCase["request"], saved: Map<string, string>): HTTPCase["request"] {
+  const put = (v: string) => [...saved].reduce((acc, [k, val]) => acc.replaceAll(`{${k}}`, val), v);
+  const headers = Object.fromEntries(Object.entries(r.headers ?? {}).map(([k, v]) => [k, put(v)]));
+  return { ...r, path: put(r.path), query: r.query === undefined ? undefined : put(r.query), headers };
 }
 interface HTTPFile {
   tasks: unknown[];
@@ -198,9 +207,10 @@ describe("status API conformance over Bun.serve", () => {
         let overSocket = 0;
         let skipped = 0;
         try {
+          const saved = new Map<string, string>();
           for (const [i, c] of cases.entries()) {
             const label = `${file} case ${i} (${c.note ?? ""})`;
-            const r = c.request;
+            const r = putSaved(c.request, saved);
             const headers = r.headers ?? {};
             const target = r.path + (r.query ? `?${r.query}` : "");
             const noHost = !("host" in headers) || headers.host === "";
@@ -262,6 +272,11 @@ describe("status API conformance over Bun.serve", () => {
                   fail(`body is not JSON`);
                 }
                 fail(match(want.bodyJSON, body, "body"));
+              }
+              for (const name of c.save ?? []) {
+                const v = (JSON.parse(got.body) as Record<string, unknown>)[name];
+                if (typeof v !== "string" || v === "") fail(`save: the body has no string field ${name}`);
+                saved.set(name, v as string);
               }
             } finally {
               got.close();

@@ -162,7 +162,9 @@ export class ApiServer {
     const { path, query } = splitTarget(req.url, headers.host ?? "");
     let res: CoreHTTPResponse;
     try {
-      res = this.deps.http({ method: req.method, port: this.server?.port ?? 0, path, query, headers, subscribers: this.streams.size });
+      // A POST gets fresh randomness: the dashboard's one-time codes are made of it (the core has none).
+      const entropy = req.method === "POST" ? randomHex(32) : undefined;
+      res = this.deps.http({ method: req.method, port: this.server?.port ?? 0, path, query, headers, subscribers: this.streams.size, entropy });
     } catch (err) {
       this.deps.log("error", `asyncagents: the core could not answer ${req.method} ${path}: ${(err as Error).message}`);
       return new Response(errorBody(API_ERR_CORE_FAILED), { status: 500, headers: JSON_HEADERS });
@@ -276,3 +278,7 @@ export function removeOwnFile(f: OwnFile | undefined): void {
   } catch {}
 }
 
+/** n random bytes as hex, from the platform's cryptographic generator. */
+function randomHex(n: number): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(n)), (b) => b.toString(16).padStart(2, "0")).join("");
+}

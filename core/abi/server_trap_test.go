@@ -65,7 +65,7 @@ func TestServerFileOpSaysWhatTheAuthMeans(t *testing.T) {
 		f, err := core.ParseServerFile([]byte(r.ServerFile))
 		require.NoError(t, err)
 		require.Equal(t, want, f.Auth, "auth %q", given)
-		require.Equal(t, want == "token", strings.Contains(f.DashboardURL(), "?token=t"), "auth %q", given)
+		require.Equal(t, want == "token", f.NeedsCode(), "auth %q", given)
 	}
 }
 

@@ -56,7 +56,7 @@ const (
 )
 
 // apiCacheKey is what an answer depends on besides the store: the request line, the headers the
-// core judges (Host, the token, the Origin and the cookie), the server's port and the auth
+// core judges (Host, the token or credential, the Origin), the server's port and the auth
 // settings. ok is false for requests whose answers are not kept.
 func apiCacheKey(req Request, cfg config.APIConfig) (key string, ok bool) {
 	if req.Method != "GET" || !(req.Path == "/v1/tasks" || strings.HasPrefix(req.Path, "/v1/tasks/") && !strings.HasSuffix(req.Path, "/logs") && !strings.HasSuffix(req.Path, "/messages")) {
@@ -65,9 +65,8 @@ func apiCacheKey(req Request, cfg config.APIConfig) (key string, ok bool) {
 	host, hasHost := apiHeader(req.Headers, "host")
 	auth, hasAuth := apiHeader(req.Headers, "authorization")
 	origin, hasOrigin := apiHeader(req.Headers, "origin")
-	cookie, _ := apiHeader(req.Headers, "cookie")
-	return fmt.Sprintf("%s?%s\x00%t%s\x00%t%s\x00%t%s\x00%s\x00%d\x00%s\x00%s", req.Path, req.Query, hasHost, host, hasAuth, auth,
-		hasOrigin, origin, cookie, req.Port, cfg.Auth, cfg.Token), true
+	return fmt.Sprintf("%s?%s\x00%t%s\x00%t%s\x00%t%s\x00%d\x00%s\x00%s", req.Path, req.Query, hasHost, host, hasAuth, auth,
+		hasOrigin, origin, req.Port, cfg.Auth, cfg.Token), true
 }
 
 func (c *Cache) get(key string) (Response, bool) {

@@ -7,10 +7,10 @@ import (
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
-// POST /v1/tasks/:id/cancel: the dashboard's cancel. It changes state, so it always needs the
-// token (the bearer token or the dashboard's cookie, whatever ASYNCAGENTS_API_AUTH says) and a
+// POST /v1/tasks/:id/cancel: the dashboard's cancel. It changes state, so it always needs a
 // request from the server's own page (its Origin): a page of another origin, even one the user
-// opened, cannot cancel. The task ends as asyncagents_cancel ends it (Machine.cancel): the child
+// opened, cannot cancel. It needs the token (or the dashboard's credential) as every read does:
+// with ASYNCAGENTS_API_AUTH=none, none, so the dashboard, which then holds none, can cancel. The task ends as asyncagents_cancel ends it (Machine.cancel): the child
 // is aborted and the parent gets the usual ⊘ notice. ?reason= gives the reason the notice
 // carries.
 
@@ -21,7 +21,7 @@ func apiServeCancel(req Request, tasks []*task.Task, id string, q []apiQueryPara
 	if !apiOwnOrigin(req) {
 		return apiFail(403, "forbidden: a cancel must come from this server's own dashboard (its Origin, http://127.0.0.1:<port> or http://localhost:<port>)")
 	}
-	if r, denied := apiCheckToken(req, q, false, cfg); denied {
+	if r, denied := apiAuthorize(req, q, false, cfg); denied {
 		return r
 	}
 	if cfg.ReadOnly {

@@ -4,6 +4,6 @@ package httpapi
 
 // The hashes of the dashboard page's inline script and style, for its Content-Security-Policy.
 const (
-	dashboardScriptHash = "sha256-DRXpRZoMNxcN61J8W8H5yAAm0O025aysM9xTSXqIYLo="
+	dashboardScriptHash = "sha256-CW6p8nNyB+Ywxkl73G81KnHByLBY0ttHvgb/l44/js0="
 	dashboardStyleHash  = "sha256-PFWII3icrkXTPelCJ1zXQgYsQgP8BvZ7AnnZhcRF1RY="
 )

@@ -1,6 +1,7 @@
 // Package httpapi is the HTTP status API, as pure functions: routing, the Host check,
 // authentication, filters, pagination, stats, error texts, the event stream's frames (sse.go)
-// and the answer cache (cache.go). A host hands it every request with the tasks and the time and
+// the answer cache (cache.go) and the dashboard's one-time codes and credential
+// (dashboard_code.go; the codes are state the machine holds, Codes). A host hands it every request with the tasks and the time and
 // writes back the answer; the host owns the socket, the SSE connections and the messages of a
 // task's session (for /logs).
 //

@@ -1,10 +1,8 @@
 package httpapi
 
 import (
-	"crypto/subtle"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/asyncagents/asyncagents/core/config"
@@ -29,10 +27,14 @@ type Request struct {
 	// Query is the raw query string without "?", e.g. status=running&limit=10.
 	Query string `json:"query"`
 	// Headers holds the request's headers by lower-case name: host, authorization, origin,
-	// cookie, last-event-id. Only the first value of a repeated header is needed.
+	// last-event-id. Only the first value of a repeated header is needed.
 	Headers map[string]string `json:"headers"`
 	// Subscribers is how many SSE streams are open on this server now (for the limit).
 	Subscribers int `json:"subscribers"`
+	// Entropy is fresh random text from the host (32 random bytes, hex) with every POST: the
+	// dashboard's one-time codes are made of it (dashboard_code.go), since the core has no
+	// randomness of its own.
+	Entropy string `json:"entropy,omitempty"`
 }
 
 // Response is what the host writes back.
@@ -60,6 +62,11 @@ type Response struct {
 	// Never on the wire.
 	Cancel       *task.Task `json:"-"`
 	CancelReason string     `json:"-"`
+
+	// mint and trade mark a POST /v1/dashboard/code or /session that passed its checks, for
+	// Codes.Finish, which holds the codes (dashboard_code.go).
+	mint  bool
+	trade string
 }
 
 // API limits and defaults.
@@ -94,6 +101,9 @@ func ServeTasks(req Request, tasks []task.Task, cfg config.APIConfig, now int64)
 	if r.Cancel != nil {
 		// Nothing is changed here: a cancel is the machine's.
 		return apiFail(500, "internal error: a cancel needs the machine (Machine.ServeHTTPEffects)")
+	}
+	if r.mint || r.trade != "" {
+		return apiFail(500, "internal error: a dashboard code needs the machine's codes (Codes.Finish)")
 	}
 	return r
 }
@@ -173,8 +183,9 @@ func Serve(req Request, tasks []*task.Task, cfg config.APIConfig, now int64) (re
 		return apiFail(400, fmt.Sprintf("malformed path %s: bad percent-encoding", apiEcho(path)))
 	}
 	isCancel := len(segs) == 4 && segs[0] == "v1" && segs[1] == "tasks" && segs[2] != "" && segs[3] == "cancel"
-	if req.Method != "GET" && !(req.Method == "POST" && isCancel) {
-		r := apiFail(405, fmt.Sprintf("method %s not allowed on %s: the API is read-only (GET, OPTIONS) but for POST /v1/tasks/:id/cancel", apiEcho(req.Method), apiEcho(path)))
+	isDashboard := len(segs) == 3 && segs[0] == "v1" && segs[1] == "dashboard" && (segs[2] == "code" || segs[2] == "session")
+	if req.Method != "GET" && !(req.Method == "POST" && (isCancel || isDashboard)) {
+		r := apiFail(405, fmt.Sprintf("method %s not allowed on %s: the API is read-only (GET, OPTIONS) but for POST /v1/tasks/:id/cancel, /v1/dashboard/code and /v1/dashboard/session", apiEcho(req.Method), apiEcho(path)))
 		r.Headers["Allow"] = apiAllowMethods
 		return r
 	}
@@ -187,10 +198,13 @@ func Serve(req Request, tasks []*task.Task, cfg config.APIConfig, now int64) (re
 		return apiFail(400, "malformed query string: bad percent-encoding")
 	}
 	if len(segs) == 1 && segs[0] == "" {
-		return apiServePage(req, q, cfg)
+		return apiServePage(q)
 	}
 	if isCancel && req.Method == "POST" {
 		return apiServeCancel(req, tasks, segs[2], q, cfg)
+	}
+	if isDashboard && req.Method == "POST" {
+		return apiServeDashboard(req, segs[2], q, cfg)
 	}
 	isEvents := len(segs) == 2 && segs[0] == "v1" && segs[1] == "events"
 	if r, denied := apiAuthorize(req, q, isEvents, cfg); denied {
@@ -229,7 +243,7 @@ func Serve(req Request, tasks []*task.Task, cfg config.APIConfig, now int64) (re
 	case isEvents:
 		return apiServeEvents(req, tasks, q, cfg, now)
 	}
-	return apiFail(404, fmt.Sprintf("not found: no route GET %s (routes: /, /v1/health, /v1/stats, /v1/tasks, /v1/tasks/:id, /v1/tasks/:id/logs, /v1/tasks/:id/messages, POST /v1/tasks/:id/cancel, /v1/task-groups/:id, /v1/events)", apiEcho(path)))
+	return apiFail(404, fmt.Sprintf("not found: no route GET %s (routes: /, /v1/health, /v1/stats, /v1/tasks, /v1/tasks/:id, /v1/tasks/:id/logs, /v1/tasks/:id/messages, POST /v1/tasks/:id/cancel, POST /v1/dashboard/code, POST /v1/dashboard/session, /v1/task-groups/:id, /v1/events)", apiEcho(path)))
 }
 
 // apiFindTask finds a task by its ID or its child session's.
@@ -311,92 +325,6 @@ func apiLoopbackIPv4(s string) bool {
 		}
 	}
 	return true
-}
-
-// apiAuthorize checks the token: the bearer token, the dashboard's cookie (apiCookieName) on a
-// request from the server's own page or with no Origin, and for the event stream ?token= too,
-// since EventSource cannot send headers. It answers the 401 when the request is refused. With
-// auth "none" every request passes (Serve has already refused foreign Origins).
-func apiAuthorize(req Request, q []apiQueryParam, queryToken bool, cfg config.APIConfig) (Response, bool) {
-	if apiAuthNone(cfg) {
-		return Response{}, false
-	}
-	return apiCheckToken(req, q, queryToken, cfg)
-}
-
-// apiCheckToken is apiAuthorize whatever the auth setting: what changes state needs it always.
-func apiCheckToken(req Request, q []apiQueryParam, queryToken bool, cfg config.APIConfig) (Response, bool) {
-	deny := func(msg string) (Response, bool) {
-		r := apiFail(401, msg)
-		r.Headers["WWW-Authenticate"] = `Bearer realm="asyncagents"`
-		return r, true
-	}
-	if cfg.Token == "" {
-		// Fail closed: a server that requires a token but has none accepts no one.
-		return deny("unauthorized: the server has no API token configured")
-	}
-	given := ""
-	if v, _ := apiHeader(req.Headers, "authorization"); strings.TrimSpace(v) != "" {
-		scheme, rest, _ := strings.Cut(strings.TrimSpace(v), " ")
-		if !strings.EqualFold(scheme, "Bearer") {
-			return deny("unauthorized: the Authorization header must be \"Bearer <token>\"")
-		}
-		given = strings.TrimSpace(rest)
-	}
-	if given == "" && queryToken {
-		given = apiQueryGet(q, "token")
-	}
-	if given == "" {
-		// The dashboard's cookie counts only on a request from its own page (or one with no
-		// Origin, as a same-origin GET is sent): SameSite ignores ports, so another server on
-		// 127.0.0.1 is the same site and its pages could send it.
-		if c := apiCookie(req.Headers, apiCookieName(req.Port)); c != "" {
-			if _, hasOrigin := apiHeader(req.Headers, "origin"); !hasOrigin || apiOwnOrigin(req) {
-				if apiTokenEqual(c, apiCookieValue(cfg.Token)) {
-					return Response{}, false
-				}
-				return deny("unauthorized: the dashboard's cookie is not this server's (it restarted with a new token): open the dashboard again with asyncagents dashboard")
-			}
-		}
-	}
-	if given == "" {
-		if queryToken {
-			return deny("unauthorized: missing token (send Authorization: Bearer <token>, or ?token=<token> on /v1/events)")
-		}
-		return deny("unauthorized: missing token (send Authorization: Bearer <token>)")
-	}
-	if !apiTokenEqual(given, cfg.Token) {
-		return deny("unauthorized: invalid token")
-	}
-	return Response{}, false
-}
-
-// apiAuthNone reports whether the token check is off (ASYNCAGENTS_API_AUTH=none).
-func apiAuthNone(cfg config.APIConfig) bool { return cfg.NoToken() }
-
-// apiOwnOrigin reports whether the request comes from the server's own pages: its Origin is
-// http:// and the Host it was sent to, and that Host is 127.0.0.1 or localhost with the port the
-// server listens on. A browser sets both headers itself, so a page of any other origin (another
-// port of 127.0.0.1 included) cannot pass.
-func apiOwnOrigin(req Request) bool {
-	origin, ok := apiHeader(req.Headers, "origin")
-	host, _ := apiHeader(req.Headers, "host")
-	if !ok || req.Port <= 0 {
-		return false
-	}
-	name, port, hasPort := strings.Cut(host, ":")
-	if name != "127.0.0.1" && !strings.EqualFold(name, "localhost") {
-		return false
-	}
-	if hasPort && port != strconv.Itoa(req.Port) || !hasPort && req.Port != 80 {
-		return false
-	}
-	return strings.EqualFold(origin, "http://"+host)
-}
-
-// apiTokenEqual compares in time that does not depend on where the tokens differ.
-func apiTokenEqual(given, want string) bool {
-	return subtle.ConstantTimeCompare([]byte(given), []byte(want)) == 1
 }
 
 // --- responses ---

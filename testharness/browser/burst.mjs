@@ -5,7 +5,7 @@
 //
 // env: DASH_URL, DASH_TOKEN, DASH_SHOTS, DASH_BURST (how many tasks a burst holds)
 
-import { assert, run, seeRowStatus, seeText, shot, watchedPage } from "./lib.mjs";
+import { assert, link, run, seeRowStatus, seeText, shot, watchedPage } from "./lib.mjs";
 
 const base = process.env.DASH_URL;
 const token = process.env.DASH_TOKEN;
@@ -19,7 +19,7 @@ await run(async (browser) => {
   const { page, check } = await watchedPage(browser, base);
   let loads = 0;
   page.on("load", () => loads++);
-  await page.goto(`${base}/?token=${token}`);
+  await page.goto(await link(base, token));
   await seeText(page, "Live", ".conn");
   await seeRowStatus(page, "survey a module", "completed");
   // Every long task of the page's thread, from now on; first a known one, to see the watch work.

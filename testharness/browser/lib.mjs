@@ -60,6 +60,18 @@ export async function watchedPage(browser, base, options = {}) {
   };
 }
 
+/**
+ * A link that opens the dashboard once, as `asyncagents dashboard` makes it: a one-time code asked
+ * of the server with its token. Without a token (ASYNCAGENTS_API_AUTH=none) the page's address.
+ */
+export async function link(base, token) {
+  if (!token) return base + "/";
+  const res = await fetch(base + "/v1/dashboard/code", { method: "POST", headers: { Authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(BOUND) });
+  const body = await res.text();
+  assert(res.ok, `no dashboard code: ${res.status} ${body}`);
+  return `${base}/?code=${JSON.parse(body).code}`;
+}
+
 export function assert(cond, message) {
   if (!cond) throw new Error(message);
 }

@@ -5,7 +5,7 @@
 //
 // env: DASH_URL, DASH_TOKEN, DASH_SHOTS
 
-import { assert, BOUND, run, seeRowStatus, seeText, shot, watchedPage } from "./lib.mjs";
+import { assert, link, BOUND, run, seeRowStatus, seeText, shot, watchedPage } from "./lib.mjs";
 
 const base = process.env.DASH_URL;
 const token = process.env.DASH_TOKEN;
@@ -15,9 +15,9 @@ await run(async (browser) => {
   const { page, check } = await watchedPage(browser, base);
   let loads = 0;
   page.on("load", () => loads++);
-  await page.goto(`${base}/?token=${token}`);
+  await page.goto(await link(base, token));
   await seeText(page, "Live", ".conn");
-  assert(page.url() === base + "/", `the token stays in the address bar: ${page.url()}`);
+  assert(page.url() === base + "/", `the code stays in the address bar: ${page.url()}`);
   const loadsBefore = loads;
   console.log("ready");
 

@@ -71,8 +71,8 @@ func TestDashboardOverServe(t *testing.T) {
 	for _, task := range varied() {
 		history += core.HistoryLine(task)
 	}
-	url, token, _ := startServe(t, root, history)
-	Script(t, root, "serve.mjs", 3*time.Minute, nil, "DASH_URL="+url, "DASH_TOKEN="+token, "DASH_SHOTS="+filepath.Join(root, "dist", "screenshots"))
+	s := startServe(t, root, history)
+	Script(t, root, "serve.mjs", 3*time.Minute, nil, "DASH_URL="+s.URL, "DASH_TOKEN="+s.Token, "DASH_SHOTS="+filepath.Join(root, "dist", "screenshots"))
 }
 
 // A thousand tasks start and then finish while the page is open (burst.mjs): serve follows the
@@ -80,7 +80,7 @@ func TestDashboardOverServe(t *testing.T) {
 // without freezing and without a reload.
 func TestDashboardTakesABurst(t *testing.T) {
 	root := repoRoot(t)
-	url, token, historyPath := startServe(t, root, fixture.History(50))
+	s := startServe(t, root, fixture.History(50))
 	const n = 1000
 	at := fixture.Base + 7_200_000
 	burst := func(done bool) {
@@ -94,7 +94,7 @@ func TestDashboardTakesABurst(t *testing.T) {
 			}
 			b.WriteString(core.HistoryLine(tk))
 		}
-		f, err := os.OpenFile(historyPath, os.O_APPEND|os.O_WRONLY, 0o600)
+		f, err := os.OpenFile(s.History, os.O_APPEND|os.O_WRONLY, 0o600)
 		require.NoError(t, err)
 		_, err = f.WriteString(b.String())
 		require.NoError(t, err)
@@ -107,13 +107,18 @@ func TestDashboardTakesABurst(t *testing.T) {
 		case "running":
 			burst(true)
 		}
-	}, "DASH_URL="+url, "DASH_TOKEN="+token, "DASH_SHOTS="+filepath.Join(root, "dist", "screenshots"), fmt.Sprintf("DASH_BURST=%d", n))
+	}, "DASH_URL="+s.URL, "DASH_TOKEN="+s.Token, "DASH_SHOTS="+filepath.Join(root, "dist", "screenshots"), fmt.Sprintf("DASH_BURST=%d", n))
 	require.Contains(t, out, "ok")
 }
 
-// startServe starts `asyncagents serve` over history, in a project of its own, and returns its
-// URL, its token and the history file's path.
-func startServe(t *testing.T, root, history string) (url, token, historyPath string) {
+// served is an `asyncagents serve` a test started: its URL and token, its history file, and the
+// home and project it serves.
+type served struct {
+	URL, Token, History, Home, Project string
+}
+
+// startServe starts `asyncagents serve` over history, in a project of its own.
+func startServe(t *testing.T, root, history string) served {
 	bin, wasm := filepath.Join(root, "dist", "asyncagents"), filepath.Join(root, "dist", "asyncagents.wasm")
 	for _, f := range []string{bin, wasm} {
 		_, err := os.Stat(f)
@@ -137,6 +142,7 @@ func startServe(t *testing.T, root, history string) (url, token, historyPath str
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait(); cancel() })
 	lines := bufio.NewScanner(out)
+	var url, token string
 	for url == "" || token == "" {
 		require.True(t, lines.Scan(), "serve stopped before printing its URL and token")
 		line := lines.Text()
@@ -151,5 +157,5 @@ func startServe(t *testing.T, root, history string) (url, token, historyPath str
 		for lines.Scan() {
 		}
 	}()
-	return url, token, st.History
+	return served{URL: url, Token: token, History: st.History, Home: home, Project: project}
 }

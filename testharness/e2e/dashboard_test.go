@@ -13,10 +13,17 @@ import (
 )
 
 // The dashboard in a browser against the plugin in a real OpenCode: launches that happen while
-// the page is open appear as running, then completed, without a reload; a cancel from a task's
-// page ends the task, and its parent gets the usual ⊘ notice; a task's page shows the child's
-// conversation, read from OpenCode, its tool call included (testharness/browser/live.mjs).
-func TestDashboardLive(t *testing.T) {
+// the page is open appear as running, then completed, without a reload (the event stream, a fetch
+// stream with the page's credential); a cancel from a task's page ends the task, and its parent
+// gets the usual ⊘ notice; a task's page shows the child's conversation, read from OpenCode, its
+// tool call included (testharness/browser/live.mjs). The page opens with a one-time code.
+func TestDashboardLive(t *testing.T) { dashboardLive(t, "") }
+
+// The same with ASYNCAGENTS_API_AUTH=none: the page opens with no link at all, and its own
+// Origin cancels, with no token.
+func TestDashboardLiveAuthNone(t *testing.T) { dashboardLive(t, "none") }
+
+func dashboardLive(t *testing.T, auth string) {
 	e, sj := startWithAPI(t, func(req mockmodel.Request) mockmodel.Reply {
 		switch {
 		case req.LastUser == "CHILD live" && lastRole(req) == "tool":
@@ -32,7 +39,11 @@ func TestDashboardLive(t *testing.T) {
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Live job", "CHILD live", "general"), taskCall("Long job", "CHILD long", "general")}}
 		}
 		return mockmodel.Reply{Text: "?"}
-	}, map[string]any{})
+	}, map[string]any{}, "ASYNCAGENTS_API_AUTH="+auth)
+	token := sj.Token
+	if auth == "none" {
+		token = "" // the page gets no link: its address alone
+	}
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
 	var parent string
@@ -40,7 +51,7 @@ func TestDashboardLive(t *testing.T) {
 		if line == "ready" {
 			parent = e.prompt("GO")
 		}
-	}, "DASH_URL="+sj.URL, "DASH_TOKEN="+sj.Token, "DASH_SHOTS="+filepath.Join(root, "dist", "screenshots"))
+	}, "DASH_URL="+sj.URL, "DASH_TOKEN="+token, "DASH_SHOTS="+filepath.Join(root, "dist", "screenshots", "live-auth-"+map[string]string{"": "token"}[auth]+auth))
 
 	// The plugin wrote where the dashboard is, once, without the token.
 	logs := e.oc.Logs()

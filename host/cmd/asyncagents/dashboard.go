@@ -2,17 +2,26 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os/exec"
 	"runtime"
+	"strings"
+	"time"
 
+	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/httpapi"
 	"github.com/asyncagents/asyncagents/host"
 )
 
 // dashboard finds the project's running status API server (the plugin's, or `asyncagents
-// serve`'s) by its server file, and opens its page in the browser, or prints the URL.
+// serve`'s) by its server file, asks it for a one-time code with the file's token, and opens its
+// page with the code in the browser, or prints the URL. The token never leaves this process: a
+// browser's command line is readable by every local user, and its history keeps the link; the
+// code opens the dashboard once, within a minute.
 func dashboard(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("dashboard", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -43,7 +52,14 @@ func dashboard(args []string, stdout io.Writer) error {
 	if len(live) == 0 {
 		return fmt.Errorf("no running asyncagents server for %s: start OpenCode there, or run `asyncagents serve --project %s`", project, project)
 	}
-	url := live[0].DashboardURL()
+	f := live[0]
+	code := ""
+	if f.NeedsCode() {
+		if code, err = askCode(ctx, f); err != nil {
+			return err
+		}
+	}
+	url := f.DashboardURL(code)
 	if *printOnly {
 		fmt.Fprintln(stdout, url)
 		return nil
@@ -56,10 +72,35 @@ func dashboard(args []string, stdout io.Writer) error {
 		cmd := exec.Command(path, url)
 		if err := cmd.Start(); err == nil {
 			_ = cmd.Process.Release()
-			fmt.Fprintln(stdout, "opening", url)
+			fmt.Fprintln(stdout, "opening", url, "(the link opens the dashboard once, within a minute)")
 			return nil
 		}
 	}
 	fmt.Fprintln(stdout, url)
 	return nil
 }
+
+// askCode asks the server for a dashboard code (POST /v1/dashboard/code, with the token).
+func askCode(ctx context.Context, f core.ServerFile) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, askCodeTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.Origin()+httpapi.DashboardCodePath, nil)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+f.Token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("the server at %s did not give a dashboard link: %w", f.Origin(), err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+	var got httpapi.APICode
+	if res.StatusCode != http.StatusOK || json.Unmarshal(body, &got) != nil || got.Code == "" {
+		return "", fmt.Errorf("the server at %s did not give a dashboard link: %d %s", f.Origin(), res.StatusCode, strings.TrimSpace(string(body)))
+	}
+	return got.Code, nil
+}
+
+// askCodeTimeout bounds the request for a code: the server is on this machine.
+const askCodeTimeout = 10 * time.Second

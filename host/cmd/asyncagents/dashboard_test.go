@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -29,8 +31,8 @@ func symlinkedProject(t *testing.T, home, project string) string {
 }
 
 // `serve` started through a symlink writes its own server file under the project's real path;
-// `dashboard --print`, asked by the real path or a path with "..", prints its page's URL with the
-// token; when serve stops, its file goes and the dashboard finds no server.
+// `dashboard --print`, asked by the real path or a path with "..", prints its page's URL with a
+// one-time code of its own, never the token; when serve stops, its file goes and the dashboard finds no server.
 func TestDashboardFindsServeThroughASymlink(t *testing.T) {
 	wasm, home, project := cliSetup(t)
 	t.Setenv("ASYNCAGENTS_API_AUTH", "")
@@ -55,11 +57,28 @@ func TestDashboardFindsServeThroughASymlink(t *testing.T) {
 	info, err := os.Stat(own)
 	require.NoError(t, err, "serve writes its own file, named by its pid")
 	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+	var links []string
 	for _, asked := range []string{project, filepath.Join(project, "..", "project"), link} {
 		var stdout, stderr bytes.Buffer
 		require.Equal(t, 0, run([]string{"dashboard", "--project", asked, "--print", "--wasm", wasm}, &stdout, &stderr), stderr.String())
-		require.Equal(t, url+"/?token="+token+"\n", stdout.String(), "asked as %s", asked)
+		require.Regexp(t, "^"+regexp.QuoteMeta(url)+`/\?code=[0-9a-f]{32}\n$`, stdout.String(), "asked as %s", asked)
+		require.NotContains(t, stdout.String(), token)
+		links = append(links, strings.TrimSpace(stdout.String()))
 	}
+	// Each link's code is its own, and good once: the page's trade, from its own Origin.
+	trade := func(link string) int {
+		code := link[strings.Index(link, "code=")+5:]
+		req, err := http.NewRequest(http.MethodPost, url+"/v1/dashboard/session?code="+code, nil)
+		require.NoError(t, err)
+		req.Header.Set("Origin", url)
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		res.Body.Close()
+		return res.StatusCode
+	}
+	require.Equal(t, 200, trade(links[1]))
+	require.Equal(t, 401, trade(links[1]), "a link opens the dashboard once")
+	require.Equal(t, 200, trade(links[0]))
 
 	cancel()
 	select {

@@ -95,6 +95,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 	} else {
 		fmt.Fprintf(stdout, "token: %s\n", api.Token)
 		fmt.Fprintf(stdout, "try:   curl -H 'Authorization: Bearer %s' %s/v1/tasks\n", api.Token, url)
+		fmt.Fprintf(stdout, "open:  asyncagents dashboard --project %s\n", abs)
 	}
 
 	// The heartbeat is the core's timer: one timer event arms it, and each beat re-arms it.

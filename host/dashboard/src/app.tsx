@@ -59,19 +59,18 @@ function ConnectionState() {
   );
 }
 
-/** Without the token: how to open the dashboard, and no task data. */
+/** Without a credential: how to open the dashboard, and no task data. */
 function Gate() {
   return (
     <section class="gate card">
       <h1>Open the dashboard with its link</h1>
-      <p>
-        This dashboard shows your tasks' prompts and results, so it opens only with the link that carries this server's token. Run
-      </p>
+      <p>This dashboard shows your tasks' prompts and results, so it opens only with a link from this server. Run</p>
       <pre>
         <code>asyncagents dashboard</code>
       </pre>
       <p>
-        in the project's directory: it opens this page with the token, which the page then keeps in a cookie for this server only.
+        in the project's directory: it opens this page with a code good once, for a minute, which the page trades for a credential kept in
+        this tab only.
       </p>
       {access.value === "failed" && <p class="error">The status API did not answer: {accessError.value}</p>}
       {access.value === "denied" && <p class="muted">The server said: {accessError.value}</p>}

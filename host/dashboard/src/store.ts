@@ -5,7 +5,8 @@
 // changes may have been missed meanwhile.
 
 import { batch, signal } from "@preact/signals";
-import { APIError, get, seg } from "./api";
+import { APIError, get, seg, tradeCode } from "./api";
+import { openStream, type Stream } from "./stream";
 import type { Group, Health, Stats, Task, TaskList } from "./types";
 
 export type Access = "checking" | "granted" | "denied" | "failed";
@@ -40,7 +41,7 @@ export const sortDesc = signal(true);
 /** The task shown on its own page, kept current by the stream. */
 export const openTask = signal<Task | undefined>(undefined);
 
-let source: EventSource | undefined;
+let source: Stream | undefined;
 let backoff = 1000;
 let retryTimer: ReturnType<typeof setTimeout> | undefined;
 let refreshTimer: ReturnType<typeof setTimeout> | undefined;
@@ -51,6 +52,7 @@ let flushScheduled = false;
 /** Checks access, then reads everything and opens the stream. */
 export async function start(): Promise<void> {
   try {
+    await tradeCode();
     health.value = await get<Health>("/v1/health");
     stats.value = await get<Stats>("/v1/stats");
     access.value = "granted";
@@ -155,9 +157,9 @@ function flush(): void {
   scheduleRefresh();
 }
 
-function onTask(e: MessageEvent): void {
+function onTask(data: string): void {
   try {
-    const t = JSON.parse(e.data) as Task;
+    const t = JSON.parse(data) as Task;
     changed.set(t.id, t);
   } catch {
     return;
@@ -172,39 +174,48 @@ export function connect(): void {
   clearTimeout(retryTimer);
   source?.close();
   connection.value = { state: "connecting" };
-  // The snapshot with the counts alone: the list is read page by page.
-  const es = new EventSource("/v1/events?snapshot=stats");
-  source = es;
-  es.addEventListener("snapshot", (e) => {
-    backoff = 1000;
-    connection.value = { state: "live" };
-    try {
-      stats.value = (JSON.parse((e as MessageEvent).data) as { stats: Stats }).stats;
-    } catch {}
-    // Whatever happened while the stream was down.
-    void refreshAll();
-    const open = openTask.value;
-    if (open) void loadTask(open.id);
+  // The snapshot with the counts alone: the list is read page by page. A fetch stream, not an
+  // EventSource, which cannot send the credential's header.
+  const s = openStream("/v1/events?snapshot=stats", (name, data) => {
+    switch (name) {
+      case "snapshot":
+        backoff = 1000;
+        connection.value = { state: "live" };
+        try {
+          stats.value = (JSON.parse(data) as { stats: Stats }).stats;
+        } catch {}
+        // Whatever happened while the stream was down.
+        void refreshAll();
+        reloadOpenTask();
+        return;
+      case "task.created":
+      case "task.updated":
+      case "task.completed":
+      case "task.error":
+      case "task.cancelled":
+        onTask(data);
+        return;
+      case "resync":
+        // More changes at once than a stream holds (a burst of tasks): read everything again.
+        scheduleRefresh();
+        reloadOpenTask();
+    }
   });
-  for (const name of ["task.created", "task.updated", "task.completed", "task.error", "task.cancelled"]) {
-    es.addEventListener(name, onTask as EventListener);
-  }
-  // More changes at once than a stream holds (a burst of tasks): read everything again.
-  es.addEventListener("resync", () => {
-    scheduleRefresh();
-    const open = openTask.value;
-    if (open) void loadTask(open.id);
-  });
-  es.onerror = () => {
-    if (source !== es) return;
-    // EventSource would retry on its own, but not after a 401 or a 503, and at its own pace:
-    // the page retries itself, waiting longer each time.
-    es.close();
+  source = s;
+  void s.ended.then(() => {
+    if (source !== s) return;
+    // Ended (the server stopped, refused it, or dropped a reader too far behind): the page
+    // retries, waiting longer each time.
     const wait = backoff;
     backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
     connection.value = { state: "waiting", retryIn: Math.round(wait / 1000) };
     retryTimer = setTimeout(connect, wait);
-  };
+  });
+}
+
+function reloadOpenTask(): void {
+  const open = openTask.value;
+  if (open) void loadTask(open.id);
 }
 
 /** Reads one task for its page. */
