@@ -57,7 +57,7 @@ var options = []option{
 	{path: "budget.costUsd", kind: "number", doc: "Every task's default cost budget in US dollars, as OpenCode prices the model. 0: no limit."},
 	{path: "budget.sessionCostUsd", kind: "number", doc: "The cost budget of all the tasks under one session, nested ones included: past it, its running tasks stop and new launches are refused with the figures. 0: no limit."},
 	{path: "api.maxSubscribers", kind: "integer", min: 1, noFile: true, doc: "How many status API event streams may be open at once; past it `/v1/events` answers 503."},
-	{path: "tmux.enabled", kind: "boolean", doc: "Inside tmux, give each running child a pane running `opencode attach <server> --session <session_id>`, closed when its task ends."},
+	{path: "tmux.enabled", kind: "boolean", doc: "Inside tmux, with OpenCode's server listening (`opencode --port 4096`), give each running child a pane running `opencode attach <server> --session <session_id>`, closed when its task ends."},
 }
 
 // groups describe the objects the options sit in, for the schema.
