@@ -538,6 +538,11 @@ export interface Task {
    */
   steps?: number;
   budget?: Budget;
+  /**
+   * Steers are the messages the parent sent the task while it ran (asyncagents_message), the
+   * last MaxSteers of them.
+   */
+  steers?: Steer[];
 }
 
 /** RestoreResult says what a history load found. */
@@ -887,6 +892,16 @@ export interface Budget {
   steps?: number;
   tokens?: number;
   costUsd?: number;
+}
+
+/**
+ * Steer is one message sent to a task: when, its text, and whether it went into the prompt of a
+ * task still queued.
+ */
+export interface Steer {
+  at: number;
+  text: string;
+  beforeStart?: boolean;
 }
 
 /**

@@ -66,6 +66,7 @@ It answers at once by default. Set block to true to wait until the task finishes
 			Description: "List this session's background tasks with their status, agent, run time and tool calls. (resumed) and (forked) mark tasks that were resumed or started with this conversation's context.",
 			Args:        []ArgSpec{},
 		},
+		messageTool(),
 		{
 			Name:        ToolClear,
 			Description: "Forget this session's finished background tasks (completed, failed or cancelled), to tidy asyncagents_list. Running and queued tasks are kept and keep running; to stop them, use asyncagents_cancel.",
@@ -328,6 +329,7 @@ func (m *Machine) outputText(t *run) string {
 	if t.Queued {
 		fmt.Fprintf(&b, "queued: %s\n", waitText(t.Waiting))
 	}
+	b.WriteString(steersBlock(&t.Task))
 	d := FormatDuration(history.Duration(&t.Task, m.now))
 	switch t.Status {
 	case task.StatusCompleted:

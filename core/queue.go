@@ -35,6 +35,9 @@ func (m *Machine) sendPrompt(t *run) {
 
 // promptText is what the child is asked: the task's prompt, or during a resume its follow-up.
 func (t *run) promptText() string {
+	if t.steerPrompt != "" {
+		return t.steerPrompt
+	}
 	if t.Status == task.StatusResumed && t.resumePrompt != "" {
 		return t.resumePrompt
 	}

@@ -45,6 +45,9 @@ type run struct {
 	usage map[string]messageUsage
 	// tmuxPane: a tmux pane was opened for this run (tmux.go).
 	tmuxPane bool
+	// steerPrompt is the latest message sent to the running child (tool_message.go): a dropped
+	// prompt or the next model gets it, not the task's first prompt.
+	steerPrompt string
 	// stepsSeen: the step-finish parts counted in Steps, by part ID (budget.go).
 	stepsSeen map[string]bool
 	// quiet: the task ended with others at once (its parent's turn was interrupted, or its own

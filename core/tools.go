@@ -7,6 +7,8 @@ const (
 	ToolCancel = "asyncagents_cancel"
 	ToolList   = "asyncagents_list"
 	ToolClear  = "asyncagents_clear"
+	// ToolMessage steers a running task (tool_message.go).
+	ToolMessage = "asyncagents_message"
 )
 
 // ToolSpec describes one tool for the hosts, which turn it into their own schema type
@@ -35,7 +37,7 @@ type ArgSpec struct {
 var childDeniedTools = []string{"todowrite", "todoread", "question"}
 
 // delegationTools are denied too, unless the child's agent has delegation rights.
-var delegationTools = []string{"task", ToolTask, ToolOutput, ToolCancel, ToolList, ToolClear}
+var delegationTools = []string{"task", ToolTask, ToolOutput, ToolCancel, ToolList, ToolClear, ToolMessage}
 
 func childPermission(canDelegate bool) []PermissionRule {
 	denied := childDeniedTools
@@ -70,6 +72,8 @@ func (m *Machine) onToolCall(ev Event) {
 		m.onListCall(ev)
 	case ToolClear:
 		m.onClearCall(ev)
+	case ToolMessage:
+		m.onMessageCall(ev)
 	default:
 		m.failTool(ev.CallID, unknownToolPrefix+quote(ev.Tool))
 	}

@@ -119,7 +119,7 @@ func TestPlainASCIIPrefix(t *testing.T) {
 }
 
 // Every field of a task, set: the hand-written reader gives what encoding/json gives, and takes
-// the fast path for all of them but fallbackInfo and partial (lists of structs, which
+// the fast path for all of them but fallbackInfo, partial and steers (lists of structs, which
 // encoding/json reads).
 func TestFastTaskReadsEveryField(t *testing.T) {
 	full := task.Task{ID: "bg_a", SessionID: "ses_a", ParentSessionID: "ses_p", ParentMessageID: "msg_p", ParentAgent: "build", BatchID: "b1",
@@ -131,7 +131,7 @@ func TestFastTaskReadsEveryField(t *testing.T) {
 	// The test notices a field added to Task and not set here.
 	v := reflect.ValueOf(full)
 	for i := 0; i < v.NumField(); i++ {
-		if v.Type().Field(i).IsExported() && v.Type().Field(i).Name != "FallbackInfo" && v.Type().Field(i).Name != "Partial" {
+		if v.Type().Field(i).IsExported() && v.Type().Field(i).Name != "FallbackInfo" && v.Type().Field(i).Name != "Partial" && v.Type().Field(i).Name != "Steers" {
 			require.False(t, v.Field(i).IsZero(), "set %s in this test", v.Type().Field(i).Name)
 		}
 	}
@@ -139,7 +139,9 @@ func TestFastTaskReadsEveryField(t *testing.T) {
 	withFallback.FallbackInfo = &task.FallbackInfo{Occurred: true, Attempts: []task.FallbackAttempt{{Model: "a/b"}}, TotalAttempts: 1}
 	withPartial := full
 	withPartial.Partial = &task.Partial{Text: "half", TextChars: 4, Tools: []task.ToolRun{{Name: "read", Title: "a.go"}, {Name: "bash"}}}
-	for _, tk := range []task.Task{full, withFallback, withPartial} {
+	withSteers := full
+	withSteers.Steers = []task.Steer{{At: 3, Text: "x"}, {At: 4, Text: "y", BeforeStart: true}}
+	for _, tk := range []task.Task{full, withFallback, withPartial, withSteers} {
 		body, err := json.Marshal(Record{Task: &tk})
 		require.NoError(t, err)
 		var want Record
@@ -148,7 +150,7 @@ func TestFastTaskReadsEveryField(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, got)
 		_, err = fastRecord(string(body))
-		if tk.FallbackInfo == nil && tk.Partial == nil {
+		if tk.FallbackInfo == nil && tk.Partial == nil && tk.Steers == nil {
 			require.NoError(t, err, "the fast path reads every other field")
 		} else {
 			require.ErrorIs(t, err, errSlowPath)

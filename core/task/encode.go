@@ -98,5 +98,11 @@ func AppendJSON(b []byte, t *Task) ([]byte, error) {
 		}
 		b = append(b, '}')
 	}
+	if len(t.Steers) > 0 {
+		var err error
+		if b, err = jsonw.KeyValue(b, "steers", t.Steers); err != nil {
+			return nil, err
+		}
+	}
 	return append(b, '}'), nil
 }

@@ -81,6 +81,9 @@ type Task struct {
 	// is the task's limits, nil for none (core/budget.go).
 	Steps  int     `json:"steps,omitempty"`
 	Budget *Budget `json:"budget,omitempty"`
+	// Steers are the messages the parent sent the task while it ran (asyncagents_message), the
+	// last MaxSteers of them.
+	Steers []Steer `json:"steers,omitempty"`
 
 	// rest: the history record of a task a restore read only the head of, until it is loaded
 	// (core/history/lazy.go; SetRest, TakeRest).
@@ -102,6 +105,17 @@ type Budget struct {
 	Tokens  int64   `json:"tokens,omitempty"`
 	CostUsd float64 `json:"costUsd,omitempty"`
 }
+
+// Steer is one message sent to a task: when, its text, and whether it went into the prompt of a
+// task still queued.
+type Steer struct {
+	At          int64  `json:"at"`
+	Text        string `json:"text"`
+	BeforeStart bool   `json:"beforeStart,omitempty"`
+}
+
+// MaxSteers is how many messages a task's record keeps.
+const MaxSteers = 20
 
 // TaskError is a failure as OpenCode reports it: the error's name and its message, and the
 // provider's HTTP status when there was one.
