@@ -73,6 +73,13 @@ export const ENV_API_AUTH = "ASYNCAGENTS_API_AUTH";
  */
 export const TMUX_PANE_ENV = ["OPENCODE_SERVER_PASSWORD", "OPENCODE_SERVER_USERNAME"] as readonly string[];
 
+/**
+ * HookCompacting is the name under which a host asks, with the tool.call envelope, for the
+ * context to add to a session's compaction (OpenCode's experimental.session.compacting hook). It
+ * is not a tool: no model can call it.
+ */
+export const HOOK_COMPACTING = "asyncagents.compacting";
+
 /** Request is the envelope a host sends: one operation, the time, and the operation's input. */
 export interface CoreRequest {
   op: string;

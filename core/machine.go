@@ -51,8 +51,10 @@ type Machine struct {
 	waiters    map[string]*waiter // asyncagents_output(block) calls, by call ID
 	pollArmed  bool
 
-	busy map[string]bool         // sessions known to be busy (a parent gets noReply notices only when idle)
-	held map[string][]heldNotice // notices waiting for their parent to go idle
+	busy map[string]bool // sessions known to be busy (a parent gets noReply notices only when idle)
+	// compactedAt is when each parent was last compacted (compaction.go); not persisted.
+	compactedAt map[string]int64
+	held        map[string][]heldNotice // notices waiting for their parent to go idle
 
 	dirty        map[string]bool // tasks changed in this step, persisted at its end
 	historyLines int             // lines in the history log, for compaction

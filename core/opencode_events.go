@@ -9,7 +9,8 @@ import (
 // SubscribedEvents are the OpenCode event types the core reads. Hosts forward only these, so the
 // busy stream of text deltas never crosses into the core.
 func SubscribedEvents() []string {
-	return []string{"session.idle", "session.status", "session.error", "session.deleted", "message.updated", "message.part.updated"}
+	return []string{"session.idle", "session.status", "session.error", "session.deleted", "session.compacted", "session.created",
+		"message.updated", "message.part.updated", "permission.asked", "permission.replied"}
 }
 
 func (m *Machine) onOpenCode(e OpenCodeEvent) {
@@ -68,6 +69,13 @@ func (m *Machine) onOpenCode(e OpenCodeEvent) {
 		if json.Unmarshal(e.Properties, &p) == nil && p.Info.ID != "" {
 			m.sessionModel.forget(p.Info.ID)
 			m.onSessionDeleted(p.Info.ID)
+		}
+	case "session.compacted":
+		var p struct {
+			SessionID string `json:"sessionID"`
+		}
+		if json.Unmarshal(e.Properties, &p) == nil && p.SessionID != "" && m.task(p.SessionID) == nil {
+			m.onParentCompacted(p.SessionID) // a child's own compaction is the fallback loop's (fallback.go)
 		}
 	case "message.updated":
 		m.onMessageUpdated(e.Properties)

@@ -53,6 +53,10 @@ func childPermission(canDelegate bool) []PermissionRule {
 
 // onToolCall routes a tool call to its tool.
 func (m *Machine) onToolCall(ev Event) {
+	if ev.Tool == HookCompacting {
+		m.onCompactingHook(ev) // a hook of OpenCode's, not a model's call: the session is compacting
+		return
+	}
 	if ev.SessionID != "" {
 		m.onParentStatus(ev.SessionID, true) // a session running a tool is busy
 	}

@@ -7,7 +7,7 @@
 
 import type { Plugin } from "@opencode-ai/plugin";
 import manifest from "../dist/manifest.json";
-import { API_TOKEN_BYTES, ENV_API_AUTH, ENV_API_PORT, compile, type CoreConfig, type ToolSpec } from "../bridge/core";
+import { API_TOKEN_BYTES, ENV_API_AUTH, ENV_API_PORT, HOOK_COMPACTING, compile, type CoreConfig, type ToolSpec } from "../bridge/core";
 import { makeExecutor, type Client } from "./effects";
 import { directServer } from "./direct";
 import { randomBytes } from "node:crypto";
@@ -39,6 +39,9 @@ function projectPath(directory: string): string {
     return resolve(directory);
   }
 }
+
+// How long a compaction waits for the core's list of tasks before it goes on without it.
+const COMPACTING_WAIT_MS = 2000;
 
 // Compiled once per process, for the instances that run in OpenCode's thread (see startCore).
 let compiled: Promise<WebAssembly.Module> | undefined;
@@ -104,6 +107,17 @@ export const AsyncAgents: Plugin = async (input, options) => {
     tool: makeTools(manifest.tools as ToolSpec[], shared.host),
     event: async ({ event }) => {
       if (subscribed.has(event.type) && !disposed) shared.feed(user, { type: "opencode", event: event as any });
+    },
+    // A compaction keeps this session's tasks: the core names them for the summary to keep
+    // (core/compaction.go). A failure here must never fail OpenCode's compaction.
+    "experimental.session.compacting": async (input, output) => {
+      if (disposed) return;
+      try {
+        let answer: { output: string } | undefined;
+        const asked = shared.host.callTool(HOOK_COMPACTING, {}, { sessionID: input.sessionID, messageID: "", agent: "" }).then((a) => (answer = a));
+        await within(asked, COMPACTING_WAIT_MS);
+        if (answer?.output) output.context.push(answer.output);
+      } catch {}
     },
     // OpenCode disposes an instance when it reloads it (the next request starts a new one, with
     // a new plugin that restores the same history) and when it ends. When the last instance

@@ -35,6 +35,7 @@ var constants = []constant{
 	{"EnvAPIPort", "ENV_API_PORT", core.EnvAPIPort},
 	{"EnvAPIAuth", "ENV_API_AUTH", core.EnvAPIAuth},
 	{"TmuxPaneEnv", "TMUX_PANE_ENV", core.TmuxPaneEnv},
+	{"HookCompacting", "HOOK_COMPACTING", core.HookCompacting},
 }
 
 func tsConstants(d *docSet) (string, error) {
