@@ -223,6 +223,11 @@ export interface Effect {
    * by a shorter path, or count it).
    */
   notice?: boolean;
+  /**
+   * TaskIDs lists every task a notice tells of, when it tells of more than one (notices ready
+   * together for one parent go as one message); TaskID is then the first.
+   */
+  taskIDs?: string[];
   parentID?: string;
   title?: string;
   permission?: PermissionRule[];
@@ -460,6 +465,13 @@ export interface Task {
   prompt: string;
   agent: string;
   status: "running" | "completed" | "error" | "cancelled" | "resumed";
+  /**
+   * NoticeOwed is when the task's notice to its parent fell due (its end), while OpenCode has
+   * not yet accepted it; 0 once it has (NotifiedAt), or when none is owed. It is written before
+   * startedAt so that a restore, which reads a finished task's record only so far
+   * (core/history/lazy.go), finds every notice still owed (core/outbox.go).
+   */
+  noticeOwed?: number;
   startedAt: number;
   completedAt?: number;
   result?: string;
@@ -507,6 +519,8 @@ export interface Task {
    */
   tokens?: Tokens;
   cost?: number;
+  /** NotifiedAt is when OpenCode accepted the task's latest notice to its parent. */
+  notifiedAt?: number;
 }
 
 /** RestoreResult says what a history load found. */

@@ -49,8 +49,11 @@ type Machine struct {
 	waiters    map[string]*waiter // asyncagents_output(block) calls, by call ID
 	pollArmed  bool
 
-	busy map[string]bool         // sessions known to be busy (a parent gets noReply notices only when idle)
-	held map[string][]heldNotice // notices waiting for their parent to go idle
+	busy map[string]bool // sessions known to be busy (a parent gets noReply notices only when idle)
+	// outbox holds the notices owed to each parent until OpenCode accepts them; outboxReady the
+	// parents whose outbox is looked at when the step ends (outbox.go).
+	outbox      map[string]*parentBox
+	outboxReady map[string]bool
 
 	dirty        map[string]bool // tasks changed in this step, persisted at its end
 	historyLines int             // lines in the history log, for compaction
@@ -80,9 +83,12 @@ type pending struct {
 	// idle is set when the check was started by an idle signal, which means the child's turn
 	// is over whatever its messages say.
 	idle bool
-	// notice marks the delivery of a notice to the parent.
-	notice bool
-	resume *resumeReq
+	// notice marks the delivery of notices to a parent, and outbox names that parent (or the
+	// parent whose messages a restore reads before delivering: outbox.go).
+	notice  bool
+	outbox  string
+	notices []notice
+	resume  *resumeReq
 	// fork marks the read of a parent's conversation for a forked task; forkContext the
 	// delivery of that context to the child.
 	fork, forkContext bool
@@ -117,7 +123,6 @@ func NewMachine(cfg config.Config) *Machine {
 		pending: map[int64]pending{},
 		waiters: map[string]*waiter{},
 		busy:    map[string]bool{},
-		held:    map[string][]heldNotice{},
 	}
 }
 

@@ -496,6 +496,11 @@ const (
 	cancelEndedFmt        = "asyncagents_cancel: task %s already ended (%s); nothing was cancelled"
 	cancelledOneFmt       = "Cancelled task %s %q after %s."
 	cancelledQueuedFmt    = "Cancelled task %s %q; it was still queued and never started."
+	// outbox.go (the log's, not a conversation's)
+	noticeRefusedFmt     = "could not deliver the notice of task %s to its parent: %s"
+	noticeCheckFailedFmt = "could not read the messages of session %s, to see which of the notices owed to it arrived before the restart: %s"
+	noticeRetryFmt       = "; trying again in %s"
+	noticeGiveUpFmt      = "; gave up after %d tries (the notice stays owed: the next start delivers it)"
 	// tool_list.go
 	listNone     = "No background tasks found"
 	listHeadFmt  = "Background tasks of this session (%d):\n%s"

@@ -20,7 +20,7 @@ func TestTaskEncodesAsTheStruct(t *testing.T) {
 		Models: []string{"a/b", "c/d"}, Model: "c/d",
 		FallbackInfo: &FallbackInfo{Occurred: true, Attempts: []FallbackAttempt{{Model: "a/b", Error: "429"}}, Skipped: []string{"x/y"}, SuccessfulModel: "c/d", TotalAttempts: 2},
 		TimeoutMs:    9, StalledSince: 10, Partial: &Partial{Text: "half", TextChars: 4, Tools: []ToolRun{{Name: "read", Title: "a.go"}}},
-		Tokens: &Tokens{Input: 1, Output: 2, Reasoning: 3, CacheRead: 4, CacheWrite: 5}, Cost: 0.0125}
+		Tokens: &Tokens{Input: 1, Output: 2, Reasoning: 3, CacheRead: 4, CacheWrite: 5}, Cost: 0.0125, NoticeOwed: 11, NotifiedAt: 12}
 	cases := encodetest.FieldVariants(t, all)
 	for _, s := range encodetest.AwkwardStrings {
 		c := all
