@@ -176,9 +176,21 @@ func (m *Machine) onNoticeDone(p pending, ev Event) {
 		}
 		return
 	}
+	// A notice of tasks since forgotten (their parent deleted, or cleared by it) is not tried
+	// again: no record owes it any more.
+	var again []notice
+	for _, n := range p.notices {
+		if m.task(n.tasks[0].id) != nil {
+			again = append(again, n)
+		}
+	}
+	if len(again) == 0 {
+		m.log("warn", fmt.Sprintf(noticeRefusedFmt, strings.Join(noticeTaskIDs(p.notices), ", "), ev.Error))
+		return
+	}
 	b := m.box(p.outbox)
-	b.queue = append(append([]notice{}, p.notices...), b.queue...)
-	m.refused(p.outbox, b, fmt.Sprintf(noticeRefusedFmt, strings.Join(noticeTaskIDs(p.notices), ", "), ev.Error))
+	b.queue = append(again, b.queue...)
+	m.refused(p.outbox, b, fmt.Sprintf(noticeRefusedFmt, strings.Join(noticeTaskIDs(again), ", "), ev.Error))
 }
 
 // refused backs off after a failed delivery (or a failed read of the parent's messages): the

@@ -39,6 +39,9 @@ type crashWorld struct {
 	completed, crashed bool
 	// parentBusy: the parent's turn goes on until nothing else is left to happen.
 	parentBusy bool
+	// retries are the delays of the notice retries' timers; logs the log lines, level first.
+	retries []int64
+	logs    []string
 }
 
 func newCrashWorld(t *testing.T) *crashWorld {
@@ -99,7 +102,12 @@ func (w *crashWorld) carryOut(effects ...Effect) {
 			w.reply(e, true, fmt.Sprintf(`[{"info":{"id":"u","role":"user","time":{"created":1}},"parts":[{"type":"text","text":"do"}]},{"info":{"id":"a","role":"assistant","finish":"stop","time":{"created":2,"completed":3}},"parts":[{"type":"text","text":"answer of %s"}]}]`, e.SessionID))
 		case EffectStatus:
 			w.reply(e, true, `{}`) // no child is busy: they all answered
+		case EffectLog:
+			w.logs = append(w.logs, e.Level+": "+e.Message)
 		case EffectTimerSet:
+			if strings.HasPrefix(e.TimerID, noticeRetryPrefix) {
+				w.retries = append(w.retries, e.DelayMs)
+			}
 			if e.TimerID != HeartbeatTimer && e.TimerID != pollTimer {
 				w.timers[e.TimerID] = true
 			}

@@ -77,7 +77,7 @@ func (m *Machine) visibleNotice(t *run, done, total int) string {
 	var head string
 	if t.ResumeCount > 0 {
 		verb := map[task.Status]string{task.StatusCompleted: "completed in", task.StatusError: "failed in", task.StatusCancelled: "cancelled after"}[t.Status]
-		head = fmt.Sprintf("%s **Resume #%d %s %s.**", icon, t.ResumeCount, verb, FormatDuration(m.now-t.ResumedAt))
+		head = fmt.Sprintf("%s **Resume #%d %s %s.**", icon, t.ResumeCount, verb, FormatDuration(m.noticeDuration(t)))
 	} else {
 		verb := map[task.Status]string{task.StatusCompleted: "finished in", task.StatusError: "failed in", task.StatusCancelled: "cancelled after"}[t.Status]
 		head = fmt.Sprintf("%s **Agent %q %s %s.**", icon, t.Description, verb, FormatDuration(history.Duration(&t.Task, m.now)))
@@ -140,10 +140,15 @@ func (m *Machine) usageBlock(t *run) string {
 	return b.String()
 }
 
-// noticeDuration is the time a notice reports: a resume's own, else the task's.
+// noticeDuration is the time a notice reports: a resume's own, else the task's. Both end at the
+// task's end, which a notice a restore sends again (outbox.go) comes well after.
 func (m *Machine) noticeDuration(t *run) int64 {
 	if t.ResumeCount > 0 {
-		return m.now - t.ResumedAt
+		end := m.now
+		if t.Status.Terminal() && t.CompletedAt != 0 {
+			end = t.CompletedAt
+		}
+		return end - t.ResumedAt
 	}
 	return history.Duration(&t.Task, m.now)
 }
