@@ -82,7 +82,7 @@ func (m *Machine) notifyParent(t *run) {
 	if t.ParentSessionID == "" {
 		return
 	}
-	t.NoticeOwed = m.now
+	m.owe(t)
 	m.post(t.ParentSessionID, m.endNotice(t))
 }
 

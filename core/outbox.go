@@ -26,6 +26,10 @@ import (
 // texts one after another in the order they fell due, waking the parent if any of them would.
 // A notice must name each task it tells of in a synthetic part: that is what a restore looks for
 // in the parent's messages.
+//
+// A new kind of notice posts a notice whose tasks come from owe (which marks each task's record),
+// with its own parts. What a restore rebuilds is each owed task's end notice (endNotice): a notice
+// telling of several tasks at once comes back after a crash as their end notices, in one message.
 
 // notice is one notice in the outbox.
 type notice struct {
@@ -74,6 +78,18 @@ func (m *Machine) box(parent string) *parentBox {
 		m.outbox[parent] = b
 	}
 	return b
+}
+
+// owe marks each task's record as owing its parent a notice from now on, and returns them as the
+// tasks of that notice.
+func (m *Machine) owe(ts ...*run) []noticeTask {
+	out := make([]noticeTask, 0, len(ts))
+	for _, t := range ts {
+		t.NoticeOwed = m.now
+		m.touch(t)
+		out = append(out, noticeTask{id: t.ID, owedAt: t.NoticeOwed})
+	}
+	return out
 }
 
 // post puts n in parent's outbox; it goes when the step ends, with whatever else is ready for
