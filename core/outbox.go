@@ -15,7 +15,8 @@ import (
 //
 //   - a notice held for a busy parent waits in the outbox (in memory) and in the history (owed);
 //   - a refused one is sent again after noticeRetryBaseMs, doubling up to noticeRetryMaxMs, at
-//     most noticeMaxTries times in a process (it stays owed in the history for the next one);
+//     most noticeMaxTries times in a process (it stays owed in the history for the next one),
+//     each time after reading the parent's messages, as a restore does;
 //   - a restore delivers every notice still owed, once: before sending, it reads the parent's
 //     messages, and a notice already there (sent before the crash, not yet recorded as accepted)
 //     is recorded as accepted instead of sent again.
@@ -206,6 +207,10 @@ func (m *Machine) onNoticeDone(p pending, ev Event) {
 	}
 	b := m.box(p.outbox)
 	b.queue = append(again, b.queue...)
+	// A failed answer does not prove OpenCode has not stored the message (a request that timed
+	// out, a connection cut after the write): the retry reads the parent's messages first, as a
+	// restore does.
+	b.check = true
 	m.refused(p.outbox, b, fmt.Sprintf(noticeRefusedFmt, strings.Join(noticeTaskIDs(again), ", "), ev.Error))
 }
 
@@ -300,7 +305,6 @@ func (m *Machine) onOutboxChecked(p pending, ev Event) {
 		queue = append(queue, n)
 	}
 	b.queue = queue
-	b.tries = 0
 	m.flushParent(p.outbox)
 }
 

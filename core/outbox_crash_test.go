@@ -30,9 +30,11 @@ type crashWorld struct {
 	// asked for a model turn.
 	parent []json.RawMessage
 	wokeBy map[string]bool
-	// refuse is how many of the parent's next notices OpenCode refuses.
-	refuse  int
-	created int
+	// refuse is how many of the parent's next notices OpenCode refuses; storeRefused: it stores
+	// them all the same (the answer lost, not the message).
+	refuse       int
+	storeRefused bool
+	created      int
 	// actions counts what the host did since the first task's "completed" reached the history;
 	// crashed says the world stopped there.
 	actions            int
@@ -84,14 +86,14 @@ func (w *crashWorld) carryOut(effects ...Effect) {
 			}
 			if w.refuse > 0 {
 				w.refuse--
+				if w.storeRefused {
+					w.store(e)
+				}
 				w.queue = append(w.queue, Event{Type: EventEffectDone, EffectID: e.ID, OK: false, Error: "prompting the session: 500"})
 				continue
 			}
 			// OpenCode stores the message at once; its answer reaches the core later.
-			w.parent = append(w.parent, noticeMessage(len(w.parent), w.now, e))
-			for _, id := range splitNotices(e) {
-				w.wokeBy[id.TaskID] = w.wokeBy[id.TaskID] || !e.NoReply
-			}
+			w.store(e)
 			w.reply(e, true, "")
 		case EffectMessages:
 			if e.SessionID == "ses_p" {
@@ -118,6 +120,14 @@ func (w *crashWorld) carryOut(effects ...Effect) {
 				w.reply(e, true, "")
 			}
 		}
+	}
+}
+
+// store puts a notice in the parent's conversation, as OpenCode does on prompt_async.
+func (w *crashWorld) store(e Effect) {
+	w.parent = append(w.parent, noticeMessage(len(w.parent), w.now, e))
+	for _, id := range splitNotices(e) {
+		w.wokeBy[id.TaskID] = w.wokeBy[id.TaskID] || !e.NoReply
 	}
 }
 
@@ -214,9 +224,10 @@ func (w *crashWorld) noticesOf(id string) int {
 // crashScenario is one run: tasks launched in one batch, the parent busy or idle when they
 // finish, OpenCode refusing the first notices or not; crashAt < 0 never crashes.
 type crashScenario struct {
-	tasks      int
-	parentBusy bool
-	refuse     int
+	tasks        int
+	parentBusy   bool
+	refuse       int
+	storeRefused bool
 }
 
 // play runs s, crashing after crashAt actions past the first completion (never if negative),
@@ -224,7 +235,7 @@ type crashScenario struct {
 func (s crashScenario) play(t *testing.T, crashAt int) (*crashWorld, bool) {
 	w := newCrashWorld(t)
 	w.m = NewMachine(config.Config{})
-	w.refuse = s.refuse
+	w.refuse, w.storeRefused = s.refuse, s.storeRefused
 	for i := 1; i <= s.tasks; i++ {
 		w.step(Event{Type: EventToolCall, CallID: fmt.Sprintf("c%d", i), Tool: ToolTask, SessionID: "ses_p", MessageID: "m1", Agent: "build",
 			Args: json.RawMessage(fmt.Sprintf(`{"description":"Job %d","prompt":"do %d","agent":"general"}`, i, i))})
@@ -258,8 +269,9 @@ func TestOutboxCrashAtEveryStepDeliversOnce(t *testing.T) {
 		{tasks: 1, refuse: 2},
 		{tasks: 2},
 		{tasks: 2, parentBusy: true, refuse: 1},
+		{tasks: 2, refuse: 2, storeRefused: true},
 	} {
-		t.Run(fmt.Sprintf("tasks=%d,busy=%v,refuse=%d", s.tasks, s.parentBusy, s.refuse), func(t *testing.T) {
+		t.Run(fmt.Sprintf("tasks=%d,busy=%v,refuse=%d,stored=%v", s.tasks, s.parentBusy, s.refuse, s.storeRefused), func(t *testing.T) {
 			whole, _ := s.play(t, -1)
 			total := whole.actions
 			require.Greater(t, total, 2, "the run has steps to crash between")
