@@ -230,6 +230,11 @@ export interface Effect {
    * by a shorter path, or count it).
    */
   notice?: boolean;
+  /**
+   * TaskIDs lists every task a notice tells of, when it tells of more than one (notices ready
+   * together for one parent go as one message); TaskID is then the first.
+   */
+  taskIDs?: string[];
   parentID?: string;
   title?: string;
   permission?: PermissionRule[];
@@ -488,6 +493,13 @@ export interface Task {
   prompt: string;
   agent: string;
   status: "running" | "completed" | "error" | "cancelled" | "resumed";
+  /**
+   * NoticeOwed is when the task's notice to its parent fell due (its end), while OpenCode has
+   * not yet accepted it; 0 once it has (NotifiedAt), or when none is owed. It is written before
+   * startedAt so that a restore, which reads a finished task's record only so far
+   * (core/history/lazy.go), finds every notice still owed (core/outbox.go).
+   */
+  noticeOwed?: number;
   startedAt: number;
   completedAt?: number;
   result?: string;
@@ -550,6 +562,8 @@ export interface Task {
    * last MaxSteers of them.
    */
   steers?: Steer[];
+  /** NotifiedAt is when OpenCode accepted the task's latest notice to its parent. */
+  notifiedAt?: number;
 }
 
 /** RestoreResult says what a history load found. */

@@ -34,19 +34,15 @@ func (m *Machine) onTurnAborted(sessionID string) {
 		return // only launches without a task yet: nothing to list
 	}
 	m.toast(ToastInfo, cascadeToastTitle, m.cascadeVisible(stopped))
-	first := stopped[0]
-	m.quietNotice(heldNotice{taskID: first.ID, effect: Effect{
-		Kind:      EffectPromptAsync,
-		Notice:    true,
-		TaskID:    first.ID,
-		SessionID: sessionID,
-		Agent:     first.ParentAgent,
-		NoReply:   true,
-		Parts: []TextPart{
+	// Owed like any notice (core/outbox.go): after a crash each comes back as its own end notice.
+	m.post(sessionID, notice{
+		tasks: m.owe(stopped...),
+		agent: stopped[0].ParentAgent,
+		parts: []TextPart{
 			{Type: "text", Text: m.cascadeVisible(stopped)},
 			{Type: "text", Text: m.cascadeHidden(stopped), Synthetic: true},
 		},
-	}})
+	})
 }
 
 // cancelBelow cancels the running and queued tasks launched from session, and theirs below them,
@@ -62,16 +58,4 @@ func (m *Machine) cancelBelow(session, reason string) []*run {
 		stopped = append(stopped, m.cancel(t, reason)...)
 	}
 	return stopped
-}
-
-// quietNotice sends a notice that costs no model turn, or holds it while its parent is busy (a
-// noReply message sent to a busy session still costs a turn in OpenCode 1.18).
-func (m *Machine) quietNotice(n heldNotice) {
-	parent := n.effect.SessionID
-	if m.busy[parent] {
-		m.held[parent] = append(m.held[parent], n)
-		return
-	}
-	m.flushHeld(parent) // earlier notices first
-	m.sendNotice(n)
 }

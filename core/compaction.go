@@ -62,19 +62,15 @@ func (m *Machine) onParentCompacted(sessionID string) {
 		}
 		b.WriteString(m.rememberLine(t))
 	}
-	first := tasks[0]
-	m.quietNotice(heldNotice{taskID: first.ID, effect: Effect{
-		Kind:      EffectPromptAsync,
-		Notice:    true,
-		TaskID:    first.ID,
-		SessionID: sessionID,
-		Agent:     first.ParentAgent,
-		NoReply:   true,
-		Parts: []TextPart{
+	// Not owed: a crash before it is sent loses a reminder, never a result.
+	m.post(sessionID, notice{
+		tasks: []noticeTask{{id: tasks[0].ID}},
+		agent: tasks[0].ParentAgent,
+		parts: []TextPart{
 			{Type: "text", Text: fmt.Sprintf(compactedVisibleFmt, running, len(tasks)-running)},
 			{Type: "text", Text: compactedHiddenHead + b.String() + compactionContextTail, Synthetic: true},
 		},
-	}})
+	})
 }
 
 // tasksOf lists a session's tasks that keep, the newest maxRemembered, oldest first.

@@ -45,7 +45,10 @@ type Effect struct {
 	TaskID string `json:"taskID,omitempty"`
 	// Notice marks a session.promptAsync that notifies a task's parent (a host may deliver it
 	// by a shorter path, or count it).
-	Notice     bool             `json:"notice,omitempty"`
+	Notice bool `json:"notice,omitempty"`
+	// TaskIDs lists every task a notice tells of, when it tells of more than one (notices ready
+	// together for one parent go as one message); TaskID is then the first.
+	TaskIDs    []string         `json:"taskIDs,omitempty"`
 	ParentID   string           `json:"parentID,omitempty"`
 	Title      string           `json:"title,omitempty"`
 	Permission []PermissionRule `json:"permission,omitempty"`

@@ -21,13 +21,15 @@ func (m *Machine) onEffectDone(ev Event) {
 			return
 		}
 		if p.notice {
-			if !ev.OK {
-				m.log("error", "could not deliver the notice of task "+p.taskID+" to its parent: "+ev.Error)
-			}
+			m.onNoticeDone(p, ev)
 			return
 		}
 		m.onPromptSent(p, ev)
 	case EffectMessages:
+		if p.outbox != "" {
+			m.onOutboxChecked(p, ev)
+			return
+		}
 		if p.restored {
 			m.onReconcileMessages(p, ev)
 			return

@@ -56,7 +56,9 @@ func (w *fbWorld) carryOut(effects []Effect) {
 			w.queue = append(w.queue, Event{Type: EventEffectDone, EffectID: e.ID, OK: true, Result: json.RawMessage(fmt.Sprintf(`{"id":"ses_%d"}`, w.created))})
 		case EffectPromptAsync:
 			if e.SessionID == "ses_parent" {
-				w.notices[taskIDIn.FindStringSubmatch(e.Parts[1].Text)[1]]++
+				for _, n := range splitNotices(e) {
+					w.notices[taskIDIn.FindStringSubmatch(n.Parts[1].Text)[1]]++
+				}
 			} else {
 				w.prompt(e.SessionID, e.Model)
 			}

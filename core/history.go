@@ -59,8 +59,10 @@ func HistoryLine(t task.Task) string { return taskLine(&run{Task: t}) }
 // of an earlier release by hand).
 func ChecksummedLine(recordJSON string) string { return history.Checksummed([]byte(recordJSON)) }
 
-// persistDirty turns this step's changed tasks into append effects placed before all others.
+// persistDirty ends a step: the notices ready are sent (outbox.go), and the step's changed tasks
+// become append effects placed before all others.
 func (m *Machine) persistDirty() {
+	m.flushOutbox()
 	if len(m.dirty) == 0 {
 		return
 	}

@@ -88,10 +88,11 @@ type indexSnapshot struct {
 // snapshotEntry records t, whose record is at off (len bytes) in the log being snapshotted and
 // says what t holds. A finished task's entry is its head: a restore would read no more of it. A
 // start time the index's reader does not take (negative, or 19 digits: only an edited log or an
-// odd clock gives one) makes it a w entry, read from its record, so the index is still used.
+// odd clock gives one) makes it a w entry, read from its record, so the index is still used; so
+// does a notice still owed (outbox.go), which the index's heads do not hold.
 func snapshotEntry(t *run, off, n int) indexEntry {
 	e := indexEntry{off: off, len: n}
-	if t.Status.Terminal() && t.StartedAt >= 0 && t.StartedAt < 1e18 {
+	if t.Status.Terminal() && t.NoticeOwed == 0 && t.StartedAt >= 0 && t.StartedAt < 1e18 {
 		e.head = true
 		e.startedAt = t.StartedAt
 		e.id, e.sessionID, e.parentSes, e.parentMsg, e.parentAgent = t.ID, t.SessionID, t.ParentSessionID, t.ParentMessageID, t.ParentAgent

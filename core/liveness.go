@@ -105,19 +105,15 @@ func (m *Machine) notifyStall(t *run) {
 		return
 	}
 	m.toast(m.stallToast(t))
-	n := heldNotice{taskID: t.ID, stalledSince: t.StalledSince, effect: Effect{
-		Kind:      EffectPromptAsync,
-		Notice:    true,
-		TaskID:    t.ID,
-		SessionID: t.ParentSessionID,
-		Agent:     t.ParentAgent,
-		NoReply:   true,
-		Parts: []TextPart{
+	m.post(t.ParentSessionID, notice{
+		tasks:        []noticeTask{{id: t.ID}},
+		stalledSince: t.StalledSince,
+		agent:        t.ParentAgent,
+		parts: []TextPart{
 			{Type: "text", Text: m.stallText(t)},
 			{Type: "text", Text: m.stallHidden(t), Synthetic: true},
 		},
-	}}
-	m.quietNotice(n)
+	})
 }
 
 // timeOut ends t at its wall-clock limit: the task fails with what it did so far, and its child

@@ -47,7 +47,18 @@ func (w *liveWorld) step(ev Event) {
 			reply = &Event{Type: EventEffectDone, EffectID: e.ID, OK: true, Result: json.RawMessage(fmt.Sprintf(`{"id":%q}`, id))}
 		case EffectPromptAsync:
 			if e.SessionID == "ses_p" {
-				w.notice(e)
+				// A stall's notice wakes the parent only by going with a final notice that does
+				// (the notices ready together go as one message).
+				final := false
+				for _, n := range splitNotices(e) {
+					final = final || !strings.HasPrefix(n.Parts[0].Text, "⚠")
+				}
+				for _, n := range splitNotices(e) {
+					if final && strings.HasPrefix(n.Parts[0].Text, "⚠") {
+						n.NoReply = true
+					}
+					w.notice(n)
+				}
 			}
 			reply = &Event{Type: EventEffectDone, EffectID: e.ID, OK: true}
 		case EffectStatus:

@@ -54,7 +54,10 @@ type Machine struct {
 	busy map[string]bool // sessions known to be busy (a parent gets noReply notices only when idle)
 	// compactedAt is when each parent was last compacted (compaction.go); not persisted.
 	compactedAt map[string]int64
-	held        map[string][]heldNotice // notices waiting for their parent to go idle
+	// outbox holds the notices owed to each parent until OpenCode accepts them; outboxReady the
+	// parents whose outbox is looked at when the step ends (outbox.go).
+	outbox      map[string]*parentBox
+	outboxReady map[string]bool
 
 	dirty        map[string]bool // tasks changed in this step, persisted at its end
 	historyLines int             // lines in the history log, for compaction
@@ -84,9 +87,12 @@ type pending struct {
 	// idle is set when the check was started by an idle signal, which means the child's turn
 	// is over whatever its messages say.
 	idle bool
-	// notice marks the delivery of a notice to the parent.
-	notice bool
-	resume *resumeReq
+	// notice marks the delivery of notices to a parent, and outbox names that parent (or the
+	// parent whose messages a restore reads before delivering: outbox.go).
+	notice  bool
+	outbox  string
+	notices []notice
+	resume  *resumeReq
 	// fork marks the read of a parent's conversation for a forked task; forkContext the
 	// delivery of that context to the child.
 	fork, forkContext bool
@@ -121,7 +127,6 @@ func NewMachine(cfg config.Config) *Machine {
 		pending: map[int64]pending{},
 		waiters: map[string]*waiter{},
 		busy:    map[string]bool{},
-		held:    map[string][]heldNotice{},
 	}
 }
 

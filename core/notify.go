@@ -72,63 +72,33 @@ func (m *Machine) launchesInFlight(batch string) int {
 	return n
 }
 
-// notifyParent sends the spec's two-part notice: a visible line for the user and a synthetic
-// part for the model, which carries the result so the parent needs no tool call to read it.
+// notifyParent owes the parent the spec's two-part notice of t's end: a visible line for the user
+// and a synthetic part for the model, which carries the result so the parent needs no tool call
+// to read it. The notice goes through the outbox (outbox.go), which keeps it owed until OpenCode
+// has accepted it.
 //
 // Every parent model turn re-reads the whole conversation, so by default a notice wakes the
-// parent only when its batch is done or a task failed; the others are stored with noReply. A
-// noReply message sent to a busy session still costs a turn in OpenCode 1.18, so those wait
-// until the parent is idle.
+// parent only when its batch is done or a task failed; the others are stored with noReply, and
+// wait while the parent is busy.
 func (m *Machine) notifyParent(t *run) {
 	if t.ParentSessionID == "" || t.quiet {
 		return
 	}
+	m.owe(t)
+	m.post(t.ParentSessionID, m.endNotice(t))
+}
+
+// endNotice is the notice of t's end, as things stand now.
+func (m *Machine) endNotice(t *run) notice {
 	done, total, running := m.batchProgress(t)
-	wake := m.shouldWake(t, running)
-	n := heldNotice{taskID: t.ID, effect: Effect{
-		Kind:      EffectPromptAsync,
-		Notice:    true,
-		TaskID:    t.ID,
-		SessionID: t.ParentSessionID,
-		Agent:     t.ParentAgent,
-		NoReply:   !wake,
-		Parts: []TextPart{
+	return notice{
+		tasks: []noticeTask{{id: t.ID, owedAt: t.NoticeOwed}},
+		wake:  m.shouldWake(t, running),
+		agent: t.ParentAgent,
+		parts: []TextPart{
 			{Type: "text", Text: m.visibleNotice(t, done, total)},
 			{Type: "text", Text: m.hiddenNotice(t, total, running), Synthetic: true},
 		},
-	}}
-	parent := t.ParentSessionID
-	if !wake && m.busy[parent] {
-		m.held[parent] = append(m.held[parent], n)
-		return
-	}
-	m.flushHeld(parent) // earlier notices first
-	m.sendNotice(n)
-}
-
-// heldNotice is a notice waiting for its parent to go idle. stalledSince is set on a stall's
-// notice: the stall it tells of (liveness.go).
-type heldNotice struct {
-	taskID       string
-	stalledSince int64
-	effect       Effect
-}
-
-func (m *Machine) sendNotice(n heldNotice) {
-	m.request(n.effect, pending{taskID: n.taskID, notice: true})
-}
-
-// flushHeld delivers the notices held for a parent, in order.
-func (m *Machine) flushHeld(parent string) {
-	held := m.held[parent]
-	delete(m.held, parent)
-	for _, n := range held {
-		if n.stalledSince != 0 {
-			if t := m.task(n.taskID); t == nil || t.StalledSince != n.stalledSince {
-				continue // the stall is over (or the task ended): the notice would mislead
-			}
-		}
-		m.sendNotice(n)
 	}
 }
 
@@ -154,5 +124,7 @@ func (m *Machine) onParentStatus(sessionID string, busy bool) {
 		return
 	}
 	delete(m.busy, sessionID)
-	m.flushHeld(sessionID)
+	if m.outbox[sessionID] != nil {
+		m.markReady(sessionID)
+	}
 }

@@ -27,6 +27,8 @@ func (m *Machine) onTimer(id string) {
 		m.out = append(m.out, Effect{Kind: EffectTimerSet, TimerID: HeartbeatTimer, DelayMs: httpapi.SSEHeartbeatIntervalMs})
 	case strings.HasPrefix(id, waitTimerPrefix):
 		m.onWaitTimeout(strings.TrimPrefix(id, waitTimerPrefix))
+	case strings.HasPrefix(id, noticeRetryPrefix):
+		m.onNoticeRetry(strings.TrimPrefix(id, noticeRetryPrefix))
 	case strings.HasPrefix(id, attemptTimerPrefix):
 		m.onAttemptTimer(strings.TrimPrefix(id, attemptTimerPrefix))
 	}

@@ -83,7 +83,7 @@ func (m *Machine) visibleNotice(t *run, done, total int) string {
 	var head string
 	if t.ResumeCount > 0 {
 		verb := map[task.Status]string{task.StatusCompleted: "completed in", task.StatusError: "failed in", task.StatusCancelled: "cancelled after"}[t.Status]
-		head = fmt.Sprintf("%s **Resume #%d %s %s.**", icon, t.ResumeCount, verb, FormatDuration(m.now-t.ResumedAt))
+		head = fmt.Sprintf("%s **Resume #%d %s %s.**", icon, t.ResumeCount, verb, FormatDuration(m.noticeDuration(t)))
 	} else {
 		verb := map[task.Status]string{task.StatusCompleted: "finished in", task.StatusError: "failed in", task.StatusCancelled: "cancelled after"}[t.Status]
 		head = fmt.Sprintf("%s **Agent %q %s %s.**", icon, t.Description, verb, FormatDuration(history.Duration(&t.Task, m.now)))
@@ -149,10 +149,15 @@ func (m *Machine) usageBlock(t *run) string {
 	return b.String()
 }
 
-// noticeDuration is the time a notice reports: a resume's own, else the task's.
+// noticeDuration is the time a notice reports: a resume's own, else the task's. Both end at the
+// task's end, which a notice a restore sends again (outbox.go) comes well after.
 func (m *Machine) noticeDuration(t *run) int64 {
 	if t.ResumeCount > 0 {
-		return m.now - t.ResumedAt
+		end := m.now
+		if t.Status.Terminal() && t.CompletedAt != 0 {
+			end = t.CompletedAt
+		}
+		return end - t.ResumedAt
 	}
 	return history.Duration(&t.Task, m.now)
 }
@@ -515,6 +520,11 @@ const (
 	cancelEndedFmt        = "asyncagents_cancel: task %s already ended (%s); nothing was cancelled"
 	cancelledOneFmt       = "Cancelled task %s %q after %s."
 	cancelledQueuedFmt    = "Cancelled task %s %q; it was still queued and never started."
+	// outbox.go (the log's, not a conversation's)
+	noticeRefusedFmt     = "could not deliver the notice of task %s to its parent: %s"
+	noticeCheckFailedFmt = "could not read the messages of session %s, to see which of the notices owed to it arrived before the restart: %s"
+	noticeRetryFmt       = "; trying again in %s"
+	noticeGiveUpFmt      = "; gave up after %d tries (the notice stays owed: the next start delivers it)"
 	// tool_list.go
 	listNone     = "No background tasks found"
 	listHeadFmt  = "Background tasks of this session (%d):\n%s"

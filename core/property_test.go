@@ -68,8 +68,10 @@ func (w *world) carryOut(effects []Effect) {
 			w.queue = append(w.queue, Event{Type: EventEffectDone, EffectID: e.ID, OK: true})
 		case EffectPromptAsync:
 			if e.SessionID == "ses_parent" {
-				id := taskIDIn.FindStringSubmatch(e.Parts[1].Text)[1]
-				w.notices[id] = append(w.notices[id], e.Parts[0].Text)
+				for _, n := range splitNotices(e) {
+					id := taskIDIn.FindStringSubmatch(n.Parts[1].Text)[1]
+					w.notices[id] = append(w.notices[id], n.Parts[0].Text)
+				}
 			} else {
 				w.prompted[e.SessionID] = true
 				w.scheduleChild(e.SessionID)

@@ -81,7 +81,7 @@ func (m *Machine) onSessionDeleted(sessionID string) {
 	}
 	m.order = order
 	m.storeChanged()
-	delete(m.held, sessionID)
+	m.dropOutbox(sessionID)
 	delete(m.busy, sessionID)
 	m.startQueued()
 }

@@ -438,6 +438,9 @@ export class Runtime {
 /** The profile's hops for an effect sent to OpenCode (see profile.ts). */
 function profileSent(e: Effect): void {
   if (e.kind === "session.create") hop("session.create.sent", { task: e.taskID });
-  else if (e.kind === "session.promptAsync" && e.notice) hop("notice.sent", { task: e.taskID, session: e.sessionID });
+  else if (e.kind === "session.promptAsync" && e.notice) {
+    // Notices ready together for one parent go as one message: each task's notice was sent.
+    for (const task of e.taskIDs ?? [e.taskID]) hop("notice.sent", { task, session: e.sessionID });
+  }
   else if (e.kind === "session.promptAsync" && e.taskID) hop("prompt.sent", { task: e.taskID, session: e.sessionID });
 }

@@ -44,6 +44,10 @@ func appendEffect(b []byte, e *core.Effect) ([]byte, error) {
 	if e.Notice {
 		b = append(b, `,"notice":true`...)
 	}
+	if len(e.TaskIDs) > 0 {
+		b = append(b, `,"taskIDs":`...)
+		b = jsonw.Strings(b, e.TaskIDs)
+	}
 	b = jsonw.OptString(b, "parentID", e.ParentID)
 	b = jsonw.OptString(b, "title", e.Title)
 	var err error

@@ -23,6 +23,7 @@ func AppendJSON(b []byte, t *Task) ([]byte, error) {
 	b = jsonw.KeyString(b, "prompt", t.Prompt)
 	b = jsonw.KeyString(b, "agent", t.Agent)
 	b = jsonw.KeyString(b, "status", string(t.Status))
+	b = jsonw.OptInt(b, "noticeOwed", t.NoticeOwed)
 	b = jsonw.KeyInt(b, "startedAt", t.StartedAt)
 	b = jsonw.OptInt(b, "completedAt", t.CompletedAt)
 	b = jsonw.OptString(b, "result", t.Result)
@@ -104,5 +105,6 @@ func AppendJSON(b []byte, t *Task) ([]byte, error) {
 			return nil, err
 		}
 	}
+	b = jsonw.OptInt(b, "notifiedAt", t.NotifiedAt)
 	return append(b, '}'), nil
 }

@@ -28,24 +28,29 @@ func (s Status) Terminal() bool {
 // it exists (a queued task has none). Every lookup takes either. A task written by a release
 // whose IDs were the session's has no "id" in its record: its ID is its session's.
 type Task struct {
-	ID              string     `json:"id"`
-	SessionID       string     `json:"sessionID,omitempty"`
-	ParentSessionID string     `json:"parentSessionID"`
-	ParentMessageID string     `json:"parentMessageID"`
-	ParentAgent     string     `json:"parentAgent,omitempty"`
-	BatchID         string     `json:"batchId"`
-	Description     string     `json:"description"`
-	Prompt          string     `json:"prompt"`
-	Agent           string     `json:"agent"`
-	Status          Status     `json:"status"`
-	StartedAt       int64      `json:"startedAt"`
-	CompletedAt     int64      `json:"completedAt,omitempty"`
-	Result          string     `json:"result,omitempty"`
-	Error           *TaskError `json:"error,omitempty"`
-	Progress        Progress   `json:"progress"`
-	ResumeCount     int        `json:"resumeCount"`
-	IsForked        bool       `json:"isForked"`
-	RetrievedAt     int64      `json:"retrievedAt,omitempty"`
+	ID              string `json:"id"`
+	SessionID       string `json:"sessionID,omitempty"`
+	ParentSessionID string `json:"parentSessionID"`
+	ParentMessageID string `json:"parentMessageID"`
+	ParentAgent     string `json:"parentAgent,omitempty"`
+	BatchID         string `json:"batchId"`
+	Description     string `json:"description"`
+	Prompt          string `json:"prompt"`
+	Agent           string `json:"agent"`
+	Status          Status `json:"status"`
+	// NoticeOwed is when the task's notice to its parent fell due (its end), while OpenCode has
+	// not yet accepted it; 0 once it has (NotifiedAt), or when none is owed. It is written before
+	// startedAt so that a restore, which reads a finished task's record only so far
+	// (core/history/lazy.go), finds every notice still owed (core/outbox.go).
+	NoticeOwed  int64      `json:"noticeOwed,omitempty"`
+	StartedAt   int64      `json:"startedAt"`
+	CompletedAt int64      `json:"completedAt,omitempty"`
+	Result      string     `json:"result,omitempty"`
+	Error       *TaskError `json:"error,omitempty"`
+	Progress    Progress   `json:"progress"`
+	ResumeCount int        `json:"resumeCount"`
+	IsForked    bool       `json:"isForked"`
+	RetrievedAt int64      `json:"retrievedAt,omitempty"`
 	// Queued is set while the task waits for a start slot (see config.Config.MaxConcurrentStarts
 	// and config.ConcurrencyConfig); Waiting says which limit it waits for and its place.
 	Queued  bool  `json:"queued,omitempty"`
@@ -84,6 +89,8 @@ type Task struct {
 	// Steers are the messages the parent sent the task while it ran (asyncagents_message), the
 	// last MaxSteers of them.
 	Steers []Steer `json:"steers,omitempty"`
+	// NotifiedAt is when OpenCode accepted the task's latest notice to its parent.
+	NotifiedAt int64 `json:"notifiedAt,omitempty"`
 
 	// rest: the history record of a task a restore read only the head of, until it is loaded
 	// (core/history/lazy.go; SetRest, TakeRest).

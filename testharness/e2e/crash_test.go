@@ -19,9 +19,10 @@ import (
 	"github.com/asyncagents/asyncagents/testharness/ocserve"
 )
 
-// kill -9 while the plugin writes its history, a few times over: every task whose ✓ notice the
-// parent received is still completed, with its result, after the last restart, and the history
-// file holds at most one torn line per kill.
+// kill -9 while the plugin writes its history, a few times over: after the last restart every
+// task a parent saw launched gets exactly one notice (one owed at a kill is delivered by the next
+// start), every task whose ✓ notice the parent received is still completed, with its result, and
+// the history file holds at most one torn line per kill.
 func TestKill9NeverLosesAFinishedResult(t *testing.T) {
 	const rounds = 4
 	rng := rand.New(rand.NewSource(7))
@@ -55,23 +56,55 @@ func TestKill9NeverLosesAFinishedResult(t *testing.T) {
 		return mockmodel.Reply{Text: "?"}
 	}
 	e := start(t, script)
-	finished := map[string]string{} // task ID -> result the parent was told
 	taskID := regexp.MustCompile(`(?m)^task_id: (\S+)$`)
+	var parents []string
 	for round := 0; round < rounds; round++ {
 		parent := e.prompt(fmt.Sprintf("ROUND %d", round))
+		parents = append(parents, parent)
 		e.eventually("a first notice", 60*time.Second, func() bool { return len(e.notices(parent)) >= 1 })
 		time.Sleep(delay() - 50*time.Millisecond) // more notices and writes may be under way
 		e.oc.Kill()
-		// What the user saw before the crash: read from OpenCode's own storage after a restart.
 		e.oc = ocserve.Restart(t, e.oc, ocserve.Options{ModelURL: e.model.URL(), Plugins: []string{ocserve.PluginSpec(t)}})
-		for _, n := range e.notices(parent) {
-			if strings.HasPrefix(n.visible, "✓") {
-				if m := taskID.FindStringSubmatch(n.hidden); m != nil {
-					start := strings.Index(n.hidden, "<task_result>\n") + len("<task_result>\n")
-					finished[m[1]] = n.hidden[start:strings.Index(n.hidden, "\n</task_result>")]
+	}
+
+	// Every task a parent saw launched (its launch's answer is in the conversation) gets its
+	// notice after the last restart, whatever the kills cut short, and none gets two. What the
+	// user saw is read from OpenCode's own storage.
+	launched := map[string][]string{} // parent -> task IDs
+	for _, parent := range parents {
+		for _, p := range e.toolParts(parent, "asyncagents_task") {
+			if m := taskID.FindStringSubmatch(p.State.Output); p.State.Status == "completed" && m != nil {
+				launched[parent] = append(launched[parent], m[1])
+			}
+		}
+	}
+	e.eventually("a notice of every task launched", 60*time.Second, func() bool {
+		for parent, ids := range launched {
+			for _, id := range ids {
+				if e.noticesOf(parent, id) == 0 {
+					return false
 				}
 			}
 		}
+		return true
+	})
+	finished := map[string]string{} // task ID -> result the parent was told
+	noticed := 0
+	for _, parent := range parents {
+		seen := map[string]int{}
+		for _, n := range e.notices(parent) {
+			m := taskID.FindStringSubmatch(n.hidden)
+			require.NotNil(t, m, "a notice names its task: %q", n.hidden)
+			seen[m[1]]++
+			if strings.HasPrefix(n.visible, "✓") {
+				start := strings.Index(n.hidden, "<task_result>\n") + len("<task_result>\n")
+				finished[m[1]] = n.hidden[start:strings.Index(n.hidden, "\n</task_result>")]
+			}
+		}
+		for id, c := range seen {
+			require.Equal(t, 1, c, "task %s's notices in its parent", id)
+		}
+		noticed += len(seen)
 	}
 	require.NotEmpty(t, finished)
 
@@ -102,5 +135,5 @@ func TestKill9NeverLosesAFinishedResult(t *testing.T) {
 		require.Contains(t, p.State.Output, "status: completed", "task %s", collect[i])
 		require.Contains(t, p.State.Output, "<task_result>\n"+finished[collect[i]]+"\n</task_result>")
 	}
-	t.Logf("%d rounds, %d finished results checked, %d corrupt history lines", rounds, len(finished), res.Corrupt)
+	t.Logf("%d rounds, %d tasks noticed once each, %d finished results checked, %d corrupt history lines", rounds, noticed, len(finished), res.Corrupt)
 }

@@ -87,8 +87,9 @@ func (e *env) messages(sessionID string) []ocserve.Message {
 	return msgs
 }
 
-// notices are the parent's user messages that carry a task notice: the visible text and the
-// synthetic part.
+// notices are the task notices in the parent's user messages, one per task: the visible text and
+// the synthetic part after it. Notices ready together for one parent arrive as one message, each
+// its two parts in turn.
 type notice struct {
 	visible, hidden string
 }
@@ -101,22 +102,30 @@ func (e *env) notices(parentID string) []notice {
 		if m.Info.Role != "user" {
 			continue
 		}
-		var n notice
+		var n *notice
 		for _, p := range m.Parts {
-			if p.Type != "text" {
-				continue
-			}
-			if p.Synthetic {
+			switch {
+			case p.Type != "text":
+			case !p.Synthetic && noticeHead.MatchString(p.Text):
+				out = append(out, notice{visible: p.Text})
+				n = &out[len(out)-1]
+			case p.Synthetic && n != nil:
 				n.hidden += p.Text
-			} else if noticeHead.MatchString(p.Text) {
-				n.visible = p.Text
 			}
-		}
-		if n.visible != "" {
-			out = append(out, n)
 		}
 	}
 	return out
+}
+
+// noticesOf counts the notices of task id in the parent.
+func (e *env) noticesOf(parentID, id string) int {
+	c := 0
+	for _, n := range e.notices(parentID) {
+		if strings.Contains(n.hidden, "task_id: "+id+"\n") {
+			c++
+		}
+	}
+	return c
 }
 
 // toolParts lists the parent's parts of one tool, in order.

@@ -1,0 +1,345 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// The outbox: a task's notice is owed from the moment the task ends until OpenCode has accepted
+// it, and the history records both moments. The task's record at its end carries NoticeOwed (the
+// same line that says "completed", so no crash falls between the two); OpenCode's acceptance
+// clears it and sets NotifiedAt, in a line of its own. Whatever happens in between (the parent is
+// busy and the notice waits, OpenCode refuses it, the process dies), the notice is still owed:
+//
+//   - a notice held for a busy parent waits in the outbox (in memory) and in the history (owed);
+//   - a refused one is sent again after noticeRetryBaseMs, doubling up to noticeRetryMaxMs, at
+//     most noticeMaxTries times in a process (it stays owed in the history for the next one),
+//     each time after reading the parent's messages, as a restore does;
+//   - a restore delivers every notice still owed, once: before sending, it reads the parent's
+//     messages, and a notice already there (sent before the crash, not yet recorded as accepted)
+//     is recorded as accepted instead of sent again.
+//
+// Every notice goes through here, whatever its kind (a task's end, a stall, a batch's waking
+// notice): a kind is its parts, whether it wakes the parent, and the tasks it tells of. All that
+// is ready for one parent when a step ends goes as one message (one request to OpenCode), the
+// texts one after another in the order they fell due, waking the parent if any of them would.
+// A notice must name each task it tells of in a synthetic part: that is what a restore looks for
+// in the parent's messages.
+//
+// A new kind of notice posts a notice whose tasks come from owe (which marks each task's record),
+// with its own parts. What a restore rebuilds is each owed task's end notice (endNotice): a notice
+// telling of several tasks at once comes back after a crash as their end notices, in one message.
+
+// notice is one notice in the outbox.
+type notice struct {
+	// tasks are the tasks the notice tells of, each with the NoticeOwed its record carries (0 for
+	// a notice the history does not hold: a stall's).
+	tasks []noticeTask
+	// stalledSince is set on a stall's notice: the stall it tells of (liveness.go). The notice is
+	// dropped if that stall is over by the time it could go.
+	stalledSince int64
+	wake         bool
+	agent        string
+	parts        []TextPart
+}
+
+type noticeTask struct {
+	id     string
+	owedAt int64
+}
+
+// parentBox is the outbox of one parent session.
+type parentBox struct {
+	queue []notice
+	// check: the notices were restored, and the parent's messages must be read before they go
+	// (checking: that read is under way).
+	check, checking bool
+	// tries counts the refusals in a row; retrying: a retry timer is armed.
+	tries    int
+	retrying bool
+}
+
+const (
+	noticeRetryPrefix = "notice.retry:"
+	noticeRetryBaseMs = 1000
+	noticeRetryMaxMs  = 60_000
+	noticeMaxTries    = 10
+)
+
+// box returns parent's outbox, made on first use.
+func (m *Machine) box(parent string) *parentBox {
+	if m.outbox == nil {
+		m.outbox = map[string]*parentBox{}
+	}
+	b := m.outbox[parent]
+	if b == nil {
+		b = &parentBox{}
+		m.outbox[parent] = b
+	}
+	return b
+}
+
+// owe marks each task's record as owing its parent a notice from now on, and returns them as the
+// tasks of that notice.
+func (m *Machine) owe(ts ...*run) []noticeTask {
+	out := make([]noticeTask, 0, len(ts))
+	for _, t := range ts {
+		t.NoticeOwed = m.now
+		m.touch(t)
+		out = append(out, noticeTask{id: t.ID, owedAt: t.NoticeOwed})
+	}
+	return out
+}
+
+// post puts n in parent's outbox; it goes when the step ends, with whatever else is ready for
+// that parent then.
+func (m *Machine) post(parent string, n notice) {
+	b := m.box(parent)
+	b.queue = append(b.queue, n)
+	m.markReady(parent)
+}
+
+// markReady has parent's outbox looked at when the step ends.
+func (m *Machine) markReady(parent string) {
+	if m.outboxReady == nil {
+		m.outboxReady = map[string]bool{}
+	}
+	m.outboxReady[parent] = true
+}
+
+// flushOutbox sends what is ready, one message per parent, in parent order (deterministic).
+func (m *Machine) flushOutbox() {
+	if len(m.outboxReady) == 0 {
+		return
+	}
+	parents := make([]string, 0, len(m.outboxReady))
+	for p := range m.outboxReady {
+		parents = append(parents, p)
+	}
+	m.outboxReady = nil
+	sort.Strings(parents)
+	for _, p := range parents {
+		m.flushParent(p)
+	}
+}
+
+// flushParent sends parent's queued notices as one message, unless they must wait: for the
+// parent's messages to be read (a restore), for a retry's timer, or for a busy parent to go idle
+// (a notice that does not wake it would cost a turn now: a noReply message to a busy session
+// still costs one in OpenCode 1.18).
+func (m *Machine) flushParent(parent string) {
+	b := m.outbox[parent]
+	if b == nil || b.checking || b.retrying {
+		return
+	}
+	if b.check {
+		b.checking = true
+		m.request(Effect{Kind: EffectMessages, SessionID: parent}, pending{outbox: parent})
+		return
+	}
+	queue := b.queue[:0]
+	wake := false
+	for _, n := range b.queue {
+		if n.stalledSince != 0 {
+			if t := m.task(n.tasks[0].id); t == nil || t.StalledSince != n.stalledSince {
+				continue // the stall is over (or the task ended): the notice would mislead
+			}
+		}
+		queue = append(queue, n)
+		wake = wake || n.wake
+	}
+	b.queue = queue
+	if len(queue) == 0 {
+		m.dropBox(parent)
+		return
+	}
+	if !wake && m.busy[parent] {
+		return // onParentStatus flushes it when the parent goes idle
+	}
+	b.queue = nil
+	e := Effect{Kind: EffectPromptAsync, Notice: true, SessionID: parent, Agent: queue[0].agent, NoReply: !wake}
+	for _, n := range queue {
+		e.Parts = append(e.Parts, n.parts...)
+		for _, t := range n.tasks {
+			e.TaskIDs = append(e.TaskIDs, t.id)
+		}
+	}
+	e.TaskID = e.TaskIDs[0]
+	if len(e.TaskIDs) == 1 {
+		e.TaskIDs = nil
+	}
+	m.request(e, pending{taskID: e.TaskID, notice: true, outbox: parent, notices: queue})
+}
+
+// dropBox forgets parent's outbox once nothing is in it or under way for it.
+func (m *Machine) dropBox(parent string) {
+	if b := m.outbox[parent]; b != nil && len(b.queue) == 0 && !b.check && !b.checking && !b.retrying && b.tries == 0 {
+		delete(m.outbox, parent)
+	}
+}
+
+// onNoticeDone records OpenCode's answer to a notice: accepted, each task's notice is no longer
+// owed; refused, the notice goes again after a backoff, with whatever joined the queue meanwhile.
+func (m *Machine) onNoticeDone(p pending, ev Event) {
+	if ev.OK {
+		for _, n := range p.notices {
+			m.accepted(n)
+		}
+		if b := m.outbox[p.outbox]; b != nil {
+			b.tries = 0
+			m.dropBox(p.outbox)
+		}
+		return
+	}
+	// A notice of tasks since forgotten (their parent deleted, or cleared by it) is not tried
+	// again: no record owes it any more.
+	var again []notice
+	for _, n := range p.notices {
+		if m.task(n.tasks[0].id) != nil {
+			again = append(again, n)
+		}
+	}
+	if len(again) == 0 {
+		m.log("warn", fmt.Sprintf(noticeRefusedFmt, strings.Join(noticeTaskIDs(p.notices), ", "), ev.Error))
+		return
+	}
+	b := m.box(p.outbox)
+	b.queue = append(again, b.queue...)
+	// A failed answer does not prove OpenCode has not stored the message (a request that timed
+	// out, a connection cut after the write): the retry reads the parent's messages first, as a
+	// restore does.
+	b.check = true
+	m.refused(p.outbox, b, fmt.Sprintf(noticeRefusedFmt, strings.Join(noticeTaskIDs(again), ", "), ev.Error))
+}
+
+// refused backs off after a failed delivery (or a failed read of the parent's messages): the
+// next try comes after a delay that doubles each time, and after noticeMaxTries the outbox gives
+// up for this process. The notices stay owed in the history: the next restore tries again.
+func (m *Machine) refused(parent string, b *parentBox, why string) {
+	b.tries++
+	if b.tries >= noticeMaxTries {
+		m.log("error", why+fmt.Sprintf(noticeGiveUpFmt, b.tries))
+		delete(m.outbox, parent)
+		m.emit(Effect{Kind: EffectTimerClear, TimerID: noticeRetryPrefix + parent})
+		return
+	}
+	delay := int64(noticeRetryBaseMs) << (b.tries - 1)
+	delay = min(delay, noticeRetryMaxMs)
+	m.log("warn", why+fmt.Sprintf(noticeRetryFmt, FormatDuration(delay)))
+	b.retrying = true
+	m.emit(Effect{Kind: EffectTimerSet, TimerID: noticeRetryPrefix + parent, DelayMs: delay})
+}
+
+// onNoticeRetry tries parent's outbox again when its backoff is over.
+func (m *Machine) onNoticeRetry(parent string) {
+	if b := m.outbox[parent]; b != nil {
+		b.retrying = false
+		m.flushParent(parent)
+	}
+}
+
+// accepted records that OpenCode has a notice: each task it tells of owes it no more.
+func (m *Machine) accepted(n notice) {
+	for _, nt := range n.tasks {
+		if nt.owedAt == 0 {
+			continue
+		}
+		// A task that ended again since (a resume) owes its new notice still.
+		if t := m.task(nt.id); t != nil && t.NoticeOwed == nt.owedAt {
+			t.NoticeOwed, t.NotifiedAt = 0, m.now
+			m.touch(t)
+		}
+	}
+}
+
+func noticeTaskIDs(ns []notice) []string {
+	var ids []string
+	for _, n := range ns {
+		for _, t := range n.tasks {
+			ids = append(ids, t.id)
+		}
+	}
+	return ids
+}
+
+// restoreOutbox puts every notice the history says is owed back in the outbox, to be sent once
+// the parent's messages show it is not there yet. A read-only view never sends.
+func (m *Machine) restoreOutbox() {
+	for _, t := range m.apiView() {
+		// NoticeOwed is in a finished task's head: no task is read whole here.
+		if t.NoticeOwed == 0 || !t.Status.Terminal() || t.ParentSessionID == "" {
+			continue
+		}
+		m.post(t.ParentSessionID, m.endNotice(m.task(t.ID)))
+		m.box(t.ParentSessionID).check = true
+	}
+	m.flushOutbox()
+}
+
+// onOutboxChecked sends the restored notices the parent's messages do not hold yet, and records
+// the others as accepted: they were sent before the crash, which came before the record.
+func (m *Machine) onOutboxChecked(p pending, ev Event) {
+	b := m.outbox[p.outbox]
+	if b == nil {
+		return
+	}
+	b.checking = false
+	var msgs []message
+	if !ev.OK || json.Unmarshal(ev.Result, &msgs) != nil {
+		why := ev.Error
+		if ev.OK {
+			why = "the answer is not a list of messages"
+		}
+		m.refused(p.outbox, b, fmt.Sprintf(noticeCheckFailedFmt, p.outbox, why))
+		return
+	}
+	b.check = false
+	queue := b.queue[:0]
+	for _, n := range b.queue {
+		if noticeDelivered(msgs, n) {
+			m.accepted(n)
+			continue
+		}
+		queue = append(queue, n)
+	}
+	b.queue = queue
+	m.flushParent(p.outbox)
+}
+
+// noticeDelivered reports whether the parent's messages hold n: for each task it tells of, a
+// user message created at or after the notice fell due whose synthetic text names the task.
+func noticeDelivered(msgs []message, n notice) bool {
+	for _, t := range n.tasks {
+		if t.owedAt == 0 || !namedSince(msgs, t.id, t.owedAt) {
+			return false
+		}
+	}
+	return true
+}
+
+func namedSince(msgs []message, id string, since int64) bool {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		msg := &msgs[i]
+		if msg.Info.Role != "user" || msg.Info.Time.Created < since {
+			continue
+		}
+		for _, part := range msg.Parts {
+			if part.Type == "text" && part.Synthetic && strings.Contains(part.Text, id) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// dropOutbox forgets what is owed to a parent that is gone.
+func (m *Machine) dropOutbox(parent string) {
+	if b := m.outbox[parent]; b != nil {
+		if b.retrying {
+			m.emit(Effect{Kind: EffectTimerClear, TimerID: noticeRetryPrefix + parent})
+		}
+		delete(m.outbox, parent)
+	}
+}

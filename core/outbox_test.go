@@ -1,0 +1,79 @@
+package core
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/task"
+)
+
+// A notice OpenCode keeps refusing is tried again after 1 s, then twice as long each time up to a
+// minute, ten tries in all; then the process gives up on it, but the history still owes it, and
+// the next start delivers it once.
+func TestRefusedNoticeBacksOffAndStaysOwed(t *testing.T) {
+	w, _ := crashScenario{tasks: 1, refuse: 1000}.play(t, -1)
+	require.Equal(t, []int64{1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000, 60000}, w.retries)
+	require.Contains(t, w.logs[len(w.logs)-1], "error: could not deliver the notice of task "+w.m.order[0])
+	require.Contains(t, w.logs[len(w.logs)-1], "gave up after 10 tries")
+	id := w.m.order[0]
+	require.Zero(t, w.noticesOf(id))
+	tk, _ := w.m.Task(id)
+	require.NotZero(t, tk.NoticeOwed, "still owed")
+
+	w.refuse = 0
+	w.restart()
+	w.settle(-1)
+	require.Equal(t, 1, w.noticesOf(id), "the next start delivers it")
+	tk, _ = w.m.Task(id)
+	require.Zero(t, tk.NoticeOwed)
+}
+
+// The notices ready for one parent when a step ends go as one message: a batch's notices held
+// while the parent was busy and the last one, which wakes it.
+func TestNoticesReadyTogetherGoAsOneMessage(t *testing.T) {
+	w, _ := crashScenario{tasks: 3, parentBusy: true}.play(t, -1)
+	require.Len(t, w.parent, 1, "one message for the three notices")
+	for _, id := range w.m.order {
+		require.Equal(t, 1, w.noticesOf(id))
+		require.True(t, w.wokeBy[id], "the message wakes the parent: the batch is done")
+	}
+}
+
+// A restore reads each parent's messages once, whatever it owes it; a notice that falls due for
+// a parent while its messages are being read waits for the read, then goes with the restored ones.
+func TestRestoreReadsEachParentOnceAndNewNoticesWait(t *testing.T) {
+	owed := func(id, parent string, status task.Status) string {
+		return HistoryLine(task.Task{ID: id, SessionID: "ses_" + id, ParentSessionID: parent, ParentMessageID: "m_" + parent, ParentAgent: "build",
+			BatchID: "m_" + parent, Description: id, Prompt: "do", Agent: "general", Status: status, NoticeOwed: 2000, StartedAt: 1000,
+			CompletedAt: 2000, Result: "r", Progress: task.Progress{LastTools: []string{}}, Depth: 1})
+	}
+	running := HistoryLine(task.Task{ID: "bg_run", SessionID: "ses_run", ParentSessionID: "ses_a", ParentMessageID: "m_ses_a", ParentAgent: "build",
+		BatchID: "m_ses_a", Description: "run", Prompt: "do", Agent: "general", Status: task.StatusRunning, StartedAt: 1000,
+		Progress: task.Progress{LastTools: []string{}}, Depth: 1})
+	m := NewMachine(config.Config{})
+	_, effects := m.Restore(5000, owed("bg_a1", "ses_a", task.StatusCompleted)+owed("bg_a2", "ses_a", task.StatusError)+owed("bg_b1", "ses_b", task.StatusCompleted)+running)
+	reads := ofKind(effects, EffectMessages)
+	require.Len(t, reads, 2, "one read per parent")
+	require.Equal(t, []string{"ses_a", "ses_b"}, []string{reads[0].SessionID, reads[1].SessionID})
+	status := ofKind(effects, EffectStatus)
+	require.Len(t, status, 1, "the running task is reconciled")
+
+	// The running task turns out finished while ses_a's messages are still being read.
+	out := m.Step(5100, Event{Type: EventEffectDone, EffectID: status[0].ID, OK: true, Result: json.RawMessage(`{}`)})
+	childRead := ofKind(out, EffectMessages)
+	require.Len(t, childRead, 1)
+	out = m.Step(5200, Event{Type: EventEffectDone, EffectID: childRead[0].ID, OK: true,
+		Result: json.RawMessage(`[{"info":{"id":"a","role":"assistant","finish":"stop","time":{"created":1,"completed":2}},"parts":[{"type":"text","text":"done"}]}]`)})
+	require.Empty(t, ofKind(out, EffectPromptAsync), "ses_a's outbox waits for its read")
+
+	out = m.Step(5300, Event{Type: EventEffectDone, EffectID: reads[0].ID, OK: true, Result: json.RawMessage(`[]`)})
+	sent := ofKind(out, EffectPromptAsync)
+	require.Len(t, sent, 1, "one message for ses_a")
+	require.Equal(t, "ses_a", sent[0].SessionID)
+	require.Equal(t, []string{"bg_a1", "bg_a2", "bg_run"}, sent[0].TaskIDs)
+	require.Len(t, sent[0].Parts, 6)
+	require.False(t, sent[0].NoReply, "a failure and the batch's end wake the parent")
+}
