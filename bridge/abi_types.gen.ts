@@ -266,6 +266,9 @@ export interface Effect {
   line?: string;
   content?: string;
   file?: string;
+  /** permission.reply: the request and the answer (core/permission.go) */
+  requestID?: string;
+  answer?: string;
   /** sse.broadcast: a Server-Sent Events frame for every open stream of the status API */
   frame?: string;
 }
@@ -358,6 +361,8 @@ export interface CoreConfig {
   concurrency?: ConcurrencyConfig;
   /** Budget is every task's default budget, and the budget of one session's tasks together. */
   budget?: BudgetConfig;
+  /** Permission handles a child's permission requests. */
+  permission?: PermissionConfig;
 }
 
 /** ProcInfo is what a host found out about a pid a plan asked for (HistoryPlan.Check). */
@@ -562,6 +567,11 @@ export interface Task {
    * last MaxSteers of them.
    */
   steers?: Steer[];
+  /**
+   * Permissions are the permission requests of the task's child, the last MaxPermissions; an
+   * unanswered one means the task waits for the user (core/permission.go).
+   */
+  permissions?: PermissionRequest[];
   /** NotifiedAt is when OpenCode accepted the task's latest notice to its parent. */
   notifiedAt?: number;
 }
@@ -833,6 +843,15 @@ export interface BudgetConfig {
   sessionCostUsd?: number;
 }
 
+/** PermissionConfig handles a child's permission requests (core/permission.go). */
+export interface PermissionConfig {
+  /**
+   * TimeoutMs rejects a request nobody answered for this long, telling the child to go on
+   * without it; 0 (the default) waits for the user.
+   */
+  timeoutMs?: number;
+}
+
 /** ArgSpec is one tool argument. Type is "string", "boolean", "number" or "object". */
 export interface ArgSpec {
   name: string;
@@ -923,6 +942,22 @@ export interface Steer {
   at: number;
   text: string;
   beforeStart?: boolean;
+}
+
+/**
+ * PermissionRequest is a permission a task's child (or a session below it) asked the user for:
+ * OpenCode's request ID, the session that asked, the permission and its patterns, when; and once
+ * answered, the reply (once, always, reject), when, and whether the timeout gave it.
+ */
+export interface PermissionRequest {
+  id: string;
+  sessionID: string;
+  permission: string;
+  patterns?: string[];
+  at: number;
+  reply?: string;
+  repliedAt?: number;
+  timedOut?: boolean;
 }
 
 /**

@@ -81,6 +81,10 @@ type Effect struct {
 	Content string `json:"content,omitempty"`
 	File    string `json:"file,omitempty"`
 
+	// permission.reply: the request and the answer (core/permission.go)
+	RequestID string `json:"requestID,omitempty"`
+	Answer    string `json:"answer,omitempty"`
+
 	// sse.broadcast: a Server-Sent Events frame for every open stream of the status API
 	Frame string `json:"frame,omitempty"`
 }

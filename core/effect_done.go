@@ -53,6 +53,8 @@ func (m *Machine) onEffectDone(ev Event) {
 		}
 	case EffectSummarize:
 		m.onCompacted(p, ev)
+	case EffectPermissionReply:
+		m.onPermissionReplyDone(p, ev)
 	case EffectAbort:
 		if p.switchModel {
 			m.onAbortedForSwitch(p, ev)

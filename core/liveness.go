@@ -43,6 +43,9 @@ func (m *Machine) checkLiveness() {
 		if t.Queued || t.Status.Terminal() {
 			continue
 		}
+		if t.WaitingPermission() != nil {
+			continue // waiting for the user is no stall, and the wall clock waits for the user too
+		}
 		if t.TimeoutMs > 0 && m.now >= runStart(t)+t.TimeoutMs {
 			m.timeOut(t)
 			continue

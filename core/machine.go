@@ -52,6 +52,9 @@ type Machine struct {
 	pollArmed  bool
 
 	busy map[string]bool // sessions known to be busy (a parent gets noReply notices only when idle)
+	// sessionsBelow maps a session created under a task's child to its parent session, to trace
+	// a permission request there to its task (permission.go).
+	sessionsBelow map[string]string
 	// compactedAt is when each parent was last compacted (compaction.go); not persisted.
 	compactedAt map[string]int64
 	// outbox holds the notices owed to each parent until OpenCode accepts them; outboxReady the

@@ -77,6 +77,12 @@ func (m *Machine) onOpenCode(e OpenCodeEvent) {
 		if json.Unmarshal(e.Properties, &p) == nil && p.SessionID != "" && m.task(p.SessionID) == nil {
 			m.onParentCompacted(p.SessionID) // a child's own compaction is the fallback loop's (fallback.go)
 		}
+	case "session.created":
+		m.onSessionCreatedEvent(e.Properties)
+	case "permission.asked":
+		m.onPermissionAsked(e.Properties)
+	case "permission.replied":
+		m.onPermissionReplied(e.Properties)
 	case "message.updated":
 		m.onMessageUpdated(e.Properties)
 	case "message.part.updated":

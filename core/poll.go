@@ -29,6 +29,8 @@ func (m *Machine) onTimer(id string) {
 		m.onWaitTimeout(strings.TrimPrefix(id, waitTimerPrefix))
 	case strings.HasPrefix(id, noticeRetryPrefix):
 		m.onNoticeRetry(strings.TrimPrefix(id, noticeRetryPrefix))
+	case strings.HasPrefix(id, permissionTimerPrefix):
+		m.onPermissionTimeout(strings.TrimPrefix(id, permissionTimerPrefix))
 	case strings.HasPrefix(id, attemptTimerPrefix):
 		m.onAttemptTimer(strings.TrimPrefix(id, attemptTimerPrefix))
 	}

@@ -61,3 +61,13 @@ const (
 	compactedHiddenHead   = "This conversation was compacted. These background tasks of yours are still running, or finished with a result you have not read:\n"
 	compactedVisibleFmt   = "↻ Compacted: %d background tasks still running, %d with results not read (task IDs kept for the next turn)."
 )
+
+// The permission texts (permission.go).
+const (
+	permissionVisibleFmt     = "⏸ Agent %q waits for permission: %s"
+	permissionHiddenFmt      = "Background task %s %q waits for the user's permission: %s. It is paused until the user answers in OpenCode's TUI or the asyncagents dashboard; you cannot answer it. Go on with other work."
+	permissionToastTitleFmt  = "Agent %q waits for permission"
+	permissionTimeoutMessage = "Nobody answered this permission request in time, so it was rejected. Go on without it: finish what you can, and say in your answer what you could not do."
+	permissionTimedOutLogFmt = "task %s: permission request %s was not answered within permission.timeoutMs; rejected"
+	permissionReplyFailedFmt = "task %s: OpenCode refused the answer to its permission request: %s"
+)

@@ -84,6 +84,8 @@ func appendEffect(b []byte, e *core.Effect) ([]byte, error) {
 	b = jsonw.OptString(b, "line", e.Line)
 	b = jsonw.OptString(b, "content", e.Content)
 	b = jsonw.OptString(b, "file", e.File)
+	b = jsonw.OptString(b, "requestID", e.RequestID)
+	b = jsonw.OptString(b, "answer", e.Answer)
 	b = jsonw.OptString(b, "frame", e.Frame)
 	return append(b, '}'), nil
 }

@@ -50,6 +50,8 @@ type Config struct {
 	Concurrency ConcurrencyConfig `json:"concurrency,omitempty"`
 	// Budget is every task's default budget, and the budget of one session's tasks together.
 	Budget BudgetConfig `json:"budget,omitempty"`
+	// Permission handles a child's permission requests.
+	Permission PermissionConfig `json:"permission,omitempty"`
 }
 
 // APIConfig is the HTTP API's configuration.

@@ -63,5 +63,12 @@ type BudgetConfig struct {
 	SessionCostUsd float64 `json:"sessionCostUsd,omitempty"`
 }
 
+// PermissionConfig handles a child's permission requests (core/permission.go).
+type PermissionConfig struct {
+	// TimeoutMs rejects a request nobody answered for this long, telling the child to go on
+	// without it; 0 (the default) waits for the user.
+	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+}
+
 // CascadeOn reports whether a parent's interrupted turn cancels its tasks (unset means on).
 func (c Config) CascadeOn() bool { return c.CancelOnParentAbort == nil || *c.CancelOnParentAbort }

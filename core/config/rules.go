@@ -142,6 +142,9 @@ var fileRules = func() *rule {
 			field{"providers", limitMap(keyProvider, func(c *Config) *map[string]int { return &c.Concurrency.Providers })},
 			field{"models", limitMap(keyModel, func(c *Config) *map[string]int { return &c.Concurrency.Models })},
 		)},
+		field{"permission", object(
+			field{"timeoutMs", intRule(0, func(c *Config, v int64) { c.Permission.TimeoutMs = v })},
+		)},
 		field{"budget", object(
 			field{"steps", intRule(0, func(c *Config, v int64) { c.Budget.Steps = int(v) })},
 			field{"tokens", intRule(0, func(c *Config, v int64) { c.Budget.Tokens = v })},

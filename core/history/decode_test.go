@@ -131,7 +131,7 @@ func TestFastTaskReadsEveryField(t *testing.T) {
 	// The test notices a field added to Task and not set here.
 	v := reflect.ValueOf(full)
 	for i := 0; i < v.NumField(); i++ {
-		if v.Type().Field(i).IsExported() && v.Type().Field(i).Name != "FallbackInfo" && v.Type().Field(i).Name != "Partial" && v.Type().Field(i).Name != "Steers" {
+		if v.Type().Field(i).IsExported() && v.Type().Field(i).Name != "FallbackInfo" && v.Type().Field(i).Name != "Partial" && v.Type().Field(i).Name != "Steers" && v.Type().Field(i).Name != "Permissions" {
 			require.False(t, v.Field(i).IsZero(), "set %s in this test", v.Type().Field(i).Name)
 		}
 	}
@@ -141,7 +141,9 @@ func TestFastTaskReadsEveryField(t *testing.T) {
 	withPartial.Partial = &task.Partial{Text: "half", TextChars: 4, Tools: []task.ToolRun{{Name: "read", Title: "a.go"}, {Name: "bash"}}}
 	withSteers := full
 	withSteers.Steers = []task.Steer{{At: 3, Text: "x"}, {At: 4, Text: "y", BeforeStart: true}}
-	for _, tk := range []task.Task{full, withFallback, withPartial, withSteers} {
+	withPermissions := full
+	withPermissions.Permissions = []task.PermissionRequest{{ID: "per_1", SessionID: "ses_a", Permission: "bash", Patterns: []string{"echo"}, At: 5}}
+	for _, tk := range []task.Task{full, withFallback, withPartial, withSteers, withPermissions} {
 		body, err := json.Marshal(Record{Task: &tk})
 		require.NoError(t, err)
 		var want Record
@@ -150,7 +152,7 @@ func TestFastTaskReadsEveryField(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, got)
 		_, err = fastRecord(string(body))
-		if tk.FallbackInfo == nil && tk.Partial == nil && tk.Steers == nil {
+		if tk.FallbackInfo == nil && tk.Partial == nil && tk.Steers == nil && tk.Permissions == nil {
 			require.NoError(t, err, "the fast path reads every other field")
 		} else {
 			require.ErrorIs(t, err, errSlowPath)

@@ -105,6 +105,12 @@ func AppendJSON(b []byte, t *Task) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if len(t.Permissions) > 0 {
+		var err error
+		if b, err = jsonw.KeyValue(b, "permissions", t.Permissions); err != nil {
+			return nil, err
+		}
+	}
 	b = jsonw.OptInt(b, "notifiedAt", t.NotifiedAt)
 	return append(b, '}'), nil
 }

@@ -89,6 +89,9 @@ type Task struct {
 	// Steers are the messages the parent sent the task while it ran (asyncagents_message), the
 	// last MaxSteers of them.
 	Steers []Steer `json:"steers,omitempty"`
+	// Permissions are the permission requests of the task's child, the last MaxPermissions; an
+	// unanswered one means the task waits for the user (core/permission.go).
+	Permissions []PermissionRequest `json:"permissions,omitempty"`
 	// NotifiedAt is when OpenCode accepted the task's latest notice to its parent.
 	NotifiedAt int64 `json:"notifiedAt,omitempty"`
 
@@ -123,6 +126,33 @@ type Steer struct {
 
 // MaxSteers is how many messages a task's record keeps.
 const MaxSteers = 20
+
+// PermissionRequest is a permission a task's child (or a session below it) asked the user for:
+// OpenCode's request ID, the session that asked, the permission and its patterns, when; and once
+// answered, the reply (once, always, reject), when, and whether the timeout gave it.
+type PermissionRequest struct {
+	ID         string   `json:"id"`
+	SessionID  string   `json:"sessionID"`
+	Permission string   `json:"permission"`
+	Patterns   []string `json:"patterns,omitempty"`
+	At         int64    `json:"at"`
+	Reply      string   `json:"reply,omitempty"`
+	RepliedAt  int64    `json:"repliedAt,omitempty"`
+	TimedOut   bool     `json:"timedOut,omitempty"`
+}
+
+// MaxPermissions is how many requests a task's record keeps.
+const MaxPermissions = 20
+
+// WaitingPermission is the task's unanswered permission request, or nil.
+func (t *Task) WaitingPermission() *PermissionRequest {
+	for i := len(t.Permissions) - 1; i >= 0; i-- {
+		if t.Permissions[i].Reply == "" {
+			return &t.Permissions[i]
+		}
+	}
+	return nil
+}
 
 // TaskError is a failure as OpenCode reports it: the error's name and its message, and the
 // provider's HTTP status when there was one.

@@ -1,0 +1,188 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/asyncagents/asyncagents/core/task"
+)
+
+// A child's permission request reaches the user. A child that needs approval (a rule set to
+// "ask") waits in a session nobody watches: OpenCode's TUI shows the prompts of a root session's
+// direct children only. When a task's child session, or any session below it, asks, the task is
+// marked waiting for permission (not stalled), its parent gets one visible line without a model
+// turn and the TUI a toast, and the list, the output, the API and the dashboard show the request.
+// The user answers in the dashboard (POST /v1/tasks/:id/permission), in the TUI, or through
+// OpenCode's API; permission.replied clears the mark whoever answered. No tool lets the parent
+// model answer: these are the user's decisions. permission.timeoutMs rejects a request left
+// unanswered, telling the child to go on without it.
+
+// EffectPermissionReply answers a permission request through OpenCode (POST
+// /permission/:requestID/reply {reply, message?}): RequestID, Answer (once, always or reject) and
+// Message. Replies when OpenCode has answered.
+const EffectPermissionReply = "permission.reply"
+
+// Permission replies, as OpenCode names them.
+const (
+	PermissionOnce   = "once"
+	PermissionAlways = "always"
+	PermissionReject = "reject"
+)
+
+// permissionTimerPrefix names the timer of an unanswered request's timeout.
+const permissionTimerPrefix = "permission:"
+
+// maxSessionsBelow bounds the sessions below tasks' children the machine remembers.
+const maxSessionsBelow = 4096
+
+// onSessionCreated remembers a session created under a task's child (a subagent the child ran
+// itself), so that a permission request there is traced to the task.
+func (m *Machine) onSessionCreatedEvent(props json.RawMessage) {
+	var p struct {
+		Info struct {
+			ID       string `json:"id"`
+			ParentID string `json:"parentID"`
+		} `json:"info"`
+	}
+	if json.Unmarshal(props, &p) != nil || p.Info.ID == "" || p.Info.ParentID == "" {
+		return
+	}
+	if m.taskBelow(p.Info.ParentID) == nil {
+		return
+	}
+	if m.sessionsBelow == nil {
+		m.sessionsBelow = map[string]string{}
+	}
+	if len(m.sessionsBelow) >= maxSessionsBelow {
+		clear(m.sessionsBelow) // the oldest requests' sessions: a fresh map costs a lost trace at most
+	}
+	m.sessionsBelow[p.Info.ID] = p.Info.ParentID
+}
+
+// taskBelow is the task whose child session is session, or is above it.
+func (m *Machine) taskBelow(session string) *run {
+	for range 8 {
+		if session == "" {
+			return nil
+		}
+		if t := m.task(session); t != nil && t.SessionID != "" {
+			return t
+		}
+		session = m.sessionsBelow[session]
+	}
+	return nil
+}
+
+// onPermissionAsked marks the task whose child (or a session below it) asks.
+func (m *Machine) onPermissionAsked(props json.RawMessage) {
+	var p struct {
+		ID         string   `json:"id"`
+		SessionID  string   `json:"sessionID"`
+		Permission string   `json:"permission"`
+		Patterns   []string `json:"patterns"`
+		Tool       *struct {
+			CallID string `json:"callID"`
+		} `json:"tool"`
+	}
+	if json.Unmarshal(props, &p) != nil || p.ID == "" {
+		return
+	}
+	t := m.taskBelow(p.SessionID)
+	if t == nil || t.Status.Terminal() || t.pendingPermission(p.ID) != nil {
+		return
+	}
+	t.Permissions = append(t.Permissions, task.PermissionRequest{ID: p.ID, SessionID: p.SessionID, Permission: p.Permission, Patterns: p.Patterns, At: m.now})
+	if n := len(t.Permissions); n > task.MaxPermissions {
+		t.Permissions = append([]task.PermissionRequest{}, t.Permissions[n-task.MaxPermissions:]...)
+	}
+	t.StalledSince, t.stallNext = 0, 0 // waiting for the user is not a stall
+	t.Progress.LastUpdate = m.now
+	m.touch(t)
+	what := permissionWhat(p.Permission, p.Patterns)
+	m.toast(ToastWarning, fmt.Sprintf(permissionToastTitleFmt, t.Description), what)
+	if t.ParentSessionID != "" {
+		m.post(t.ParentSessionID, notice{
+			tasks: []noticeTask{{id: t.ID}},
+			agent: t.ParentAgent,
+			parts: []TextPart{
+				{Type: "text", Text: fmt.Sprintf(permissionVisibleFmt, t.Description, what)},
+				{Type: "text", Text: fmt.Sprintf(permissionHiddenFmt, t.ID, t.Description, what), Synthetic: true},
+			},
+		})
+	}
+	if ms := m.cfg.Permission.TimeoutMs; ms > 0 {
+		m.emit(Effect{Kind: EffectTimerSet, TimerID: permissionTimerPrefix + t.ID + ":" + p.ID, DelayMs: ms})
+	}
+}
+
+// onPermissionReplied clears the request, whoever answered it.
+func (m *Machine) onPermissionReplied(props json.RawMessage) {
+	var p struct {
+		SessionID string `json:"sessionID"`
+		RequestID string `json:"requestID"`
+		Reply     string `json:"reply"`
+	}
+	if json.Unmarshal(props, &p) != nil || p.RequestID == "" {
+		return
+	}
+	t := m.taskBelow(p.SessionID)
+	if t == nil {
+		return
+	}
+	if r := t.pendingPermission(p.RequestID); r != nil {
+		r.Reply, r.RepliedAt = p.Reply, m.now
+		t.Progress.LastUpdate = m.now // the wait ends: the silence before it was no stall
+		m.touch(t)
+		m.emit(Effect{Kind: EffectTimerClear, TimerID: permissionTimerPrefix + t.ID + ":" + p.RequestID})
+	}
+}
+
+// onPermissionTimeout rejects a request nobody answered in permission.timeoutMs.
+func (m *Machine) onPermissionTimeout(rest string) {
+	taskID, requestID, _ := strings.Cut(rest, ":")
+	t := m.task(taskID)
+	if t == nil || t.Status.Terminal() {
+		return
+	}
+	r := t.pendingPermission(requestID)
+	if r == nil {
+		return
+	}
+	r.TimedOut = true
+	m.touch(t)
+	m.log("info", fmt.Sprintf(permissionTimedOutLogFmt, t.ID, requestID))
+	m.replyPermission(t, requestID, PermissionReject, permissionTimeoutMessage)
+}
+
+// replyPermission forwards an answer to OpenCode; the mark clears on permission.replied.
+func (m *Machine) replyPermission(t *run, requestID, reply, message string) {
+	m.request(Effect{Kind: EffectPermissionReply, TaskID: t.ID, RequestID: requestID, Answer: reply, Message: message}, pending{taskID: t.ID})
+}
+
+// onPermissionReplyDone logs an answer OpenCode refused (the request was answered elsewhere
+// first, or is gone).
+func (m *Machine) onPermissionReplyDone(p pending, ev Event) {
+	if !ev.OK {
+		m.log("warn", fmt.Sprintf(permissionReplyFailedFmt, p.taskID, ev.Error))
+	}
+}
+
+// pendingPermission is t's unanswered request with that ID (any, for ""), or nil.
+func (t *run) pendingPermission(id string) *task.PermissionRequest {
+	for i := len(t.Permissions) - 1; i >= 0; i-- {
+		r := &t.Permissions[i]
+		if r.Reply == "" && (id == "" || r.ID == id) {
+			return r
+		}
+	}
+	return nil
+}
+
+// permissionWhat is a request in a few words: "bash echo hi".
+func permissionWhat(permission string, patterns []string) string {
+	if len(patterns) == 0 {
+		return permission
+	}
+	return permission + " " + strings.Join(patterns, ", ")
+}
