@@ -57,7 +57,7 @@ type Machine struct {
 	// tornTail: the log restored did not end its last line (a disk full, a power loss), so the
 	// first line appended after it starts with a newline that ends it (history.go).
 	tornTail     bool
-	pendingIndex *indexSnapshot  // the history index to write when its timer fires (history_index.go)
+	pendingIndex *indexSnapshot // the history index to write when its timer fires (history_index.go)
 	// reconcileRetry holds the restored tasks whose status read failed, to be asked again when
 	// reconcileTimer fires; reconcileTries counts the reads that failed (history.go).
 	reconcileRetry []string
