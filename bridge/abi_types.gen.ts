@@ -39,6 +39,22 @@ export const API_TOKEN_BYTES = 32;
  */
 export const FOLLOW_INTERVAL_MS = 1000;
 
+/**
+ * APIIdleTimeoutMs is how long a status API server keeps a connection that sends nothing: one
+ * that never sends its request, or a kept-alive one between requests. Event streams are not
+ * idle: they get a heartbeat frame every httpapi.SSEHeartbeatIntervalMs and no time limit.
+ * Unbounded, enough idle sockets would use up OpenCode's file descriptors.
+ */
+export const API_IDLE_TIMEOUT_MS = 30000;
+
+/**
+ * APIMaxConnections caps the connections a status API server holds open at once. Where the
+ * host sees idle connections (the Go host), a new one past the cap closes the connection
+ * idle longest instead of waiting, so idle sockets never keep /v1/health waiting; where it
+ * sees only requests (Bun), a request past the cap is answered 503 at once.
+ */
+export const API_MAX_CONNECTIONS = 256;
+
 /** APIErrStarting: the plugin's core is still loading (503). */
 export const API_ERR_STARTING = "asyncagents is starting";
 
@@ -50,6 +66,9 @@ export const API_ERR_CORE_FAILED = "the core could not answer";
 
 /** APIErrShuttingDown: a request on a connection kept alive from before a stop (503). */
 export const API_ERR_SHUTTING_DOWN = "the status API is shutting down";
+
+/** APIErrBusy: a request past APIMaxConnections (503). */
+export const API_ERR_BUSY = "the status API has too many connections open; try again";
 
 /** APIErrLogsStopped: the server stopped while a task's logs were awaited from OpenCode (503). */
 export const API_ERR_LOGS_STOPPED = "the status API stopped before OpenCode gave the task's messages";

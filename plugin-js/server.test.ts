@@ -9,7 +9,7 @@ import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ApiServer, splitTarget, type ApiDeps } from "./server";
-import type { CoreHTTPRequest, CoreHTTPResponse } from "../bridge/types";
+import { API_IDLE_TIMEOUT_MS, type CoreHTTPRequest, type CoreHTTPResponse } from "../bridge/types";
 
 /** Every wait in this file is bounded by this. */
 const BOUND_MS = 5000;
@@ -155,6 +155,32 @@ test("a graceful stop lets the answer in flight finish, and removes server.json 
     `graceful stop: refused new connections after ${(refusedAt - t0).toFixed(1)} ms, ` +
       `the answer in flight finished ${(answer.at - t0).toFixed(0)} ms and the stop ${(stoppedAt - t0).toFixed(0)} ms after the stop began`,
   );
+});
+
+test("300 idle sockets do not hold up /v1/health", async () => {
+  const { port, base } = startServer(slowDeps());
+  const idle = await bounded(
+    Promise.all(
+      Array.from(
+        { length: 300 },
+        () =>
+          new Promise<Socket>((resolve, reject) => {
+            const s = connect(port, "127.0.0.1");
+            s.on("connect", () => resolve(s));
+            s.on("error", reject);
+          }),
+      ),
+    ),
+    "300 idle sockets",
+  );
+  try {
+    // Bounded well inside the idle timeout: an answer that waited for idle sockets would fail.
+    const res = await bounded(fetch(`${base}/v1/health`), "/v1/health with 300 idle sockets", API_IDLE_TIMEOUT_MS / 3);
+    expect(res.status).toBe(200);
+    await res.text();
+  } finally {
+    for (const s of idle) s.destroy();
+  }
 });
 
 test("a task's conversation is read from OpenCode and put in shape by the core, not the history's", async () => {

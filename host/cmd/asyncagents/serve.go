@@ -11,7 +11,6 @@ import (
 	"io"
 	"math"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -99,7 +98,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 
 	// The heartbeat is the core's timer: one timer event arms it, and each beat re-arms it.
 	s.step(ctx, core.Event{Type: core.EventTimer, TimerID: core.HeartbeatTimer})
-	httpSrv := &http.Server{Handler: s.api, ReadHeaderTimeout: 10 * time.Second}
+	httpSrv := host.NewHTTPServer(s.api)
 	served := make(chan error, 1)
 	go func() { served <- httpSrv.Serve(ln) }()
 	tick := time.NewTicker(followInterval)
