@@ -309,6 +309,8 @@ export class Runtime {
       ctx.abort?.addEventListener("abort", () => this.feed({ type: "tool.aborted", callID }), { once: true });
       const failed = this.feed({ type: "tool.call", callID, tool, sessionID: ctx.sessionID, messageID: ctx.messageID, agent: ctx.agent, args });
       if (failed && this.calls.delete(callID)) reject(new Error(`asyncagents: internal error: ${failed.message}`));
+      // An abort that came while the core loaded fired before the listener was there.
+      else if (ctx.abort?.aborted) this.feed({ type: "tool.aborted", callID });
     });
   }
 
