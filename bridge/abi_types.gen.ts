@@ -131,7 +131,10 @@ export interface CoreRequest {
    */
   index?: string;
   indexLen?: number;
-  /** State is the model health file's content (core.ModelHealthFile), for restore. */
+  /**
+   * State is the model health file's content (core.ModelHealthFile), for restore and
+   * state.merge.
+   */
   state?: string;
   /** HTTP is a request to the status API, for the http op. */
   http?: CoreHTTPRequest;
@@ -200,6 +203,8 @@ export interface CoreResponse {
   http?: CoreHTTPResponse;
   /** server.file: the server file's content */
   serverFile?: string;
+  /** state.merge: the model health file's content to write (core.Machine.MergeHealth) */
+  state?: string;
 }
 
 /** Event is one input to the state machine. Only the fields of its Type are read. */

@@ -162,8 +162,14 @@ export function readState(path: string): string {
   return existsSync(path) ? readFileSync(path, "utf8") : "";
 }
 
-/** Replaces a state file whole: a temporary file renamed over it, so a crash leaves the old one. */
-export function writeState(dir: string, name: string, content: string): void {
+/**
+ * Replaces a state file whole (a temporary file renamed over it, so a crash leaves the old one)
+ * with what merge makes of it as it is now: the model health is every process's file, and the
+ * core merges what another process wrote since into what it writes (the state.merge op).
+ */
+export function writeMergedState(dir: string, name: string, merge: (now: string) => string): void {
+  const path = join(dir, basename(name));
+  const content = merge(readState(path));
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  replaceFile(join(dir, basename(name)), content);
+  replaceFile(path, content);
 }

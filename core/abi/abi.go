@@ -47,7 +47,8 @@ type Request struct {
 	// is the first IndexLen bytes after the NUL byte, and the history the rest (ABI.md).
 	Index    string `json:"index,omitempty"`
 	IndexLen int    `json:"indexLen,omitempty"`
-	// State is the model health file's content (core.ModelHealthFile), for restore.
+	// State is the model health file's content (core.ModelHealthFile), for restore and
+	// state.merge.
 	State string `json:"state,omitempty"`
 	// HTTP is a request to the status API, for the http op.
 	HTTP *httpapi.Request `json:"http,omitempty"`
@@ -115,6 +116,8 @@ type Response struct {
 	HTTP *httpapi.Response `json:"http,omitempty"`
 	// server.file: the server file's content
 	ServerFile string `json:"serverFile,omitempty"`
+	// state.merge: the model health file's content to write (core.Machine.MergeHealth)
+	State string `json:"state,omitempty"`
 }
 
 // Runtime owns one Machine behind the JSON envelope. It is what the wasm module exports and
@@ -244,6 +247,9 @@ func (r *Runtime) handle(q Request) Response {
 		r.m.MergeAtRestore(q.Merged)
 		res, effects := r.m.RestoreIndexed(q.Now, q.History, q.Index)
 		return Response{OK: true, Restore: &res, Effects: effects}
+	case "state.merge":
+		// A state.write's content, merged with the file as the host read it just now.
+		return Response{OK: true, State: r.m.MergeHealth(q.State)}
 	case "follow":
 		res, effects := r.m.FollowSource(q.Now, q.Source, q.History, q.Index, q.Replace)
 		return Response{OK: true, Restore: &res, Effects: effects}

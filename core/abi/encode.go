@@ -74,6 +74,9 @@ func (r Response) MarshalJSON() ([]byte, error) {
 	if r.ServerFile != "" {
 		field("serverFile", r.ServerFile)
 	}
+	if r.State != "" {
+		field("state", r.State)
+	}
 	if err != nil {
 		return nil, err
 	}
