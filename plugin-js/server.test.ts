@@ -46,14 +46,14 @@ function fakeHTTP(req: CoreHTTPRequest): CoreHTTPResponse {
 
 const messages = [{ info: { id: "msg_1", role: "assistant" }, parts: [{ type: "text", text: "done" }] }];
 
-/** logs answers after LOGS_DELAY_MS, or never for the session "ses_hang". */
-function slowDeps(logged: string[] = [], asked: string[] = []): ApiDeps {
+/** logs answers after LOGS_DELAY_MS (noting the session in answered), or never for "ses_hang". */
+function slowDeps(logged: string[] = [], asked: string[] = [], answered: string[] = []): ApiDeps {
   return {
     http: fakeHTTP,
     logs: (id) => {
       asked.push(id);
       if (id === "ses_hang") return new Promise(() => {});
-      return Bun.sleep(LOGS_DELAY_MS).then(() => messages);
+      return Bun.sleep(LOGS_DELAY_MS).then(() => (answered.push(id), messages));
     },
     conversation: (raw) => ({ status: 200, headers: { "Content-Type": "application/json; charset=utf-8" }, body: `{"converted":${raw}}` }),
     log: (level, message) => logged.push(`${level}: ${message}`),
@@ -122,7 +122,8 @@ function startServer(deps: ApiDeps): { api: ApiServer; port: number; base: strin
 
 test("a graceful stop lets the answer in flight finish, and removes server.json and refuses connections at once", async () => {
   const asked: string[] = [];
-  const { api, port, base, serverJSON } = startServer(slowDeps([], asked));
+  const answered: string[] = [];
+  const { api, port, base, serverJSON } = startServer(slowDeps([], asked, answered));
 
   // An event stream, open across the stop.
   const events = await bounded(fetch(`${base}/v1/events`), "the event stream");
@@ -136,7 +137,8 @@ test("a graceful stop lets the answer in flight finish, and removes server.json 
   await until("the logs request to reach the server", () => asked.length === 1);
 
   const t0 = performance.now();
-  const stopped = api.stop(2000).then(() => performance.now());
+  // What OpenCode had given when the stop resolved: the stop waits for the answer in flight.
+  const stopped = api.stop(2000).then(() => ({ at: performance.now(), answered: [...answered] }));
   expect(existsSync(serverJSON)).toBe(false); // at once, before any await
   expect(await tryConnect(port)).toBe("ECONNREFUSED");
   const refusedAt = performance.now();
@@ -147,13 +149,13 @@ test("a graceful stop lets the answer in flight finish, and removes server.json 
   const answer = await bounded(inFlight, "the answer in flight");
   expect(answer.status).toBe(200);
   expect(JSON.parse(answer.body)).toEqual(messages);
-  const stoppedAt = await bounded(stopped, "the stop");
+  const stop = await bounded(stopped, "the stop");
   // The stop waited for the answer (it came whole, not cut by the grace period's 503), and ended
   // after it.
-  expect(stoppedAt).toBeGreaterThanOrEqual(answer.at - 50);
+  expect(stop.answered).toEqual(["ses_x"]);
   console.log(
     `graceful stop: refused new connections after ${(refusedAt - t0).toFixed(1)} ms, ` +
-      `the answer in flight finished ${(answer.at - t0).toFixed(0)} ms and the stop ${(stoppedAt - t0).toFixed(0)} ms after the stop began`,
+      `the answer in flight finished ${(answer.at - t0).toFixed(0)} ms and the stop ${(stop.at - t0).toFixed(0)} ms after the stop began`,
   );
 });
 
@@ -302,7 +304,8 @@ async function runChild(env: Record<string, string>) {
 }
 
 test("on SIGTERM the process finishes the answer in flight, then ends by the signal", async () => {
-  const { child, lines, serverJSON, exited } = await runChild({});
+  // A grace period far longer than the bound: a process that waited it out would time out here.
+  const { child, lines, serverJSON, exited } = await runChild({ GRACE_MS: "60000" });
   try {
     await until("the child's port", () => lines.some((l) => l.startsWith("port ")));
     const port = Number(lines.find((l) => l.startsWith("port "))!.slice(5));
@@ -318,7 +321,6 @@ test("on SIGTERM the process finishes the answer in flight, then ends by the sig
     expect(JSON.parse(answer.body)).toEqual([{ id: "m" }]);
     const exitAt = await bounded(exited, "the child's exit");
     expect(child.signalCode).toBe("SIGTERM");
-    expect(exitAt - t0).toBeLessThan(2000);
     console.log(`SIGTERM: server.json gone after ${(goneAt - t0).toFixed(0)} ms, process ended by the signal ${(exitAt - t0).toFixed(0)} ms after it`);
   } finally {
     child.kill("SIGKILL");
@@ -337,10 +339,10 @@ test("on SIGTERM an answer that never comes holds the process for the grace peri
     await until("the logs request to reach the child", () => lines.includes("asked ses_hang"));
     const t0 = performance.now();
     child.kill("SIGTERM");
+    // The process ends within the bound, and not before the grace period ran out: the hung
+    // answer got the 503 the server writes only then (an exit at once would have cut it).
     const exitAt = await bounded(exited, "the child's exit");
     expect(child.signalCode).toBe("SIGTERM");
-    expect(exitAt - t0).toBeGreaterThanOrEqual(450);
-    expect(exitAt - t0).toBeLessThan(2000);
     expect(await bounded(hung, "the hung request")).toBe("answered 503");
     console.log(`SIGTERM with a hung answer: the process ended ${(exitAt - t0).toFixed(0)} ms after the signal (grace 500 ms)`);
   } finally {
