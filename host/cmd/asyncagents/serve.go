@@ -23,9 +23,6 @@ import (
 	"github.com/asyncagents/asyncagents/host"
 )
 
-// followInterval is how often `serve` looks for lines the plugin appended to the history.
-const followInterval = time.Second
-
 // serve runs the status API over a project's stored history until ctx ends: the same answers as
 // the plugin's server (both come from the core), read-only, with no OpenCode needed. While the
 // plugin keeps appending to the history, serve follows it and its event stream stays live.
@@ -101,7 +98,9 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 	httpSrv := host.NewHTTPServer(s.api)
 	served := make(chan error, 1)
 	go func() { served <- httpSrv.Serve(ln) }()
-	tick := time.NewTicker(followInterval)
+	// It looks for lines the plugin appended to the history as often as the plugin looks at the
+	// other processes' logs.
+	tick := time.NewTicker(core.FollowIntervalMs * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
