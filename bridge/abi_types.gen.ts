@@ -256,9 +256,12 @@ export interface Effect {
   noReply?: boolean;
   /**
    * Model is "provider/model" for session.promptAsync and session.summarize; empty lets
-   * OpenCode choose.
+   * OpenCode choose. ProviderID and ModelID are its two halves, as OpenCode's API takes them
+   * (the model ID may hold slashes itself): a host sends these, never splits Model.
    */
   model?: string;
+  providerID?: string;
+  modelID?: string;
   /** tool.reply: Output is the tool's answer; Error, when set, fails the call with that text. */
   callID?: string;
   output?: string;
