@@ -110,8 +110,8 @@ function tempServerJSON(): string {
   return join(dir, "server.json");
 }
 
-function startServer(deps: ApiDeps): { api: ApiServer; port: number; base: string; serverJSON: string } {
-  const api = new ApiServer(deps);
+function startServer(deps: ApiDeps, idleSeconds?: number): { api: ApiServer; port: number; base: string; serverJSON: string } {
+  const api = new ApiServer(deps, idleSeconds);
   servers.push(api);
   const serverJSON = tempServerJSON();
   const port = api.start([], serverJSON, (port, url) => JSON.stringify({ port, url, token: "t0ken" }));
@@ -183,6 +183,27 @@ test("300 idle sockets do not hold up /v1/health", async () => {
   } finally {
     for (const s of idle) s.destroy();
   }
+});
+
+test("a connection that sends nothing is closed after the idle timeout; an event stream is not", async () => {
+  const { port, base } = startServer(slowDeps(), 1);
+  const events = await bounded(fetch(`${base}/v1/events`), "the event stream");
+  const reader = events.body!.getReader();
+  expect(new TextDecoder().decode((await bounded(reader.read(), "the snapshot")).value)).toStartWith("event: snapshot\n");
+  // A kept-alive connection, silent after its answer, opened after the stream: once the server
+  // closes it for idling (Bun checks every few seconds), the stream, silent as long, must still
+  // be open.
+  const kept = connect(port, "127.0.0.1");
+  const closed = new Promise<void>((resolve) => kept.on("close", () => resolve()));
+  kept.on("error", () => {});
+  kept.write("GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  expect((await readAnswer(kept)).status).toBe(200);
+  await bounded(closed, "the kept-alive connection to be closed for idling", 3 * BOUND_MS);
+  let streamEnded = false;
+  void reader.read().then((r) => (streamEnded = r.done));
+  await Bun.sleep(0);
+  expect(streamEnded).toBe(false);
+  await reader.cancel();
 });
 
 test("a task's conversation is read from OpenCode and put in shape by the core, not the history's", async () => {

@@ -52,7 +52,11 @@ export class ApiServer {
   /** Ends each answer still awaiting OpenCode when the grace period is over. */
   private readonly waiting = new Set<() => void>();
 
-  constructor(private readonly deps: ApiDeps) {}
+  /** idleSeconds: how long a connection that sends nothing is kept (tests shorten it). */
+  constructor(
+    private readonly deps: ApiDeps,
+    private readonly idleSeconds = API_IDLE_TIMEOUT_MS / 1000,
+  ) {}
 
   /** How many event streams are open. */
   get subscribers(): number {
@@ -73,7 +77,7 @@ export class ApiServer {
           port,
           // A connection that sends nothing is closed (core/limits.go); an event stream is
           // exempt (handle), and gets its heartbeat.
-          idleTimeout: API_IDLE_TIMEOUT_MS / 1000,
+          idleTimeout: this.idleSeconds,
           fetch: (req, server) => this.handle(req, server),
         });
         break;
