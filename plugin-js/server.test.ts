@@ -9,7 +9,7 @@ import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ApiServer, splitTarget, type ApiDeps } from "./server";
-import { API_IDLE_TIMEOUT_MS, type CoreHTTPRequest, type CoreHTTPResponse } from "../bridge/types";
+import { API_ERR_BUSY, API_IDLE_TIMEOUT_MS, type CoreHTTPRequest, type CoreHTTPResponse } from "../bridge/types";
 
 /** Every wait in this file is bounded by this. */
 const BOUND_MS = 5000;
@@ -110,8 +110,8 @@ function tempServerJSON(): string {
   return join(dir, "server.json");
 }
 
-function startServer(deps: ApiDeps, idleSeconds?: number): { api: ApiServer; port: number; base: string; serverJSON: string } {
-  const api = new ApiServer(deps, idleSeconds);
+function startServer(deps: ApiDeps, idleSeconds?: number, maxRequests?: number): { api: ApiServer; port: number; base: string; serverJSON: string } {
+  const api = new ApiServer(deps, idleSeconds, maxRequests);
   servers.push(api);
   const serverJSON = tempServerJSON();
   const port = api.start([], serverJSON, (port, url) => JSON.stringify({ port, url, token: "t0ken" }));
@@ -204,6 +204,28 @@ test("a connection that sends nothing is closed after the idle timeout; an event
   await Bun.sleep(0);
   expect(streamEnded).toBe(false);
   await reader.cancel();
+});
+
+test("past the cap on open requests, a request is answered 503 at once; below it again, 200", async () => {
+  const { base } = startServer(slowDeps(), undefined, 2);
+  const closers = [new AbortController(), new AbortController()];
+  const streams = await Promise.all(closers.map((c) => bounded(fetch(`${base}/v1/events`, { signal: c.signal }), "an event stream")));
+  expect(streams.map((r) => r.status)).toEqual([200, 200]);
+  const busy = await bounded(fetch(`${base}/v1/health`), "a request past the cap");
+  expect(busy.status).toBe(503);
+  expect(await busy.json()).toEqual({ error: API_ERR_BUSY });
+  // One stream ends: once the server has seen it go, requests are answered again.
+  closers[0].abort();
+  const deadline = Date.now() + BOUND_MS;
+  let status = 503;
+  while (status === 503 && Date.now() < deadline) {
+    const res = await bounded(fetch(`${base}/v1/health`), "a request below the cap");
+    status = res.status;
+    await res.text();
+    if (status === 503) await Bun.sleep(10);
+  }
+  expect(status).toBe(200);
+  closers[1].abort();
 });
 
 test("a task's conversation is read from OpenCode and put in shape by the core, not the history's", async () => {

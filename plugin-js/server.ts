@@ -52,10 +52,14 @@ export class ApiServer {
   /** Ends each answer still awaiting OpenCode when the grace period is over. */
   private readonly waiting = new Set<() => void>();
 
-  /** idleSeconds: how long a connection that sends nothing is kept (tests shorten it). */
+  /**
+   * idleSeconds: how long a connection that sends nothing is kept; maxRequests: how many
+   * requests (event streams included) may be open at once. Tests lower them.
+   */
   constructor(
     private readonly deps: ApiDeps,
     private readonly idleSeconds = API_IDLE_TIMEOUT_MS / 1000,
+    private readonly maxRequests = API_MAX_CONNECTIONS,
   ) {}
 
   /** How many event streams are open. */
@@ -161,7 +165,7 @@ export class ApiServer {
   }
 
   private async handle(req: Request, server: Bun.Server<undefined>): Promise<Response> {
-    if (server.pendingRequests > API_MAX_CONNECTIONS) {
+    if (server.pendingRequests > this.maxRequests) {
       // Bun shows requests, not connections: past the cap, a request is turned away at once.
       return new Response(errorBody(API_ERR_BUSY), { status: 503, headers: { ...JSON_HEADERS, Connection: "close" } });
     }
