@@ -100,17 +100,21 @@ export interface CoreRequest {
   event?: CoreEventFields;
   taskID?: string;
   /**
-   * History is the task history log's content, for restore; for follow, the lines appended
-   * since the last call (or the whole log, with Replace); for messages, OpenCode's messages of
-   * a task's session, as its API gave them.
+   * History is the task history log's content, for restore; for follow, the bytes read as
+   * the follow.look before said (from its from to the end of the file), or with no look, the
+   * lines appended since the last call (or the whole log, with Replace); for messages,
+   * OpenCode's messages of a task's session, as its API gave them.
    */
   history?: string;
   replace?: boolean;
   /**
-   * Source names the log another process writes, for follow (core/history_files.go): its
-   * tasks are shown, never acted on. "" for a reader's own view of one log.
+   * Source names the log another process writes, for follow and follow.look
+   * (core/history_files.go): its tasks are shown, never acted on. "" for a reader's own view
+   * of one log.
    */
   source?: string;
+  /** Stat is the followed log's stat, for follow.look; absent: the file does not exist. */
+  stat?: FileStat;
   /**
    * Merged names the adopted logs whose content follows the own log's in History, for
    * restore (each after a newline: the host adds one to a log that lacks it). The core folds
@@ -205,6 +209,8 @@ export interface CoreResponse {
   serverFile?: string;
   /** state.merge: the model health file's content to write (core.Machine.MergeHealth) */
   state?: string;
+  /** follow.look: what to read of the log (core.Machine.FollowLook) */
+  follow?: FollowRead;
 }
 
 /** Event is one input to the state machine. Only the fields of its Type are read. */
@@ -358,6 +364,16 @@ export interface CoreConfig {
   history?: HistoryConfig;
   /** Tmux opens a pane per running child when OpenCode runs inside tmux. */
   tmux?: TmuxConfig;
+}
+
+/**
+ * FileStat is a host's stat of a followed log: the file's identity (device and inode: a
+ * compaction renames a new file over the log) and its size.
+ */
+export interface FileStat {
+  dev: number;
+  ino: number;
+  size: number;
 }
 
 /** ProcInfo is what a host found out about a pid a plan asked for (HistoryPlan.Check). */
@@ -635,6 +651,19 @@ export interface CoreHTTPResponse {
    * as given: "dashboard" is the web dashboard's page (host/dashboard/dashboard.html), for GET /.
    */
   asset?: string;
+}
+
+/**
+ * FollowRead answers a look at a followed log: whether to read it, from which byte to its end,
+ * whether what is read replaces all the log's tasks (the log is new to this machine, or another
+ * file), and whether this is the first read, which sends the log's index (a histories plan's
+ * indexes names it) so its tasks load from it.
+ */
+export interface FollowRead {
+  read?: boolean;
+  from?: number;
+  replace?: boolean;
+  first?: boolean;
 }
 
 /** OpenCodeEvent is an event of OpenCode's bus, as the plugin's event hook receives it. */

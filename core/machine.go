@@ -72,6 +72,10 @@ type Machine struct {
 	// the next restore reads after the own log, to fold into it.
 	others map[string]*Machine
 	merged []string
+	// followMarks: where each followed log was read to; followPending: the reads looks asked
+	// for, whose bytes are still to come (follow_look.go).
+	followMarks   map[string]followMark
+	followPending map[string]followPending
 
 	out []Effect
 }

@@ -77,6 +77,9 @@ func (r Response) MarshalJSON() ([]byte, error) {
 	if r.State != "" {
 		field("state", r.State)
 	}
+	if r.Follow != nil {
+		field("follow", r.Follow)
+	}
 	if err != nil {
 		return nil, err
 	}
