@@ -79,13 +79,19 @@ func (m *Machine) FollowBytes(now int64, source, data, index string, replace boo
 	}
 	delete(m.followPending, source)
 	complete := strings.LastIndexByte(data, '\n') + 1
-	p.mark.offset += int64(complete)
-	if m.followMarks == nil {
-		m.followMarks = map[string]followMark{}
-	}
-	m.followMarks[source] = p.mark
-	if complete == 0 && !p.replace {
-		return RestoreResult{}, nil
+	switch {
+	case complete == 0 && !p.replace:
+		return RestoreResult{}, nil // a line still being written
+	case complete == 0:
+		// Nothing whole in a log read anew: its tasks go, and the next look reads it anew, as a
+		// first read (with its index) when it is.
+		delete(m.followMarks, source)
+	default:
+		p.mark.offset += int64(complete)
+		if m.followMarks == nil {
+			m.followMarks = map[string]followMark{}
+		}
+		m.followMarks[source] = p.mark
 	}
 	if !p.replace {
 		index = ""

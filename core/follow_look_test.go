@@ -68,3 +68,19 @@ func TestFollowLookReadsWhatTheLogGained(t *testing.T) {
 	require.Equal(t, FollowRead{}, read)
 	require.Empty(t, effects)
 }
+
+// A log first seen with nothing whole in it is looked at anew next time: its first read, with
+// its index, is the one that finds lines.
+func TestFollowLookAnEmptyLogIsReadAnew(t *testing.T) {
+	m := NewMachine(config.Config{API: config.APIConfig{ReadOnly: true}})
+	stat := &FileStat{Dev: 1, Ino: 1}
+	read, _, _ := m.FollowLook(1, "history-k.9.log", stat)
+	require.Equal(t, FollowRead{Read: true, Replace: true, First: true}, read)
+	m.FollowBytes(1, "history-k.9.log", "", "", false)
+	stat.Size = 3
+	read, _, _ = m.FollowLook(1, "history-k.9.log", stat)
+	require.Equal(t, FollowRead{Read: true, Replace: true, First: true}, read, "the first read is still to come")
+	m.FollowBytes(1, "history-k.9.log", "par", "", false)
+	read, _, _ = m.FollowLook(1, "history-k.9.log", stat)
+	require.True(t, read.First)
+}
