@@ -39,6 +39,22 @@ export const API_TOKEN_BYTES = 32;
  */
 export const FOLLOW_INTERVAL_MS = 1000;
 
+/**
+ * APIIdleTimeoutMs is how long a status API server keeps a connection that sends nothing: one
+ * that never sends its request, or a kept-alive one between requests. Event streams are not
+ * idle: they get a heartbeat frame every httpapi.SSEHeartbeatIntervalMs and no time limit.
+ * Unbounded, enough idle sockets would use up OpenCode's file descriptors.
+ */
+export const API_IDLE_TIMEOUT_MS = 30000;
+
+/**
+ * APIMaxConnections caps the connections a status API server holds open at once. Where the
+ * host sees idle connections (the Go host), a new one past the cap closes the connection
+ * idle longest instead of waiting, so idle sockets never keep /v1/health waiting; where it
+ * sees only requests (Bun), a request past the cap is answered 503 at once.
+ */
+export const API_MAX_CONNECTIONS = 256;
+
 /** APIErrStarting: the plugin's core is still loading (503). */
 export const API_ERR_STARTING = "asyncagents is starting";
 
@@ -50,6 +66,9 @@ export const API_ERR_CORE_FAILED = "the core could not answer";
 
 /** APIErrShuttingDown: a request on a connection kept alive from before a stop (503). */
 export const API_ERR_SHUTTING_DOWN = "the status API is shutting down";
+
+/** APIErrBusy: a request past APIMaxConnections (503). */
+export const API_ERR_BUSY = "the status API has too many connections open; try again";
 
 /** APIErrLogsStopped: the server stopped while a task's logs were awaited from OpenCode (503). */
 export const API_ERR_LOGS_STOPPED = "the status API stopped before OpenCode gave the task's messages";
@@ -88,17 +107,21 @@ export interface CoreRequest {
   event?: CoreEventFields;
   taskID?: string;
   /**
-   * History is the task history log's content, for restore; for follow, the lines appended
-   * since the last call (or the whole log, with Replace); for messages, OpenCode's messages of
-   * a task's session, as its API gave them.
+   * History is the task history log's content, for restore; for follow, the bytes read as
+   * the follow.look before said (from its from to the end of the file), or with no look, the
+   * lines appended since the last call (or the whole log, with Replace); for messages,
+   * OpenCode's messages of a task's session, as its API gave them.
    */
   history?: string;
   replace?: boolean;
   /**
-   * Source names the log another process writes, for follow (core/history_files.go): its
-   * tasks are shown, never acted on. "" for a reader's own view of one log.
+   * Source names the log another process writes, for follow and follow.look
+   * (core/history_files.go): its tasks are shown, never acted on. "" for a reader's own view
+   * of one log.
    */
   source?: string;
+  /** Stat is the followed log's stat, for follow.look; absent: the file does not exist. */
+  stat?: FileStat;
   /**
    * Merged names the adopted logs whose content follows the own log's in History, for
    * restore (each after a newline: the host adds one to a log that lacks it). The core folds
@@ -119,7 +142,10 @@ export interface CoreRequest {
    */
   index?: string;
   indexLen?: number;
-  /** State is the model health file's content (core.ModelHealthFile), for restore. */
+  /**
+   * State is the model health file's content (core.ModelHealthFile), for restore and
+   * state.merge.
+   */
   state?: string;
   /** HTTP is a request to the status API, for the http op. */
   http?: CoreHTTPRequest;
@@ -188,6 +214,10 @@ export interface CoreResponse {
   http?: CoreHTTPResponse;
   /** server.file: the server file's content */
   serverFile?: string;
+  /** state.merge: the model health file's content to write (core.Machine.MergeHealth) */
+  state?: string;
+  /** follow.look: what to read of the log (core.Machine.FollowLook) */
+  follow?: FollowRead;
 }
 
 /** Event is one input to the state machine. Only the fields of its Type are read. */
@@ -244,9 +274,12 @@ export interface Effect {
   noReply?: boolean;
   /**
    * Model is "provider/model" for session.promptAsync and session.summarize; empty lets
-   * OpenCode choose.
+   * OpenCode choose. ProviderID and ModelID are its two halves, as OpenCode's API takes them
+   * (the model ID may hold slashes itself): a host sends these, never splits Model.
    */
   model?: string;
+  providerID?: string;
+  modelID?: string;
   /** tool.reply: Output is the tool's answer; Error, when set, fails the call with that text. */
   callID?: string;
   output?: string;
@@ -363,6 +396,16 @@ export interface CoreConfig {
   budget?: BudgetConfig;
   /** Permission handles a child's permission requests. */
   permission?: PermissionConfig;
+}
+
+/**
+ * FileStat is a host's stat of a followed log: the file's identity (device and inode: a
+ * compaction renames a new file over the log) and its size.
+ */
+export interface FileStat {
+  dev: number;
+  ino: number;
+  size: number;
 }
 
 /** ProcInfo is what a host found out about a pid a plan asked for (HistoryPlan.Check). */
@@ -675,6 +718,19 @@ export interface CoreHTTPResponse {
    * as given: "dashboard" is the web dashboard's page (host/dashboard/dashboard.html), for GET /.
    */
   asset?: string;
+}
+
+/**
+ * FollowRead answers a look at a followed log: whether to read it, from which byte to its end,
+ * whether what is read replaces all the log's tasks (the log is new to this machine, or another
+ * file), and whether this is the first read, which sends the log's index (a histories plan's
+ * indexes names it) so its tasks load from it.
+ */
+export interface FollowRead {
+  read?: boolean;
+  from?: number;
+  replace?: boolean;
+  first?: boolean;
 }
 
 /** OpenCodeEvent is an event of OpenCode's bus, as the plugin's event hook receives it. */

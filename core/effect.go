@@ -1,5 +1,7 @@
 package core
 
+import "strings"
+
 // Effect kinds the hosts carry out.
 const (
 	EffectAgentsList    = "agents.list"    // list OpenCode's agents; replies []AgentInfo
@@ -57,8 +59,11 @@ type Effect struct {
 	Tools      map[string]bool  `json:"tools,omitempty"`
 	NoReply    bool             `json:"noReply,omitempty"`
 	// Model is "provider/model" for session.promptAsync and session.summarize; empty lets
-	// OpenCode choose.
-	Model string `json:"model,omitempty"`
+	// OpenCode choose. ProviderID and ModelID are its two halves, as OpenCode's API takes them
+	// (the model ID may hold slashes itself): a host sends these, never splits Model.
+	Model      string `json:"model,omitempty"`
+	ProviderID string `json:"providerID,omitempty"`
+	ModelID    string `json:"modelID,omitempty"`
 
 	// tool.reply: Output is the tool's answer; Error, when set, fails the call with that text.
 	CallID   string         `json:"callID,omitempty"`
@@ -139,4 +144,16 @@ func (a AgentInfo) CanDelegate() bool {
 		}
 	}
 	return allowed
+}
+
+// withModel sets e's model, with its provider and model IDs: "provider/model", split at the
+// first slash. A name with no provider sets none, and OpenCode chooses (the config refuses such
+// names; the models read from OpenCode's events always have one).
+func (e Effect) withModel(model string) Effect {
+	provider, id, ok := strings.Cut(model, "/")
+	if !ok || provider == "" || id == "" {
+		return e
+	}
+	e.Model, e.ProviderID, e.ModelID = model, provider, id
+	return e
 }

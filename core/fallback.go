@@ -331,7 +331,7 @@ func (m *Machine) switchModel(t *run) {
 		t.pendingCompact, t.compacting = false, true
 		m.beginAttempt(t, true)
 		m.log("info", fmt.Sprintf("task %s: %s hit its context limit; compacting the session and retrying once", t.ID, t.Model))
-		m.request(Effect{Kind: EffectSummarize, SessionID: t.SessionID, TaskID: t.ID, Model: t.Model}, pending{taskID: t.ID, compact: true})
+		m.request(Effect{Kind: EffectSummarize, SessionID: t.SessionID, TaskID: t.ID}.withModel(t.Model), pending{taskID: t.ID, compact: true})
 		return
 	}
 	t.switching = false

@@ -13,6 +13,12 @@ import (
 // meanwhile. A success closes it and resets the count. The state is the plugin's own file
 // (ModelHealthFile in the storage directory), written whole on every change: it holds a few
 // models, and it is never the user's config (see RATIONALE.md).
+//
+// Every project and every OpenCode process shares the file. So a write is a merge: the host reads
+// the file as it is just before it writes, and the core (MergeHealth) keeps, per model, the record
+// changed last, its own or the file's; a success leaves a record with no failures, so a newer
+// success elsewhere closes a circuit that an older failure here opened. What the merge takes from
+// the file counts here too: a model another process found failing is skipped in this one.
 
 // ModelHealthFile is the health state's file name in the plugin's storage directory.
 const ModelHealthFile = "model-health.json"
@@ -23,7 +29,15 @@ type modelHealth struct {
 	OpenUntil     int64  `json:"openUntil,omitempty"` // Unix ms; skipped until then
 	LastError     string `json:"lastError,omitempty"`
 	LastFailureAt int64  `json:"lastFailureAt,omitempty"`
+	// At is when the record last changed (Unix ms): the merge keeps the later of two. A record
+	// with no failures is a success, kept for healthSuccessKeptMs so that it wins over an older
+	// failure in another process's figures.
+	At int64 `json:"at,omitempty"`
 }
+
+// healthSuccessKeptMs is how long a success stays in the file: longer than any cooldown a
+// failure elsewhere could have opened.
+const healthSuccessKeptMs = 24 * 60 * 60 * 1000
 
 // healthState is the file's content.
 type healthState struct {
@@ -45,10 +59,10 @@ func (m *Machine) recordHealth(model string, ok bool, errText string) {
 		m.health = map[string]*modelHealth{}
 	}
 	if ok {
-		if m.health[model] == nil {
+		if h := m.health[model]; h == nil || h.Failures == 0 {
 			return
 		}
-		delete(m.health, model)
+		m.health[model] = &modelHealth{At: m.now}
 	} else {
 		h := m.health[model]
 		if h == nil {
@@ -56,14 +70,44 @@ func (m *Machine) recordHealth(model string, ok bool, errText string) {
 			m.health[model] = h
 		}
 		h.Failures++
-		h.LastError, h.LastFailureAt = firstLine(errText), m.now
+		h.LastError, h.LastFailureAt, h.At = firstLine(errText), m.now, m.now
 		if cooldown := m.cfg.Fallback.Cooldown(); cooldown > 0 && h.Failures >= m.cfg.Fallback.FailureThreshold {
 			h.OpenUntil = m.now + cooldown
 			m.log("warn", fmt.Sprintf("model %s failed %d times in a row; skipping it until %s", model, h.Failures, httpapi.ISOMillis(h.OpenUntil)))
 		}
 	}
+	m.out = append(m.out, Effect{Kind: EffectStateWrite, File: ModelHealthFile, Content: m.healthContent()})
+}
+
+// healthContent is the health file's content for the records held, less the successes past
+// healthSuccessKeptMs.
+func (m *Machine) healthContent() string {
+	for model, h := range m.health {
+		if h.Failures == 0 && h.At < m.now-healthSuccessKeptMs {
+			delete(m.health, model)
+		}
+	}
 	b, _ := json.MarshalIndent(healthState{Version: 1, Models: m.health}, "", "  ")
-	m.out = append(m.out, Effect{Kind: EffectStateWrite, File: ModelHealthFile, Content: string(b) + "\n"})
+	return string(b) + "\n"
+}
+
+// MergeHealth takes from the health file's content as it is now (another process may have
+// written it since) each record changed later than the one held, and returns what to write in
+// its place: nothing another process recorded is lost to this one's write. An unreadable file
+// is written over with the records held.
+func (m *Machine) MergeHealth(text string) string {
+	var s healthState
+	if text != "" && json.Unmarshal([]byte(text), &s) == nil && s.Version == 1 {
+		if m.health == nil {
+			m.health = map[string]*modelHealth{}
+		}
+		for model, h := range s.Models {
+			if h != nil && (m.health[model] == nil || h.At > m.health[model].At) {
+				m.health[model] = h
+			}
+		}
+	}
+	return m.healthContent()
 }
 
 // RestoreHealth loads the health file's content; an unreadable file is reported and ignored
@@ -89,6 +133,9 @@ func (m *Machine) RestoreHealth(text string) {
 func (m *Machine) ModelHealth() []string {
 	var out []string
 	for model, h := range m.health {
+		if h.Failures == 0 {
+			continue // a success on record
+		}
 		out = append(out, fmt.Sprintf("%s failures=%d open=%v", model, h.Failures, h.OpenUntil > m.now))
 	}
 	sort.Strings(out)

@@ -14,7 +14,8 @@ import (
 // the JSON is the task (or {"removed": id}) and the checksum (16 hex digits, core/internal/xxh64) covers
 // the JSON. Lines from before XXH64 carry a CRC-32 (8 hex digits); they are read as they are,
 // and a restore that finds any rewrites the log in the new form once. Appending one line
-// costs the same whatever the history's size; a torn or corrupt line loses that line alone. The
+// costs the same whatever the history's size; a torn or corrupt line loses that line alone (a
+// log restored with a torn last line gets a newline before the next line appended to it). The
 // effects that persist a step's changes come first in the step's effects, so a host that carries
 // them out in order has written a task's result before it tells anyone about it.
 //
@@ -23,7 +24,7 @@ import (
 
 // Effect kinds for the history.
 const (
-	EffectHistoryAppend  = "history.append"  // Line: append it, with its newline
+	EffectHistoryAppend  = "history.append"  // Line: append it as it is (it ends with its newline)
 	EffectHistoryRewrite = "history.rewrite" // Content: replace the whole log atomically
 )
 
@@ -88,6 +89,12 @@ func (m *Machine) persistDirty() {
 		}
 		// History effects never get a reply, so they take no ID (0): the IDs of the step's
 		// other effects stay as they would be without persistence.
+		if m.tornTail {
+			// The log restored ends in a torn line: this newline ends it, so the torn line alone
+			// is lost and this one is read whole.
+			line = "\n" + line
+			m.tornTail = false
+		}
 		appends = append(appends, Effect{Kind: EffectHistoryAppend, Line: line})
 		m.historyLines++
 	}
@@ -132,6 +139,7 @@ func (m *Machine) compact() {
 	content := b.String()
 	m.out = append(m.out, Effect{Kind: EffectHistoryRewrite, Content: content})
 	m.historyLines = len(m.tasks)
+	m.tornTail = false // the rewrite leaves no torn line behind
 	if len(entries) >= indexMinLines {
 		m.planIndex(&indexSnapshot{log: content, lines: len(entries), newlines: len(entries), entries: entries})
 	} else {

@@ -41,6 +41,8 @@ func (m *Machine) RestoreIndexed(now int64, hist, index string) (RestoreResult, 
 		m.now = now
 	}
 	m.out = nil
+	// A compaction below writes the log anew and clears this.
+	m.tornTail = hist != "" && !strings.HasSuffix(hist, "\n")
 	var res RestoreResult
 	covered, lines, newlines := 0, 0, 0
 	if index != "" && len(m.tasks) == 0 {

@@ -90,6 +90,42 @@ func TestHistoryTornLastLineLosesOnlyThatRecord(t *testing.T) {
 	require.Equal(t, 5, res2.Restored)
 }
 
+// A log whose last line is torn (a disk full, a power loss) gets a newline before the next line
+// appended to it: the task launched after the restart is whole at the next restore, and the torn
+// line alone is lost.
+func TestHistoryTornLastLineIsEndedBeforeTheNextAppend(t *testing.T) {
+	_, log := historyRun(t, 3)
+	torn := log + `{"torn":"a5c5`
+	m := NewMachine(config.Config{})
+	res, _ := m.Restore(1e6, torn)
+	require.Equal(t, 1, res.Corrupt)
+	appended := torn
+	carry := func(effects []Effect) []Effect {
+		for _, e := range effects {
+			require.NotEqual(t, EffectHistoryRewrite, e.Kind, "the test is of appends")
+			if e.Kind == EffectHistoryAppend {
+				appended += e.Line
+			}
+		}
+		return effects
+	}
+	eff := carry(m.Step(1e6, Event{Type: EventToolCall, CallID: "c_next", Tool: ToolTask, SessionID: "ses_p", MessageID: "m",
+		Args: json.RawMessage(`{"description":"next","prompt":"p","agent":"general"}`)}))
+	for _, e := range eff {
+		if e.Kind == EffectAgentsList {
+			carry(m.Step(1e6, Event{Type: EventEffectDone, EffectID: e.ID, OK: true, Result: json.RawMessage(`[{"name":"general","mode":"subagent"}]`)}))
+		}
+	}
+	require.Greater(t, len(appended), len(torn), "the launch appended its task")
+	require.Equal(t, `{"torn":"a5c5`+"\n", appended[len(log):len(torn)+1], "the torn line is ended, not glued to the next")
+
+	r := NewMachine(config.Config{})
+	res, _ = r.Restore(2e6, appended)
+	require.Equal(t, 1, res.Corrupt, "the torn line alone is lost: %v", res.Problems)
+	require.Equal(t, 4, res.Restored, "the task launched after the torn line survives the next restart")
+	require.Equal(t, "next", r.Tasks()[3].Description)
+}
+
 // One change costs one appended line whatever the history's size, and the log is compacted
 // before it grows past twice its live tasks (plus a floor), so restarts stay fast.
 func TestHistoryWritesPerChangeAreConstant(t *testing.T) {

@@ -23,6 +23,16 @@ const (
 	// project's history (the histories op names them, the follow op reads what they gained;
 	// core/history_files.go).
 	FollowIntervalMs = 1000
+	// APIIdleTimeoutMs is how long a status API server keeps a connection that sends nothing: one
+	// that never sends its request, or a kept-alive one between requests. Event streams are not
+	// idle: they get a heartbeat frame every httpapi.SSEHeartbeatIntervalMs and no time limit.
+	// Unbounded, enough idle sockets would use up OpenCode's file descriptors.
+	APIIdleTimeoutMs = 30_000
+	// APIMaxConnections caps the connections a status API server holds open at once. Where the
+	// host sees idle connections (the Go host), a new one past the cap closes the connection
+	// idle longest instead of waiting, so idle sockets never keep /v1/health waiting; where it
+	// sees only requests (Bun), a request past the cap is answered 503 at once.
+	APIMaxConnections = 256
 )
 
 // Texts of the error answers a status API host writes itself, each as {"error": text}: they are
@@ -37,6 +47,8 @@ const (
 	APIErrCoreFailed = "the core could not answer"
 	// APIErrShuttingDown: a request on a connection kept alive from before a stop (503).
 	APIErrShuttingDown = "the status API is shutting down"
+	// APIErrBusy: a request past APIMaxConnections (503).
+	APIErrBusy = "the status API has too many connections open; try again"
 	// APIErrLogsStopped: the server stopped while a task's logs were awaited from OpenCode (503).
 	APIErrLogsStopped = "the status API stopped before OpenCode gave the task's messages"
 	// APIErrLogsFailed: OpenCode did not give a task's messages (502); a host may add why.

@@ -64,7 +64,10 @@ type Machine struct {
 
 	dirty        map[string]bool // tasks changed in this step, persisted at its end
 	historyLines int             // lines in the history log, for compaction
-	pendingIndex *indexSnapshot  // the history index to write when its timer fires (history_index.go)
+	// tornTail: the log restored did not end its last line (a disk full, a power loss), so the
+	// first line appended after it starts with a newline that ends it (history.go).
+	tornTail     bool
+	pendingIndex *indexSnapshot // the history index to write when its timer fires (history_index.go)
 	// reconcileRetry holds the restored tasks whose status read failed, to be asked again when
 	// reconcileTimer fires; reconcileTries counts the reads that failed (history.go).
 	reconcileRetry []string
@@ -79,6 +82,10 @@ type Machine struct {
 	// the next restore reads after the own log, to fold into it.
 	others map[string]*Machine
 	merged []string
+	// followMarks: where each followed log was read to; followPending: the reads looks asked
+	// for, whose bytes are still to come (follow_look.go).
+	followMarks   map[string]followMark
+	followPending map[string]followPending
 
 	out []Effect
 }

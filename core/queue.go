@@ -28,9 +28,8 @@ func (m *Machine) sendPrompt(t *run) {
 		SessionID: t.SessionID,
 		TaskID:    t.ID,
 		Agent:     t.Agent,
-		Model:     t.Model,
 		Parts:     []TextPart{{Type: "text", Text: t.promptText()}},
-	}, pending{taskID: t.ID})
+	}.withModel(t.Model), pending{taskID: t.ID})
 }
 
 // promptText is what the child is asked: the task's prompt, or during a resume its follow-up.

@@ -20,9 +20,9 @@ test("none yet, too big, another call's answer, or silence: the answer comes by 
   writeSlot(slot, 2, { answer: { output: "x".repeat(SLOT_BYTES) } });
   expect(waitSlot(slot, 2, 1)).toBeUndefined();
   writeSlot(slot, 3, { answer: { output: "late, for call 3" } });
-  const t0 = performance.now();
-  expect(waitSlot(slot, 4, 2)).toBeUndefined(); // call 4's answer never comes: the wait is bounded
-  expect(performance.now() - t0).toBeLessThan(1000);
+  // Call 4's answer never comes: the wait is bounded (it returns; the test's timeout catches a
+  // wait that does not).
+  expect(waitSlot(slot, 4, 2)).toBeUndefined();
 });
 
 test("across threads: the Worker's answer wakes the waiting thread", async () => {

@@ -38,7 +38,7 @@ test("session.create, prompts and message reads go straight to the server; anyth
       return "client";
     });
     expect(await perform({ id: 1, kind: "session.create", parentID: "ses_p", title: "t", permission: [] })).toEqual({ id: "ses_new" });
-    expect(await perform({ id: 2, kind: "session.promptAsync", sessionID: "ses_p", agent: "build", notice: true, parts: [{ type: "text", text: "done" }], model: "p/m/x" })).toBeNull();
+    expect(await perform({ id: 2, kind: "session.promptAsync", sessionID: "ses_p", agent: "build", notice: true, parts: [{ type: "text", text: "done" }], model: "p/m/x", providerID: "p", modelID: "m/x" })).toBeNull();
     expect(await perform({ id: 3, kind: "session.messages", sessionID: "ses_p" })).toEqual([{ info: { id: "m1" }, parts: [] }]);
     expect(await perform({ id: 5, kind: "session.abort", sessionID: "ses_p" })).toBe("client");
     await expect(perform({ id: 4, kind: "session.promptAsync", sessionID: "ses_gone", parts: [] })).rejects.toThrow("prompting the session: Session not found");

@@ -28,10 +28,9 @@ interface Result {
   response?: Response;
 }
 
-/** "provider/model" as OpenCode's API takes it; the model ID may itself hold slashes. */
-export function modelRef(model: string): { providerID: string; modelID: string } {
-  const i = model.indexOf("/");
-  return { providerID: model.slice(0, i), modelID: model.slice(i + 1) };
+/** The effect's model as OpenCode's API takes it: the core split it (Effect.providerID, modelID). */
+function modelRef(e: Effect): { providerID: string; modelID: string } | undefined {
+  return e.providerID && e.modelID ? { providerID: e.providerID, modelID: e.modelID } : undefined;
 }
 
 export type Perform = (e: Effect) => Promise<unknown>;
@@ -43,7 +42,7 @@ export function createBody(e: Effect) {
 
 /** session.promptAsync's body, as OpenCode's API takes it. */
 export function promptBody(e: Effect) {
-  return { agent: e.agent || undefined, parts: e.parts, tools: e.tools, noReply: e.noReply || undefined, model: e.model ? modelRef(e.model) : undefined };
+  return { agent: e.agent || undefined, parts: e.parts, tools: e.tools, noReply: e.noReply || undefined, model: modelRef(e) };
 }
 
 /** tui.showToast's body, as OpenCode's API takes it. */
@@ -87,7 +86,7 @@ export function makeExecutor(client: Client, directory: string, tmux?: TmuxPanes
       case "session.summarize":
         // Compacts the session with the attempt's model; OpenCode answers once it is done and, with
         // auto, then continues the session on its own: that continuation is the retry.
-        unwrap("compacting the session", await client.session.summarize({ path: { id: e.sessionID }, body: { ...modelRef(e.model ?? ""), auto: true }, query }));
+        unwrap("compacting the session", await client.session.summarize({ path: { id: e.sessionID }, body: { ...modelRef(e), auto: true }, query }));
         return null;
       case "session.delete":
         unwrap("deleting the session", await client.session.delete({ path: { id: e.sessionID }, query }));

@@ -5,16 +5,12 @@
 
 import { readFileSync } from "node:fs";
 import { CoreTrap, type Core, type CoreResponse, type Effect } from "../bridge/core";
-import type { History } from "./history";
+import type { History, LogFile } from "./history";
 import type { StorageEnv } from "./runtime";
 
 type Log = (level: string, message: string) => void;
 
 export class ProjectHistories {
-  /** The logs read so far: a log not among them is read for the first time (with its index). */
-  private readonly followed = new Set<string>();
-  /** Set by a restore: the next look reads every other log whole (a new instance knows none). */
-  private fresh = true;
   /** Looks at the logs the project's other processes write, while the plugin runs. */
   private timer?: ReturnType<typeof setInterval>;
 
@@ -44,7 +40,6 @@ export class ProjectHistories {
   restore(core: Core, request: Record<string, unknown>, readIndex: () => string | Uint8Array): CoreResponse {
     const history = this.history();
     const merged = this.adopt(core);
-    this.fresh = true;
     // Read by the bridge, straight into the core's memory.
     if (history.files && merged.length === 0) return core.callWithFiles(request, history.files);
     const dir = history.dir;
@@ -81,35 +76,37 @@ export class ProjectHistories {
 
   /**
    * Applies what the other processes' logs gained since the last look: the core lists their
-   * tasks in the status API and acts on none of them. A trap is thrown for the caller to recover.
+   * tasks in the status API and acts on none of them. Where each log was read to, and what to
+   * read of it now, is the core's to say (follow.look); a new instance knows none, and reads
+   * each whole. A trap is thrown for the caller to recover.
    */
   follow(core: Core, carryOut: (effects: Effect[]) => void): void {
     const dir = this.history().dir;
     if (!dir) return;
-    if (this.fresh) {
-      dir.forget();
-      this.followed.clear();
-      this.fresh = false;
-    }
     try {
       const plan = core.call({ op: "histories", env: this.env, procStat: procStat(), files: dir.list() }).histories ?? {};
       // The core names the logs to look at, those it holds tasks of included (one gone drops them).
       for (const name of plan.follow ?? []) {
-        let got: ReturnType<typeof dir.readSince>;
+        let file: LogFile | undefined;
         try {
-          got = dir.readSince(name);
+          file = dir.open(name);
         } catch (err) {
           this.log("error", `asyncagents: reading the task history log ${name} failed: ${(err as Error).message}`);
           continue;
         }
-        if (!got) continue;
-        // A log read for the first time comes with its index, when it has one: its tasks then
-        // load as a restart's do, not line by line.
-        const indexName = !this.followed.has(name) && got.replace ? plan.indexes?.[name] : undefined;
-        const index = indexName ? dir.read(indexName) : "";
-        if (got.lines.length > 0) this.followed.add(name);
-        else if (got.replace) this.followed.delete(name);
-        carryOut(core.call({ op: "follow", now: Date.now(), source: name, history: got.lines, index, replace: got.replace }).effects ?? []);
+        try {
+          const look = core.call({ op: "follow.look", now: Date.now(), source: name, stat: file?.stat });
+          carryOut(look.effects ?? []);
+          if (!file || !look.follow?.read) continue;
+          const history = file.read(look.follow.from ?? 0);
+          // A log read for the first time comes with its index, when it has one: its tasks then
+          // load as a restart's do, not line by line.
+          const indexName = look.follow.first ? plan.indexes?.[name] : undefined;
+          const index = indexName ? dir.read(indexName) : "";
+          carryOut(core.call({ op: "follow", now: Date.now(), source: name, history, index }).effects ?? []);
+        } finally {
+          file?.close();
+        }
       }
     } catch (err) {
       if (err instanceof CoreTrap) throw err;

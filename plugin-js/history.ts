@@ -18,6 +18,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import type { FileStat } from "../bridge/types";
 
 export interface History {
   /** The whole log: the file's bytes (they go to the core as they are), or text. */
@@ -47,13 +48,19 @@ export interface HistoryDir {
   /** A log whole ("" when missing). */
   read(name: string): Uint8Array | "";
   /**
-   * What the log name gained since the last look (complete lines only), or, when it was replaced
-   * (a compaction renames a new file over it) or is new, all of it with replace; undefined when
-   * nothing changed. A missing log reads as replaced and empty.
+   * The log name, opened for a look (undefined when missing): its stat, which the core's
+   * follow.look takes to say what to read, and its bytes from there. One open file for both, so
+   * a compaction renaming a new file over the log between them cannot mix the two. Close it.
    */
-  readSince(name: string): { lines: Uint8Array; replace: boolean } | undefined;
-  /** Forgets where each log was read to: the next look reads each whole. */
-  forget(): void;
+  open(name: string): LogFile | undefined;
+}
+
+/** A log opened for a look (HistoryDir.open). */
+export interface LogFile {
+  stat: FileStat;
+  /** Its bytes from byte from to its end. */
+  read(from: number): Uint8Array;
+  close(): void;
 }
 
 export function fileHistory(path: string, indexPath: string): History {
@@ -89,9 +96,26 @@ function replaceFile(path: string, content: string): void {
   renameSync(tmp, path);
 }
 
+/** The bytes of the open file fd from byte from to its end (it may have grown since its stat). */
+function readRest(fd: number, from: number): Uint8Array {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (let at = from; ; ) {
+    const buf = new Uint8Array(Math.max(fstatSync(fd).size - at, 0) + 4096);
+    const n = readSync(fd, buf, 0, buf.length, at);
+    if (n <= 0) break;
+    chunks.push(buf.subarray(0, n));
+    total += n;
+    at += n;
+  }
+  if (chunks.length === 1) return chunks[0];
+  const out = new Uint8Array(total);
+  chunks.reduce((at, c) => (out.set(c, at), at + c.length), 0);
+  return out;
+}
+
 /** The storage directory dir as a HistoryDir. */
 export function historyDir(dir: string): HistoryDir {
-  const seen = new Map<string, { ino: number; dev: number; offset: number }>();
   const at = (name: string) => join(dir, basename(name));
   return {
     list: () => {
@@ -118,39 +142,26 @@ export function historyDir(dir: string): HistoryDir {
       }
     },
     read: (name) => (existsSync(at(name)) ? readFileSync(at(name)) : ""),
-    readSince: (name) => {
+    open: (name) => {
       let fd: number;
       try {
         fd = openSync(at(name), "r");
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-        if (!seen.delete(name)) return undefined;
-        return { lines: new Uint8Array(0), replace: true };
+        if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+        throw err;
       }
       try {
         const st = fstatSync(fd);
-        const last = seen.get(name);
-        const replace = !last || last.ino !== st.ino || last.dev !== st.dev || st.size < last.offset;
-        const from = replace ? 0 : last!.offset;
-        if (!replace && st.size === from) return undefined;
-        const buf = new Uint8Array(st.size - from);
-        let got = 0;
-        while (got < buf.length) {
-          const n = readSync(fd, buf, got, buf.length - got, from + got);
-          if (n <= 0) break;
-          got += n;
-        }
-        // A line still being written waits for the next look.
-        let end = got;
-        while (end > 0 && buf[end - 1] !== 10) end--;
-        seen.set(name, { ino: st.ino, dev: st.dev, offset: from + end });
-        if (!replace && end === 0) return undefined;
-        return { lines: buf.subarray(0, end), replace };
-      } finally {
+        return {
+          stat: { dev: st.dev, ino: st.ino, size: st.size },
+          read: (from) => readRest(fd, from),
+          close: () => closeSync(fd),
+        };
+      } catch (err) {
         closeSync(fd);
+        throw err;
       }
     },
-    forget: () => seen.clear(),
   };
 }
 
@@ -162,8 +173,14 @@ export function readState(path: string): string {
   return existsSync(path) ? readFileSync(path, "utf8") : "";
 }
 
-/** Replaces a state file whole: a temporary file renamed over it, so a crash leaves the old one. */
-export function writeState(dir: string, name: string, content: string): void {
+/**
+ * Replaces a state file whole (a temporary file renamed over it, so a crash leaves the old one)
+ * with what merge makes of it as it is now: the model health is every process's file, and the
+ * core merges what another process wrote since into what it writes (the state.merge op).
+ */
+export function writeMergedState(dir: string, name: string, merge: (now: string) => string): void {
+  const path = join(dir, basename(name));
+  const content = merge(readState(path));
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  replaceFile(join(dir, basename(name)), content);
+  replaceFile(path, content);
 }

@@ -11,15 +11,14 @@ import { API_TOKEN_BYTES, ENV_API_AUTH, ENV_API_PORT, HOOK_COMPACTING, compile, 
 import { makeExecutor, type Client } from "./effects";
 import { directServer } from "./direct";
 import { randomBytes } from "node:crypto";
-import { existsSync, realpathSync } from "node:fs";
-import { resolve } from "node:path";
+import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { startLocal, type CoreSetup, type Log, type Perform } from "./local";
 import { DISPOSE_GRACE_MS, WorkerCore, type CoreHost } from "./remote";
 import { forgetAtProcessEnd, stopWithProcess } from "./process_end";
 import { within } from "./server";
-import { coreFor, leaveCore, SharedCore, stoppingCore, whenStopped } from "./shared";
+import { coreFor, leaveCore, projectPath, SharedCore, stoppingCore, whenStopped } from "./shared";
 import { makeTools } from "./tools";
 import { TmuxPanes, tmuxConfig } from "./tmux";
 
@@ -27,17 +26,6 @@ import { TmuxPanes, tmuxConfig } from "./tmux";
 // with "development" when it bundles, which would mark every user's notices.
 function readEnv(name: string): string | undefined {
   return process.env[name];
-}
-
-// The project's absolute path with its symlinks resolved, as the CLI resolves --project
-// (host/cmd/asyncagents/project.go): the core names the project's files after it, so a project
-// reached through a symlink has one history and one folder of server files.
-function projectPath(directory: string): string {
-  try {
-    return realpathSync(resolve(directory));
-  } catch {
-    return resolve(directory);
-  }
 }
 
 // How long a compaction waits for the core's list of tasks before it goes on without it.

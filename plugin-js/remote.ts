@@ -68,6 +68,7 @@ export class WorkerCore implements CoreHost {
       const { sessionID, messageID, agent, callID } = ctx;
       const mark = this.slot ? slotMark(this.slot) : 0;
       this.send({ t: "call", id, tool, args, ctx: { sessionID, messageID, agent, callID }, sync: this.slot !== undefined });
+      if (ctx.abort?.aborted) this.send({ t: "abort", id }); // aborted before the call: the listener never fires
       const now = this.slot && !this.terminated ? waitSlot(this.slot, id, mark) : undefined;
       if (now) this.settle(id, now.answer, now.error);
     });

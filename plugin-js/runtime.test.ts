@@ -154,3 +154,29 @@ test("a restart reads the history from the index the last start left", async () 
   expect(out.output).toContain("answer 7");
   second.dispose();
 }, 15_000);
+
+test("an abort that comes while the core loads is honoured", async () => {
+  // A running task in the history: launched by a first runtime, its lines kept.
+  const lines: string[] = [];
+  const oc = fakeOpenCode();
+  const first = new Runtime(module, {}, oc.perform, () => {}, { env: { home: "/nonexistent" }, open: () => ({ ...noHistory, append: (l) => void lines.push(l) }) });
+  const launched = await first.callTool("asyncagents_task", { description: "Job", prompt: "do it", agent: "general" }, { ...ctx, callID: "c1" });
+  const taskID = launched.metadata?.taskId as string;
+  await until(() => oc.performed.some((e) => e.kind === "session.promptAsync"));
+  first.dispose();
+
+  // A second runtime restores it, its core still loading when a blocking output is called and
+  // aborted. OpenCode never says how the child is, so the task stays running and only the abort
+  // can end the wait.
+  let load!: () => void;
+  const loaded = new Promise<void>((r) => (load = r));
+  const hang = (e: { kind: string }) => (e.kind === "session.status" ? new Promise(() => {}) : fakeOpenCode().perform(e as any));
+  const second = new Runtime(loaded.then(() => module), {}, hang, () => {}, { env: { home: "/nonexistent" }, open: () => ({ ...noHistory, read: () => lines.join("") }) });
+  const ac = new AbortController();
+  const blocked = second.callTool("asyncagents_output", { task_id: taskID, block: true }, { ...ctx, callID: "c2", abort: ac.signal });
+  ac.abort();
+  load();
+  const outcome = await Promise.race([blocked.then(() => "answered", (err: Error) => err.message), Bun.sleep(5000).then(() => "still waiting 5 s later")]);
+  expect(outcome).toMatch(/aborted while waiting for task bg_/);
+  second.dispose();
+});

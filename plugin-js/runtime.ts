@@ -18,7 +18,7 @@ import {
   type Trap,
 } from "../bridge/core";
 import { readConfigFiles } from "./config";
-import { noHistory, readState, writeState, type History } from "./history";
+import { noHistory, readState, writeMergedState, type History } from "./history";
 import { ProjectHistories, procStat } from "./histories";
 import { hop, profiling } from "./profile";
 import { restartFailed } from "./trap";
@@ -309,6 +309,8 @@ export class Runtime {
       ctx.abort?.addEventListener("abort", () => this.feed({ type: "tool.aborted", callID }), { once: true });
       const failed = this.feed({ type: "tool.call", callID, tool, sessionID: ctx.sessionID, messageID: ctx.messageID, agent: ctx.agent, args });
       if (failed && this.calls.delete(callID)) reject(new Error(`asyncagents: internal error: ${failed.message}`));
+      // An abort that came while the core loaded fired before the listener was there.
+      else if (ctx.abort?.aborted) this.feed({ type: "tool.aborted", callID });
     });
   }
 
@@ -364,7 +366,9 @@ export class Runtime {
         return void this.broadcaster?.(e.frame!);
       case "state.write":
         if (!this.storagePaths) return;
-        return void this.guard("writing the model health", () => writeState(this.storagePaths!.dir, e.file!, e.content!));
+        return void this.guard("writing the model health", () =>
+          writeMergedState(this.storagePaths!.dir, e.file!, (now) => this.core?.call({ op: "state.merge", state: now }).state ?? e.content!),
+        );
     }
     if (profiling) profileSent(e);
     const generation = this.generation;

@@ -9,7 +9,7 @@ import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ApiServer, splitTarget, type ApiDeps } from "./server";
-import type { CoreHTTPRequest, CoreHTTPResponse } from "../bridge/types";
+import { API_ERR_BUSY, API_IDLE_TIMEOUT_MS, type CoreHTTPRequest, type CoreHTTPResponse } from "../bridge/types";
 
 /** Every wait in this file is bounded by this. */
 const BOUND_MS = 5000;
@@ -46,14 +46,14 @@ function fakeHTTP(req: CoreHTTPRequest): CoreHTTPResponse {
 
 const messages = [{ info: { id: "msg_1", role: "assistant" }, parts: [{ type: "text", text: "done" }] }];
 
-/** logs answers after LOGS_DELAY_MS, or never for the session "ses_hang". */
-function slowDeps(logged: string[] = [], asked: string[] = []): ApiDeps {
+/** logs answers after LOGS_DELAY_MS (noting the session in answered), or never for "ses_hang". */
+function slowDeps(logged: string[] = [], asked: string[] = [], answered: string[] = []): ApiDeps {
   return {
     http: fakeHTTP,
     logs: (id) => {
       asked.push(id);
       if (id === "ses_hang") return new Promise(() => {});
-      return Bun.sleep(LOGS_DELAY_MS).then(() => messages);
+      return Bun.sleep(LOGS_DELAY_MS).then(() => (answered.push(id), messages));
     },
     conversation: (raw) => ({ status: 200, headers: { "Content-Type": "application/json; charset=utf-8" }, body: `{"converted":${raw}}` }),
     log: (level, message) => logged.push(`${level}: ${message}`),
@@ -110,8 +110,8 @@ function tempServerJSON(): string {
   return join(dir, "server.json");
 }
 
-function startServer(deps: ApiDeps): { api: ApiServer; port: number; base: string; serverJSON: string } {
-  const api = new ApiServer(deps);
+function startServer(deps: ApiDeps, idleSeconds?: number, maxRequests?: number): { api: ApiServer; port: number; base: string; serverJSON: string } {
+  const api = new ApiServer(deps, idleSeconds, maxRequests);
   servers.push(api);
   const serverJSON = tempServerJSON();
   const port = api.start([], serverJSON, (port, url) => JSON.stringify({ port, url, token: "t0ken" }));
@@ -122,7 +122,8 @@ function startServer(deps: ApiDeps): { api: ApiServer; port: number; base: strin
 
 test("a graceful stop lets the answer in flight finish, and removes server.json and refuses connections at once", async () => {
   const asked: string[] = [];
-  const { api, port, base, serverJSON } = startServer(slowDeps([], asked));
+  const answered: string[] = [];
+  const { api, port, base, serverJSON } = startServer(slowDeps([], asked, answered));
 
   // An event stream, open across the stop.
   const events = await bounded(fetch(`${base}/v1/events`), "the event stream");
@@ -136,7 +137,8 @@ test("a graceful stop lets the answer in flight finish, and removes server.json 
   await until("the logs request to reach the server", () => asked.length === 1);
 
   const t0 = performance.now();
-  const stopped = api.stop(2000).then(() => performance.now());
+  // What OpenCode had given when the stop resolved: the stop waits for the answer in flight.
+  const stopped = api.stop(2000).then(() => ({ at: performance.now(), answered: [...answered] }));
   expect(existsSync(serverJSON)).toBe(false); // at once, before any await
   expect(await tryConnect(port)).toBe("ECONNREFUSED");
   const refusedAt = performance.now();
@@ -147,14 +149,83 @@ test("a graceful stop lets the answer in flight finish, and removes server.json 
   const answer = await bounded(inFlight, "the answer in flight");
   expect(answer.status).toBe(200);
   expect(JSON.parse(answer.body)).toEqual(messages);
-  const stoppedAt = await bounded(stopped, "the stop");
+  const stop = await bounded(stopped, "the stop");
   // The stop waited for the answer (it came whole, not cut by the grace period's 503), and ended
   // after it.
-  expect(stoppedAt).toBeGreaterThanOrEqual(answer.at - 50);
+  expect(stop.answered).toEqual(["ses_x"]);
   console.log(
     `graceful stop: refused new connections after ${(refusedAt - t0).toFixed(1)} ms, ` +
-      `the answer in flight finished ${(answer.at - t0).toFixed(0)} ms and the stop ${(stoppedAt - t0).toFixed(0)} ms after the stop began`,
+      `the answer in flight finished ${(answer.at - t0).toFixed(0)} ms and the stop ${(stop.at - t0).toFixed(0)} ms after the stop began`,
   );
+});
+
+test("300 idle sockets do not hold up /v1/health", async () => {
+  const { port, base } = startServer(slowDeps());
+  const idle = await bounded(
+    Promise.all(
+      Array.from(
+        { length: 300 },
+        () =>
+          new Promise<Socket>((resolve, reject) => {
+            const s = connect(port, "127.0.0.1");
+            s.on("connect", () => resolve(s));
+            s.on("error", reject);
+          }),
+      ),
+    ),
+    "300 idle sockets",
+  );
+  try {
+    // Bounded well inside the idle timeout: an answer that waited for idle sockets would fail.
+    const res = await bounded(fetch(`${base}/v1/health`), "/v1/health with 300 idle sockets", API_IDLE_TIMEOUT_MS / 3);
+    expect(res.status).toBe(200);
+    await res.text();
+  } finally {
+    for (const s of idle) s.destroy();
+  }
+});
+
+test("a connection that sends nothing is closed after the idle timeout; an event stream is not", async () => {
+  const { port, base } = startServer(slowDeps(), 1);
+  const events = await bounded(fetch(`${base}/v1/events`), "the event stream");
+  const reader = events.body!.getReader();
+  expect(new TextDecoder().decode((await bounded(reader.read(), "the snapshot")).value)).toStartWith("event: snapshot\n");
+  // A kept-alive connection, silent after its answer, opened after the stream: once the server
+  // closes it for idling (Bun checks every few seconds), the stream, silent as long, must still
+  // be open.
+  const kept = connect(port, "127.0.0.1");
+  const closed = new Promise<void>((resolve) => kept.on("close", () => resolve()));
+  kept.on("error", () => {});
+  kept.write("GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  expect((await readAnswer(kept)).status).toBe(200);
+  await bounded(closed, "the kept-alive connection to be closed for idling", 3 * BOUND_MS);
+  let streamEnded = false;
+  void reader.read().then((r) => (streamEnded = r.done));
+  await Bun.sleep(0);
+  expect(streamEnded).toBe(false);
+  await reader.cancel();
+});
+
+test("past the cap on open requests, a request is answered 503 at once; below it again, 200", async () => {
+  const { base } = startServer(slowDeps(), undefined, 2);
+  const closers = [new AbortController(), new AbortController()];
+  const streams = await Promise.all(closers.map((c) => bounded(fetch(`${base}/v1/events`, { signal: c.signal }), "an event stream")));
+  expect(streams.map((r) => r.status)).toEqual([200, 200]);
+  const busy = await bounded(fetch(`${base}/v1/health`), "a request past the cap");
+  expect(busy.status).toBe(503);
+  expect(await busy.json()).toEqual({ error: API_ERR_BUSY });
+  // One stream ends: once the server has seen it go, requests are answered again.
+  closers[0].abort();
+  const deadline = Date.now() + BOUND_MS;
+  let status = 503;
+  while (status === 503 && Date.now() < deadline) {
+    const res = await bounded(fetch(`${base}/v1/health`), "a request below the cap");
+    status = res.status;
+    await res.text();
+    if (status === 503) await Bun.sleep(10);
+  }
+  expect(status).toBe(200);
+  closers[1].abort();
 });
 
 test("a task's conversation is read from OpenCode and put in shape by the core, not the history's", async () => {
@@ -276,7 +347,8 @@ async function runChild(env: Record<string, string>) {
 }
 
 test("on SIGTERM the process finishes the answer in flight, then ends by the signal", async () => {
-  const { child, lines, serverJSON, exited } = await runChild({});
+  // A grace period far longer than the bound: a process that waited it out would time out here.
+  const { child, lines, serverJSON, exited } = await runChild({ GRACE_MS: "60000" });
   try {
     await until("the child's port", () => lines.some((l) => l.startsWith("port ")));
     const port = Number(lines.find((l) => l.startsWith("port "))!.slice(5));
@@ -292,7 +364,6 @@ test("on SIGTERM the process finishes the answer in flight, then ends by the sig
     expect(JSON.parse(answer.body)).toEqual([{ id: "m" }]);
     const exitAt = await bounded(exited, "the child's exit");
     expect(child.signalCode).toBe("SIGTERM");
-    expect(exitAt - t0).toBeLessThan(2000);
     console.log(`SIGTERM: server.json gone after ${(goneAt - t0).toFixed(0)} ms, process ended by the signal ${(exitAt - t0).toFixed(0)} ms after it`);
   } finally {
     child.kill("SIGKILL");
@@ -311,10 +382,10 @@ test("on SIGTERM an answer that never comes holds the process for the grace peri
     await until("the logs request to reach the child", () => lines.includes("asked ses_hang"));
     const t0 = performance.now();
     child.kill("SIGTERM");
+    // The process ends within the bound, and not before the grace period ran out: the hung
+    // answer got the 503 the server writes only then (an exit at once would have cut it).
     const exitAt = await bounded(exited, "the child's exit");
     expect(child.signalCode).toBe("SIGTERM");
-    expect(exitAt - t0).toBeGreaterThanOrEqual(450);
-    expect(exitAt - t0).toBeLessThan(2000);
     expect(await bounded(hung, "the hung request")).toBe("answered 503");
     console.log(`SIGTERM with a hung answer: the process ended ${(exitAt - t0).toFixed(0)} ms after the signal (grace 500 ms)`);
   } finally {

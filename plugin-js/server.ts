@@ -5,10 +5,13 @@
 import { chmodSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import {
+  API_ERR_BUSY,
   API_ERR_CORE_FAILED,
   API_ERR_LOGS_FAILED,
   API_ERR_LOGS_STOPPED,
   API_ERR_SHUTTING_DOWN,
+  API_IDLE_TIMEOUT_MS,
+  API_MAX_CONNECTIONS,
   STOP_GRACE_MS,
   STREAM_BUFFER_FRAMES,
   type CoreHTTPRequest,
@@ -49,7 +52,15 @@ export class ApiServer {
   /** Ends each answer still awaiting OpenCode when the grace period is over. */
   private readonly waiting = new Set<() => void>();
 
-  constructor(private readonly deps: ApiDeps) {}
+  /**
+   * idleSeconds: how long a connection that sends nothing is kept; maxRequests: how many
+   * requests (event streams included) may be open at once. Tests lower them.
+   */
+  constructor(
+    private readonly deps: ApiDeps,
+    private readonly idleSeconds = API_IDLE_TIMEOUT_MS / 1000,
+    private readonly maxRequests = API_MAX_CONNECTIONS,
+  ) {}
 
   /** How many event streams are open. */
   get subscribers(): number {
@@ -68,8 +79,10 @@ export class ApiServer {
         this.server = Bun.serve({
           hostname: "127.0.0.1",
           port,
-          idleTimeout: 0, // event streams stay open between heartbeats
-          fetch: (req) => this.handle(req),
+          // A connection that sends nothing is closed (core/limits.go); an event stream is
+          // exempt (handle), and gets its heartbeat.
+          idleTimeout: this.idleSeconds,
+          fetch: (req, server) => this.handle(req, server),
         });
         break;
       } catch {
@@ -151,7 +164,11 @@ export class ApiServer {
     if (!(await within(drained, 100))) void server.stop(true).catch(() => {});
   }
 
-  private async handle(req: Request): Promise<Response> {
+  private async handle(req: Request, server: Bun.Server<undefined>): Promise<Response> {
+    if (server.pendingRequests > this.maxRequests) {
+      // Bun shows requests, not connections: past the cap, a request is turned away at once.
+      return new Response(errorBody(API_ERR_BUSY), { status: 503, headers: { ...JSON_HEADERS, Connection: "close" } });
+    }
     if (this.stopping) {
       // A request on a connection kept alive from before the stop.
       const body = errorBody(API_ERR_SHUTTING_DOWN);
@@ -170,6 +187,7 @@ export class ApiServer {
       return new Response(errorBody(API_ERR_CORE_FAILED), { status: 500, headers: JSON_HEADERS });
     }
     if (res.stream) {
+      server.timeout(req, 0); // a stream is never idle: no idle timeout for it
       let ctl: ReadableStreamDefaultController<Uint8Array>;
       const stream = new ReadableStream<Uint8Array>(
         {

@@ -1,6 +1,9 @@
 // The core a project's plugin instances share (shared.ts): started once, fed each event once,
 // stopped when the last instance leaves.
 import { expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { CoreEvent } from "../bridge/core";
 import type { CoreHost } from "./remote";
 import { coreFor, leaveCore, REMEMBERED_EVENTS, SharedCore } from "./shared";
@@ -37,6 +40,27 @@ test("a second instance of a project shares the first one's core; the last to le
   expect(started).toBe(3);
   leaveCore("/p/shared-1", c.shared, c.user);
   leaveCore("/p/shared-2", other.shared, other.user);
+});
+
+test("a project reached through a symlink or another spelling shares the one core", () => {
+  const dir = mkdtempSync(join(tmpdir(), "asyncagents-shared-"));
+  try {
+    const real = join(dir, "project");
+    mkdirSync(real);
+    symlinkSync(real, join(dir, "link"));
+    let started = 0;
+    const start = () => (started++, new SharedCore(fakeHost().host, {} as TmuxPanes));
+    const a = coreFor(real, start);
+    const b = coreFor(join(dir, "link"), start);
+    const c = coreFor(join(dir, "link", "..", "project") + "/", start);
+    expect(started).toBe(1);
+    expect([b.shared, c.shared]).toEqual([a.shared, a.shared]);
+    expect(leaveCore(join(dir, "link"), b.shared, b.user)).toBe(false);
+    expect(leaveCore(real + "/.", c.shared, c.user)).toBe(false);
+    expect(leaveCore(real, a.shared, a.user)).toBe(true);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("an event both instances hear is fed once, by its ID", () => {

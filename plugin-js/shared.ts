@@ -11,6 +11,8 @@
 // this one: every event the core subscribes to carried an ID, and only the first instance heard
 // any: 56 for one task's launch, run and notice.)
 
+import { realpathSync } from "node:fs";
+import { resolve } from "node:path";
 import type { CoreEvent } from "../bridge/core";
 import type { CoreHost } from "./remote";
 import type { TmuxPanes } from "./tmux";
@@ -59,6 +61,21 @@ export class SharedCore {
   }
 }
 
+/**
+ * The project's absolute path with its symlinks resolved, as the CLI resolves --project
+ * (host/cmd/asyncagents/project.go): the core names the project's files after it, so a project
+ * reached through a symlink or another spelling has one history and one folder of server files,
+ * and the cores below are kept by it too, or two cores would write one log.
+ */
+export function projectPath(directory: string): string {
+  try {
+    return realpathSync(resolve(directory));
+  } catch {
+    return resolve(directory);
+  }
+}
+
+/** The cores, by project path (projectPath). */
 const byDirectory = new Map<string, SharedCore>();
 
 /** The stop of a directory's last core, under way: a new core starts once it is done. */
@@ -69,6 +86,7 @@ const stopping = new Map<string, Promise<void>>();
  * instance waits for it (whenStopped), so that two cores never work on one history at once.
  */
 export function stoppingCore(directory: string, stop: Promise<unknown>): Promise<void> {
+  directory = projectPath(directory);
   const done: Promise<void> = stop.then(
     () => {},
     () => {},
@@ -81,6 +99,7 @@ export function stoppingCore(directory: string, stop: Promise<unknown>): Promise
 
 /** Resolves once no core of directory is stopping. */
 export function whenStopped(directory: string): Promise<void> {
+  directory = projectPath(directory);
   return stopping.get(directory) ?? Promise.resolve();
 }
 
@@ -89,6 +108,7 @@ export function whenStopped(directory: string): Promise<void> {
  * runs one; first says it was started now.
  */
 export function coreFor(directory: string, start: () => SharedCore): { shared: SharedCore; user: symbol; first: boolean } {
+  directory = projectPath(directory);
   let shared = byDirectory.get(directory);
   const first = !shared;
   if (!shared) {
@@ -100,6 +120,7 @@ export function coreFor(directory: string, start: () => SharedCore): { shared: S
 
 /** Removes user from directory's core; true when it was the last, and the core must stop. */
 export function leaveCore(directory: string, shared: SharedCore, user: symbol): boolean {
+  directory = projectPath(directory);
   if (!shared.leave(user)) return false;
   if (byDirectory.get(directory) === shared) byDirectory.delete(directory);
   return true;

@@ -25,14 +25,18 @@ type Request struct {
 	Config *config.Config `json:"config,omitempty"`
 	Event  *core.Event    `json:"event,omitempty"`
 	TaskID string         `json:"taskID,omitempty"`
-	// History is the task history log's content, for restore; for follow, the lines appended
-	// since the last call (or the whole log, with Replace); for messages, OpenCode's messages of
-	// a task's session, as its API gave them.
+	// History is the task history log's content, for restore; for follow, the bytes read as
+	// the follow.look before said (from its from to the end of the file), or with no look, the
+	// lines appended since the last call (or the whole log, with Replace); for messages,
+	// OpenCode's messages of a task's session, as its API gave them.
 	History string `json:"history,omitempty"`
 	Replace bool   `json:"replace,omitempty"`
-	// Source names the log another process writes, for follow (core/history_files.go): its
-	// tasks are shown, never acted on. "" for a reader's own view of one log.
+	// Source names the log another process writes, for follow and follow.look
+	// (core/history_files.go): its tasks are shown, never acted on. "" for a reader's own view
+	// of one log.
 	Source string `json:"source,omitempty"`
+	// Stat is the followed log's stat, for follow.look; absent: the file does not exist.
+	Stat *core.FileStat `json:"stat,omitempty"`
 	// Merged names the adopted logs whose content follows the own log's in History, for
 	// restore (each after a newline: the host adds one to a log that lacks it). The core folds
 	// them into the own log and has them removed.
@@ -47,7 +51,8 @@ type Request struct {
 	// is the first IndexLen bytes after the NUL byte, and the history the rest (ABI.md).
 	Index    string `json:"index,omitempty"`
 	IndexLen int    `json:"indexLen,omitempty"`
-	// State is the model health file's content (core.ModelHealthFile), for restore.
+	// State is the model health file's content (core.ModelHealthFile), for restore and
+	// state.merge.
 	State string `json:"state,omitempty"`
 	// HTTP is a request to the status API, for the http op.
 	HTTP *httpapi.Request `json:"http,omitempty"`
@@ -115,6 +120,10 @@ type Response struct {
 	HTTP *httpapi.Response `json:"http,omitempty"`
 	// server.file: the server file's content
 	ServerFile string `json:"serverFile,omitempty"`
+	// state.merge: the model health file's content to write (core.Machine.MergeHealth)
+	State string `json:"state,omitempty"`
+	// follow.look: what to read of the log (core.Machine.FollowLook)
+	Follow *core.FollowRead `json:"follow,omitempty"`
 }
 
 // Runtime owns one Machine behind the JSON envelope. It is what the wasm module exports and
@@ -244,8 +253,14 @@ func (r *Runtime) handle(q Request) Response {
 		r.m.MergeAtRestore(q.Merged)
 		res, effects := r.m.RestoreIndexed(q.Now, q.History, q.Index)
 		return Response{OK: true, Restore: &res, Effects: effects}
+	case "state.merge":
+		// A state.write's content, merged with the file as the host read it just now.
+		return Response{OK: true, State: r.m.MergeHealth(q.State)}
+	case "follow.look":
+		read, res, effects := r.m.FollowLook(q.Now, q.Source, q.Stat)
+		return Response{OK: true, Follow: &read, Restore: &res, Effects: effects}
 	case "follow":
-		res, effects := r.m.FollowSource(q.Now, q.Source, q.History, q.Index, q.Replace)
+		res, effects := r.m.FollowBytes(q.Now, q.Source, q.History, q.Index, q.Replace)
 		return Response{OK: true, Restore: &res, Effects: effects}
 	case "histories":
 		if q.Env == nil || (q.Env.XDGDataHome == "" && q.Env.Home == "") {

@@ -74,6 +74,12 @@ func (r Response) MarshalJSON() ([]byte, error) {
 	if r.ServerFile != "" {
 		field("serverFile", r.ServerFile)
 	}
+	if r.State != "" {
+		field("state", r.State)
+	}
+	if r.Follow != nil {
+		field("follow", r.Follow)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -68,6 +68,8 @@ func appendEffect(b []byte, e *core.Effect) ([]byte, error) {
 		b = append(b, `,"noReply":true`...)
 	}
 	b = jsonw.OptString(b, "model", e.Model)
+	b = jsonw.OptString(b, "providerID", e.ProviderID)
+	b = jsonw.OptString(b, "modelID", e.ModelID)
 	b = jsonw.OptString(b, "callID", e.CallID)
 	b = jsonw.OptString(b, "output", e.Output)
 	b = jsonw.OptString(b, "error", e.Error)

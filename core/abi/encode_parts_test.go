@@ -17,7 +17,7 @@ func TestEffectEncodesAsTheStruct(t *testing.T) {
 	all := core.Effect{ID: 7, Kind: core.EffectSummarize, Reply: true, SessionID: "ses_1", TaskID: "bg_1", Notice: true, TaskIDs: []string{"bg_1", "bg_2"}, ParentID: "ses_0", Title: "t <1>",
 		Permission: []core.PermissionRule{{Permission: "task", Pattern: "*", Action: "deny"}}, Agent: "build",
 		Parts: []core.TextPart{{Type: "text", Text: "go", Synthetic: true}}, Tools: map[string]bool{"b": true, "a": false}, NoReply: true,
-		Model: "p/m", CallID: "call_1", Output: "out", Error: "err", Metadata: map[string]any{"title": "x", "n": 1.5},
+		Model: "p/m", ProviderID: "p", ModelID: "m", CallID: "call_1", Output: "out", Error: "err", Metadata: map[string]any{"title": "x", "n": 1.5},
 		TimerID: "timer", DelayMs: -5, Level: "info", Message: "msg", Variant: "success", Line: "line\n", Content: "content", File: "f.json", RequestID: "per_1", Answer: "once", Frame: "data: {}\n\n"}
 	cases := encodetest.FieldVariants(t, all)
 	for _, e := range cases {

@@ -27,7 +27,8 @@ func TestResponseEncodesAsTheStruct(t *testing.T) {
 		Tasks:    tasks, Task: &one, Restore: &core.RestoreResult{Restored: 2, Corrupt: 1, Problems: []string{"line 3: torn"}, Indexed: 1},
 		Storage: &core.Storage{Dir: "/d", History: "/d/h.log", HistoryIndex: "/d/h.idx", ServerDir: "/d/servers-1", ServerJSON: "/d/servers-1/7.json", APIPorts: []int{5165}}, Table: "ID  STATUS\n",
 		Histories: &core.HistoryPlan{Adopt: []core.HistoryAdopt{{From: "history-k.log", To: "history-k.7.log", Merge: true}}, Follow: []string{"history-k.8.log"}},
-		HTTP:      &httpapi.Response{Status: 200, Headers: map[string]string{"Content-Type": "application/json"}, Body: `{"a":1}`}, ServerFile: "{\n  \"port\": 5165\n}\n"}
+		HTTP:      &httpapi.Response{Status: 200, Headers: map[string]string{"Content-Type": "application/json"}, Body: `{"a":1}`}, ServerFile: "{\n  \"port\": 5165\n}\n",
+		State: "{\n  \"version\": 1\n}\n", Follow: &core.FollowRead{Read: true, From: 7, Replace: true, First: true}}
 	// Every field is set in all, so a field added to Response and not to MarshalJSON fails here.
 	v := reflect.ValueOf(all)
 	for i := range v.NumField() {
@@ -49,6 +50,8 @@ func TestResponseEncodesAsTheStruct(t *testing.T) {
 		"restore":                 {OK: true, Restore: all.Restore, Effects: all.Effects},
 		"storage":                 {OK: true, Storage: all.Storage},
 		"table":                   {OK: true, Table: all.Table},
+		"state.merge":             {OK: true, State: all.State},
+		"follow.look":             {OK: true, Follow: all.Follow, Restore: &core.RestoreResult{}},
 		"http":                    {OK: true, HTTP: all.HTTP},
 		"http with an empty body": {OK: true, HTTP: &httpapi.Response{Status: 204}},
 	}

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"strings"
 
 	"github.com/asyncagents/asyncagents/core/config"
@@ -195,7 +196,7 @@ func Serve(req Request, tasks []*task.Task, cfg config.APIConfig, now int64) (re
 
 	q, ok := apiParseQuery(rawQuery)
 	if !ok {
-		return apiFail(400, "malformed query string: bad percent-encoding")
+		return apiFail(400, "malformed query string: a bad percent-encoding, or a ';' between parameters")
 	}
 	if len(segs) == 1 && segs[0] == "" {
 		return apiServePage(q)
@@ -260,30 +261,33 @@ func apiFindTask(tasks []*task.Task, id string) *task.Task {
 
 // apiLoopbackHost reports whether a Host header names this machine's loopback interface:
 // localhost, 127.0.0.0/8 in dotted decimal, [::1] or ::1, each with or without :port. Anything
-// else (a DNS name that now resolves to 127.0.0.1, say) is a DNS-rebinding attempt.
+// else (a DNS name that now resolves to 127.0.0.1, say) is a DNS-rebinding attempt. The address
+// is net/netip's to read: it refuses an IPv4 octet with a leading zero, which some resolvers read
+// as octal (0177.0.0.1), and the forms 127.1 and 2130706433.
 func apiLoopbackHost(host string) bool {
-	name := host
-	if strings.HasPrefix(host, "[") {
+	name, port := host, ""
+	switch {
+	case strings.HasPrefix(host, "["):
 		end := strings.IndexByte(host, ']')
-		if end < 0 {
-			return false
+		if end < 0 || !strings.Contains(host[:end], ":") {
+			return false // only an IPv6 address goes in brackets
 		}
-		name = host[1:end]
-		if rest := host[end+1:]; rest != "" && !apiValidPort(rest) {
-			return false
-		}
-		return name == "::1"
+		name, port = host[1:end], host[end+1:]
+	case strings.Count(host, ":") == 1:
+		i := strings.IndexByte(host, ':')
+		name, port = host[:i], host[i:]
 	}
-	if host == "::1" {
+	if port != "" && !apiValidPort(port) {
+		return false
+	}
+	if strings.EqualFold(name, "localhost") {
 		return true
 	}
-	if i := strings.IndexByte(host, ':'); i >= 0 {
-		if !apiValidPort(host[i:]) {
-			return false
-		}
-		name = host[:i]
+	addr, err := netip.ParseAddr(name)
+	if err != nil || addr.String() != name {
+		return false // and only in its canonical form: [::1], not [0:0:0:0:0:0:0:1] or with a zone
 	}
-	return strings.EqualFold(name, "localhost") || apiLoopbackIPv4(name)
+	return (addr.Is4() && addr.As4()[0] == 127) || addr == netip.IPv6Loopback()
 }
 
 // apiValidPort accepts ":" followed by 1 to 5 digits naming a port from 1 to 65535.
@@ -300,31 +304,6 @@ func apiValidPort(s string) bool {
 		n = n*10 + int(c-'0')
 	}
 	return n >= 1 && n <= 65535
-}
-
-// apiLoopbackIPv4 accepts canonical dotted decimal (no leading zeros, which some resolvers read as
-// octal) with 127 as the first octet.
-func apiLoopbackIPv4(s string) bool {
-	parts := strings.Split(s, ".")
-	if len(parts) != 4 || parts[0] != "127" {
-		return false
-	}
-	for _, p := range parts {
-		if p == "" || len(p) > 3 || (len(p) > 1 && p[0] == '0') {
-			return false
-		}
-		n := 0
-		for i := 0; i < len(p); i++ {
-			if p[i] < '0' || p[i] > '9' {
-				return false
-			}
-			n = n*10 + int(p[i]-'0')
-		}
-		if n > 255 {
-			return false
-		}
-	}
-	return true
 }
 
 // --- responses ---

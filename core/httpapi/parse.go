@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -67,22 +68,24 @@ func apiSplitPath(p string) ([]string, bool) {
 
 type apiQueryParam struct{ key, value string }
 
-// apiParseQuery splits a query string on "&" into unescaped pairs ("+" is a space), in order.
+// apiParseQuery is the query's parameters as net/url reads them ("+" is a space), by key, each
+// key's values in their order. A bad percent-escape, or a ";" (which net/http refuses as a
+// separator too), makes it fail.
 func apiParseQuery(raw string) ([]apiQueryParam, bool) {
+	values, err := url.ParseQuery(raw)
+	if err != nil {
+		return nil, false
+	}
+	keys := make([]string, 0, len(values))
+	for k := range values {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
 	var out []apiQueryParam
-	for raw != "" {
-		var part string
-		part, raw, _ = strings.Cut(raw, "&")
-		if part == "" {
-			continue
+	for _, k := range keys {
+		for _, v := range values[k] {
+			out = append(out, apiQueryParam{k, v})
 		}
-		k, v, _ := strings.Cut(part, "=")
-		k, err1 := url.QueryUnescape(k)
-		v, err2 := url.QueryUnescape(v)
-		if err1 != nil || err2 != nil {
-			return nil, false
-		}
-		out = append(out, apiQueryParam{k, v})
 	}
 	return out, true
 }

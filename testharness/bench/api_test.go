@@ -20,6 +20,7 @@ import (
 
 	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/internal/fixture"
+	"github.com/asyncagents/asyncagents/internal/ssetest"
 	"github.com/asyncagents/asyncagents/testharness/mockmodel"
 	"github.com/asyncagents/asyncagents/testharness/ocserve"
 )
@@ -171,24 +172,23 @@ func BenchmarkStatusAPI(b *testing.B) {
 					return
 				}
 				defer res.Body.Close()
-				rd := bufio.NewReaderSize(res.Body, 1<<20)
+				frames := ssetest.NewReader(res.Body)
 				first := true
 				for {
-					line, err := rd.ReadString('\n')
+					f, err := frames.Next()
 					if err != nil {
 						return
 					}
-					if first && strings.HasPrefix(line, "data: ") {
+					if first && f.Data != "" {
 						first = false
 						ready <- struct{}{}
 					}
-					if line == "event: task.completed\n" {
-						data, _ := rd.ReadString('\n')
+					if f.Event == "task.completed" {
 						at := time.Now()
 						var t struct {
 							CompletedAt int64 `json:"completedAt"` // Unix ms, the core's clock at the change
 						}
-						_ = json.Unmarshal([]byte(strings.TrimPrefix(data, "data: ")), &t)
+						_ = json.Unmarshal([]byte(f.Data), &t)
 						deltas <- float64(at.UnixMicro()-t.CompletedAt*1000) / 1000
 						return
 					}

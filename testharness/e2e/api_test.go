@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/internal/ssetest"
 	"github.com/asyncagents/asyncagents/testharness/mockmodel"
 	"github.com/asyncagents/asyncagents/testharness/ocserve"
 )
@@ -148,12 +149,13 @@ func statusAPIFromOutside(t *testing.T, thread string, env ...string) {
 	require.Equal(t, "text/event-stream", strings.Split(res.Header.Get("Content-Type"), ";")[0])
 	events := make(chan string, 64)
 	go func() {
-		sc := bufio.NewScanner(res.Body)
-		sc.Buffer(make([]byte, 1<<20), 1<<24)
-		for sc.Scan() {
-			if name, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
-				events <- name
+		frames := ssetest.NewReader(res.Body)
+		for {
+			f, err := frames.Next()
+			if err != nil {
+				break
 			}
+			events <- f.Event
 		}
 		close(events)
 	}()
@@ -240,9 +242,7 @@ func startWithAPI(t *testing.T, script mockmodel.Script, options map[string]any,
 }
 
 // sseFrame is one Server-Sent Events frame.
-type sseFrame struct {
-	Event, Data string
-}
+type sseFrame = ssetest.Frame
 
 // eventStream is an open GET /v1/events.
 type eventStream struct {
@@ -287,25 +287,16 @@ func openEvents(t *testing.T, sj serverJSON) (*eventStream, int, http.Header, st
 	go func() {
 		defer close(frames)
 		defer res.Body.Close()
-		sc := bufio.NewScanner(res.Body)
-		sc.Buffer(make([]byte, 1<<20), 1<<24)
-		var f sseFrame
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case line == "":
-				if f.Event != "" || f.Data != "" {
-					select {
-					case frames <- f:
-					case <-ctx.Done():
-						return
-					}
-				}
-				f = sseFrame{}
-			case strings.HasPrefix(line, "event: "):
-				f.Event = strings.TrimPrefix(line, "event: ")
-			case strings.HasPrefix(line, "data: "):
-				f.Data += strings.TrimPrefix(line, "data: ")
+		stream := ssetest.NewReader(res.Body)
+		for {
+			f, err := stream.Next()
+			if err != nil {
+				return
+			}
+			select {
+			case frames <- f:
+			case <-ctx.Done():
+				return
 			}
 		}
 	}()

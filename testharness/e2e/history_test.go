@@ -159,3 +159,57 @@ func waitIndexChangedFrom(e *env, st core.Storage, was string) string {
 	})
 	return now
 }
+
+// A log whose last line is torn (a disk full, a power loss): the process that takes it over
+// ends that line before its first append, so the task it launches next is not glued to the
+// fragment, and survives the next restart whole.
+func TestATornLastLineLosesOnlyItself(t *testing.T) {
+	const fragment = `{"torn":"a5c5`
+	script := func(req mockmodel.Request) mockmodel.Reply {
+		switch {
+		case req.LastUser == "CHILD next":
+			return mockmodel.Reply{Text: "the next task's result"}
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+			return mockmodel.Reply{Text: "ok"}
+		case req.LastUser == "ONE":
+			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Next job", "CHILD next", "general")}}
+		}
+		return mockmodel.Reply{Text: "?"}
+	}
+	port := freeTCPPort(t)
+	model := mockmodel.Start(t, script)
+	opts := ocserve.Options{ModelURL: model.URL(), Plugins: []string{ocserve.PluginSpec(t)}, Env: []string{fmt.Sprintf("ASYNCAGENTS_API_PORT=%d", port)}}
+	e := &env{t: t, model: model, oc: ocserve.Start(t, opts)}
+	st := storageOf(e.oc)
+	require.NoError(t, os.MkdirAll(filepath.Dir(st.History), 0o700))
+	require.NoError(t, os.WriteFile(st.History, []byte(fixture.History(3)+fragment), 0o600))
+
+	parent := e.prompt("ONE")
+	e.eventually("the notice", 60*time.Second, func() bool { return len(e.notices(parent)) == 1 })
+	parts := e.toolParts(parent, "asyncagents_task")
+	require.Len(t, parts, 1)
+	id := idOf(parts[0])
+	logs := historyFiles(st, "log")
+	require.Len(t, logs, 1, "the process took the log over")
+	b, err := os.ReadFile(logs[0])
+	require.NoError(t, err)
+	require.Contains(t, string(b), fragment+"\n", "the torn line is ended before the first append")
+
+	require.NoError(t, e.oc.Stop())
+	e.oc = ocserve.Restart(t, e.oc, opts)
+	_ = os.Remove(serverFileOf(st))
+	_, err = e.oc.CreateSession(e.ctx(30*time.Second), "warm-up") // the plugin loads on it
+	require.NoError(t, err)
+	var sj serverJSON
+	e.eventually("server.json", 30*time.Second, func() bool {
+		b, err := os.ReadFile(serverFileOf(st))
+		return err == nil && json.Unmarshal(b, &sj) == nil && sj.Port == port
+	})
+	code, body := apiGet(t, sj.URL+"/v1/tasks/"+id, sj.Token, "")
+	require.Equal(t, 200, code, body)
+	require.Contains(t, body, `"status":"completed"`)
+	require.Contains(t, body, `"result":"the next task's result"`)
+	code, body = apiGet(t, sj.URL+"/v1/tasks?limit=1", sj.Token, "")
+	require.Equal(t, 200, code, body)
+	require.Contains(t, body, `"total":4`, "the three tasks before the torn line and the one after it")
+}

@@ -125,9 +125,19 @@ func TestTwoProcessesOneHistory(t *testing.T) {
 		tasks := apiTasks(t, st, b.oc)
 		return len(tasks) == 21 && statusOf(tasks, hangID) == task.StatusRunning
 	})
-	// B's restore and polls (every 3 s) have had their chance: A's task is still running
-	// everywhere, never reconciled by B.
-	time.Sleep(5 * time.Second)
+	// B's restore is done (its load line) and restored B's own ten tasks alone, all finished: A's
+	// running task is none of those B reconciles, and B, running nothing, polls nothing. A's task
+	// is still running everywhere.
+	var load string
+	b.eventually("B's load line after its restart", 30*time.Second, func() bool {
+		for _, line := range strings.Split(b.oc.Logs(), "\n") {
+			if strings.Contains(line, "asyncagents: core loaded") {
+				load = line
+			}
+		}
+		return load != ""
+	})
+	require.Contains(t, load, "restored 10 tasks", "B restores its own log alone")
 	require.Equal(t, task.StatusRunning, historyRecords(t, st)[hangID].Status)
 	require.Equal(t, task.StatusRunning, statusOf(apiTasks(t, st, b.oc), hangID))
 	require.Equal(t, task.StatusRunning, statusOf(apiTasks(t, st, a.oc), hangID))

@@ -25,7 +25,7 @@ type tmuxServer struct {
 func startTmux(t *testing.T) *tmuxServer {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
+		t.Fatal("tmux is not installed: this test needs it (apt-get install tmux); it fails rather than skip, which would count as a pass")
 	}
 	s := &tmuxServer{t: t, socket: fmt.Sprintf("aa-e2e-%d-%d", os.Getpid(), time.Now().UnixNano())}
 	s.run("-f", "/dev/null", "new-session", "-d", "-s", "oc", "-x", "220", "-y", "50")

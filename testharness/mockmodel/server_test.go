@@ -1,7 +1,6 @@
 package mockmodel
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -14,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/asyncagents/asyncagents/internal/ssetest"
 )
 
 // post sends a chat-completions body with a bounded timeout.
@@ -32,15 +33,15 @@ func post(t *testing.T, ctx context.Context, s *Server, body string) *http.Respo
 func frames(t *testing.T, r io.Reader) []string {
 	t.Helper()
 	var out []string
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "data: ") {
-			out = append(out, strings.TrimPrefix(line, "data: "))
+	frames := ssetest.NewReader(r)
+	for {
+		f, err := frames.Next()
+		if err == io.EOF {
+			return out
 		}
+		require.NoError(t, err)
+		out = append(out, f.Data)
 	}
-	require.NoError(t, sc.Err())
-	return out
 }
 
 type chunk struct {

@@ -1,13 +1,13 @@
 package ocserve
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
+
+	"github.com/asyncagents/asyncagents/internal/ssetest"
 )
 
 // Events subscribes to GET /event and delivers every frame until ctx ends
@@ -39,20 +39,14 @@ func (s *Server) Events(ctx context.Context) (<-chan Event, error) {
 	go func() {
 		defer close(ch)
 		defer resp.Body.Close()
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
-		var data strings.Builder
-		for sc.Scan() {
-			line := sc.Text()
-			if v, ok := strings.CutPrefix(line, "data:"); ok {
-				data.WriteString(strings.TrimPrefix(v, " "))
-				continue
-			}
-			if line != "" || data.Len() == 0 {
-				continue
+		frames := ssetest.NewReader(resp.Body)
+		for {
+			f, err := frames.Next()
+			if err != nil {
+				return
 			}
 			var ev Event
-			if json.Unmarshal([]byte(data.String()), &ev) == nil {
+			if json.Unmarshal([]byte(f.Data), &ev) == nil {
 				ev.At = time.Now()
 				select {
 				case ch <- ev:
@@ -60,7 +54,6 @@ func (s *Server) Events(ctx context.Context) (<-chan Event, error) {
 					return
 				}
 			}
-			data.Reset()
 		}
 	}()
 	return ch, nil

@@ -11,7 +11,6 @@ import (
 	"io"
 	"math"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -23,9 +22,6 @@ import (
 	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/host"
 )
-
-// followInterval is how often `serve` looks for lines the plugin appended to the history.
-const followInterval = time.Second
 
 // serve runs the status API over a project's stored history until ctx ends: the same answers as
 // the plugin's server (both come from the core), read-only, with no OpenCode needed. While the
@@ -100,10 +96,12 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 
 	// The heartbeat is the core's timer: one timer event arms it, and each beat re-arms it.
 	s.step(ctx, core.Event{Type: core.EventTimer, TimerID: core.HeartbeatTimer})
-	httpSrv := &http.Server{Handler: s.api, ReadHeaderTimeout: 10 * time.Second}
+	httpSrv := host.NewHTTPServer(s.api)
 	served := make(chan error, 1)
 	go func() { served <- httpSrv.Serve(ln) }()
-	tick := time.NewTicker(followInterval)
+	// It looks for lines the plugin appended to the history as often as the plugin looks at the
+	// other processes' logs.
+	tick := time.NewTicker(core.FollowIntervalMs * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
@@ -124,23 +122,17 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 }
 
-// server holds what serve carries out for the core: timers, frames, and its place in each log
-// of the project's history (one per process that writes it, core/history_files.go).
+// server holds what serve carries out for the core: timers and frames. Where it is in each log
+// of the project's history (one per process that writes it, core/history_files.go) is the
+// core's to know (follow.look).
 type server struct {
 	core *host.Core
 	api  *host.APIServer
 	dir  string         // the storage directory, where the logs are
 	env  abi.StorageEnv // for the histories op, which names the logs
 
-	mu     sync.Mutex // timers and seen: a recovery (reread) runs on the call that trapped
+	mu     sync.Mutex // timers: a recovery runs on the call that trapped
 	timers map[string]*time.Timer
-	seen   map[string]followed // each log as last read
-}
-
-// followed is where a log was read to, and what file it was (a compaction replaces it).
-type followed struct {
-	offset int64
-	file   os.FileInfo
 }
 
 func nowMs() int64 { return time.Now().UnixMilli() }
@@ -150,11 +142,9 @@ func (s *server) load(ctx context.Context) (int, error) {
 	return s.followAll(ctx)
 }
 
-// reread starts a new instance (after a trap) empty: the next look reads every log whole.
+// reread starts a new instance (after a trap) empty: it knows no log, so the next look reads
+// every log whole.
 func (s *server) reread() (index, history []byte, state string, err error) {
-	s.mu.Lock()
-	s.seen = nil
-	s.mu.Unlock()
 	return nil, nil, "", nil
 }
 
@@ -190,10 +180,11 @@ func (s *server) followAll(ctx context.Context) (int, error) {
 	return total, nil
 }
 
-// followOne applies what the log name gained since the last look, or all of it when a compaction
-// replaced the file, or drops its tasks when it is gone (taken over by a process that writes them
-// in its own log). Only the appended bytes are read: a working plugin appends every few seconds,
-// and reading a 10 MB history whole each time would cost 10 MB a look.
+// followOne applies what the log name gained since the last look, as the core says (its
+// follow.look: from where to read, whether all of it), or drops its tasks when it is gone (taken
+// over by a process that writes them in its own log). Only the appended bytes are read: a
+// working plugin appends every few seconds, and reading a 10 MB history whole each time would
+// cost 10 MB a look.
 //
 // A log read for the first time comes with its index (index names it, when the core found one):
 // 10,000 tasks then load from it as a restart's do.
@@ -202,55 +193,33 @@ func (s *server) followOne(ctx context.Context, name, index string) (int, error)
 	if err != nil {
 		return 0, err
 	}
-	s.mu.Lock()
-	last, known := s.seen[name]
-	s.mu.Unlock()
-	if f == nil {
-		if !known {
-			return 0, nil
-		}
-		s.mu.Lock()
-		delete(s.seen, name)
-		s.mu.Unlock()
-		r, err := s.core.DoHistory(ctx, abi.Request{Op: "follow", Now: nowMs(), Source: name, Replace: true}, nil)
-		if err == nil {
-			s.carryOut(ctx, r.Effects)
-		}
-		return 0, err
+	req := abi.Request{Op: "follow.look", Now: nowMs(), Source: name}
+	if f != nil {
+		defer f.Close()
+		req.Stat = host.FileStat(info)
 	}
-	defer f.Close()
-	replaced := !known || !os.SameFile(info, last.file) || info.Size() < last.offset
-	if !replaced && info.Size() == last.offset {
-		return 0, nil
-	}
-	from := last.offset
-	if replaced {
-		from = 0
-	}
-	data, err := readFrom(f, from, info.Size())
+	look, err := s.core.Do(ctx, req)
 	if err != nil {
 		return 0, err
 	}
-	chunk := data[:completeLines(data)]
-	if !replaced && len(chunk) == 0 {
+	s.carryOut(ctx, look.Effects)
+	if look.Follow == nil || !look.Follow.Read {
 		return 0, nil
+	}
+	data, err := readFrom(f, look.Follow.From, info.Size())
+	if err != nil {
+		return 0, err
 	}
 	var r abi.Response
-	if idx := []byte(nil); !known && index != "" {
-		idx = readIndex(filepath.Join(s.dir, index))
-		r, err = s.core.DoRestore(ctx, abi.Request{Op: "follow", Now: nowMs(), Source: name, Replace: replaced}, idx, chunk)
+	follow := abi.Request{Op: "follow", Now: nowMs(), Source: name}
+	if look.Follow.First && index != "" {
+		r, err = s.core.DoRestore(ctx, follow, readIndex(filepath.Join(s.dir, index)), data)
 	} else {
-		r, err = s.core.DoHistory(ctx, abi.Request{Op: "follow", Now: nowMs(), Source: name, Replace: replaced}, chunk)
+		r, err = s.core.DoHistory(ctx, follow, data)
 	}
 	if err != nil {
 		return 0, err
 	}
-	s.mu.Lock()
-	if s.seen == nil {
-		s.seen = map[string]followed{}
-	}
-	s.seen[name] = followed{offset: from + int64(len(chunk)), file: info}
-	s.mu.Unlock()
 	s.carryOut(ctx, r.Effects)
 	return r.Restore.Restored, nil
 }
@@ -331,17 +300,6 @@ func readFrom(f *os.File, from, size int64) ([]byte, error) {
 	buf := bytes.NewBuffer(make([]byte, 0, max(size-from, 0)+512))
 	_, err := buf.ReadFrom(io.NewSectionReader(f, from, math.MaxInt64-from))
 	return buf.Bytes(), err
-}
-
-// completeLines is how many bytes of data end with a newline: a line still being written waits
-// for the next look.
-func completeLines(data []byte) int64 {
-	for i := len(data) - 1; i >= 0; i-- {
-		if data[i] == '\n' {
-			return int64(i + 1)
-		}
-	}
-	return 0
 }
 
 // listen binds 127.0.0.1 on the first free port of ports, then on any port.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/internal/ssetest"
 )
 
 // `asyncagents serve` answers the status API over a stored history with no OpenCode running,
@@ -77,10 +78,10 @@ func TestServeFollowsTheStoredHistory(t *testing.T) {
 	require.NoError(t, err)
 	defer res.Body.Close()
 	require.Equal(t, 200, res.StatusCode)
-	events := bufio.NewReader(res.Body)
-	line, err := events.ReadString('\n')
+	events := ssetest.NewReader(res.Body)
+	frame, err := events.Next()
 	require.NoError(t, err)
-	require.Equal(t, "event: snapshot\n", line)
+	require.Equal(t, "snapshot", frame.Event)
 
 	done2 := running
 	done2.Status, done2.Result, done2.CompletedAt = task.StatusCompleted, "found it", 1_700_000_005_000
@@ -89,16 +90,11 @@ func TestServeFollowsTheStoredHistory(t *testing.T) {
 	_, err = f.WriteString(core.HistoryLine(done2))
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
-	for {
-		line, err = events.ReadString('\n')
+	for frame.Event != "task.completed" {
+		frame, err = events.Next()
 		require.NoError(t, err, "the completion reaches the stream within the deadline")
-		if line == "event: task.completed\n" {
-			break
-		}
 	}
-	data, err := events.ReadString('\n')
-	require.NoError(t, err)
-	require.Contains(t, data, `"result":"found it"`)
+	require.Contains(t, frame.Data, `"result":"found it"`)
 	code, body = get("/v1/tasks/ses_abc", true)
 	require.Equal(t, 200, code)
 	require.Contains(t, body, `"status":"completed"`)
@@ -109,12 +105,9 @@ func TestServeFollowsTheStoredHistory(t *testing.T) {
 	tmp := st.History + ".tmp"
 	require.NoError(t, os.WriteFile(tmp, []byte(core.HistoryLine(other)), 0o600))
 	require.NoError(t, os.Rename(tmp, st.History))
-	for {
-		line, err = events.ReadString('\n')
+	for frame.Event != "task.created" {
+		frame, err = events.Next()
 		require.NoError(t, err, "the replaced log reaches the stream within the deadline")
-		if line == "event: task.created\n" {
-			break
-		}
 	}
 	code, body = get("/v1/tasks", true)
 	require.Equal(t, 200, code)
