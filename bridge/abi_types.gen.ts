@@ -99,6 +99,9 @@ export const TMUX_PANE_ENV = ["OPENCODE_SERVER_PASSWORD", "OPENCODE_SERVER_USERN
  */
 export const HOOK_COMPACTING = "asyncagents.compacting";
 
+/** MaxRequestBodyBytes bounds the body a host passes with a POST (the permission answer). */
+export const MAX_REQUEST_BODY_BYTES = 16384;
+
 /** Request is the envelope a host sends: one operation, the time, and the operation's input. */
 export interface CoreRequest {
   op: string;
@@ -440,6 +443,11 @@ export interface CoreHTTPRequest {
   headers: Record<string, string>;
   /** Subscribers is how many SSE streams are open on this server now (for the limit). */
   subscribers: number;
+  /**
+   * Body is a POST's body, at most MaxRequestBodyBytes (a host passes one byte more when it is
+   * longer, and the core refuses it).
+   */
+  body?: string;
   /**
    * Entropy is fresh random text from the host (32 random bytes, hex) with every POST: the
    * dashboard's one-time codes are made of it (dashboard_code.go), since the core has no

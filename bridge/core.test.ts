@@ -17,9 +17,11 @@ test("init lists the tools and the events the core wants", async () => {
     "asyncagents_output",
     "asyncagents_cancel",
     "asyncagents_list",
+    "asyncagents_message",
     "asyncagents_clear",
   ]);
   expect(res.subscribe).toContain("session.idle");
+  expect(res.subscribe).toContain("permission.asked");
 });
 
 test("a panic in the core is an error, and the instance keeps working", async () => {

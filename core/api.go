@@ -74,6 +74,9 @@ func (m *Machine) SnapshotFrame(now int64) string {
 // host to carry out. Other requests answer as ServeHTTP does, with no effects.
 func (m *Machine) ServeHTTPEffects(req httpapi.Request, cfg config.APIConfig, now int64) (httpapi.Response, []Effect) {
 	r := m.ServeHTTP(req, cfg, now)
+	if r.Permission != nil {
+		return m.answerPermission(r, now)
+	}
 	if r.Cancel == nil {
 		return r, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/asyncagents/asyncagents/core/httpapi"
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
@@ -185,4 +186,28 @@ func permissionWhat(permission string, patterns []string) string {
 		return permission
 	}
 	return permission + " " + strings.Join(patterns, ", ")
+}
+
+// answerPermission forwards the dashboard's answer (httpapi.PermissionAnswer) and answers with
+// the task; its effects go back to the host as a cancel's do.
+func (m *Machine) answerPermission(r httpapi.Response, now int64) (httpapi.Response, []Effect) {
+	a := r.Permission
+	r.Permission = nil
+	t := m.task(a.TaskID)
+	if t == nil {
+		return httpapi.Fail(409, fmt.Sprintf(apiForeignPermissionFmt, a.TaskID)), nil
+	}
+	if now > m.now {
+		m.now = now
+	}
+	m.out = nil
+	m.replyPermission(t, a.RequestID, a.Reply, a.Message)
+	effects := m.out
+	m.out = nil
+	b, err := json.Marshal(map[string]any{"forwarded": true, "taskId": t.ID, "requestId": a.RequestID, "reply": a.Reply})
+	if err != nil {
+		return httpapi.Fail(500, "internal error: encoding the response failed"), effects
+	}
+	r.Body = string(b)
+	return r, effects
 }

@@ -71,3 +71,6 @@ const (
 	permissionTimedOutLogFmt = "task %s: permission request %s was not answered within permission.timeoutMs; rejected"
 	permissionReplyFailedFmt = "task %s: OpenCode refused the answer to its permission request: %s"
 )
+
+// apiForeignPermissionFmt refuses an answer for another process's task.
+const apiForeignPermissionFmt = "task %s belongs to another OpenCode process on this project: answer its request there; nothing was sent"

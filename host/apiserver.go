@@ -45,13 +45,16 @@ func (s *APIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if addr, ok := r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr); ok {
 		port = addr.Port
 	}
-	entropy := ""
+	entropy, body := "", ""
 	if r.Method == http.MethodPost {
 		// Fresh randomness: the dashboard's one-time codes are made of it (the core has none).
 		entropy = rand.Text() + rand.Text()
+		// The body, one byte past the core's limit at most: the core refuses a longer one.
+		b, _ := io.ReadAll(io.LimitReader(r.Body, httpapi.MaxRequestBodyBytes+1))
+		body = string(b)
 	}
 	resp, err := s.Core.Do(r.Context(), abi.Request{Op: "http", Now: s.Now(), HTTP: &httpapi.Request{
-		Method: r.Method, Port: port, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, Headers: headers, Subscribers: subscribers, Entropy: entropy,
+		Method: r.Method, Port: port, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, Headers: headers, Subscribers: subscribers, Entropy: entropy, Body: body,
 	}})
 	if err != nil || resp.HTTP == nil {
 		// A core that stopped after a trap loop says so, as every tool call does.

@@ -108,7 +108,11 @@ func TestHTTPConformanceOverNetHTTP(t *testing.T) {
 				if c.Request.Query != "" {
 					url += "?" + c.Request.Query
 				}
-				req, err := http.NewRequest(c.Request.Method, url, nil)
+				var body io.Reader
+				if c.Request.Body != "" {
+					body = strings.NewReader(c.Request.Body)
+				}
+				req, err := http.NewRequest(c.Request.Method, url, body)
 				require.NoError(t, err)
 				for k, v := range httpapi.PortInHeaders(c.Request, port).Headers {
 					if k == "host" {

@@ -19,6 +19,8 @@ export interface Client {
     delete(opts: any): Promise<Result>;
     summarize(opts: any): Promise<Result>;
   };
+  /** The SDK's own HTTP client, for a route the v1 SDK does not name. */
+  _client?: { post(opts: any): Promise<Result> };
   /** Absent in a client without a TUI API: toasts are then not shown. */
   tui?: { showToast(opts: any): Promise<Result> };
 }
@@ -93,6 +95,13 @@ export function makeExecutor(client: Client, directory: string, tmux?: TmuxPanes
         return null;
       case "session.abort":
         unwrap("aborting the session", await client.session.abort({ path: { id: e.sessionID }, query }));
+        return null;
+      // OpenCode 1.18's route; the v1 SDK names only the older one, so through its raw client.
+      case "permission.reply":
+        unwrap(
+          "answering the permission request",
+          await client._client!.post({ url: "/permission/{requestID}/reply", path: { requestID: e.requestID }, query, body: { reply: e.answer, message: e.message || undefined } }),
+        );
         return null;
       // No reply, and a toast that fails (no TUI attached to this server) is ignored.
       case "tui.toast":

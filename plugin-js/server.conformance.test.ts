@@ -83,10 +83,10 @@ async function firstFrame(reader: ReadableStreamDefaultReader<Uint8Array>, what:
 }
 
 /** Sends one request with fetch; Host and the other headers go out as given. */
-async function viaFetch(base: string, method: string, target: string, headers: Record<string, string>): Promise<Answer> {
+async function viaFetch(base: string, method: string, target: string, headers: Record<string, string>, reqBody?: string): Promise<Answer> {
   const abort = new AbortController();
   // A redirect (the dashboard's /?token=) is what is checked, not followed.
-  const res = await withTimeout(fetch(base + target, { method, headers, signal: abort.signal, redirect: "manual" }), `${method} ${target}`);
+  const res = await withTimeout(fetch(base + target, { method, headers, body: reqBody, signal: abort.signal, redirect: "manual" }), `${method} ${target}`);
   const close = () => abort.abort();
   if (isEventStream(res.headers.get("content-type")) && res.body) {
     const body = await firstFrame(res.body.getReader(), `${method} ${target}`);
@@ -221,7 +221,7 @@ describe("status API conformance over Bun.serve", () => {
             await subscribers.settle(r.subscribers ?? 0);
             const asked = logsAsked.length;
             const calls = seen.length;
-            const got = noHost ? await viaSocket(port!, r.method, target, headers) : await viaFetch(base, r.method, target, headers);
+            const got = noHost ? await viaSocket(port!, r.method, target, headers) : await viaFetch(base, r.method, target, headers, (r as any).body);
             try {
               if (noHost) overSocket++;
               else played++;

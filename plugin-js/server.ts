@@ -12,6 +12,7 @@ import {
   API_ERR_SHUTTING_DOWN,
   API_IDLE_TIMEOUT_MS,
   API_MAX_CONNECTIONS,
+  MAX_REQUEST_BODY_BYTES,
   STOP_GRACE_MS,
   STREAM_BUFFER_FRAMES,
   type CoreHTTPRequest,
@@ -181,7 +182,9 @@ export class ApiServer {
     try {
       // A POST gets fresh randomness: the dashboard's one-time codes are made of it (the core has none).
       const entropy = req.method === "POST" ? randomHex(32) : undefined;
-      res = this.deps.http({ method: req.method, port: this.server?.port ?? 0, path, query, headers, subscribers: this.streams.size, entropy });
+      // The body, one byte past the core's limit at most: the core refuses a longer one.
+      const body = req.method === "POST" ? (await req.text()).slice(0, MAX_REQUEST_BODY_BYTES + 1) : undefined;
+      res = this.deps.http({ method: req.method, port: this.server?.port ?? 0, path, query, headers, subscribers: this.streams.size, entropy, body });
     } catch (err) {
       this.deps.log("error", `asyncagents: the core could not answer ${req.method} ${path}: ${(err as Error).message}`);
       return new Response(errorBody(API_ERR_CORE_FAILED), { status: 500, headers: JSON_HEADERS });

@@ -32,6 +32,9 @@ type Request struct {
 	Headers map[string]string `json:"headers"`
 	// Subscribers is how many SSE streams are open on this server now (for the limit).
 	Subscribers int `json:"subscribers"`
+	// Body is a POST's body, at most MaxRequestBodyBytes (a host passes one byte more when it is
+	// longer, and the core refuses it).
+	Body string `json:"body,omitempty"`
 	// Entropy is fresh random text from the host (32 random bytes, hex) with every POST: the
 	// dashboard's one-time codes are made of it (dashboard_code.go), since the core has no
 	// randomness of its own.
@@ -63,6 +66,9 @@ type Response struct {
 	// Never on the wire.
 	Cancel       *task.Task `json:"-"`
 	CancelReason string     `json:"-"`
+	// Permission is a POST /v1/tasks/:id/permission that passed its checks (permission.go): the
+	// machine forwards the answer and answers with the task. Never on the wire.
+	Permission *PermissionAnswer `json:"-"`
 
 	// mint and trade mark a POST /v1/dashboard/code or /session that passed its checks, for
 	// Codes.Finish, which holds the codes (dashboard_code.go).
@@ -184,9 +190,10 @@ func Serve(req Request, tasks []*task.Task, cfg config.APIConfig, now int64) (re
 		return apiFail(400, fmt.Sprintf("malformed path %s: bad percent-encoding", apiEcho(path)))
 	}
 	isCancel := len(segs) == 4 && segs[0] == "v1" && segs[1] == "tasks" && segs[2] != "" && segs[3] == "cancel"
+	isPermission := len(segs) == 4 && segs[0] == "v1" && segs[1] == "tasks" && segs[2] != "" && segs[3] == "permission"
 	isDashboard := len(segs) == 3 && segs[0] == "v1" && segs[1] == "dashboard" && (segs[2] == "code" || segs[2] == "session")
-	if req.Method != "GET" && !(req.Method == "POST" && (isCancel || isDashboard)) {
-		r := apiFail(405, fmt.Sprintf("method %s not allowed on %s: the API is read-only (GET, OPTIONS) but for POST /v1/tasks/:id/cancel, /v1/dashboard/code and /v1/dashboard/session", apiEcho(req.Method), apiEcho(path)))
+	if req.Method != "GET" && !(req.Method == "POST" && (isCancel || isPermission || isDashboard)) {
+		r := apiFail(405, fmt.Sprintf("method %s not allowed on %s: the API is read-only (GET, OPTIONS) but for POST /v1/tasks/:id/cancel, /v1/tasks/:id/permission, /v1/dashboard/code and /v1/dashboard/session", apiEcho(req.Method), apiEcho(path)))
 		r.Headers["Allow"] = apiAllowMethods
 		return r
 	}
@@ -203,6 +210,9 @@ func Serve(req Request, tasks []*task.Task, cfg config.APIConfig, now int64) (re
 	}
 	if isCancel && req.Method == "POST" {
 		return apiServeCancel(req, tasks, segs[2], q, cfg)
+	}
+	if isPermission && req.Method == "POST" {
+		return apiServePermission(req, tasks, segs[2], q, cfg)
 	}
 	if isDashboard && req.Method == "POST" {
 		return apiServeDashboard(req, segs[2], q, cfg)

@@ -222,7 +222,7 @@ func TestHTTPErrors(t *testing.T) {
 		{"too deep", apiGet("/v1/tasks/ses_a/logs/x", ""), 404, `not found…`},
 		{"other version", apiGet("/v2/health", ""), 404, `not found…`},
 		{"POST", func() Request { r := apiGet("/v1/tasks", ""); r.Method = "POST"; return r }(), 405,
-			"method \"POST\" not allowed on \"/v1/tasks\": the API is read-only (GET, OPTIONS) but for POST /v1/tasks/:id/cancel, /v1/dashboard/code and /v1/dashboard/session"},
+			"method \"POST\" not allowed on \"/v1/tasks\": the API is read-only (GET, OPTIONS) but for POST /v1/tasks/:id/cancel, /v1/tasks/:id/permission, /v1/dashboard/code and /v1/dashboard/session"},
 		{"HEAD", func() Request { r := apiGet("/v1/health", ""); r.Method = "HEAD"; return r }(), 405, "method \"HEAD\" not allowed…"},
 		{"lower-case get", func() Request { r := apiGet("/v1/health", ""); r.Method = "get"; return r }(), 405, "method \"get\" not allowed…"},
 		{"no token", apiWith(apiGet("/v1/tasks", ""), "authorization", ""), 401, "unauthorized: missing token (send Authorization: Bearer <token>)"},

@@ -22,9 +22,9 @@ func TestTaskEncodesAsTheStruct(t *testing.T) {
 		TimeoutMs:    9, StalledSince: 10, Partial: &Partial{Text: "half", TextChars: 4, Tools: []ToolRun{{Name: "read", Title: "a.go"}}},
 		Tokens: &Tokens{Input: 1, Output: 2, Reasoning: 3, CacheRead: 4, CacheWrite: 5}, Cost: 0.0125,
 		Steps: 9, Budget: &Budget{Steps: 3, Tokens: 1000, CostUsd: 0.5},
-		Steers:     []Steer{{At: 5, Text: "also the README", BeforeStart: true}},
+		Steers:      []Steer{{At: 5, Text: "also the README", BeforeStart: true}},
 		Permissions: []PermissionRequest{{ID: "per_1", SessionID: "ses_1", Permission: "bash", Patterns: []string{"echo hi"}, At: 3, Reply: "once", RepliedAt: 4, TimedOut: true}},
-		NoticeOwed: 11, NotifiedAt: 12}
+		NoticeOwed:  11, NotifiedAt: 12}
 	cases := encodetest.FieldVariants(t, all)
 	for _, s := range encodetest.AwkwardStrings {
 		c := all

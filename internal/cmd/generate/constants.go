@@ -7,6 +7,7 @@ import (
 
 	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/core/abi"
+	"github.com/asyncagents/asyncagents/core/httpapi"
 )
 
 // constant is a value of the core's that the plugin needs too, under its TypeScript name.
@@ -39,6 +40,7 @@ var constants = []constant{
 	{"EnvAPIAuth", "ENV_API_AUTH", core.EnvAPIAuth},
 	{"TmuxPaneEnv", "TMUX_PANE_ENV", core.TmuxPaneEnv},
 	{"HookCompacting", "HOOK_COMPACTING", core.HookCompacting},
+	{"MaxRequestBodyBytes", "MAX_REQUEST_BODY_BYTES", httpapi.MaxRequestBodyBytes},
 }
 
 func tsConstants(d *docSet) (string, error) {

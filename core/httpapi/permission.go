@@ -1,0 +1,78 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/task"
+)
+
+// POST /v1/tasks/:id/permission {"reply": "once"|"always"|"reject", "message"?}: the user's answer
+// to the permission request a task's child waits on, forwarded to OpenCode
+// (POST /permission/:requestID/reply). It changes state, so it follows the cancel's rules: the
+// server's own Origin always, and the token (or the dashboard's credential) unless
+// ASYNCAGENTS_API_AUTH=none. The mark clears when OpenCode publishes permission.replied.
+
+// MaxRequestBodyBytes bounds the body a host passes with a POST (the permission answer).
+const MaxRequestBodyBytes = 16 << 10
+
+// maxPermissionMessageChars bounds the message sent with a reject.
+const maxPermissionMessageChars = 2000
+
+// PermissionAnswer is a POST /v1/tasks/:id/permission that passed its checks: the machine
+// forwards it and answers with the task.
+type PermissionAnswer struct {
+	TaskID    string
+	RequestID string
+	Reply     string
+	Message   string
+}
+
+func apiServePermission(req Request, tasks []*task.Task, id string, q []apiQueryParam, cfg config.APIConfig) Response {
+	if !apiOwnOrigin(req) {
+		return apiFail(403, "forbidden: a permission answer must come from this server's own dashboard (its Origin, http://127.0.0.1:<port> or http://localhost:<port>)")
+	}
+	if r, denied := apiAuthorize(req, q, false, cfg); denied {
+		return r
+	}
+	if cfg.ReadOnly {
+		r := apiFail(405, "this server only reads the stored history (asyncagents serve): answer the request in OpenCode")
+		r.Headers["Allow"] = apiAllowMethods
+		return r
+	}
+	if len(req.Body) > MaxRequestBodyBytes {
+		return apiFail(413, fmt.Sprintf("the body is over %d bytes", MaxRequestBodyBytes))
+	}
+	var body struct {
+		Reply   *string `json:"reply"`
+		Message *string `json:"message"`
+	}
+	if err := json.Unmarshal([]byte(req.Body), &body); err != nil {
+		return apiFail(400, `the body must be a JSON object {"reply": "once"|"always"|"reject", "message"?: string}: `+err.Error())
+	}
+	reply := ""
+	if body.Reply != nil {
+		reply = *body.Reply
+	}
+	if reply != "once" && reply != "always" && reply != "reject" {
+		return apiFail(400, fmt.Sprintf(`reply must be "once", "always" or "reject", got %s`, apiEcho(reply)))
+	}
+	msg := ""
+	if body.Message != nil {
+		msg = *body.Message
+	}
+	if utf8.RuneCountInString(msg) > maxPermissionMessageChars {
+		return apiFail(400, fmt.Sprintf("message is over %d characters", maxPermissionMessageChars))
+	}
+	t := apiFindTask(tasks, id)
+	if t == nil {
+		return apiFail(404, fmt.Sprintf("task %s not found", apiEcho(id)))
+	}
+	p := t.WaitingPermission()
+	if t.Status.Terminal() || p == nil {
+		return apiFail(409, fmt.Sprintf("task %s waits for no permission; nothing was sent", t.ID))
+	}
+	return Response{Status: 202, Headers: apiJSONHeaders(), Permission: &PermissionAnswer{TaskID: t.ID, RequestID: p.ID, Reply: reply, Message: msg}}
+}
