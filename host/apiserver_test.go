@@ -108,11 +108,11 @@ func TestHTTPConformanceOverNetHTTP(t *testing.T) {
 				if c.Request.Query != "" {
 					url += "?" + c.Request.Query
 				}
-				var body io.Reader
+				var reqBody io.Reader
 				if c.Request.Body != "" {
-					body = strings.NewReader(c.Request.Body)
+					reqBody = strings.NewReader(c.Request.Body)
 				}
-				req, err := http.NewRequest(c.Request.Method, url, body)
+				req, err := http.NewRequest(c.Request.Method, url, reqBody)
 				require.NoError(t, err)
 				for k, v := range httpapi.PortInHeaders(c.Request, port).Headers {
 					if k == "host" {
