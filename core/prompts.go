@@ -335,6 +335,9 @@ func (m *Machine) outputText(t *run) string {
 		fmt.Fprintf(&b, "queued: %s\n", waitText(t.Waiting))
 	}
 	b.WriteString(steersBlock(&t.Task))
+	if p := t.WaitingPermission(); p != nil && !t.Status.Terminal() {
+		fmt.Fprintf(&b, permissionOutputFmt, permissionWhat(p.Permission, p.Patterns), FormatDuration(max(m.now-p.At, 0)))
+	}
 	d := FormatDuration(history.Duration(&t.Task, m.now))
 	switch t.Status {
 	case task.StatusCompleted:
@@ -388,6 +391,9 @@ func (m *Machine) listLine(t *run) string {
 	}
 	if t.StalledSince != 0 && !t.Status.Terminal() {
 		status += fmt.Sprintf(" (stalled: no progress for %s)", stallAge(m.now-t.StalledSince))
+	}
+	if p := t.WaitingPermission(); p != nil && !t.Status.Terminal() {
+		status += " (waiting for permission: " + permissionWhat(p.Permission, p.Patterns) + ")"
 	}
 	line := fmt.Sprintf("- %s | %s | %q | @%s | %s | %d tool calls", id, status, t.Description, t.Agent, FormatDuration(history.Duration(&t.Task, m.now)), t.Progress.ToolCalls)
 	if u := usageLine(&t.Task); u != "" {

@@ -74,3 +74,6 @@ const (
 
 // apiForeignPermissionFmt refuses an answer for another process's task.
 const apiForeignPermissionFmt = "task %s belongs to another OpenCode process on this project: answer its request there; nothing was sent"
+
+// permissionOutputFmt is asyncagents_output's line for a task waiting for the user.
+const permissionOutputFmt = "waiting for permission: %s (asked %s ago); the user answers it in OpenCode's TUI or the asyncagents dashboard\n"
