@@ -4,6 +4,6 @@ package httpapi
 
 // The hashes of the dashboard page's inline script and style, for its Content-Security-Policy.
 const (
-	dashboardScriptHash = "sha256-ydL1U85IcxRoRD6kjkFh+XbBno6LlP0yOOumKot6GMk="
-	dashboardStyleHash  = "sha256-PFWII3icrkXTPelCJ1zXQgYsQgP8BvZ7AnnZhcRF1RY="
+	dashboardScriptHash = "sha256-5JbXlX1yPRjcR0MyRTHevjTcN7MSGA53575RsmNwTjI="
+	dashboardStyleHash  = "sha256-2LQFLMh7NEkoTGnmFrtqdYBzXk+8uBaTXmu0Jrmk/Gw="
 )

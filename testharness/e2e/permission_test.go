@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/testharness/browser"
 	"github.com/asyncagents/asyncagents/testharness/mockmodel"
 	"github.com/asyncagents/asyncagents/testharness/ocserve"
 )
@@ -129,4 +131,27 @@ func TestPermissionRequestReachesTheUser(t *testing.T) {
 	}
 	code, body := answerPermission(t, sj, "bg_nope", `{"reply":"once"}`)
 	require.Equal(t, 404, code, body)
+}
+
+// In the real browser: the task's page shows the request and its buttons, and "Allow once" lets
+// the child run the command and finish.
+func TestDashboardAnswersAPermission(t *testing.T) {
+	e, sj := startAsking(t, func(req mockmodel.Request) mockmodel.Reply {
+		switch {
+		case firstUser(req) == "CHILD dashboard" && lastRole(req) == "user":
+			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{{Name: "bash", Args: map[string]any{"command": "echo permitted-dashboard", "description": "asks first"}}}}
+		case firstUser(req) == "CHILD dashboard":
+			return mockmodel.Reply{Text: "ran: " + req.Messages[len(req.Messages)-1].Content}
+		case req.LastUser == "GO" && lastRole(req) == "user":
+			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Asks first", "CHILD dashboard", "general")}}
+		}
+		return mockmodel.Reply{Text: "ok"}
+	})
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	browser.Script(t, root, "permission.mjs", 3*time.Minute, func(line string) {
+		if line == "ready" {
+			e.prompt("GO")
+		}
+	}, "DASH_URL="+sj.URL, "DASH_TOKEN="+sj.Token, "DASH_SHOTS="+filepath.Join(root, "dist", "screenshots", "permission"))
 }

@@ -32,8 +32,10 @@ export function authHeaders(accept: string): Record<string, string> {
   return h;
 }
 
-async function request<T>(method: string, path: string): Promise<T> {
-  const res = await fetch(path, { method, credentials: "omit", cache: "no-store", headers: authHeaders("application/json") });
+async function request<T>(method: string, path: string, payload?: unknown): Promise<T> {
+  const headers = authHeaders("application/json");
+  if (payload !== undefined) headers["Content-Type"] = "application/json";
+  const res = await fetch(path, { method, credentials: "omit", cache: "no-store", headers, body: payload === undefined ? undefined : JSON.stringify(payload) });
   const text = await res.text();
   let body: unknown;
   try {
@@ -49,7 +51,7 @@ async function request<T>(method: string, path: string): Promise<T> {
 }
 
 export const get = <T>(path: string) => request<T>("GET", path);
-export const post = <T>(path: string) => request<T>("POST", path);
+export const post = <T>(path: string, body?: unknown) => request<T>("POST", path, body);
 
 /**
  * Trades the link's one-time code, if the address has one, for the credential. The code leaves

@@ -32,6 +32,7 @@ export const isActive = (t: Task) => t.status === "running" || t.status === "res
 /** The status as the page names it: a running task that waits for a slot is queued. */
 export function statusLabel(t: Task): string {
   if (t.status === "running" && t.queued) return "queued";
+  if (t.status === "running" && t.permissions?.some((p) => !p.reply)) return "waiting";
   if (t.status === "error") return "failed";
   return t.status;
 }

@@ -6,6 +6,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { APIError, get, post, seg } from "./api";
 import { budgetText, cost, duration, isActive, statusLabel, taskDuration, time, tokens } from "./format";
 import { Markdown } from "./markdown";
+import { PermissionCard } from "./permission";
 import { health, loadTask, now, openTask } from "./store";
 import type { APIConversation, APIToolCall, Task } from "./types";
 
@@ -91,6 +92,7 @@ function TaskDetail({ t }: { t: Task }) {
           </>
         )}
       </dl>
+      {isActive(t) && <PermissionCard t={t} readOnly={!!health.value?.readOnly} />}
       {isActive(t) && !health.value?.readOnly && <Cancel t={t} />}
       <section class="card">
         <h2>Prompt</h2>
@@ -165,13 +167,17 @@ function Timeline({ t }: { t: Task }) {
     <section class="card">
       <h2>Model fallback</h2>
       <ol class="timeline">
-        {f.attempts!.map((a) => (
-          <li class={a.success ? "ok" : "failed"}>
-            <code>{a.model}</code> {a.success ? "answered" : `failed${a.class ? ` (${a.class})` : ""}`}
+        {f.attempts!.map((a, i) => {
+          // The last attempt of a task still at work has not failed: it is under way.
+          const current = isActive(t) && i === f.attempts!.length - 1 && !a.success && !a.error;
+          return (
+          <li class={a.success ? "ok" : current ? "" : "failed"}>
+            <code>{a.model}</code> {a.success ? "answered" : current ? "at work" : `failed${a.class ? ` (${a.class})` : ""}`}
             {a.compacted ? ", after a compaction" : ""} <span class="muted">at {time(a.timestamp)}</span>
             {a.error && <div class="muted">{a.error}</div>}
           </li>
-        ))}
+          );
+        })}
       </ol>
       {f.skipped?.length ? <p class="muted">Skipped (circuit open): {f.skipped.join(", ")}</p> : null}
     </section>

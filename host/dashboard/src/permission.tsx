@@ -1,0 +1,61 @@
+/** @jsxImportSource preact */
+// A task whose child waits for the user's permission: what it asks, and the user's three answers
+// (POST /v1/tasks/:id/permission, forwarded to OpenCode). The request clears when OpenCode says it
+// was answered, here or in the TUI.
+
+import { useState } from "preact/hooks";
+import { post, seg } from "./api";
+import { duration } from "./format";
+import { now } from "./store";
+import type { Task } from "./types";
+
+type Reply = "once" | "always" | "reject";
+
+export function PermissionCard({ t, readOnly }: { t: Task; readOnly: boolean }) {
+  const p = [...(t.permissions ?? [])].reverse().find((r) => !r.reply);
+  const [busy, setBusy] = useState(false);
+  const [sent, setSent] = useState("");
+  const [error, setError] = useState("");
+  const [reason, setReason] = useState("");
+  if (!p) return null;
+  const answer = async (reply: Reply) => {
+    setBusy(true);
+    setError("");
+    try {
+      await post(`/v1/tasks/${seg(t.id)}/permission`, reply === "reject" && reason.trim() ? { reply, message: reason.trim() } : { reply });
+      setSent(reply);
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const what = [p.permission, ...(p.patterns ?? [])].join(" ");
+  return (
+    <section class="card permission" aria-live="polite">
+      <h2>Waiting for permission</h2>
+      <p>
+        The subagent asks to run <code>{what}</code> ({duration(Math.max(now.value - p.at, 0))} ago). The parent agent cannot answer this: you do.
+      </p>
+      {readOnly ? (
+        <p class="muted">Answer it in OpenCode: this server only reads the history.</p>
+      ) : sent ? (
+        <p class="muted">Sent “{sent}”; waiting for OpenCode to pass it on…</p>
+      ) : (
+        <div class="permission-actions">
+          <button type="button" disabled={busy} onClick={() => answer("once")}>
+            Allow once
+          </button>
+          <button type="button" disabled={busy} onClick={() => answer("always")}>
+            Always
+          </button>
+          <input type="text" placeholder="Reason (optional, sent with a reject)" aria-label="Reason for a reject" value={reason} onInput={(e) => setReason((e.target as HTMLInputElement).value)} />
+          <button type="button" class="danger" disabled={busy} onClick={() => answer("reject")}>
+            Reject
+          </button>
+        </div>
+      )}
+      {error && <p class="error">{error}</p>}
+    </section>
+  );
+}
