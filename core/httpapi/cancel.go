@@ -18,15 +18,7 @@ import (
 const apiCancelReason = "cancelled from the dashboard"
 
 func apiServeCancel(req Request, tasks []*task.Task, id string, q []apiQueryParam, cfg config.APIConfig) Response {
-	if !apiOwnOrigin(req) {
-		return apiFail(403, "forbidden: a cancel must come from this server's own dashboard (its Origin, http://127.0.0.1:<port> or http://localhost:<port>)")
-	}
-	if r, denied := apiAuthorize(req, q, false, cfg); denied {
-		return r
-	}
-	if cfg.ReadOnly {
-		r := apiFail(405, "this server only reads the stored history (asyncagents serve): cancel the task in OpenCode")
-		r.Headers["Allow"] = apiAllowMethods
+	if r, denied := apiMayChange(req, q, cfg, "a cancel", "cancel the task in OpenCode"); denied {
 		return r
 	}
 	t := apiFindTask(tasks, id)
@@ -41,4 +33,22 @@ func apiServeCancel(req Request, tasks []*task.Task, id string, q []apiQueryPara
 		reason = apiCancelReason
 	}
 	return Response{Status: 200, Headers: apiJSONHeaders(), Cancel: t, CancelReason: reason}
+}
+
+// apiMayChange holds a request that changes state (what, "a cancel") to the rules every such
+// request follows: the server's own Origin always, the token unless auth is "none", and a server
+// that can act (instead: what the user does, for a read-only one). It answers the refusal.
+func apiMayChange(req Request, q []apiQueryParam, cfg config.APIConfig, what, instead string) (Response, bool) {
+	if !apiOwnOrigin(req) {
+		return apiFail(403, "forbidden: "+what+" must come from this server's own dashboard (its Origin, http://127.0.0.1:<port> or http://localhost:<port>)"), true
+	}
+	if r, denied := apiAuthorize(req, q, false, cfg); denied {
+		return r, true
+	}
+	if cfg.ReadOnly {
+		r := apiFail(405, "this server only reads the stored history (asyncagents serve): "+instead)
+		r.Headers["Allow"] = apiAllowMethods
+		return r, true
+	}
+	return Response{}, false
 }

@@ -31,15 +31,7 @@ type PermissionAnswer struct {
 }
 
 func apiServePermission(req Request, tasks []*task.Task, id string, q []apiQueryParam, cfg config.APIConfig) Response {
-	if !apiOwnOrigin(req) {
-		return apiFail(403, "forbidden: a permission answer must come from this server's own dashboard (its Origin, http://127.0.0.1:<port> or http://localhost:<port>)")
-	}
-	if r, denied := apiAuthorize(req, q, false, cfg); denied {
-		return r
-	}
-	if cfg.ReadOnly {
-		r := apiFail(405, "this server only reads the stored history (asyncagents serve): answer the request in OpenCode")
-		r.Headers["Allow"] = apiAllowMethods
+	if r, denied := apiMayChange(req, q, cfg, "a permission answer", "answer the request in OpenCode"); denied {
 		return r
 	}
 	if len(req.Body) > MaxRequestBodyBytes {
