@@ -27,7 +27,7 @@ func TestParentAbortCancelsItsTasks(t *testing.T) {
 		case strings.HasPrefix(req.LastUser, "CHILD slow"):
 			return mockmodel.Reply{Text: "never", Delay: 5 * time.Minute}
 		case req.LastUser == "CHILD calm":
-			return mockmodel.Reply{Text: "calm done", Delay: 4 * time.Second}
+			return mockmodel.Reply{Text: "calm done", Delay: 15 * time.Second} // holds its slot past the abort
 		case strings.Contains(req.LastUser, "**Agent") || strings.Contains(req.LastUser, "Interrupted"):
 			return mockmodel.Reply{Text: "ok"}
 		case firstUser(req) == "DOOMED" && lastRole(req) == "tool":
