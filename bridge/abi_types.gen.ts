@@ -73,6 +73,13 @@ export const ENV_API_AUTH = "ASYNCAGENTS_API_AUTH";
  */
 export const TMUX_PANE_ENV = ["OPENCODE_SERVER_PASSWORD", "OPENCODE_SERVER_USERNAME"] as readonly string[];
 
+export const STORAGE_DIR_NAME = "opencode/asyncagents";
+
+export const SERVER_DIR_PREFIX = "servers-";
+
+/** LiveRefreshMs is how often a client reads a live view again, for the elapsed times. */
+export const VIEW_LIVE_REFRESH_MS = 1000;
+
 /** Request is the envelope a host sends: one operation, the time, and the operation's input. */
 export interface CoreRequest {
   op: string;
@@ -279,6 +286,44 @@ export interface APIConversation {
    * messages are what the task history keeps: the prompt, and the result or the partial work.
    */
   fromHistory?: boolean;
+}
+
+/**
+ * Section is a session's "Background tasks": its tasks and its children's, running first, then
+ * queued, then the latest finished ones (FinishedShown; More counts the rest).
+ */
+export interface ViewSection {
+  title: string;
+  rows: ViewRow[];
+  /** More is the line under the rows for the finished tasks not shown, "" when none. */
+  more?: string;
+  /**
+   * Summary is the count beside the prompt ("2 running · 1 queued"), "" when nothing runs
+   * or waits: then a client shows nothing.
+   */
+  summary?: string;
+  /**
+   * Live: something runs, so the elapsed times change; a client reads the section again each
+   * LiveRefreshMs while it shows it (task changes come on the event stream).
+   */
+  live: boolean;
+  /** Empty is what a client shows when Rows is empty (a client may show nothing instead). */
+  empty: string;
+}
+
+/** List is every task of the project, newest first, for the /tasks dialog. */
+export interface ViewList {
+  title: string;
+  placeholder: string;
+  empty: string;
+  /**
+   * CancelKey is the key that cancels the chosen task (after its Cancel confirmation), and
+   * CancelHint says so in the dialog.
+   */
+  cancelKey: string;
+  cancelHint: string;
+  rows: ViewRow[];
+  live: boolean;
 }
 
 /**
@@ -682,6 +727,43 @@ export interface APIMessage {
   toolCalls: APIToolCall[];
   /** ms since the epoch; 0 when not known */
   timestamp: number;
+}
+
+/**
+ * Row is one task as a list line: a mark and the description, then the detail (agent, elapsed
+ * time, usage) and a note when the task needs attention.
+ */
+export interface ViewRow {
+  id: string;
+  /** SessionID is the child session a client opens when the row is chosen ("" while queued). */
+  sessionID?: string;
+  /** Group is "running", "queued" or "finished": the order of the sidebar. */
+  group: "running" | "queued" | "finished";
+  /**
+   * Mark is one character for the status; Tone names the theme color a client draws the mark
+   * (and the note) in: "accent", "muted", "success", "error" or "warning".
+   */
+  mark: string;
+  tone: "accent" | "muted" | "success" | "error" | "warning";
+  description: string;
+  agent: string;
+  elapsed: string;
+  /** Usage is the cost when OpenCode priced the model, else the tokens, else "". */
+  usage?: string;
+  /** Detail is agent, elapsed and usage joined, the row's second line. */
+  detail: string;
+  /**
+   * Note says why the task needs a look (stalled, waiting for permission, over budget, its
+   * place in a queue), "" when nothing does.
+   */
+  note?: string;
+  /**
+   * Cancel is the confirmation a client shows before cancelling the task (POST
+   * /v1/tasks/:id/cancel), "" when it cannot be cancelled (ended, or a read-only server).
+   */
+  cancel?: string;
+  /** ParentSessionID is the session that launched the task. */
+  parentSessionID: string;
 }
 
 /** NotifyConfig is the notices' wake policy. */

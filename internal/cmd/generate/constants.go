@@ -7,6 +7,7 @@ import (
 
 	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/core/abi"
+	"github.com/asyncagents/asyncagents/core/view"
 )
 
 // constant is a value of the core's that the plugin needs too, under its TypeScript name.
@@ -35,6 +36,9 @@ var constants = []constant{
 	{"EnvAPIPort", "ENV_API_PORT", core.EnvAPIPort},
 	{"EnvAPIAuth", "ENV_API_AUTH", core.EnvAPIAuth},
 	{"TmuxPaneEnv", "TMUX_PANE_ENV", core.TmuxPaneEnv},
+	{"StorageDirName", "STORAGE_DIR_NAME", core.StorageDirName},
+	{"ServerDirPrefix", "SERVER_DIR_PREFIX", core.ServerDirPrefix},
+	{"LiveRefreshMs", "VIEW_LIVE_REFRESH_MS", view.LiveRefreshMs},
 }
 
 func tsConstants(d *docSet) (string, error) {
