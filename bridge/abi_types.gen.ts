@@ -80,6 +80,14 @@ export const SERVER_DIR_PREFIX = "servers-";
 /** LiveRefreshMs is how often a client reads a live view again, for the elapsed times. */
 export const VIEW_LIVE_REFRESH_MS = 1000;
 
+export const VIEW_TITLE = "Background tasks";
+
+export const VIEW_COMMAND_SLASH = "tasks";
+
+export const VIEW_COMMAND_DESCRIPTION = "List the background tasks of this project: open one's session, or cancel it";
+
+export const VIEW_UNAVAILABLE = "asyncagents: the status API is not reachable yet (or is off: ASYNCAGENTS_API_ENABLED=false)";
+
 /** Request is the envelope a host sends: one operation, the time, and the operation's input. */
 export interface CoreRequest {
   op: string;
@@ -317,11 +325,13 @@ export interface ViewList {
   placeholder: string;
   empty: string;
   /**
-   * CancelKey is the key that cancels the chosen task (after its Cancel confirmation), and
-   * CancelHint says so in the dialog.
+   * CancelKey is the key that cancels the chosen task (after its Cancel confirmation); the
+   * placeholder says so.
    */
   cancelKey: string;
-  cancelHint: string;
+  /** CancelTitle heads the confirmation; CancelReason is the reason the cancel records. */
+  cancelTitle: string;
+  cancelReason: string;
   rows: ViewRow[];
   live: boolean;
 }

@@ -4,14 +4,25 @@ import "fmt"
 
 // The texts the terminal UI shows, with the other user-facing strings of the core.
 
+// CommandSlash is the terminal UI's command (/tasks) that opens the list, CommandDescription
+// what the command palette says of it, and Unavailable what the module says when the status API
+// cannot be reached (the plugin is still starting, or its API is off). The module has these
+// before any view is read, as constants (bridge/abi_types.gen.ts).
+const (
+	CommandSlash       = "tasks"
+	CommandDescription = "List the background tasks of this project: open one's session, or cancel it"
+	Unavailable        = "asyncagents: the status API is not reachable yet (or is off: ASYNCAGENTS_API_ENABLED=false)"
+)
+
 const (
 	SectionTitle    = "Background tasks"
 	SectionEmpty    = "No background tasks in this session"
 	ListTitle       = "Background tasks"
-	ListPlaceholder = "Filter by description or agent"
+	ListPlaceholder = "Filter · enter: open its session · ctrl+d: cancel it"
 	ListEmpty       = "No background tasks in this project"
 	CancelKey       = "ctrl+d"
-	CancelHint      = "enter: open its session · ctrl+d: cancel it"
+	CancelTitle     = "Cancel the task"
+	CancelReason    = "cancelled from OpenCode's terminal UI"
 	noteOverBudget  = "over budget"
 )
 

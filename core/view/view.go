@@ -199,12 +199,14 @@ type List struct {
 	Title       string `json:"title"`
 	Placeholder string `json:"placeholder"`
 	Empty       string `json:"empty"`
-	// CancelKey is the key that cancels the chosen task (after its Cancel confirmation), and
-	// CancelHint says so in the dialog.
-	CancelKey  string `json:"cancelKey"`
-	CancelHint string `json:"cancelHint"`
-	Rows       []Row  `json:"rows"`
-	Live       bool   `json:"live"`
+	// CancelKey is the key that cancels the chosen task (after its Cancel confirmation); the
+	// placeholder says so.
+	CancelKey string `json:"cancelKey"`
+	// CancelTitle heads the confirmation; CancelReason is the reason the cancel records.
+	CancelTitle  string `json:"cancelTitle"`
+	CancelReason string `json:"cancelReason"`
+	Rows         []Row  `json:"rows"`
+	Live         bool   `json:"live"`
 }
 
 // ListMax bounds the rows of the list: the newest ones, which a dialog can still filter.
@@ -216,7 +218,7 @@ func TaskList(tasks []*task.Task, now int64, o Opts) List {
 	slices.SortStableFunc(sorted, func(a, b *task.Task) int { return cmp.Compare(b.StartedAt, a.StartedAt) })
 	sorted = sorted[:min(len(sorted), ListMax)]
 	l := List{Title: ListTitle, Placeholder: ListPlaceholder, Empty: ListEmpty, CancelKey: CancelKey,
-		CancelHint: CancelHint, Rows: make([]Row, 0, len(sorted))}
+		CancelTitle: CancelTitle, CancelReason: CancelReason, Rows: make([]Row, 0, len(sorted))}
 	for _, t := range sorted {
 		history.Load(t)
 		r := MakeRow(t, now, o)

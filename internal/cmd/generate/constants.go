@@ -39,6 +39,10 @@ var constants = []constant{
 	{"StorageDirName", "STORAGE_DIR_NAME", core.StorageDirName},
 	{"ServerDirPrefix", "SERVER_DIR_PREFIX", core.ServerDirPrefix},
 	{"LiveRefreshMs", "VIEW_LIVE_REFRESH_MS", view.LiveRefreshMs},
+	{"SectionTitle", "VIEW_TITLE", view.SectionTitle},
+	{"CommandSlash", "VIEW_COMMAND_SLASH", view.CommandSlash},
+	{"CommandDescription", "VIEW_COMMAND_DESCRIPTION", view.CommandDescription},
+	{"Unavailable", "VIEW_UNAVAILABLE", view.Unavailable},
 }
 
 func tsConstants(d *docSet) (string, error) {

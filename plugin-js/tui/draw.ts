@@ -1,0 +1,120 @@
+// Drawing the views with OpenCode's renderer, without JSX: JSX in a plugin is compiled only
+// outside node_modules, so the package ships plain calls to the functions the compiler would
+// have emitted (@opentui/solid's createElement, insert, setProp). Every text drawn here comes
+// from the core's view (core/view); this file picks theme colors and lays out boxes.
+
+import { createComponent, Index, Show, type Accessor } from "solid-js";
+import { createElement, effect, insert, setProp } from "@opentui/solid";
+import type { TuiPluginApi } from "@opencode-ai/plugin/tui";
+import type { ViewRow, ViewSection } from "../../bridge/types";
+
+type Props = Record<string, unknown>;
+
+/**
+ * An element with its props and children. A function prop (other than an on… handler) is
+ * reactive: the prop follows it. A function child is reactive too (solid's insert).
+ */
+export function h(tag: string, props: Props, ...children: unknown[]): unknown {
+  const el = createElement(tag);
+  for (const [name, value] of Object.entries(props)) {
+    if (typeof value === "function" && !/^on[A-Z]/.test(name)) {
+      const get = value as () => unknown;
+      effect<unknown>((prev) => setProp(el, name, get(), prev));
+    } else {
+      setProp(el, name, value);
+    }
+  }
+  for (const child of children) insert(el, child);
+  return el;
+}
+
+type Theme = TuiPluginApi["theme"]["current"];
+
+/** The theme color of a row's tone. */
+export function toneColor(theme: Theme, tone: ViewRow["tone"]): unknown {
+  switch (tone) {
+    case "accent":
+      return theme.primary;
+    case "success":
+      return theme.success;
+    case "error":
+      return theme.error;
+    case "warning":
+      return theme.warning;
+    default:
+      return theme.textMuted;
+  }
+}
+
+/** One task: its mark and description, its detail, and its note when it has one. */
+function rowView(api: TuiPluginApi, row: Accessor<ViewRow>): unknown {
+  const theme = () => api.theme.current;
+  return h(
+    "box",
+    {
+      flexDirection: "column",
+      onMouseUp: () => {
+        const id = row().sessionID;
+        if (id) api.route.navigate("session", { sessionID: id });
+      },
+    },
+    h(
+      "text",
+      { fg: () => theme().text, wrapMode: "none" },
+      h("span", { style: () => ({ fg: toneColor(theme(), row().tone) }) }, () => row().mark),
+      () => " " + row().description,
+    ),
+    h("text", { fg: () => theme().textMuted, wrapMode: "none", content: () => "  " + row().detail }),
+    createComponent(Show, {
+      get when() {
+        return row().note;
+      },
+      get children() {
+        return h("text", { fg: () => toneColor(theme(), row().tone), wrapMode: "none", content: () => "  " + (row().note ?? "") });
+      },
+    }),
+  );
+}
+
+/** The sidebar's "Background tasks" section; nothing while the session has no task. */
+export function sectionView(api: TuiPluginApi, section: Accessor<ViewSection | undefined>): unknown {
+  const theme = () => api.theme.current;
+  return createComponent(Show, {
+    get when() {
+      return (section()?.rows.length ?? 0) > 0;
+    },
+    get children() {
+      return h(
+        "box",
+        { flexDirection: "column" },
+        h("text", { fg: () => theme().text }, h("b", {}, () => section()?.title ?? "")),
+        createComponent(Index<ViewRow>, {
+          get each() {
+            return section()?.rows;
+          },
+          children: (row: Accessor<ViewRow>) => rowView(api, row),
+        }),
+        createComponent(Show, {
+          get when() {
+            return section()?.more;
+          },
+          get children() {
+            return h("text", { fg: () => theme().textMuted, content: () => section()?.more ?? "" });
+          },
+        }),
+      );
+    },
+  });
+}
+
+/** The count beside the prompt; nothing while nothing runs or waits. */
+export function summaryView(api: TuiPluginApi, section: Accessor<ViewSection | undefined>): unknown {
+  return createComponent(Show, {
+    get when() {
+      return section()?.summary;
+    },
+    get children() {
+      return h("text", { fg: () => api.theme.current.textMuted, content: () => section()?.summary ?? "" });
+    },
+  });
+}
