@@ -28,7 +28,7 @@ func Usage(t *task.Task) string {
 	switch {
 	case cost != 0:
 		return Cost(cost)
-	case t.Tokens != nil:
+	case tok.Total() > 0:
 		return Count(tok.Total()) + " tok"
 	}
 	return ""

@@ -214,7 +214,9 @@ const ListMax = 200
 
 // TaskList is the list over all tasks: the newest ListMax of them.
 func TaskList(tasks []*task.Task, now int64, o Opts) List {
+	// Newest first; tasks launched in the same millisecond, the later launch first.
 	sorted := slices.Clone(tasks)
+	slices.Reverse(sorted)
 	slices.SortStableFunc(sorted, func(a, b *task.Task) int { return cmp.Compare(b.StartedAt, a.StartedAt) })
 	sorted = sorted[:min(len(sorted), ListMax)]
 	l := List{Title: ListTitle, Placeholder: ListPlaceholder, Empty: ListEmpty, CancelKey: CancelKey,

@@ -30,6 +30,7 @@ func TestUsage(t *testing.T) {
 		want   string
 	}{
 		{"nothing reported", nil, 0, ""},
+		{"reported, still nothing", &task.Tokens{}, 0, ""},
 		{"tokens, no price", &task.Tokens{Input: 900, Output: 50}, 0, "950 tok"},
 		{"thousands", &task.Tokens{Input: 12_000, Output: 300}, 0, "12.3k tok"},
 		{"round thousands", &task.Tokens{Input: 1000}, 0, "1k tok"},
@@ -173,6 +174,9 @@ func TestTaskList(t *testing.T) {
 	for i := range ListMax + 10 {
 		many = append(many, &task.Task{ID: fmt.Sprint(i), Status: task.StatusCompleted, StartedAt: int64(i), CompletedAt: int64(i) + 1})
 	}
+	same := []*task.Task{{ID: "first", StartedAt: 5}, {ID: "second", StartedAt: 5}, {ID: "old", StartedAt: 1}}
+	require.Equal(t, []string{"second", "first", "old"}, ids(TaskList(same, 10, Opts{}).Rows), "launched together: the later launch first")
+
 	l = TaskList(many, 10_000, Opts{})
 	require.Len(t, l.Rows, ListMax)
 	require.Equal(t, fmt.Sprint(ListMax+9), l.Rows[0].ID)

@@ -10,6 +10,9 @@ import type { ViewRow, ViewSection } from "../../bridge/types";
 
 type Props = Record<string, unknown>;
 
+/** OpenTUI's bold text attribute (TextAttributes.BOLD of @opentui/core). */
+const TEXT_BOLD = 1;
+
 /**
  * An element with its props and children. A function prop (other than an on… handler) is
  * reactive: the prop follows it. A function child is reactive too (solid's insert).
@@ -59,10 +62,10 @@ function rowView(api: TuiPluginApi, row: Accessor<ViewRow>): unknown {
       },
     },
     h(
-      "text",
-      { fg: () => theme().text, wrapMode: "none" },
-      h("span", { style: () => ({ fg: toneColor(theme(), row().tone) }) }, () => row().mark),
-      () => " " + row().description,
+      "box",
+      { flexDirection: "row" },
+      h("text", { fg: () => toneColor(theme(), row().tone), flexShrink: 0, content: () => row().mark + " " }),
+      h("text", { fg: () => theme().text, wrapMode: "none", content: () => row().description }),
     ),
     h("text", { fg: () => theme().textMuted, wrapMode: "none", content: () => "  " + row().detail }),
     createComponent(Show, {
@@ -87,7 +90,7 @@ export function sectionView(api: TuiPluginApi, section: Accessor<ViewSection | u
       return h(
         "box",
         { flexDirection: "column" },
-        h("text", { fg: () => theme().text }, h("b", {}, () => section()?.title ?? "")),
+        h("text", { fg: () => theme().text, attributes: TEXT_BOLD, content: () => section()?.title ?? "" }),
         createComponent(Index<ViewRow>, {
           get each() {
             return section()?.rows;

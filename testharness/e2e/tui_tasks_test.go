@@ -1,0 +1,119 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/asyncagents/asyncagents/testharness/mockmodel"
+	"github.com/asyncagents/asyncagents/testharness/ocserve"
+)
+
+// tuiModule is the .opencode/tui.json that loads the built terminal UI module, as a user's
+// tui.json names the package's ./tui export.
+func tuiModule(t *testing.T) map[string]string {
+	b, err := json.Marshal(map[string]any{"plugin": []string{"file://" + filepath.Join(ocserve.RepoRoot(t), "dist", "asyncagents-tui.jsx")}})
+	require.NoError(t, err)
+	return map[string]string{".opencode/tui.json": string(b)}
+}
+
+// tuiPluginLogs is what OpenCode's log files say of TUI plugins (the TUI thread logs there, not
+// on stderr).
+func tuiPluginLogs(oc *ocserve.Server) string {
+	files, _ := filepath.Glob(filepath.Join(oc.Home, ".local/share/opencode/log/*.log"))
+	var b strings.Builder
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.Contains(line, "tui plugin") || strings.Contains(line, "tui.plugin") || strings.Contains(line, "asyncagents tui") {
+				b.WriteString(line + "\n")
+			}
+		}
+	}
+	return b.String()
+}
+
+// screen is what the TUI's pane shows now.
+func (s *tmuxServer) screen(pane string) string {
+	out, _ := s.try("capture-pane", "-p", "-t", pane)
+	return out
+}
+
+// typeLine types text into the pane and presses Enter, the way a user does.
+func (s *tmuxServer) typeLine(pane, text string) {
+	s.run("send-keys", "-t", pane, "-l", text)
+	s.run("send-keys", "-t", pane, "Enter")
+}
+
+// The terminal UI module in the real TUI (220×50, the sidebar shown): a fan-out typed into the
+// prompt shows both tasks in the sidebar's "Background tasks", running and then done with no
+// keypress, with the count beside the prompt while they run; /tasks lists them and Enter opens
+// the chosen task's child session.
+func TestTUIBackgroundTasksSection(t *testing.T) {
+	tm := startTmux(t)
+	release := newGate(t)
+	model := mockmodel.Start(t, func(req mockmodel.Request) mockmodel.Reply {
+		switch {
+		case strings.HasPrefix(req.LastUser, "CHILD "):
+			release.wait(2 * time.Minute)
+			return mockmodel.Reply{Text: "done: " + req.LastUser}
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+			return mockmodel.Reply{Text: "ok"}
+		case req.LastUser == "GO fanout":
+			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{
+				taskCall("Alpha survey", "CHILD alpha", "general"),
+				taskCall("Beta survey", "CHILD beta", "general"),
+			}}
+		}
+		return mockmodel.Reply{Text: "?"}
+	})
+	oc := ocserve.StartTUI(t, ocserve.Options{ModelURL: model.URL(), Plugins: []string{ocserve.PluginSpec(t)}, Files: tuiModule(t)}, tm.socket)
+	e := &env{t: t, model: model, oc: oc}
+	pane := oc.Pane
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the TUI showed:\n%s", tm.screen(pane))
+			t.Logf("its TUI plugin logs:\n%s", tuiPluginLogs(oc))
+		}
+	})
+
+	e.eventually("the TUI's prompt", 60*time.Second, func() bool { return strings.Contains(tm.screen(pane), "Ask anything") })
+	tm.typeLine(pane, "GO fanout")
+
+	var screen string
+	e.eventually("both tasks running in the sidebar", 90*time.Second, func() bool {
+		screen = tm.screen(pane)
+		return strings.Contains(screen, "Background tasks") && strings.Contains(screen, "● Alpha survey") && strings.Contains(screen, "● Beta survey")
+	})
+	t.Logf("running:\n%s", screen)
+	require.Contains(t, screen, "2 running", "the count beside the prompt")
+
+	release.open()
+	e.eventually("both tasks done in the sidebar, with no keypress", 90*time.Second, func() bool {
+		screen = tm.screen(pane)
+		return strings.Contains(screen, "✓ Alpha survey") && strings.Contains(screen, "✓ Beta survey")
+	})
+	t.Logf("done:\n%s", screen)
+	require.NotContains(t, screen, "2 running", "no count once nothing runs")
+
+	tm.typeLine(pane, "/tasks")
+	e.eventually("the /tasks dialog listing both", 30*time.Second, func() bool {
+		screen = tm.screen(pane)
+		return strings.Count(screen, "Alpha survey") >= 2 && strings.Count(screen, "Beta survey") >= 2 && strings.Contains(screen, "Filter")
+	})
+	t.Logf("/tasks:\n%s", screen)
+	tm.run("send-keys", "-t", pane, "Enter")
+	e.eventually("the child session, with its Parent/Prev/Next bar", 30*time.Second, func() bool {
+		screen = tm.screen(pane)
+		return strings.Contains(screen, "Parent") && strings.Contains(screen, "Prev") && strings.Contains(screen, "Next")
+	})
+	t.Logf("child session:\n%s", screen)
+	require.Contains(t, screen, "CHILD beta", "Enter opens the newest task's session, the first row")
+
+	require.NotContains(t, oc.Logs()+tuiPluginLogs(oc), "failed to load tui plugin")
+}
