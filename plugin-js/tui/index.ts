@@ -9,15 +9,12 @@ import type { TuiPlugin, TuiPluginApi, TuiPluginModule } from "@opencode-ai/plug
 import { VIEW_COMMAND_DESCRIPTION, VIEW_COMMAND_SLASH, VIEW_TITLE, VIEW_UNAVAILABLE, type ViewList, type ViewRow } from "../../bridge/types";
 import { sectionView, summaryView } from "./draw";
 import { Views } from "./views";
-import { dbg } from "./dbg";
 
-dbg("module loaded", process.pid);
 const ID = "asyncagents";
 const LIST_COMMAND = "asyncagents.tasks";
 const CANCEL_COMMAND = "asyncagents.tasks.cancel";
 
 const tui: TuiPlugin = async (api) => {
-  dbg("tui start", process.pid);
   const views = new Views(api.lifecycle.signal, (m) => console.error(m));
   const section = (sessionID: string) => {
     const get = views.watch(sessionID);
@@ -27,8 +24,6 @@ const tui: TuiPlugin = async (api) => {
   api.slots.register({
     slots: {
       sidebar_content(_ctx: unknown, props: { session_id: string }) {
-        dbg("sidebar slot", props.session_id);
-        try { const x = sectionView(api, section(props.session_id)); dbg("sidebar made", typeof x); return x as never; } catch (e) { dbg("sidebar err", e, (e as Error).stack); throw e; }
         return sectionView(api, section(props.session_id)) as never;
       },
       session_prompt_right(_ctx: unknown, props: { session_id: string }) {

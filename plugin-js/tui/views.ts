@@ -6,7 +6,6 @@
 import { createSignal, type Accessor, type Setter } from "solid-js";
 import { VIEW_LIVE_REFRESH_MS, type ViewSection } from "../../bridge/types";
 import { findServer, ViewClient } from "./source";
-import { dbg } from "./dbg";
 
 interface Watched {
   count: number;
@@ -43,7 +42,6 @@ export class Views {
   private async connect(): Promise<void> {
     while (!this.signal.aborted) {
       const server = findServer(process.env, process.pid);
-      dbg("server", JSON.stringify(server), process.env.XDG_DATA_HOME);
       if (server) {
         this.client = new ViewClient(server);
         this.changed();
@@ -105,9 +103,7 @@ export class Views {
   private async read(sessionID: string, w: Watched): Promise<void> {
     if (!this.client) return;
     try {
-      const v = await this.client.section(sessionID);
-      dbg("section", sessionID, JSON.stringify(v).slice(0, 300));
-      w.set(v);
+      w.set(await this.client.section(sessionID));
     } catch (err) {
       this.log(`asyncagents tui: reading the section of ${sessionID}: ${err}`);
     }

@@ -101,11 +101,17 @@ func TestTUIBackgroundTasksSection(t *testing.T) {
 	t.Logf("done:\n%s", screen)
 	require.NotContains(t, screen, "2 running", "no count once nothing runs")
 
-	tm.typeLine(pane, "/tasks")
+	// The command: typed, offered by the prompt's completion, then run with Enter (a first Enter
+	// may only complete it).
+	tm.run("send-keys", "-t", pane, "-l", "/tasks")
+	e.eventually("/tasks offered", 30*time.Second, func() bool { return strings.Contains(tm.screen(pane), "List the background tasks") })
+	tm.run("send-keys", "-t", pane, "Enter")
 	e.eventually("the /tasks dialog listing both", 30*time.Second, func() bool {
 		screen = tm.screen(pane)
-		return strings.Count(screen, "Alpha survey") >= 2 && strings.Count(screen, "Beta survey") >= 2 && strings.Contains(screen, "Filter")
+		return strings.Contains(screen, "Filter · enter")
 	})
+	require.Contains(t, screen, "✓ Beta survey")
+	require.Contains(t, screen, "✓ Alpha survey")
 	t.Logf("/tasks:\n%s", screen)
 	tm.run("send-keys", "-t", pane, "Enter")
 	e.eventually("the child session, with its Parent/Prev/Next bar", 30*time.Second, func() bool {
