@@ -50,10 +50,24 @@ func (s *tmuxServer) typeLine(pane, text string) {
 	s.run("send-keys", "-t", pane, "Enter")
 }
 
+// openTasks runs /tasks as a user does: typed, offered by the prompt's completion, run with
+// Enter. It returns the screen with the dialog.
+func (s *tmuxServer) openTasks(e *env, pane string) string {
+	s.run("send-keys", "-t", pane, "-l", "/tasks")
+	e.eventually("/tasks offered", 30*time.Second, func() bool { return strings.Contains(s.screen(pane), "List the background tasks") })
+	s.run("send-keys", "-t", pane, "Enter")
+	var screen string
+	e.eventually("the /tasks dialog", 30*time.Second, func() bool {
+		screen = s.screen(pane)
+		return strings.Contains(screen, "Filter · enter")
+	})
+	return screen
+}
+
 // The terminal UI module in the real TUI (220×50, the sidebar shown): a fan-out typed into the
 // prompt shows both tasks in the sidebar's "Background tasks", running and then done with no
-// keypress, with the count beside the prompt while they run; /tasks lists them and Enter opens
-// the chosen task's child session.
+// keypress, with the count beside the prompt while they run; /tasks cancels one (its key, then
+// a confirmation), lists them, and Enter opens the chosen task's child session.
 func TestTUIBackgroundTasksSection(t *testing.T) {
 	tm := startTmux(t)
 	release := newGate(t)
@@ -93,24 +107,43 @@ func TestTUIBackgroundTasksSection(t *testing.T) {
 	t.Logf("running:\n%s", screen)
 	require.Contains(t, screen, "2 running", "the count beside the prompt")
 
+	// Cancel Beta from /tasks: its key, then the confirmation. It ends as asyncagents_cancel ends
+	// it, through the status API.
+	tm.openTasks(e, pane)
+	tm.run("send-keys", "-t", pane, "C-d")
+	e.eventually("the confirmation", 15*time.Second, func() bool {
+		screen = tm.screen(pane)
+		return strings.Contains(screen, `Cancel "Beta survey"?`)
+	})
+	t.Logf("confirmation:\n%s", screen)
+	tm.run("send-keys", "-t", pane, "Enter")
+	e.eventually("Beta cancelled in the list", 15*time.Second, func() bool {
+		screen = tm.screen(pane)
+		return strings.Contains(screen, "⊘ Beta survey") && strings.Contains(screen, "Filter · enter")
+	})
+	tm.run("send-keys", "-t", pane, "Escape")
+	e.eventually("Beta cancelled in the sidebar, Alpha running", 15*time.Second, func() bool {
+		screen = tm.screen(pane)
+		return strings.Contains(screen, "⊘ Beta survey") && strings.Contains(screen, "● Alpha survey") && strings.Contains(screen, "1 running")
+	})
+	var sj serverJSON
+	b, err := os.ReadFile(serverFileOf(storageOf(oc)))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &sj))
+	code, body := apiGet(t, sj.URL+"/v1/tasks?status=cancelled", sj.Token, "")
+	require.Equal(t, 200, code, body)
+	require.Contains(t, body, `"cancelReason":"cancelled from OpenCode's terminal UI"`)
+
 	release.open()
 	e.eventually("both tasks done in the sidebar, with no keypress", 90*time.Second, func() bool {
 		screen = tm.screen(pane)
-		return strings.Contains(screen, "✓ Alpha survey") && strings.Contains(screen, "✓ Beta survey")
+		return strings.Contains(screen, "✓ Alpha survey") && strings.Contains(screen, "⊘ Beta survey")
 	})
 	t.Logf("done:\n%s", screen)
-	require.NotContains(t, screen, "2 running", "no count once nothing runs")
+	require.NotContains(t, screen, "running", "no count once nothing runs")
 
-	// The command: typed, offered by the prompt's completion, then run with Enter (a first Enter
-	// may only complete it).
-	tm.run("send-keys", "-t", pane, "-l", "/tasks")
-	e.eventually("/tasks offered", 30*time.Second, func() bool { return strings.Contains(tm.screen(pane), "List the background tasks") })
-	tm.run("send-keys", "-t", pane, "Enter")
-	e.eventually("the /tasks dialog listing both", 30*time.Second, func() bool {
-		screen = tm.screen(pane)
-		return strings.Contains(screen, "Filter · enter")
-	})
-	require.Contains(t, screen, "✓ Beta survey")
+	screen = tm.openTasks(e, pane)
+	require.Contains(t, screen, "⊘ Beta survey")
 	require.Contains(t, screen, "✓ Alpha survey")
 	t.Logf("/tasks:\n%s", screen)
 	tm.run("send-keys", "-t", pane, "Enter")
