@@ -16,13 +16,25 @@ const TEXT_BOLD = 1;
 /**
  * An element with its props and children. A function prop (other than an on… handler) is
  * reactive: the prop follows it. A function child is reactive too (solid's insert).
+ *
+ * A reactive prop leaves an element OpenCode has destroyed alone: OpenCode may destroy a slot's
+ * elements while the views they follow still change (seen in the real TUI: "TextBuffer is
+ * destroyed", which its error boundary turns into a crash screen).
  */
 export function h(tag: string, props: Props, ...children: unknown[]): unknown {
   const el = createElement(tag);
   for (const [name, value] of Object.entries(props)) {
     if (typeof value === "function" && !/^on[A-Z]/.test(name)) {
       const get = value as () => unknown;
-      effect<unknown>((prev) => setProp(el, name, get(), prev));
+      effect<unknown>((prev) => {
+        const next = get();
+        if ((el as { isDestroyed?: boolean }).isDestroyed) return prev;
+        try {
+          return setProp(el, name, next, prev);
+        } catch {
+          return prev;
+        }
+      });
     } else {
       setProp(el, name, value);
     }
