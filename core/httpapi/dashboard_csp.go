@@ -4,6 +4,6 @@ package httpapi
 
 // The hashes of the dashboard page's inline script and style, for its Content-Security-Policy.
 const (
-	dashboardScriptHash = "sha256-ydL1U85IcxRoRD6kjkFh+XbBno6LlP0yOOumKot6GMk="
+	dashboardScriptHash = "sha256-Ri0lc8SAhGLhC5KU7uxakoTz7vQciX29TMEADrE+9zE="
 	dashboardStyleHash  = "sha256-PFWII3icrkXTPelCJ1zXQgYsQgP8BvZ7AnnZhcRF1RY="
 )

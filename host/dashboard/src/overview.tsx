@@ -55,9 +55,9 @@ export function Overview() {
                 return (
                   <li>
                     <span class="batch-id" title={g.batchId}>
-                      {g.batchId}
+                      {g.name || g.batchId}
                     </span>
-                    <progress max={g.stats.total} value={done} aria-label={`batch ${g.batchId}`} />
+                    <progress max={g.stats.total} value={done} aria-label={`batch ${g.name || g.batchId}`} />
                     <span class="done">
                       {done}/{g.stats.total} done
                     </span>

@@ -27,6 +27,8 @@ export interface TaskList {
 
 export interface Group {
   batchId: string;
+  /** The batch as its user knows it: its first tasks' descriptions (the core's). */
+  name: string;
   stats: { completed: number; running: number; error: number; cancelled: number; total: number; tokens?: Tokens; cost?: number };
 }
 
