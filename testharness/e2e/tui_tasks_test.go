@@ -154,5 +154,8 @@ func TestTUIBackgroundTasksSection(t *testing.T) {
 	t.Logf("child session:\n%s", screen)
 	require.Contains(t, screen, "CHILD beta", "Enter opens the newest task's session, the first row")
 
+	// OpenCode 1.18.33 writes a TUI plugin's load failure to its in-app console, not to its log
+	// (a module that failed to load left both silent here): the section drawn above is what shows
+	// the module loaded; the logs are checked for what they do say.
 	require.NotContains(t, oc.Logs()+tuiPluginLogs(oc), "failed to load tui plugin")
 }
