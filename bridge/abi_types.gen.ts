@@ -577,6 +577,13 @@ export interface Task {
    */
   stalledSince?: number;
   /**
+   * QueuedUntil is when a task that waited in the queue got its slot (0: it never waited, or
+   * still waits); Stalls are its stalls that ended, the latest MaxStalls. The dashboard's batch
+   * timeline draws both (core/view).
+   */
+  queuedUntil?: number;
+  stalls?: Span[];
+  /**
    * Partial is what the child did, kept as it works so that a task that fails, times out or
    * is cancelled still carries it.
    */
@@ -945,6 +952,12 @@ export interface FallbackInfo {
   skipped?: string[];
   successfulModel?: string;
   totalAttempts: number;
+}
+
+/** Span is a stretch of a task's time, Unix ms. */
+export interface Span {
+  from: number;
+  to: number;
 }
 
 /** Partial is a child's work so far: its latest assistant text and the tools it ran. */

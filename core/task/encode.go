@@ -67,6 +67,19 @@ func AppendJSON(b []byte, t *Task) ([]byte, error) {
 	}
 	b = jsonw.OptInt(b, "timeoutMs", t.TimeoutMs)
 	b = jsonw.OptInt(b, "stalledSince", t.StalledSince)
+	b = jsonw.OptInt(b, "queuedUntil", t.QueuedUntil)
+	if len(t.Stalls) > 0 {
+		b = append(b, `,"stalls":[`...)
+		for i, sp := range t.Stalls {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"from":`...)
+			b = strconv.AppendInt(b, sp.From, 10)
+			b = append(jsonw.KeyInt(b, "to", sp.To), '}')
+		}
+		b = append(b, ']')
+	}
 	if t.Partial != nil {
 		var err error
 		if b, err = jsonw.KeyValue(b, "partial", t.Partial); err != nil {
