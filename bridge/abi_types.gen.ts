@@ -337,6 +337,23 @@ export interface ViewList {
 }
 
 /**
+ * Timeline is a batch drawn over time, for the dashboard's batch page: one bar per task from its
+ * launch to its end (or now), with the stretches that held it marked (queued, stalled), so what
+ * ran in parallel and what held the batch up shows at a glance. Positions are percentages of the
+ * batch's span, from its first launch to its last end.
+ */
+export interface ViewTimeline {
+  batchId: string;
+  name: string;
+  /** Span is the batch's whole time, as Elapsed writes it. */
+  span: string;
+  bars: ViewBar[];
+  /** Legend names the segment kinds, in the order a page lists them. */
+  legend: LegendItem[];
+  live: boolean;
+}
+
+/**
  * Config holds every limit and switch of the core. Hosts pass it at init; zero fields take the
  * defaults below, so an older host that knows fewer fields still gets sane values.
  */
@@ -783,6 +800,24 @@ export interface ViewRow {
   parentSessionID: string;
 }
 
+/** Bar is one task on the timeline. */
+export interface ViewBar {
+  id: string;
+  description: string;
+  mark: string;
+  tone: string;
+  elapsed: string;
+  left: number;
+  width: number;
+  segments: ViewSegment[];
+}
+
+/** LegendItem names a segment kind. */
+export interface LegendItem {
+  kind: string;
+  label: string;
+}
+
 /** NotifyConfig is the notices' wake policy. */
 export interface NotifyConfig {
   /**
@@ -1018,6 +1053,17 @@ export interface APIToolCall {
   input: unknown;
   output?: string;
   error?: string;
+}
+
+/**
+ * Segment is a stretch of a bar: Kind is one of the Segment… kinds; Left and Width are
+ * percentages of the batch's span, like the bar's; Title says what it was and how long.
+ */
+export interface ViewSegment {
+  kind: string;
+  left: number;
+  width: number;
+  title: string;
 }
 
 /** FallbackAttempt is one model call: its model, when it started, and how it ended. */

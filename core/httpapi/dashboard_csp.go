@@ -4,6 +4,6 @@ package httpapi
 
 // The hashes of the dashboard page's inline script and style, for its Content-Security-Policy.
 const (
-	dashboardScriptHash = "sha256-Ri0lc8SAhGLhC5KU7uxakoTz7vQciX29TMEADrE+9zE="
-	dashboardStyleHash  = "sha256-PFWII3icrkXTPelCJ1zXQgYsQgP8BvZ7AnnZhcRF1RY="
+	dashboardScriptHash = "sha256-TfIQVxEeZhoeoafMl05SL1/Oc41B0iyjkduOxS+0+Rk="
+	dashboardStyleHash  = "sha256-DGk7l+b0RSZrniSoyiPh9f97UCJNd4jrU9e7hFdqVJ8="
 )

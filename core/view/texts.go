@@ -26,6 +26,14 @@ const (
 	noteOverBudget  = "over budget"
 )
 
+const (
+	legendQueued  = "queued"
+	legendStalled = "stalled"
+)
+
+func segmentQueued(d string) string  { return "queued for " + d }
+func segmentStalled(d string) string { return "stalled for " + d }
+
 func noteStalled(since string) string { return "stalled for " + since }
 
 func noteQueued(position int, limit string, maxAtOnce int) string {

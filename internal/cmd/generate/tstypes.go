@@ -31,6 +31,7 @@ var abiRoots = []reflect.Type{
 	// The views the terminal UI module draws (GET /v1/views/...).
 	reflect.TypeFor[view.Section](),
 	reflect.TypeFor[view.List](),
+	reflect.TypeFor[view.Timeline](),
 }
 
 // tsNames renames the Go types whose own names would clash with TypeScript's globals (Request,
@@ -45,6 +46,9 @@ var tsNames = map[reflect.Type]string{
 	reflect.TypeFor[view.Row]():         "ViewRow",
 	reflect.TypeFor[view.Section]():     "ViewSection",
 	reflect.TypeFor[view.List]():        "ViewList",
+	reflect.TypeFor[view.Timeline]():    "ViewTimeline",
+	reflect.TypeFor[view.Bar]():         "ViewBar",
+	reflect.TypeFor[view.Segment]():     "ViewSegment",
 }
 
 // typeValues are the values of the named string types.
