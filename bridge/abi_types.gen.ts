@@ -548,6 +548,11 @@ export interface Task {
   parentSessionID: string;
   parentMessageID: string;
   parentAgent?: string;
+  /**
+   * ParentTitle is the parent session's title as OpenCode last announced it while the task
+   * ran ("" until it did): a batch is named by it.
+   */
+  parentTitle?: string;
   batchId: string;
   description: string;
   prompt: string;

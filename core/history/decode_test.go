@@ -122,7 +122,7 @@ func TestPlainASCIIPrefix(t *testing.T) {
 // the fast path for all of them but fallbackInfo and partial (lists of structs, which
 // encoding/json reads).
 func TestFastTaskReadsEveryField(t *testing.T) {
-	full := task.Task{ID: "bg_a", SessionID: "ses_a", ParentSessionID: "ses_p", ParentMessageID: "msg_p", ParentAgent: "build", BatchID: "b1",
+	full := task.Task{ID: "bg_a", SessionID: "ses_a", ParentSessionID: "ses_p", ParentMessageID: "msg_p", ParentAgent: "build", ParentTitle: "t", BatchID: "b1",
 		Description: "d", Prompt: "p\n\"q\"", Agent: "general", Status: task.StatusError, StartedAt: 1, CompletedAt: -2, Result: "r",
 		Error: &task.TaskError{Name: "E", Message: "m", StatusCode: 429}, Progress: task.Progress{ToolCalls: 3, LastTools: []string{"read", "grep"}, LastUpdate: 4},
 		ResumeCount: 5, IsForked: true, RetrievedAt: 6, Queued: true, Waiting: &task.Wait{Limit: "l", Max: 1, Position: 2}, Depth: 2, CancelReason: "why", ResumedAt: 7, ForkTokens: 8,

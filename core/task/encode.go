@@ -18,6 +18,7 @@ func AppendJSON(b []byte, t *Task) ([]byte, error) {
 	b = jsonw.KeyString(b, "parentSessionID", t.ParentSessionID)
 	b = jsonw.KeyString(b, "parentMessageID", t.ParentMessageID)
 	b = jsonw.OptString(b, "parentAgent", t.ParentAgent)
+	b = jsonw.OptString(b, "parentTitle", t.ParentTitle)
 	b = jsonw.KeyString(b, "batchId", t.BatchID)
 	b = jsonw.KeyString(b, "description", t.Description)
 	b = jsonw.KeyString(b, "prompt", t.Prompt)

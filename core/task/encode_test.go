@@ -13,7 +13,7 @@ import (
 // A task writes what encoding/json writes for its struct: with every field set, each field
 // alone, each awkward string in each string field, and the slices nil, empty and full.
 func TestTaskEncodesAsTheStruct(t *testing.T) {
-	all := Task{ID: "bg_1", SessionID: "ses_1", ParentSessionID: "ses_0", ParentMessageID: "msg_0", ParentAgent: "build", BatchID: "b", Description: "d",
+	all := Task{ID: "bg_1", SessionID: "ses_1", ParentSessionID: "ses_0", ParentMessageID: "msg_0", ParentAgent: "build", ParentTitle: "Fix \"it\"", BatchID: "b", Description: "d",
 		Prompt: "p", Agent: "general", Status: StatusError, StartedAt: 1, CompletedAt: 2, Result: "r",
 		Error: &TaskError{Name: "APIError", Message: "m", StatusCode: 429}, Progress: Progress{ToolCalls: 3, LastTools: []string{"read", "grep"}, LastUpdate: 4},
 		ResumeCount: 5, IsForked: true, RetrievedAt: 6, Queued: true, Waiting: &Wait{Limit: "concurrency.default", Max: 2, Position: 3}, Depth: 2, CancelReason: "why", ResumedAt: 7, ForkTokens: 8,

@@ -28,24 +28,27 @@ func (s Status) Terminal() bool {
 // it exists (a queued task has none). Every lookup takes either. A task written by a release
 // whose IDs were the session's has no "id" in its record: its ID is its session's.
 type Task struct {
-	ID              string     `json:"id"`
-	SessionID       string     `json:"sessionID,omitempty"`
-	ParentSessionID string     `json:"parentSessionID"`
-	ParentMessageID string     `json:"parentMessageID"`
-	ParentAgent     string     `json:"parentAgent,omitempty"`
-	BatchID         string     `json:"batchId"`
-	Description     string     `json:"description"`
-	Prompt          string     `json:"prompt"`
-	Agent           string     `json:"agent"`
-	Status          Status     `json:"status"`
-	StartedAt       int64      `json:"startedAt"`
-	CompletedAt     int64      `json:"completedAt,omitempty"`
-	Result          string     `json:"result,omitempty"`
-	Error           *TaskError `json:"error,omitempty"`
-	Progress        Progress   `json:"progress"`
-	ResumeCount     int        `json:"resumeCount"`
-	IsForked        bool       `json:"isForked"`
-	RetrievedAt     int64      `json:"retrievedAt,omitempty"`
+	ID              string `json:"id"`
+	SessionID       string `json:"sessionID,omitempty"`
+	ParentSessionID string `json:"parentSessionID"`
+	ParentMessageID string `json:"parentMessageID"`
+	ParentAgent     string `json:"parentAgent,omitempty"`
+	// ParentTitle is the parent session's title as OpenCode last announced it while the task
+	// ran ("" until it did): a batch is named by it.
+	ParentTitle string     `json:"parentTitle,omitempty"`
+	BatchID     string     `json:"batchId"`
+	Description string     `json:"description"`
+	Prompt      string     `json:"prompt"`
+	Agent       string     `json:"agent"`
+	Status      Status     `json:"status"`
+	StartedAt   int64      `json:"startedAt"`
+	CompletedAt int64      `json:"completedAt,omitempty"`
+	Result      string     `json:"result,omitempty"`
+	Error       *TaskError `json:"error,omitempty"`
+	Progress    Progress   `json:"progress"`
+	ResumeCount int        `json:"resumeCount"`
+	IsForked    bool       `json:"isForked"`
+	RetrievedAt int64      `json:"retrievedAt,omitempty"`
 	// Queued is set while the task waits for a start slot (see config.Config.MaxConcurrentStarts
 	// and config.ConcurrencyConfig); Waiting says which limit it waits for and its place.
 	Queued  bool  `json:"queued,omitempty"`

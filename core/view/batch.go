@@ -10,11 +10,18 @@ import (
 // BatchNameShown is how many descriptions a batch's name lists before "+N more".
 const BatchNameShown = 2
 
-// BatchName names a batch as its user knows it: the descriptions of its first tasks, in launch
-// order, and how many more there are ("Alpha survey, Beta survey +1 more"), rather than the ID of
-// the message that launched it. The parent session's title is not known to the core.
+// BatchName names a batch as its user knows it, rather than by the ID of the message that
+// launched it: its parent session's title, when OpenCode told it, then the descriptions of its
+// first tasks, in launch order, and how many more there are ("Fix the login: Alpha survey, Beta
+// survey +1 more").
 func BatchName(tasks []*task.Task) string {
+	title := ""
 	var names []string
+	for _, t := range tasks {
+		if title == "" {
+			title = t.ParentTitle
+		}
+	}
 	for _, t := range tasks {
 		if len(names) == BatchNameShown {
 			break
@@ -24,6 +31,9 @@ func BatchName(tasks []*task.Task) string {
 	name := strings.Join(names, ", ")
 	if more := len(tasks) - len(names); more > 0 {
 		name += fmt.Sprintf(" +%d more", more)
+	}
+	if title != "" {
+		name = title + ": " + name
 	}
 	return name
 }

@@ -28,4 +28,7 @@ func TestBatchName(t *testing.T) {
 	} {
 		require.Equal(t, c.want, BatchName(c.tasks))
 	}
+	titled := mk("Alpha survey", "Beta survey", "Gamma")
+	titled[1].ParentTitle = "Fix the login"
+	require.Equal(t, "Fix the login: Alpha survey, Beta survey +1 more", BatchName(titled), "the parent's title first, from whichever task heard it")
 }
