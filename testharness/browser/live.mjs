@@ -56,10 +56,10 @@ await run(async (browser) => {
   await page.getByRole("link", { name: "← All tasks" }).click();
   await seeRowStatus(page, "Long job", "cancelled");
 
-  // The batch, named by its tasks (not its message's ID), and its page's timeline: one bar per
-  // task, each ending where its task ended.
-  await page.getByRole("link", { name: "Live job, Long job" }).click();
-  await seeText(page, "Live job, Long job", "h1");
+  // The batch, named by its parent session's title and its tasks (not its message's ID), and its
+  // page's timeline: one bar per task, each ending where its task ended.
+  await page.getByRole("link", { name: "parent: Live job, Long job" }).click();
+  await seeText(page, "parent: Live job, Long job", "h1");
   await page.locator(".bars .bar-row").nth(1).waitFor({ timeout: BOUND });
   const bars = await page.locator(".bars .bar-row").count();
   assert(bars === 2, `the timeline has ${bars} bars`);
