@@ -3,8 +3,8 @@
 // have emitted (@opentui/solid's createElement, insert, setProp). Every text drawn here comes
 // from the core's view (core/view); this file picks theme colors and lays out boxes.
 
-import { createComponent, Index, Show, type Accessor } from "solid-js";
-import { createElement, effect, insert, setProp } from "@opentui/solid";
+import { createComponent, Index, Show, type Accessor } from "opentui:runtime-module:solid-js";
+import { createElement, effect, insert, setProp } from "opentui:runtime-module:%40opentui%2Fsolid";
 import type { TuiPluginApi } from "@opencode-ai/plugin/tui";
 import type { ViewRow, ViewSection } from "../../bridge/types";
 

@@ -1,8 +1,9 @@
-// The few exports of OpenCode's own solid-js and @opentui/solid that the terminal UI module uses.
-// The host rewrites these imports to its copies (the bundle keeps them external), so they are not
-// dependencies of the package; these declarations only type them.
+// The few exports of OpenCode's own solid-js and @opentui/solid that the terminal UI module uses,
+// under the names OpenCode registers them as (its runtime plugin's virtual modules): the bundle
+// keeps them external, they are not dependencies of the package, and these declarations only type
+// them.
 
-declare module "solid-js" {
+declare module "opentui:runtime-module:solid-js" {
   export type Accessor<T> = () => T;
   export type Setter<T> = (v: T | ((prev: T) => T)) => T;
   export function createSignal<T>(value: T, options?: { equals?: false | ((a: T, b: T) => boolean) }): [Accessor<T>, Setter<T>];
@@ -12,7 +13,7 @@ declare module "solid-js" {
   export function Show<T>(props: { when: T | undefined | null | false; children: unknown; fallback?: unknown }): unknown;
 }
 
-declare module "@opentui/solid" {
+declare module "opentui:runtime-module:%40opentui%2Fsolid" {
   export function createElement(tag: string): unknown;
   export function insert(parent: unknown, value: unknown): void;
   export function setProp<T>(node: unknown, name: string, value: T, prev?: T): T;

@@ -4,7 +4,7 @@
 // the TUI part. It reads the plugin's status API and draws what the core says (core/view).
 // OpenCode's TUI plugin API will change with OpenCode 2; this folder is all that depends on it.
 
-import { createComponent, createSignal, onCleanup } from "solid-js";
+import { createComponent, createSignal, onCleanup } from "opentui:runtime-module:solid-js";
 import type { TuiPlugin, TuiPluginApi, TuiPluginModule } from "@opencode-ai/plugin/tui";
 import { VIEW_COMMAND_DESCRIPTION, VIEW_COMMAND_SLASH, VIEW_TITLE, VIEW_UNAVAILABLE, type ViewList, type ViewRow } from "../../bridge/types";
 import { sectionView, summaryView } from "./draw";

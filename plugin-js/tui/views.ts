@@ -3,7 +3,7 @@
 // each VIEW_LIVE_REFRESH_MS while one of them is live (its elapsed times move). No timer runs
 // while nothing is on screen or nothing runs.
 
-import { createSignal, type Accessor, type Setter } from "solid-js";
+import { createSignal, type Accessor, type Setter } from "opentui:runtime-module:solid-js";
 import { VIEW_LIVE_REFRESH_MS, type ViewSection } from "../../bridge/types";
 import { findServer, ViewClient } from "./source";
 

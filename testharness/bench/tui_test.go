@@ -84,7 +84,7 @@ func tuiRun(b *testing.B, module bool) (r struct{ cpuMs, frames, bytes, seconds 
 	b.Cleanup(func() { tmux("kill-server") })
 	files := map[string]string{}
 	if module {
-		j, _ := json.Marshal(map[string]any{"plugin": []string{"file://" + filepath.Join(ocserve.RepoRoot(b), "dist", "asyncagents-tui.jsx")}})
+		j, _ := json.Marshal(map[string]any{"plugin": []string{"file://" + filepath.Join(ocserve.RepoRoot(b), "dist", "asyncagents-tui.js")}})
 		files[".opencode/tui.json"] = string(j)
 	}
 	oc := ocserve.StartTUI(b, ocserve.Options{ModelURL: model.URL(), Plugins: []string{ocserve.PluginSpec(b)}, Files: files}, socket)

@@ -53,7 +53,7 @@ func TestDemoTUI(t *testing.T) {
 	}
 	tmux("-f", "/dev/null", "new-session", "-d", "-s", "demo", "-x", "220", "-y", "50")
 	t.Cleanup(func() { tmux("kill-server") })
-	tuiJSON, _ := json.Marshal(map[string]any{"plugin": []string{"file://" + filepath.Join(ocserve.RepoRoot(t), "dist", "asyncagents-tui.jsx")}})
+	tuiJSON, _ := json.Marshal(map[string]any{"plugin": []string{"file://" + filepath.Join(ocserve.RepoRoot(t), "dist", "asyncagents-tui.js")}})
 	say("\nthe same fan-out in OpenCode's terminal UI (220×50, in tmux), with the TUI module from .opencode/tui.json:")
 	oc := ocserve.StartTUI(t, ocserve.Options{ModelURL: model.URL(), Plugins: []string{ocserve.PluginSpec(t)},
 		Files: map[string]string{".opencode/tui.json": string(tuiJSON)}}, socket)

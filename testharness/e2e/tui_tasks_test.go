@@ -17,7 +17,7 @@ import (
 // tuiModule is the .opencode/tui.json that loads the built terminal UI module, as a user's
 // tui.json names the package's ./tui export.
 func tuiModule(t *testing.T) map[string]string {
-	b, err := json.Marshal(map[string]any{"plugin": []string{"file://" + filepath.Join(ocserve.RepoRoot(t), "dist", "asyncagents-tui.jsx")}})
+	b, err := json.Marshal(map[string]any{"plugin": []string{"file://" + filepath.Join(ocserve.RepoRoot(t), "dist", "asyncagents-tui.js")}})
 	require.NoError(t, err)
 	return map[string]string{".opencode/tui.json": string(b)}
 }
