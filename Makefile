@@ -53,6 +53,12 @@ dist/asyncagents.js: dist/manifest.json $(shell find plugin-js bridge -name '*.t
 dist/asyncagents-worker.js: $(shell find plugin-js bridge -name '*.ts' -not -name '*.test.ts') node_modules/.installed
 	$(BUN) build plugin-js/worker.ts --outfile $@ --target bun --minify
 
+# The terminal UI module (plugin-js/tui, package.json exports["./tui"]): a bundle of its own, since
+# OpenCode takes a module as either the server part or the TUI part. It imports OpenCode's own
+# Solid and OpenTUI by the names OpenCode registers them under (RATIONALE.md says why).
+dist/asyncagents-tui.js: $(shell find plugin-js/tui bridge -name '*.ts' -not -name '*.test.ts') node_modules/.installed
+	$(BUN) build plugin-js/tui/index.ts --outfile $@ --target bun --minify --external 'opentui:runtime-module:*'
+
 dist/asyncagents: $(shell find core host -name '*.go') core/httpapi/dashboard_csp.go host/dashboard/dashboard.html go.mod
 	go build -o $@ ./host/cmd/asyncagents
 
@@ -68,7 +74,7 @@ dist/asyncagents.schema.json: plugin-js/asyncagents.schema.json
 generate:
 	go run ./internal/cmd/generate
 
-build: deps dist/asyncagents.wasm dist/test/asyncagents.wasm dist/manifest.json dist/asyncagents.js dist/asyncagents-worker.js dist/asyncagents dist/asyncagents.schema.json dist/dashboard.html
+build: deps dist/asyncagents.wasm dist/test/asyncagents.wasm dist/manifest.json dist/asyncagents.js dist/asyncagents-worker.js dist/asyncagents-tui.js dist/asyncagents dist/asyncagents.schema.json dist/dashboard.html
 
 test: build test-bun test-go
 

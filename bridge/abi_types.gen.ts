@@ -102,6 +102,21 @@ export const HOOK_COMPACTING = "asyncagents.compacting";
 /** MaxRequestBodyBytes bounds the body a host passes with a POST (the permission answer). */
 export const MAX_REQUEST_BODY_BYTES = 16384;
 
+export const STORAGE_DIR_NAME = "opencode/asyncagents";
+
+export const SERVER_DIR_PREFIX = "servers-";
+
+/** LiveRefreshMs is how often a client reads a live view again, for the elapsed times. */
+export const VIEW_LIVE_REFRESH_MS = 1000;
+
+export const VIEW_TITLE = "Background tasks";
+
+export const VIEW_COMMAND_SLASH = "tasks";
+
+export const VIEW_COMMAND_DESCRIPTION = "List the background tasks of this project: open one's session, or cancel it";
+
+export const VIEW_UNAVAILABLE = "asyncagents: the status API is not reachable yet (or is off: ASYNCAGENTS_API_ENABLED=false)";
+
 /** Request is the envelope a host sends: one operation, the time, and the operation's input. */
 export interface CoreRequest {
   op: string;
@@ -333,6 +348,63 @@ export interface APIConversation {
 }
 
 /**
+ * Section is a session's "Background tasks": its tasks and its children's, running first, then
+ * queued, then the latest finished ones (FinishedShown; More counts the rest).
+ */
+export interface ViewSection {
+  title: string;
+  rows: ViewRow[];
+  /** More is the line under the rows for the finished tasks not shown, "" when none. */
+  more?: string;
+  /**
+   * Summary is the count beside the prompt ("2 running · 1 queued"), "" when nothing runs
+   * or waits: then a client shows nothing.
+   */
+  summary?: string;
+  /**
+   * Live: something runs, so the elapsed times change; a client reads the section again each
+   * LiveRefreshMs while it shows it (task changes come on the event stream).
+   */
+  live: boolean;
+  /** Empty is what a client shows when Rows is empty (a client may show nothing instead). */
+  empty: string;
+}
+
+/** List is every task of the project, newest first, for the /tasks dialog. */
+export interface ViewList {
+  title: string;
+  placeholder: string;
+  empty: string;
+  /**
+   * CancelKey is the key that cancels the chosen task (after its Cancel confirmation); the
+   * placeholder says so.
+   */
+  cancelKey: string;
+  /** CancelTitle heads the confirmation; CancelReason is the reason the cancel records. */
+  cancelTitle: string;
+  cancelReason: string;
+  rows: ViewRow[];
+  live: boolean;
+}
+
+/**
+ * Timeline is a batch drawn over time, for the dashboard's batch page: one bar per task from its
+ * launch to its end (or now), with the stretches that held it marked (queued, stalled), so what
+ * ran in parallel and what held the batch up shows at a glance. Positions are percentages of the
+ * batch's span, from its first launch to its last end.
+ */
+export interface ViewTimeline {
+  batchId: string;
+  name: string;
+  /** Span is the batch's whole time, as Elapsed writes it. */
+  span: string;
+  bars: ViewBar[];
+  /** Legend names the segment kinds, in the order a page lists them. */
+  legend: LegendItem[];
+  live: boolean;
+}
+
+/**
  * Config holds every limit and switch of the core. Hosts pass it at init; zero fields take the
  * defaults below, so an older host that knows fewer fields still gets sane values.
  */
@@ -544,6 +616,11 @@ export interface Task {
   parentSessionID: string;
   parentMessageID: string;
   parentAgent?: string;
+  /**
+   * ParentTitle is the parent session's title as OpenCode last announced it while the task
+   * ran ("" until it did): a batch is named by it.
+   */
+  parentTitle?: string;
   batchId: string;
   description: string;
   prompt: string;
@@ -596,6 +673,13 @@ export interface Task {
    * task's end clear it.
    */
   stalledSince?: number;
+  /**
+   * QueuedUntil is when a task that waited in the queue got its slot (0: it never waited, or
+   * still waits); Stalls are its stalls that ended, the latest MaxStalls. The dashboard's batch
+   * timeline draws both (core/view).
+   */
+  queuedUntil?: number;
+  stalls?: Span[];
   /**
    * Partial is what the child did, kept as it works so that a task that fails, times out or
    * is cancelled still carries it.
@@ -784,6 +868,61 @@ export interface APIMessage {
   timestamp: number;
 }
 
+/**
+ * Row is one task as a list line: a mark and the description, then the detail (agent, elapsed
+ * time, usage) and a note when the task needs attention.
+ */
+export interface ViewRow {
+  id: string;
+  /** SessionID is the child session a client opens when the row is chosen ("" while queued). */
+  sessionID?: string;
+  /** Group is "running", "queued" or "finished": the order of the sidebar. */
+  group: "running" | "queued" | "finished";
+  /**
+   * Mark is one character for the status; Tone names the theme color a client draws the mark
+   * (and the note) in: "accent", "muted", "success", "error" or "warning".
+   */
+  mark: string;
+  tone: "accent" | "muted" | "success" | "error" | "warning";
+  description: string;
+  agent: string;
+  elapsed: string;
+  /** Usage is the cost when OpenCode priced the model, else the tokens, else "". */
+  usage?: string;
+  /** Detail is agent, elapsed and usage joined, the row's second line. */
+  detail: string;
+  /**
+   * Note says why the task needs a look (stalled, waiting for permission, over budget, its
+   * place in a queue), "" when nothing does.
+   */
+  note?: string;
+  /**
+   * Cancel is the confirmation a client shows before cancelling the task (POST
+   * /v1/tasks/:id/cancel), "" when it cannot be cancelled (ended, or a read-only server).
+   */
+  cancel?: string;
+  /** ParentSessionID is the session that launched the task. */
+  parentSessionID: string;
+}
+
+/** Bar is one task on the timeline. */
+export interface ViewBar {
+  id: string;
+  description: string;
+  mark: string;
+  tone: string;
+  elapsed: string;
+  left: number;
+  width: number;
+  segments: ViewSegment[];
+}
+
+/** LegendItem names a segment kind. */
+export interface LegendItem {
+  kind: string;
+  label: string;
+}
+
 /** NotifyConfig is the notices' wake policy. */
 export interface NotifyConfig {
   /**
@@ -964,6 +1103,12 @@ export interface FallbackInfo {
   totalAttempts: number;
 }
 
+/** Span is a stretch of a task's time, Unix ms. */
+export interface Span {
+  from: number;
+  to: number;
+}
+
 /** Partial is a child's work so far: its latest assistant text and the tools it ran. */
 export interface Partial {
   /**
@@ -1048,6 +1193,17 @@ export interface APIToolCall {
   input: unknown;
   output?: string;
   error?: string;
+}
+
+/**
+ * Segment is a stretch of a bar: Kind is one of the Segment… kinds; Left and Width are
+ * percentages of the batch's span, like the bar's; Title says what it was and how long.
+ */
+export interface ViewSegment {
+  kind: string;
+  left: number;
+  width: number;
+  title: string;
 }
 
 /** FallbackAttempt is one model call: its model, when it started, and how it ended. */

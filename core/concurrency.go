@@ -109,7 +109,7 @@ func (m *Machine) startQueued() {
 			blocked[l.Key] = true
 			continue
 		}
-		t.Queued, t.Waiting = false, nil
+		t.Queued, t.Waiting, t.QueuedUntil = false, nil, m.now
 		u.total++
 		u.byKey[l.Key]++
 		m.touch(t)

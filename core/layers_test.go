@@ -22,6 +22,7 @@ var layers = [][]string{
 	{"config"},
 	{"task"},
 	{"history", "internal/tasktest"},
+	{"view"},
 	{"httpapi"},
 	{"."},
 	{"abi"},

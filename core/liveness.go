@@ -96,8 +96,19 @@ func (m *Machine) clearStall(t *run) {
 	if t.StalledSince == 0 {
 		return
 	}
-	t.StalledSince, t.stallNext = 0, 0
+	m.endStall(t)
 	m.touch(t)
+}
+
+// endStall ends t's stall, if any, keeping it in t.Stalls (the batch timeline draws them).
+func (m *Machine) endStall(t *run) {
+	if t.StalledSince != 0 {
+		t.Stalls = append(t.Stalls, task.Span{From: t.StalledSince, To: m.now})
+		if len(t.Stalls) > task.MaxStalls {
+			t.Stalls = t.Stalls[len(t.Stalls)-task.MaxStalls:]
+		}
+	}
+	t.StalledSince, t.stallNext = 0, 0
 }
 
 // notifyStall tells t's parent, once per stall, without a model turn. The notice waits while

@@ -76,6 +76,9 @@ type Machine struct {
 
 	health       map[string]*modelHealth // the circuit breaker's record per model (health.go)
 	sessionModel sessionModels           // each session's latest assistant model, "provider/model" (bounds.go)
+	// sessionTitle is each session's title as OpenCode last announced it (session.updated), in
+	// the same bounded map: a batch is named by its parent's (core/view).
+	sessionTitle sessionModels
 
 	// others holds the tasks of the project's other processes, one machine per log they write
 	// (history_files.go): shown by the status API, never acted on. merged names the adopted logs

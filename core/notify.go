@@ -23,7 +23,7 @@ func (m *Machine) finish(t *run, status task.Status, result string, taskErr *tas
 	}
 	t.Status = status
 	t.CompletedAt = m.now
-	t.StalledSince, t.stallNext = 0, 0
+	m.endStall(t)
 	if status == task.StatusCompleted && t.Partial != nil {
 		// The answer is the result: its text need not be kept twice.
 		t.Partial.Text, t.Partial.TextChars = "", 0

@@ -9,8 +9,8 @@ import (
 // SubscribedEvents are the OpenCode event types the core reads. Hosts forward only these, so the
 // busy stream of text deltas never crosses into the core.
 func SubscribedEvents() []string {
-	return []string{"session.idle", "session.status", "session.error", "session.deleted", "session.compacted", "session.created",
-		"message.updated", "message.part.updated", "permission.asked", "permission.replied"}
+	return []string{"session.idle", "session.status", "session.error", "session.deleted", "session.updated", "session.compacted",
+		"session.created", "message.updated", "message.part.updated", "permission.asked", "permission.replied"}
 }
 
 func (m *Machine) onOpenCode(e OpenCodeEvent) {
@@ -83,10 +83,35 @@ func (m *Machine) onOpenCode(e OpenCodeEvent) {
 		m.onPermissionAsked(e.Properties)
 	case "permission.replied":
 		m.onPermissionReplied(e.Properties)
+	case "session.updated":
+		var p struct {
+			Info struct {
+				ID    string `json:"id"`
+				Title string `json:"title"`
+			} `json:"info"`
+		}
+		if json.Unmarshal(e.Properties, &p) == nil && p.Info.ID != "" && p.Info.Title != "" {
+			m.onSessionTitle(p.Info.ID, p.Info.Title)
+		}
 	case "message.updated":
 		m.onMessageUpdated(e.Properties)
 	case "message.part.updated":
 		m.onPartUpdated(e.Properties)
+	}
+}
+
+// onSessionTitle keeps a session's title, and gives it to the tasks it launched: a batch is
+// named by its parent's title. The tasks are not written for it: their next history line
+// carries it.
+func (m *Machine) onSessionTitle(id, title string) {
+	if m.sessionTitle.get(id) == title {
+		return
+	}
+	m.sessionTitle.set(id, title)
+	for _, t := range m.activeTasks() {
+		if t.ParentSessionID == id {
+			t.ParentTitle = title
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/view"
 )
 
 // Every word a model or a user reads from the core lives in the prompts files: this one (the
@@ -123,26 +124,12 @@ func usageLine(t *task.Task) string {
 	return s
 }
 
-// formatCount writes a token count short: 950, 12.3k, 4.1M.
-func formatCount(n int64) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprintf("%d", n)
-	case n < 1_000_000:
-		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1000), ".0") + "k"
-	default:
-		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1_000_000), ".0") + "M"
-	}
-}
-
-// formatCost writes a cost in dollars, as OpenCode prices models: cents when there are some, else
-// four decimals, so a cheap task is not shown as free.
-func formatCost(c float64) string {
-	if c >= 0.01 || c <= -0.01 {
-		return fmt.Sprintf("$%.2f", c)
-	}
-	return fmt.Sprintf("$%.4f", c)
-}
+// formatCount and formatCost are the views' formats (core/view), so a notice and the terminal
+// UI write a usage alike.
+var (
+	formatCount = view.Count
+	formatCost  = view.Cost
+)
 
 // cutResult bounds the result carried in a notice, counting characters (runes), not bytes.
 func (m *Machine) cutResult(t *run) string {

@@ -44,17 +44,26 @@ func StoragePaths(xdgDataHome, home, projectDir string) Storage {
 	if data == "" {
 		data = path.Join(home, ".local", "share")
 	}
-	dir := path.Join(data, "opencode", "asyncagents")
+	dir := path.Join(data, StorageDirName)
 	key := projectKey(projectDir)
 	return Storage{
 		Dir:          dir,
 		History:      path.Join(dir, "history-"+key+".log"),
 		HistoryIndex: path.Join(dir, "history-"+key+".idx"),
-		ServerDir:    path.Join(dir, "servers-"+key),
+		ServerDir:    path.Join(dir, ServerDirPrefix+key),
 		ModelHealth:  path.Join(dir, ModelHealthFile),
 		HistoryKey:   key,
 	}
 }
+
+// StorageDirName is the plugin's storage directory under the data directory, and
+// ServerDirPrefix starts the name of each project's folder of server files in it. OpenCode's
+// terminal UI module, which runs in the plugin's process without the core, finds its process's
+// server file as <data>/StorageDirName/ServerDirPrefix*/<pid>.json.
+const (
+	StorageDirName  = "opencode/asyncagents"
+	ServerDirPrefix = "servers-"
+)
 
 // OwnHistory makes s the storage of process pid (started at procStart, "" where unknown): its
 // own log and index (history_files.go).

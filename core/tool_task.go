@@ -226,6 +226,7 @@ func (m *Machine) checkAgentAndLaunch(l *launch) {
 			ParentSessionID: l.sessionID,
 			ParentMessageID: l.messageID,
 			ParentAgent:     l.parentAgent,
+			ParentTitle:     m.sessionTitle.get(l.sessionID),
 			BatchID:         batchID(l.sessionID, l.messageID),
 			Description:     l.args.Description,
 			Prompt:          l.args.Prompt,

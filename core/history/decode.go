@@ -254,6 +254,9 @@ func fastValue(b string, f reflect.Value) (string, error) {
 		}
 		return "", errSlowPath
 	case c == '[':
+		if f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.Struct {
+			return fastStructs(b, f)
+		}
 		if f.Kind() != reflect.Slice || f.Type().Elem().Kind() != reflect.String {
 			return "", errSlowPath
 		}
@@ -279,6 +282,28 @@ func fastValue(b string, f reflect.Value) (string, error) {
 		return b[4:], nil
 	}
 	return "", errSlowPath
+}
+
+// fastStructs reads an array of objects into f, a slice of structs (a task's stalls).
+func fastStructs(b string, f reflect.Value) (string, error) {
+	b = b[1:]
+	sl := reflect.MakeSlice(f.Type(), 0, 2)
+	for len(b) > 0 && b[0] != ']' {
+		e := reflect.New(f.Type().Elem()).Elem()
+		rest, err := fastStruct(b, e)
+		if err != nil {
+			return "", err
+		}
+		sl = reflect.Append(sl, e)
+		if b = rest; len(b) > 1 && b[0] == ',' && b[1] == '{' {
+			b = b[1:]
+		}
+	}
+	if len(b) == 0 {
+		return "", errSlowPath
+	}
+	f.Set(sl)
+	return b[1:], nil
 }
 
 // fastString reads a JSON string at the start of b and returns it and the rest of b.

@@ -4,6 +4,6 @@ package httpapi
 
 // The hashes of the dashboard page's inline script and style, for its Content-Security-Policy.
 const (
-	dashboardScriptHash = "sha256-5JbXlX1yPRjcR0MyRTHevjTcN7MSGA53575RsmNwTjI="
-	dashboardStyleHash  = "sha256-2LQFLMh7NEkoTGnmFrtqdYBzXk+8uBaTXmu0Jrmk/Gw="
+	dashboardScriptHash = "sha256-v/PxaTgfQZDzGpnIigL6hsRzufJqcvrk6fKM0kgdE8U="
+	dashboardStyleHash  = "sha256-v0xLaWAX2lTwjQZxHseiuG08jxKgF9QvuiZZH8J5lx0="
 )

@@ -78,6 +78,7 @@ func TestHTTPRoutes(t *testing.T) {
 			require.Equal(t, "b1", g.BatchID)
 			require.Len(t, g.Tasks, 2)
 			require.Equal(t, "ses_a", g.Tasks[0].ID)
+			require.Equal(t, g.Tasks[0].Description+", "+g.Tasks[1].Description, g.Name, "named by its tasks, not its ID")
 			require.Equal(t, APIGroupStats{Completed: 1, Running: 1, Total: 2, CompletionRate: 0.5, TotalToolCalls: 5, Duration: 9000}, g.Stats)
 		}},
 		{"finished group", apiGet("/v1/task-groups/b2", ""), 200, func(t *testing.T, r Response) {

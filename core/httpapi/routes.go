@@ -11,6 +11,7 @@ import (
 	"github.com/asyncagents/asyncagents/core/internal/jsonw"
 	"github.com/asyncagents/asyncagents/core/internal/version"
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/view"
 )
 
 // The routes' answers: /v1/health, /v1/stats, /v1/tasks, /v1/task-groups/:id and /v1/events.
@@ -294,9 +295,11 @@ func apiNewestFirst(tasks []*task.Task, keep func(*task.Task) bool) []int {
 
 // APITaskGroup is /v1/task-groups/:id's answer: the batch's tasks in launch order and its stats.
 type APITaskGroup struct {
-	BatchID string        `json:"batchId"`
-	Tasks   []*task.Task  `json:"tasks"`
-	Stats   APIGroupStats `json:"stats"`
+	BatchID string `json:"batchId"`
+	// Name is the batch as a user knows it (view.BatchName), for the dashboard.
+	Name  string        `json:"name"`
+	Tasks []*task.Task  `json:"tasks"`
+	Stats APIGroupStats `json:"stats"`
 }
 
 // APIGroupStats aggregates a batch. Running counts every task still at work (running or
@@ -350,6 +353,7 @@ func apiServeGroup(tasks []*task.Task, batchID string, now int64) Response {
 	if g.Stats.Total == 0 {
 		return apiFail(404, fmt.Sprintf("task group %s not found", apiEcho(batchID)))
 	}
+	g.Name = view.BatchName(g.Tasks)
 	g.Stats.CompletionRate = float64(g.Stats.Completed) / float64(g.Stats.Total)
 	if last > first {
 		g.Stats.Duration = last - first

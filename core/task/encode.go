@@ -18,6 +18,7 @@ func AppendJSON(b []byte, t *Task) ([]byte, error) {
 	b = jsonw.KeyString(b, "parentSessionID", t.ParentSessionID)
 	b = jsonw.KeyString(b, "parentMessageID", t.ParentMessageID)
 	b = jsonw.OptString(b, "parentAgent", t.ParentAgent)
+	b = jsonw.OptString(b, "parentTitle", t.ParentTitle)
 	b = jsonw.KeyString(b, "batchId", t.BatchID)
 	b = jsonw.KeyString(b, "description", t.Description)
 	b = jsonw.KeyString(b, "prompt", t.Prompt)
@@ -68,6 +69,19 @@ func AppendJSON(b []byte, t *Task) ([]byte, error) {
 	}
 	b = jsonw.OptInt(b, "timeoutMs", t.TimeoutMs)
 	b = jsonw.OptInt(b, "stalledSince", t.StalledSince)
+	b = jsonw.OptInt(b, "queuedUntil", t.QueuedUntil)
+	if len(t.Stalls) > 0 {
+		b = append(b, `,"stalls":[`...)
+		for i, sp := range t.Stalls {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"from":`...)
+			b = strconv.AppendInt(b, sp.From, 10)
+			b = append(jsonw.KeyInt(b, "to", sp.To), '}')
+		}
+		b = append(b, ']')
+	}
 	if t.Partial != nil {
 		var err error
 		if b, err = jsonw.KeyValue(b, "partial", t.Partial); err != nil {

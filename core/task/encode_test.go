@@ -13,13 +13,13 @@ import (
 // A task writes what encoding/json writes for its struct: with every field set, each field
 // alone, each awkward string in each string field, and the slices nil, empty and full.
 func TestTaskEncodesAsTheStruct(t *testing.T) {
-	all := Task{ID: "bg_1", SessionID: "ses_1", ParentSessionID: "ses_0", ParentMessageID: "msg_0", ParentAgent: "build", BatchID: "b", Description: "d",
+	all := Task{ID: "bg_1", SessionID: "ses_1", ParentSessionID: "ses_0", ParentMessageID: "msg_0", ParentAgent: "build", ParentTitle: "Fix \"it\"", BatchID: "b", Description: "d",
 		Prompt: "p", Agent: "general", Status: StatusError, StartedAt: 1, CompletedAt: 2, Result: "r",
 		Error: &TaskError{Name: "APIError", Message: "m", StatusCode: 429}, Progress: Progress{ToolCalls: 3, LastTools: []string{"read", "grep"}, LastUpdate: 4},
 		ResumeCount: 5, IsForked: true, RetrievedAt: 6, Queued: true, Waiting: &Wait{Limit: "concurrency.default", Max: 2, Position: 3}, Depth: 2, CancelReason: "why", ResumedAt: 7, ForkTokens: 8,
 		Models: []string{"a/b", "c/d"}, Model: "c/d",
 		FallbackInfo: &FallbackInfo{Occurred: true, Attempts: []FallbackAttempt{{Model: "a/b", Error: "429"}}, Skipped: []string{"x/y"}, SuccessfulModel: "c/d", TotalAttempts: 2},
-		TimeoutMs:    9, StalledSince: 10, Partial: &Partial{Text: "half", TextChars: 4, Tools: []ToolRun{{Name: "read", Title: "a.go"}}},
+		TimeoutMs:    9, StalledSince: 10, QueuedUntil: 11, Stalls: []Span{{From: 12, To: 13}, {From: 14, To: 15}}, Partial: &Partial{Text: "half", TextChars: 4, Tools: []ToolRun{{Name: "read", Title: "a.go"}}},
 		Tokens: &Tokens{Input: 1, Output: 2, Reasoning: 3, CacheRead: 4, CacheWrite: 5}, Cost: 0.0125,
 		Steps: 9, Budget: &Budget{Steps: 3, Tokens: 1000, CostUsd: 0.5},
 		Steers:      []Steer{{At: 5, Text: "also the README", BeforeStart: true}},

@@ -33,11 +33,14 @@ type Task struct {
 	ParentSessionID string `json:"parentSessionID"`
 	ParentMessageID string `json:"parentMessageID"`
 	ParentAgent     string `json:"parentAgent,omitempty"`
-	BatchID         string `json:"batchId"`
-	Description     string `json:"description"`
-	Prompt          string `json:"prompt"`
-	Agent           string `json:"agent"`
-	Status          Status `json:"status"`
+	// ParentTitle is the parent session's title as OpenCode last announced it while the task
+	// ran ("" until it did): a batch is named by it.
+	ParentTitle string     `json:"parentTitle,omitempty"`
+	BatchID     string     `json:"batchId"`
+	Description string     `json:"description"`
+	Prompt      string     `json:"prompt"`
+	Agent       string     `json:"agent"`
+	Status      Status     `json:"status"`
 	// NoticeOwed is when the task's notice to its parent fell due (its end), while OpenCode has
 	// not yet accepted it; 0 once it has (NotifiedAt), or when none is owed. It is written before
 	// startedAt so that a restore, which reads a finished task's record only so far
@@ -75,6 +78,11 @@ type Task struct {
 	// the time of its last activity (Unix ms), 0 while the task is not stalled. Activity and the
 	// task's end clear it.
 	StalledSince int64 `json:"stalledSince,omitempty"`
+	// QueuedUntil is when a task that waited in the queue got its slot (0: it never waited, or
+	// still waits); Stalls are its stalls that ended, the latest MaxStalls. The dashboard's batch
+	// timeline draws both (core/view).
+	QueuedUntil int64  `json:"queuedUntil,omitempty"`
+	Stalls      []Span `json:"stalls,omitempty"`
 	// Partial is what the child did, kept as it works so that a task that fails, times out or
 	// is cancelled still carries it.
 	Partial *Partial `json:"partial,omitempty"`
@@ -107,6 +115,15 @@ type Wait struct {
 	Max      int    `json:"max"`
 	Position int    `json:"position"`
 }
+
+// Span is a stretch of a task's time, Unix ms.
+type Span struct {
+	From int64 `json:"from"`
+	To   int64 `json:"to"`
+}
+
+// MaxStalls is how many ended stalls a task keeps.
+const MaxStalls = 20
 
 // Budget is a task's limits: asyncagents_task's budget over the config's defaults, field by
 // field. A zero field is no limit.

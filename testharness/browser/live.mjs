@@ -32,7 +32,7 @@ await run(async (browser) => {
 
   // A finished task's page: the child's conversation as OpenCode keeps it, read through the
   // status API: its prompt, its tool call with the tool's output, and its reply.
-  await page.getByRole("link", { name: "Live job" }).click();
+  await page.getByRole("link", { name: "Live job", exact: true }).click();
   await seeText(page, "Live job", "h1");
   await seeText(page, "CHILD live", ".log .msg-prompt");
   await seeText(page, "bash", ".log .tool summary");
@@ -45,7 +45,7 @@ await run(async (browser) => {
   await page.getByRole("link", { name: "← All tasks" }).click();
 
   // Cancel from the task's page, whose conversation is live while it runs.
-  await page.getByRole("link", { name: "Long job" }).click();
+  await page.getByRole("link", { name: "Long job", exact: true }).click();
   await seeText(page, "Long job", "h1");
   await seeText(page, "(live)", "section h2");
   await seeText(page, "CHILD long", ".log .msg-prompt");
@@ -55,6 +55,17 @@ await run(async (browser) => {
   await seeText(page, "cancelled from the dashboard", "section");
   await page.getByRole("link", { name: "← All tasks" }).click();
   await seeRowStatus(page, "Long job", "cancelled");
+
+  // The batch, named by its parent session's title and its tasks (not its message's ID), and its
+  // page's timeline: one bar per task, each ending where its task ended.
+  await page.getByRole("link", { name: "parent: Live job, Long job" }).click();
+  await seeText(page, "parent: Live job, Long job", "h1");
+  await page.locator(".bars .bar-row").nth(1).waitFor({ timeout: BOUND });
+  const bars = await page.locator(".bars .bar-row").count();
+  assert(bars === 2, `the timeline has ${bars} bars`);
+  await seeText(page, "Long job", ".bars .bar-label");
+  await shot(page, shots, "batch-timeline");
+  await page.getByRole("link", { name: "← All tasks" }).click();
   assert(loads === loadsBefore, `the page was reloaded (${loads - loadsBefore} times)`);
   await page.waitForTimeout(Math.min(500, BOUND));
   check("live");

@@ -1,6 +1,6 @@
 /** @jsxImportSource preact */
 // The page's frame: the header with the connection's state, and the view the address names
-// (#/ for the overview and the task table, #/task/<id> for one task). Routing by the fragment
+// (#/ for the overview and the task table, #/task/<id> for one task, #/batch/<id> for a batch). Routing by the fragment
 // keeps every view at the server's one route, /.
 
 import { signal } from "@preact/signals";
@@ -8,6 +8,7 @@ import { useEffect } from "preact/hooks";
 import { access, accessError, connect, connection, health } from "./store";
 import { Overview } from "./overview";
 import { TaskTable } from "./table";
+import { BatchPage } from "./batch";
 import { TaskPage } from "./task";
 
 const route = signal(location.hash);
@@ -34,6 +35,8 @@ export function App() {
 function View() {
   const m = route.value.match(/^#\/task\/(.+)$/);
   if (m) return <TaskPage id={decodeURIComponent(m[1])} />;
+  const b = route.value.match(/^#\/batch\/(.+)$/);
+  if (b) return <BatchPage id={decodeURIComponent(b[1])} />;
   return (
     <>
       <Overview />

@@ -54,10 +54,10 @@ export function Overview() {
                 const done = g.stats.completed + g.stats.error + g.stats.cancelled;
                 return (
                   <li>
-                    <span class="batch-id" title={g.batchId}>
-                      {g.batchId}
-                    </span>
-                    <progress max={g.stats.total} value={done} aria-label={`batch ${g.batchId}`} />
+                    <a class="batch-id" href={`#/batch/${encodeURIComponent(g.batchId)}`} title={g.batchId}>
+                      {g.name || g.batchId}
+                    </a>
+                    <progress max={g.stats.total} value={done} aria-label={`batch ${g.name || g.batchId}`} />
                     <span class="done">
                       {done}/{g.stats.total} done
                     </span>

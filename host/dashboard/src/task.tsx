@@ -194,7 +194,7 @@ function Lineage({ t }: { t: Task }) {
           {t.depth > 1 ? <a href={`#/task/${encodeURIComponent(t.parentSessionID)}`}>the task that launched it</a> : <span class="muted">(a user's session)</span>}
         </li>
         <li>
-          Batch: <code>{t.batchId}</code>
+          Batch: <a href={`#/batch/${seg(t.batchId)}`}>{t.batchId}</a>
         </li>
         {t.isForked && <li>Forked from its parent's conversation{t.forkTokens ? ` (about ${t.forkTokens} tokens of context)` : ""}</li>}
         {t.resumeCount > 0 && (

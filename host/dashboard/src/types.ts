@@ -4,7 +4,7 @@
 // A task and its parts are the core's own types, generated from its Go source (make generate):
 // the page cannot drift from what the API writes.
 import type { Task, Tokens } from "../../../bridge/abi_types.gen";
-export type { APIConversation, APIMessage, APIToolCall, FallbackAttempt, Task, Tokens } from "../../../bridge/abi_types.gen";
+export type { APIConversation, APIMessage, APIToolCall, FallbackAttempt, Task, Tokens, ViewTimeline } from "../../../bridge/abi_types.gen";
 export type Status = Task["status"];
 
 export interface Stats {
@@ -27,6 +27,8 @@ export interface TaskList {
 
 export interface Group {
   batchId: string;
+  /** The batch as its user knows it: its first tasks' descriptions (the core's). */
+  name: string;
   stats: { completed: number; running: number; error: number; cancelled: number; total: number; tokens?: Tokens; cost?: number };
 }
 

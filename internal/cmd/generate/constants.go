@@ -8,6 +8,7 @@ import (
 	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/core/abi"
 	"github.com/asyncagents/asyncagents/core/httpapi"
+	"github.com/asyncagents/asyncagents/core/view"
 )
 
 // constant is a value of the core's that the plugin needs too, under its TypeScript name.
@@ -41,6 +42,13 @@ var constants = []constant{
 	{"TmuxPaneEnv", "TMUX_PANE_ENV", core.TmuxPaneEnv},
 	{"HookCompacting", "HOOK_COMPACTING", core.HookCompacting},
 	{"MaxRequestBodyBytes", "MAX_REQUEST_BODY_BYTES", httpapi.MaxRequestBodyBytes},
+	{"StorageDirName", "STORAGE_DIR_NAME", core.StorageDirName},
+	{"ServerDirPrefix", "SERVER_DIR_PREFIX", core.ServerDirPrefix},
+	{"LiveRefreshMs", "VIEW_LIVE_REFRESH_MS", view.LiveRefreshMs},
+	{"SectionTitle", "VIEW_TITLE", view.SectionTitle},
+	{"CommandSlash", "VIEW_COMMAND_SLASH", view.CommandSlash},
+	{"CommandDescription", "VIEW_COMMAND_DESCRIPTION", view.CommandDescription},
+	{"Unavailable", "VIEW_UNAVAILABLE", view.Unavailable},
 }
 
 func tsConstants(d *docSet) (string, error) {

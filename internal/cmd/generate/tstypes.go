@@ -12,6 +12,7 @@ import (
 	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/httpapi"
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/view"
 )
 
 // The ABI's types, written as TypeScript interfaces from the Go types and their json tags. A
@@ -27,6 +28,10 @@ var abiRoots = []reflect.Type{
 	reflect.TypeFor[core.AgentInfo](),
 	// The status API's answer that only the dashboard reads with types of its own.
 	reflect.TypeFor[httpapi.APIConversation](),
+	// The views the terminal UI module draws (GET /v1/views/...).
+	reflect.TypeFor[view.Section](),
+	reflect.TypeFor[view.List](),
+	reflect.TypeFor[view.Timeline](),
 }
 
 // tsNames renames the Go types whose own names would clash with TypeScript's globals (Request,
@@ -38,6 +43,12 @@ var tsNames = map[reflect.Type]string{
 	reflect.TypeFor[core.Event]():       "CoreEventFields",
 	reflect.TypeFor[httpapi.Request]():  "CoreHTTPRequest",
 	reflect.TypeFor[httpapi.Response](): "CoreHTTPResponse",
+	reflect.TypeFor[view.Row]():         "ViewRow",
+	reflect.TypeFor[view.Section]():     "ViewSection",
+	reflect.TypeFor[view.List]():        "ViewList",
+	reflect.TypeFor[view.Timeline]():    "ViewTimeline",
+	reflect.TypeFor[view.Bar]():         "ViewBar",
+	reflect.TypeFor[view.Segment]():     "ViewSegment",
 }
 
 // typeValues are the values of the named string types.
@@ -53,6 +64,8 @@ var fieldValues = map[string][]string{
 	"NotifyConfig.Wake": {config.WakeBatch, config.WakeEach},
 	"ArgSpec.Type":      {"string", "boolean", "number", "object"},
 	"TextPart.Type":     {"text"},
+	"Row.Group":         {view.GroupRunning, view.GroupQueued, view.GroupFinished},
+	"Row.Tone":          {view.ToneAccent, view.ToneMuted, view.ToneSuccess, view.ToneError, view.ToneWarning},
 	"APIMessage.Type":   {httpapi.MsgPrompt, httpapi.MsgReply, httpapi.MsgTools, httpapi.MsgPartial, httpapi.MsgError},
 }
 

@@ -1,0 +1,52 @@
+package view
+
+import "fmt"
+
+// The texts the terminal UI shows, with the other user-facing strings of the core.
+
+// CommandSlash is the terminal UI's command (/tasks) that opens the list, CommandDescription
+// what the command palette says of it, and Unavailable what the module says when the status API
+// cannot be reached (the plugin is still starting, or its API is off). The module has these
+// before any view is read, as constants (bridge/abi_types.gen.ts).
+const (
+	CommandSlash       = "tasks"
+	CommandDescription = "List the background tasks of this project: open one's session, or cancel it"
+	Unavailable        = "asyncagents: the status API is not reachable yet (or is off: ASYNCAGENTS_API_ENABLED=false)"
+)
+
+const (
+	SectionTitle    = "Background tasks"
+	SectionEmpty    = "No background tasks in this session"
+	ListTitle       = "Background tasks"
+	ListPlaceholder = "Filter · enter: open its session · ctrl+d: cancel it"
+	ListEmpty       = "No background tasks in this project"
+	CancelKey       = "ctrl+d"
+	CancelTitle     = "Cancel the task"
+	CancelReason    = "cancelled from OpenCode's terminal UI"
+	noteOverBudget  = "over budget"
+)
+
+const (
+	legendQueued  = "queued"
+	legendStalled = "stalled"
+)
+
+func segmentQueued(d string) string  { return "queued for " + d }
+func segmentStalled(d string) string { return "stalled for " + d }
+
+func noteStalled(since string) string { return "stalled for " + since }
+
+func noteQueued(position int, limit string, maxAtOnce int) string {
+	return fmt.Sprintf("queued #%d for %s (%d at once)", position, limit, maxAtOnce)
+}
+
+func moreFinished(n int) string {
+	if n == 1 {
+		return "+1 more finished"
+	}
+	return fmt.Sprintf("+%d more finished", n)
+}
+
+func cancelPrompt(description string) string {
+	return fmt.Sprintf("Cancel %q? Its child session is aborted and its parent is told.", description)
+}

@@ -1,0 +1,280 @@
+// Package view is how a client that only draws shows the tasks: OpenCode's terminal UI (the
+// "Background tasks" sidebar section, the count beside the prompt, the /tasks dialog) and the
+// dashboard read its rows through the status API (GET /v1/views/...), so the order, the marks,
+// the columns and the elapsed and usage formats are written once, here.
+package view
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/asyncagents/asyncagents/core/history"
+	"github.com/asyncagents/asyncagents/core/task"
+)
+
+// Row is one task as a list line: a mark and the description, then the detail (agent, elapsed
+// time, usage) and a note when the task needs attention.
+type Row struct {
+	ID string `json:"id"`
+	// SessionID is the child session a client opens when the row is chosen ("" while queued).
+	SessionID string `json:"sessionID,omitempty"`
+	// Group is "running", "queued" or "finished": the order of the sidebar.
+	Group string `json:"group"`
+	// Mark is one character for the status; Tone names the theme color a client draws the mark
+	// (and the note) in: "accent", "muted", "success", "error" or "warning".
+	Mark        string `json:"mark"`
+	Tone        string `json:"tone"`
+	Description string `json:"description"`
+	Agent       string `json:"agent"`
+	Elapsed     string `json:"elapsed"`
+	// Usage is the cost when OpenCode priced the model, else the tokens, else "".
+	Usage string `json:"usage,omitempty"`
+	// Detail is agent, elapsed and usage joined, the row's second line.
+	Detail string `json:"detail"`
+	// Note says why the task needs a look (stalled, waiting for permission, over budget, its
+	// place in a queue), "" when nothing does.
+	Note string `json:"note,omitempty"`
+	// Cancel is the confirmation a client shows before cancelling the task (POST
+	// /v1/tasks/:id/cancel), "" when it cannot be cancelled (ended, or a read-only server).
+	Cancel string `json:"cancel,omitempty"`
+	// ParentSessionID is the session that launched the task.
+	ParentSessionID string `json:"parentSessionID"`
+}
+
+// Groups, in the order a session's section shows them.
+const (
+	GroupRunning  = "running"
+	GroupQueued   = "queued"
+	GroupFinished = "finished"
+)
+
+// Tones a client maps to its theme's colors.
+const (
+	ToneAccent  = "accent"
+	ToneMuted   = "muted"
+	ToneSuccess = "success"
+	ToneError   = "error"
+	ToneWarning = "warning"
+)
+
+// Marks of the statuses.
+const (
+	MarkRunning   = "●"
+	MarkQueued    = "○"
+	MarkCompleted = "✓"
+	MarkError     = "✗"
+	MarkCancelled = "⊘"
+)
+
+// Opts are what a row depends on beside the task and the time.
+type Opts struct {
+	// ReadOnly: the server cannot cancel (asyncagents serve), so no row offers it.
+	ReadOnly bool
+}
+
+// MakeRow is the row of t at now.
+func MakeRow(t *task.Task, now int64, o Opts) Row {
+	r := Row{ID: t.ID, SessionID: t.ChildSession(), Description: t.Description, Agent: t.Agent,
+		ParentSessionID: t.ParentSessionID}
+	switch {
+	case t.Queued:
+		r.Group, r.Mark, r.Tone = GroupQueued, MarkQueued, ToneMuted
+	case !t.Status.Terminal():
+		r.Group, r.Mark, r.Tone = GroupRunning, MarkRunning, ToneAccent
+	case t.Status == task.StatusCompleted:
+		r.Group, r.Mark, r.Tone = GroupFinished, MarkCompleted, ToneSuccess
+	case t.Status == task.StatusError:
+		r.Group, r.Mark, r.Tone = GroupFinished, MarkError, ToneError
+	default:
+		r.Group, r.Mark, r.Tone = GroupFinished, MarkCancelled, ToneMuted
+	}
+	r.Elapsed = Elapsed(t.Duration(now))
+	r.Usage = Usage(t)
+	r.Detail = joinNonEmpty(" · ", r.Agent, r.Elapsed, r.Usage)
+	if note, warn := attention(t, now); note != "" {
+		r.Note = note
+		if warn {
+			r.Tone = ToneWarning
+		}
+	}
+	if !t.Status.Terminal() && !o.ReadOnly {
+		r.Cancel = cancelPrompt(t.Description)
+	}
+	return r
+}
+
+// attention is the note of a task that needs a look, and whether it is a warning. Checked in
+// order: the first that applies is the one shown.
+func attention(t *task.Task, now int64) (note string, warn bool) {
+	switch {
+	// Waiting for permission (a field of the task, coming) goes here, before the stall: a task
+	// that waits for the user is silent, and the wait is what the user can end.
+	case t.StalledSince > 0 && !t.Status.Terminal():
+		return noteStalled(Elapsed(now - t.StalledSince)), true
+	case t.Status == task.StatusError && t.Error != nil && t.Error.Name == ErrBudgetExceeded:
+		return noteOverBudget, true
+	case t.Queued && t.Waiting != nil:
+		return noteQueued(t.Waiting.Position, t.Waiting.Limit, t.Waiting.Max), false
+	}
+	return "", false
+}
+
+// ErrBudgetExceeded is the error name of a task stopped at its budget (core/prompts_controls.go).
+const ErrBudgetExceeded = "BudgetExceeded"
+
+// Section is a session's "Background tasks": its tasks and its children's, running first, then
+// queued, then the latest finished ones (FinishedShown; More counts the rest).
+type Section struct {
+	Title string `json:"title"`
+	Rows  []Row  `json:"rows"`
+	// More is the line under the rows for the finished tasks not shown, "" when none.
+	More string `json:"more,omitempty"`
+	// Summary is the count beside the prompt ("2 running · 1 queued"), "" when nothing runs
+	// or waits: then a client shows nothing.
+	Summary string `json:"summary,omitempty"`
+	// Live: something runs, so the elapsed times change; a client reads the section again each
+	// LiveRefreshMs while it shows it (task changes come on the event stream).
+	Live bool `json:"live"`
+	// Empty is what a client shows when Rows is empty (a client may show nothing instead).
+	Empty string `json:"empty"`
+}
+
+// FinishedShown is how many finished tasks a session's section lists.
+const FinishedShown = 5
+
+// LiveRefreshMs is how often a client reads a live view again, for the elapsed times.
+const LiveRefreshMs = 1000
+
+// SessionSection is the section of session sessionID over all tasks.
+func SessionSection(tasks []*task.Task, sessionID string, now int64, o Opts) Section {
+	mine := familyOf(tasks, sessionID)
+	rows := make([]Row, 0, len(mine))
+	for _, t := range mine {
+		rows = append(rows, MakeRow(t, now, o))
+	}
+	order := map[string]int{GroupRunning: 0, GroupQueued: 1, GroupFinished: 2}
+	slices.SortStableFunc(rows, func(a, b Row) int {
+		if c := cmp.Compare(order[a.Group], order[b.Group]); c != 0 {
+			return c
+		}
+		ta, tb := byID(mine, a.ID), byID(mine, b.ID)
+		switch a.Group {
+		case GroupQueued:
+			return cmp.Or(cmp.Compare(position(ta), position(tb)), cmp.Compare(ta.StartedAt, tb.StartedAt))
+		case GroupFinished:
+			return cmp.Compare(tb.CompletedAt, ta.CompletedAt) // latest first
+		}
+		return cmp.Compare(ta.StartedAt, tb.StartedAt) // in launch order
+	})
+	s := Section{Title: SectionTitle, Empty: SectionEmpty}
+	running, queued, finished := 0, 0, 0
+	for _, r := range rows {
+		switch r.Group {
+		case GroupRunning:
+			running++
+		case GroupQueued:
+			queued++
+		default:
+			finished++
+			if finished > FinishedShown {
+				continue
+			}
+		}
+		s.Rows = append(s.Rows, r)
+	}
+	if s.Rows == nil {
+		s.Rows = []Row{}
+	}
+	if finished > FinishedShown {
+		s.More = moreFinished(finished - FinishedShown)
+	}
+	s.Summary = summary(running, queued)
+	s.Live = running > 0
+	return s
+}
+
+// List is every task of the project, newest first, for the /tasks dialog.
+type List struct {
+	Title       string `json:"title"`
+	Placeholder string `json:"placeholder"`
+	Empty       string `json:"empty"`
+	// CancelKey is the key that cancels the chosen task (after its Cancel confirmation); the
+	// placeholder says so.
+	CancelKey string `json:"cancelKey"`
+	// CancelTitle heads the confirmation; CancelReason is the reason the cancel records.
+	CancelTitle  string `json:"cancelTitle"`
+	CancelReason string `json:"cancelReason"`
+	Rows         []Row  `json:"rows"`
+	Live         bool   `json:"live"`
+}
+
+// ListMax bounds the rows of the list: the newest ones, which a dialog can still filter.
+const ListMax = 200
+
+// TaskList is the list over all tasks: the newest ListMax of them.
+func TaskList(tasks []*task.Task, now int64, o Opts) List {
+	// Newest first; tasks launched in the same millisecond, the later launch first.
+	sorted := slices.Clone(tasks)
+	slices.Reverse(sorted)
+	slices.SortStableFunc(sorted, func(a, b *task.Task) int { return cmp.Compare(b.StartedAt, a.StartedAt) })
+	sorted = sorted[:min(len(sorted), ListMax)]
+	l := List{Title: ListTitle, Placeholder: ListPlaceholder, Empty: ListEmpty, CancelKey: CancelKey,
+		CancelTitle: CancelTitle, CancelReason: CancelReason, Rows: make([]Row, 0, len(sorted))}
+	for _, t := range sorted {
+		history.Load(t)
+		r := MakeRow(t, now, o)
+		l.Live = l.Live || r.Group == GroupRunning
+		l.Rows = append(l.Rows, r)
+	}
+	return l
+}
+
+// familyOf is the tasks launched from session, and from those tasks' child sessions, however
+// deep.
+func familyOf(tasks []*task.Task, session string) []*task.Task {
+	parents := map[string]bool{session: true}
+	var out []*task.Task
+	taken := map[*task.Task]bool{}
+	for grew := true; grew; {
+		grew = false
+		for _, t := range tasks {
+			if taken[t] || !parents[t.ParentSessionID] {
+				continue
+			}
+			taken[t], grew = true, true
+			history.Load(t) // a finished task's head lacks its session and its end
+			out = append(out, t)
+			if c := t.ChildSession(); c != "" {
+				parents[c] = true
+			}
+		}
+	}
+	return out
+}
+
+func byID(tasks []*task.Task, id string) *task.Task {
+	for _, t := range tasks {
+		if t.ID == id {
+			return t
+		}
+	}
+	return &task.Task{}
+}
+
+func position(t *task.Task) int {
+	if t.Waiting == nil {
+		return 0
+	}
+	return t.Waiting.Position
+}
+
+func joinNonEmpty(sep string, parts ...string) string {
+	kept := parts[:0:0]
+	for _, p := range parts {
+		if p != "" {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, sep)
+}
