@@ -5,5 +5,5 @@ package httpapi
 // The hashes of the dashboard page's inline script and style, for its Content-Security-Policy.
 const (
 	dashboardScriptHash = "sha256-v/PxaTgfQZDzGpnIigL6hsRzufJqcvrk6fKM0kgdE8U="
-	dashboardStyleHash  = "sha256-v0xLaWAX2lTwjQZxHseiuG08jxKgF9QvuiZZH8J5lx0="
+	dashboardStyleHash  = "sha256-gYRE/LS9GI8Fjlb/HRtYO1LwrZop/AavEpvZM+SKY9Q="
 )

@@ -29,12 +29,18 @@ const (
 const (
 	legendQueued  = "queued"
 	legendStalled = "stalled"
+	// legendPermission names the time a task waited for the user's permission.
+	legendPermission = "waiting for permission"
 )
 
 func segmentQueued(d string) string  { return "queued for " + d }
 func segmentStalled(d string) string { return "stalled for " + d }
 
+func segmentPermission(d string) string { return "waited for permission for " + d }
+
 func noteStalled(since string) string { return "stalled for " + since }
+
+func notePermission(what string) string { return "waits for permission: " + what }
 
 func noteQueued(position int, limit string, maxAtOnce int) string {
 	return fmt.Sprintf("queued #%d for %s (%d at once)", position, limit, maxAtOnce)

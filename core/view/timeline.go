@@ -49,11 +49,11 @@ type LegendItem struct {
 	Label string `json:"label"`
 }
 
-// The segment kinds. Waiting for permission (a field of the task, coming) gets its own kind
-// beside these.
+// The segment kinds.
 const (
-	SegmentQueued  = "queued"
-	SegmentStalled = "stalled"
+	SegmentQueued     = "queued"
+	SegmentStalled    = "stalled"
+	SegmentPermission = "permission"
 )
 
 // BatchTimeline is the timeline of the batch batchID over all tasks; ok is false when the batch
@@ -77,7 +77,7 @@ func BatchTimeline(tasks []*task.Task, batchID string, now int64) (Timeline, boo
 	span := max(last-first, 1)
 	pct := func(ms int64) float64 { return math.Round(float64(ms)*10000/float64(span)) / 100 }
 	tl := Timeline{BatchID: batchID, Name: BatchName(mine), Span: Elapsed(last - first), Bars: make([]Bar, 0, len(mine)),
-		Legend: []LegendItem{{SegmentQueued, legendQueued}, {SegmentStalled, legendStalled}}}
+		Legend: []LegendItem{{SegmentQueued, legendQueued}, {SegmentStalled, legendStalled}, {SegmentPermission, legendPermission}}}
 	for _, t := range mine {
 		r := MakeRow(t, now, Opts{ReadOnly: true})
 		tl.Live = tl.Live || !t.Status.Terminal()
@@ -99,6 +99,13 @@ func BatchTimeline(tasks []*task.Task, batchID string, now int64) (Timeline, boo
 		}
 		if t.StalledSince > 0 && !t.Status.Terminal() {
 			seg(SegmentStalled, t.StalledSince, end(t), segmentStalled)
+		}
+		for _, p := range t.Permissions {
+			to := p.RepliedAt
+			if p.Reply == "" {
+				to = end(t) // still waiting, or the task ended while it waited
+			}
+			seg(SegmentPermission, p.At, min(to, end(t)), segmentPermission)
 		}
 		tl.Bars = append(tl.Bars, b)
 	}

@@ -12,9 +12,11 @@ func TestBatchTimeline(t *testing.T) {
 	tasks := []*task.Task{
 		// launched at 0, ran 0..100 s.
 		{ID: "a", BatchID: "b1", Description: "Alpha", Status: task.StatusCompleted, StartedAt: 0, CompletedAt: 100_000},
-		// launched at 0, queued until 40 s, stalled 60..80 s, ended at 200 s.
+		// launched at 0, queued until 40 s, stalled 60..80 s, waited for permission 100..140 s,
+		// ended at 200 s.
 		{ID: "b", BatchID: "b1", Description: "Beta", Status: task.StatusError, StartedAt: 0, QueuedUntil: 40_000,
-			Stalls: []task.Span{{From: 60_000, To: 80_000}}, CompletedAt: 200_000},
+			Stalls:      []task.Span{{From: 60_000, To: 80_000}},
+			Permissions: []task.PermissionRequest{{ID: "p", Permission: "bash", At: 100_000, Reply: "once", RepliedAt: 140_000}}, CompletedAt: 200_000},
 		// launched at 50 s, still running at 150 s, stalled since 120 s.
 		{ID: "c", BatchID: "b1", Description: "Gamma", Status: task.StatusRunning, StartedAt: 50_000, StalledSince: 120_000},
 		{ID: "x", BatchID: "other", Description: "Elsewhere", Status: task.StatusRunning, StartedAt: 0},
@@ -31,6 +33,7 @@ func TestBatchTimeline(t *testing.T) {
 	require.Equal(t, []Segment{
 		{Kind: "queued", Left: 0, Width: 20, Title: "queued for 40s"},
 		{Kind: "stalled", Left: 30, Width: 10, Title: "stalled for 20s"},
+		{Kind: "permission", Left: 50, Width: 20, Title: "waited for permission for 40s"},
 	}, b.Segments)
 	require.Equal(t, 100.0, b.Width)
 	require.Equal(t, "✗", b.Mark)

@@ -108,8 +108,11 @@ func MakeRow(t *task.Task, now int64, o Opts) Row {
 // order: the first that applies is the one shown.
 func attention(t *task.Task, now int64) (note string, warn bool) {
 	switch {
-	// Waiting for permission (a field of the task, coming) goes here, before the stall: a task
-	// that waits for the user is silent, and the wait is what the user can end.
+	// Waiting for permission before the stall: a task that waits for the user is silent, and the
+	// wait is what the user can end.
+	case t.WaitingPermission() != nil && !t.Status.Terminal():
+		p := t.WaitingPermission()
+		return notePermission(strings.TrimSpace(p.Permission + " " + strings.Join(p.Patterns, " "))), true
 	case t.StalledSince > 0 && !t.Status.Terminal():
 		return noteStalled(Elapsed(now - t.StalledSince)), true
 	case t.Status == task.StatusError && t.Error != nil && t.Error.Name == ErrBudgetExceeded:
