@@ -18,7 +18,7 @@ await run(async (browser) => {
   console.log("ready");
 
   await seeRowStatus(page, "Asks first", "waiting");
-  await page.getByRole("link", { name: "Asks first" }).click();
+  await page.getByRole("link", { name: "Asks first", exact: true }).click();
   await seeText(page, "Waiting for permission", ".permission h2");
   await seeText(page, "bash echo permitted-dashboard", ".permission code");
   for (const name of ["Allow once", "Always", "Reject"]) await page.getByRole("button", { name }).waitFor();
