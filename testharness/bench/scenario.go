@@ -22,6 +22,9 @@ type system struct {
 	args    func(desc, prompt string) map[string]any // its arguments
 	notices func(text string) []notice               // the notices in one parent message part; nil: launches nothing
 	idOf    func(output string) string               // the task ID in the launch answer
+	// quiet: its notices ask for no model turn (noReply), so the parent's newest message stays a
+	// user message and the parent is settled once it is no longer busy.
+	quiet bool
 }
 
 // notice is one task's notice in the parent: the task it names and that task's child session.
@@ -98,7 +101,7 @@ var floor = system{
 	},
 }
 
-var systems = []system{ours, native, floor}
+var systems = []system{ours, native, floor, noticeFloor}
 
 // fanCase is one fan-out: one child per delay, all launched in one parent turn, each answering
 // after its delay.
@@ -141,7 +144,8 @@ type taskRun struct {
 
 // run is one fan-out of one system in one round.
 type run struct {
-	Round       int       `json:"round"` // 0 is the warm-up
+	Round       int       `json:"round"`             // 0 is the warm-up
+	Project     string    `json:"project,omitempty"` // projectGit or projectNoGit
 	Case        string    `json:"case"`
 	System      string    `json:"system"`
 	Position    int       `json:"position"` // the system's place in the round's order, from 0
@@ -280,7 +284,12 @@ func fanOut(ctx context.Context, oc *ocserve.Server, model *mockmodel.Server, sy
 		}
 	}
 	// The parent settles (the turns the notices start), so its turns can be counted.
-	if err := oc.WaitIdle(ctx, parent); err != nil {
+	if sys.quiet {
+		err = waitNotBusy(ctx, oc, parent)
+	} else {
+		err = oc.WaitIdle(ctx, parent)
+	}
+	if err != nil {
 		return nil, err
 	}
 	r.WallMs = float64(time.Since(t0).Microseconds()) / 1000
@@ -325,6 +334,24 @@ func fanOut(ctx context.Context, oc *ocserve.Server, model *mockmodel.Server, sy
 		r.ParentTurns = &turns
 	}
 	return r, nil
+}
+
+// waitNotBusy waits until OpenCode's status no longer lists the session (busy or retrying).
+func waitNotBusy(ctx context.Context, oc *ocserve.Server, session string) error {
+	for {
+		st, err := oc.Status(ctx)
+		if err != nil {
+			return err
+		}
+		if _, busy := st[session]; !busy {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("session %s still %s: %w", session, st[session], ctx.Err())
+		case <-time.After(pollEvery):
+		}
+	}
 }
 
 // childDone is when a child session's last assistant message completed (Unix ms).
