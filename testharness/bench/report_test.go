@@ -8,7 +8,7 @@ import (
 )
 
 func p(v float64) *float64 { return &v }
-func turns(v int) *int      { return &v }
+func turns(v int) *int     { return &v }
 
 // fakeRuns is one round of case n10 for every system, with the given notice p50s.
 func fakeRuns(project string, oursNotice, nativeNotice, floorNotice float64) []*run {
