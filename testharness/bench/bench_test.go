@@ -176,7 +176,7 @@ func fanOutProject(b *testing.B, root string, noGit bool, cs []fanCase) projectR
 	one := func(round, pos int, sys system, c fanCase) *run {
 		ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 		defer cancel()
-		r, err := fanOut(ctx, oc, model, sys, c, fmt.Sprintf("%s-r%d-%s-%s", project, round, c.Key, sys.name))
+		r, err := fanOut(ctx, served{oc}, model, sys, c, fmt.Sprintf("%s-r%d-%s-%s", project, round, c.Key, sys.name))
 		if err != nil {
 			b.Fatalf("%s, round %d, %s, %s: %v", project, round, c.Name, sys.name, err)
 		}

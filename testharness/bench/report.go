@@ -1,10 +1,12 @@
 package bench
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -329,4 +331,49 @@ func rounded(xs []float64) []int {
 		out[i] = int(math.Round(x))
 	}
 	return out
+}
+
+// projectTUI marks the runs of BenchmarkTUI (a git project, in the TUI without --port).
+const projectTUI = "tui"
+
+const tuiMethod = "OpenCode's TUI without --port (its server listens nowhere; the plugin's client is in-process), in tmux, " +
+	"on a git project, with the same four plugins and systems as the fan-out; each fan-out is typed into a new " +
+	"session (/new), and every figure is read from OpenCode's database (message and part rows, the same " +
+	"timestamps as the API's). Systems interleaved and summarized as in the fan-out."
+
+// tuiReport is BenchmarkTUI's part of dist/bench.json.
+type tuiReport struct {
+	Date   string         `json:"date"`
+	Rounds int            `json:"rounds"`
+	Load   []float64      `json:"load_average,omitempty"` // at the end
+	Method string         `json:"method"`
+	Cases  []*caseSummary `json:"cases"`
+	Warmup []*run         `json:"warmup"`
+	Runs   []*run         `json:"runs"`
+}
+
+// addTUIReport puts t into the report file at path as its "tui" field, keeping every other field
+// as it is (a file that does not exist yet gets only that field).
+func addTUIReport(path string, t *tuiReport) error {
+	fields := map[string]json.RawMessage{}
+	raw, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		if err := json.Unmarshal(raw, &fields); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	case !os.IsNotExist(err):
+		return err
+	}
+	if fields["tui"], err = json.Marshal(t); err != nil {
+		return err
+	}
+	out, err := json.MarshalIndent(fields, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(out, '\n'), 0o644)
 }

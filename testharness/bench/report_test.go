@@ -3,6 +3,9 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -128,5 +131,44 @@ func TestNoticeFloorParsing(t *testing.T) {
 	}
 	if !strings.Contains(noticeFloorPlugin, `Floor notice.\ntask_id: ${info.sessionID}`) {
 		t.Fatalf("the plugin's notice does not start with the prefix the parser reads:\n%s", noticeFloorPlugin)
+	}
+}
+
+// The TUI's figures join dist/bench.json as its "tui" field; every field already there stays as
+// it was, and a missing file gets that field alone.
+func TestAddTUIReportKeepsTheRest(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "dist", "bench.json")
+	tr := &tuiReport{Rounds: 2, Method: tuiMethod, Cases: summarize(noGitCases, fakeRuns(projectTUI, 40, 20, 30))}
+	if err := addTUIReport(path, tr); err != nil {
+		t.Fatal(err)
+	}
+	var alone map[string]json.RawMessage
+	raw, _ := os.ReadFile(path)
+	if err := json.Unmarshal(raw, &alone); err != nil || len(alone) != 1 || alone["tui"] == nil {
+		t.Fatalf("a new file: %v %s", err, raw)
+	}
+
+	rep := &report{Benchmark: "BenchmarkFanOut", Rounds: 5, Cases: summarize(noGitCases, fakeRuns(projectGit, 9, 5, 12))}
+	before, _ := json.MarshalIndent(rep, "", "  ")
+	if err := os.WriteFile(path, before, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := addTUIReport(path, tr); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ = os.ReadFile(path)
+	var got, want map[string]any
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	_ = json.Unmarshal(before, &want)
+	tui, _ := got["tui"].(map[string]any)
+	if tui == nil || tui["rounds"] != 2.0 || len(tui["cases"].([]any)) != 1 {
+		t.Fatalf("tui field: %v", got["tui"])
+	}
+	delete(got, "tui")
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("the other fields changed:\n%v\nwant\n%v", got, want)
 	}
 }

@@ -217,21 +217,58 @@ func script(req mockmodel.Request) mockmodel.Reply {
 // OpenCode's own timestamps, so it only bounds how soon a run ends.
 const pollEvery = 200 * time.Millisecond
 
+// opencode is where a fan-out runs: `opencode serve` through its HTTP API (served), or the TUI
+// without a port, driven through its terminal and read from OpenCode's storage (tui.go).
+type opencode interface {
+	// start opens a new parent session and sends it prompt, and returns the session's ID.
+	start(ctx context.Context, title, prompt string) (string, error)
+	messages(ctx context.Context, session string) ([]ocserve.Message, error)
+	// busy says whether OpenCode is still working on the session.
+	busy(ctx context.Context, session string) (bool, error)
+	// waitIdle waits until the session has answered its newest message.
+	waitIdle(ctx context.Context, session string) error
+	// pace is how often a running fan-out looks at the parent.
+	pace() time.Duration
+}
+
+// served is `opencode serve`, through its HTTP API.
+type served struct{ oc *ocserve.Server }
+
+func (s served) start(ctx context.Context, title, prompt string) (string, error) {
+	parent, err := s.oc.CreateSession(ctx, title)
+	if err != nil {
+		return "", err
+	}
+	return parent, s.oc.PromptAsync(ctx, parent, "build", prompt)
+}
+
+func (s served) messages(ctx context.Context, session string) ([]ocserve.Message, error) {
+	return s.oc.Messages(ctx, session)
+}
+
+func (s served) busy(ctx context.Context, session string) (bool, error) {
+	st, err := s.oc.Status(ctx)
+	_, busy := st[session]
+	return busy, err
+}
+
+func (s served) waitIdle(ctx context.Context, session string) error {
+	return s.oc.WaitIdle(ctx, session)
+}
+func (s served) pace() time.Duration { return pollEvery }
+
 // fanOut launches one task per delay from one parent turn, waits until every tool call has
 // answered and (unless the system launches nothing) every task's notice has reached the parent,
 // then until the parent is idle, and measures.
-func fanOut(ctx context.Context, oc *ocserve.Server, model *mockmodel.Server, sys system, c fanCase, label string) (*run, error) {
+func fanOut(ctx context.Context, oc opencode, model *mockmodel.Server, sys system, c fanCase, label string) (*run, error) {
 	n := len(c.Delays)
 	prompt := fanoutPrompt(sys.tool, label, c.Delays)
-	parent, err := oc.CreateSession(ctx, "bench "+label)
+	t0 := time.Now()
+	parent, err := oc.start(ctx, "bench "+label, prompt)
 	if err != nil {
 		return nil, err
 	}
 	r := &run{Case: c.Key, System: sys.name, Parent: parent}
-	t0 := time.Now()
-	if err := oc.PromptAsync(ctx, parent, "build", prompt); err != nil {
-		return nil, err
-	}
 	var msgs []ocserve.Message
 	var tools []ocserve.Part
 	noticeAt := map[string]int64{}
@@ -241,9 +278,9 @@ func fanOut(ctx context.Context, oc *ocserve.Server, model *mockmodel.Server, sy
 		case <-ctx.Done():
 			return nil, fmt.Errorf("%s %s: %d of %d tool calls answered, %d of %d notices before the deadline",
 				sys.name, label, len(tools), n, len(noticeAt), n)
-		case <-time.After(pollEvery):
+		case <-time.After(oc.pace()):
 		}
-		if msgs, err = oc.Messages(ctx, parent); err != nil {
+		if msgs, err = oc.messages(ctx, parent); err != nil {
 			return nil, err
 		}
 		tools, r.NoticeParts = tools[:0], 0
@@ -287,7 +324,7 @@ func fanOut(ctx context.Context, oc *ocserve.Server, model *mockmodel.Server, sy
 	if sys.quiet {
 		err = waitNotBusy(ctx, oc, parent)
 	} else {
-		err = oc.WaitIdle(ctx, parent)
+		err = oc.waitIdle(ctx, parent)
 	}
 	if err != nil {
 		return nil, err
@@ -336,27 +373,27 @@ func fanOut(ctx context.Context, oc *ocserve.Server, model *mockmodel.Server, sy
 	return r, nil
 }
 
-// waitNotBusy waits until OpenCode's status no longer lists the session (busy or retrying).
-func waitNotBusy(ctx context.Context, oc *ocserve.Server, session string) error {
+// waitNotBusy waits until OpenCode no longer works on the session.
+func waitNotBusy(ctx context.Context, oc opencode, session string) error {
 	for {
-		st, err := oc.Status(ctx)
+		busy, err := oc.busy(ctx, session)
 		if err != nil {
 			return err
 		}
-		if _, busy := st[session]; !busy {
+		if !busy {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("session %s still %s: %w", session, st[session], ctx.Err())
-		case <-time.After(pollEvery):
+			return fmt.Errorf("session %s still busy: %w", session, ctx.Err())
+		case <-time.After(oc.pace()):
 		}
 	}
 }
 
 // childDone is when a child session's last assistant message completed (Unix ms).
-func childDone(ctx context.Context, oc *ocserve.Server, session string) (int64, error) {
-	msgs, err := oc.Messages(ctx, session)
+func childDone(ctx context.Context, oc opencode, session string) (int64, error) {
+	msgs, err := oc.messages(ctx, session)
 	if err != nil {
 		return 0, fmt.Errorf("child %q: %w", session, err)
 	}

@@ -25,6 +25,9 @@ type Options struct {
 	// NoGit leaves the project a plain folder, no git repository: OpenCode then keeps no project
 	// of its own for it (project "global"), as for a user who runs it in any folder.
 	NoGit bool
+	// NoPort starts the TUI (StartTUI) without --port, as most users run it: its server then
+	// listens nowhere, and the plugin's client is in-process.
+	NoPort bool
 
 	noSeed bool // leave config dirs bare (to measure what seeding saves)
 }
