@@ -25,6 +25,9 @@ import (
 // notice): a kind is its parts, whether it wakes the parent, and the tasks it tells of. All that
 // is ready for one parent when a step ends goes as one message (one request to OpenCode), the
 // texts one after another in the order they fell due, waking the parent if any of them would.
+// While one message to a parent is with OpenCode, what falls due for that parent waits for the
+// answer and goes as the next message (should OpenCode never answer, those notices stay owed in
+// the history, and the next start delivers them).
 // A notice must name each task it tells of in a synthetic part: that is what a restore looks for
 // in the parent's messages.
 //
@@ -59,6 +62,11 @@ type parentBox struct {
 	// tries counts the refusals in a row; retrying: a retry timer is armed.
 	tries    int
 	retrying bool
+	// sending: a notice to this parent is with OpenCode and not answered yet. What falls due
+	// meanwhile waits for the answer and goes with the rest as one message: when OpenCode is
+	// busy (children finishing back to back in a folder that is no git repository), every
+	// request waits behind that work, and one message for several notices waits once.
+	sending bool
 }
 
 const (
@@ -131,7 +139,7 @@ func (m *Machine) flushOutbox() {
 // still costs one in OpenCode 1.18).
 func (m *Machine) flushParent(parent string) {
 	b := m.outbox[parent]
-	if b == nil || b.checking || b.retrying {
+	if b == nil || b.checking || b.retrying || b.sending {
 		return
 	}
 	if b.check {
@@ -159,6 +167,7 @@ func (m *Machine) flushParent(parent string) {
 		return // onParentStatus flushes it when the parent goes idle
 	}
 	b.queue = nil
+	b.sending = true
 	e := Effect{Kind: EffectPromptAsync, Notice: true, SessionID: parent, Agent: queue[0].agent, NoReply: !wake}
 	for _, n := range queue {
 		e.Parts = append(e.Parts, n.parts...)
@@ -175,7 +184,7 @@ func (m *Machine) flushParent(parent string) {
 
 // dropBox forgets parent's outbox once nothing is in it or under way for it.
 func (m *Machine) dropBox(parent string) {
-	if b := m.outbox[parent]; b != nil && len(b.queue) == 0 && !b.check && !b.checking && !b.retrying && b.tries == 0 {
+	if b := m.outbox[parent]; b != nil && len(b.queue) == 0 && !b.check && !b.checking && !b.retrying && !b.sending && b.tries == 0 {
 		delete(m.outbox, parent)
 	}
 }
@@ -183,12 +192,18 @@ func (m *Machine) dropBox(parent string) {
 // onNoticeDone records OpenCode's answer to a notice: accepted, each task's notice is no longer
 // owed; refused, the notice goes again after a backoff, with whatever joined the queue meanwhile.
 func (m *Machine) onNoticeDone(p pending, ev Event) {
+	if b := m.outbox[p.outbox]; b != nil {
+		b.sending = false
+	}
 	if ev.OK {
 		for _, n := range p.notices {
 			m.accepted(n)
 		}
 		if b := m.outbox[p.outbox]; b != nil {
 			b.tries = 0
+			if len(b.queue) > 0 {
+				m.markReady(p.outbox) // what fell due while this one was out
+			}
 			m.dropBox(p.outbox)
 		}
 		return

@@ -77,3 +77,47 @@ func TestRestoreReadsEachParentOnceAndNewNoticesWait(t *testing.T) {
 	require.Len(t, sent[0].Parts, 6)
 	require.False(t, sent[0].NoReply, "a failure and the batch's end wake the parent")
 }
+
+// A notice that falls due while another to the same parent is still with OpenCode waits for
+// OpenCode's answer, then goes with whatever else fell due meanwhile, as one message: one request
+// in flight per parent, so a busy OpenCode makes it wait once, not once per notice.
+func TestNoticeWaitsForTheOneInFlight(t *testing.T) {
+	owed := HistoryLine(task.Task{ID: "bg_a1", SessionID: "ses_a1", ParentSessionID: "ses_a", ParentMessageID: "m_ses_a", ParentAgent: "build",
+		BatchID: "m_ses_a", Description: "a1", Prompt: "do", Agent: "general", Status: task.StatusCompleted, NoticeOwed: 2000, StartedAt: 1000,
+		CompletedAt: 2000, Result: "r", Progress: task.Progress{LastTools: []string{}}, Depth: 1})
+	running := HistoryLine(task.Task{ID: "bg_run", SessionID: "ses_run", ParentSessionID: "ses_a", ParentMessageID: "m_ses_a", ParentAgent: "build",
+		BatchID: "m_ses_a", Description: "run", Prompt: "do", Agent: "general", Status: task.StatusRunning, StartedAt: 1000,
+		Progress: task.Progress{LastTools: []string{}}, Depth: 1})
+	m := NewMachine(config.Config{})
+	_, effects := m.Restore(5000, owed+running)
+	read := ofKind(effects, EffectMessages)
+	require.Len(t, read, 1)
+	status := ofKind(effects, EffectStatus)
+	require.Len(t, status, 1)
+	out := m.Step(5050, Event{Type: EventEffectDone, EffectID: read[0].ID, OK: true, Result: json.RawMessage(`[]`)})
+	first := ofKind(out, EffectPromptAsync)
+	require.Len(t, first, 1, "the restored notice goes")
+	require.Equal(t, "bg_a1", first[0].TaskID)
+
+	// The running task finishes while that notice is with OpenCode: its notice waits.
+	out = m.Step(5100, Event{Type: EventEffectDone, EffectID: status[0].ID, OK: true, Result: json.RawMessage(`{}`)})
+	childRead := ofKind(out, EffectMessages)
+	require.Len(t, childRead, 1)
+	out = m.Step(5200, Event{Type: EventEffectDone, EffectID: childRead[0].ID, OK: true,
+		Result: json.RawMessage(`[{"info":{"id":"a","role":"assistant","finish":"stop","time":{"created":1,"completed":2}},"parts":[{"type":"text","text":"done"}]}]`)})
+	require.Empty(t, ofKind(out, EffectPromptAsync), "one notice in flight per parent")
+
+	// OpenCode accepts the first: the second goes at once.
+	out = m.Step(5300, Event{Type: EventEffectDone, EffectID: first[0].ID, OK: true})
+	second := ofKind(out, EffectPromptAsync)
+	require.Len(t, second, 1, "what fell due meanwhile goes when the answer comes")
+	require.Equal(t, "bg_run", second[0].TaskID)
+	tk, _ := m.Task("bg_a1")
+	require.Zero(t, tk.NoticeOwed)
+
+	out = m.Step(5400, Event{Type: EventEffectDone, EffectID: second[0].ID, OK: true})
+	require.Empty(t, ofKind(out, EffectPromptAsync))
+	tk, _ = m.Task("bg_run")
+	require.Zero(t, tk.NoticeOwed)
+	require.Empty(t, m.outbox, "nothing left in the outbox")
+}

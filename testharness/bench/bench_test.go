@@ -55,88 +55,72 @@ const (
 	settle = 500 * time.Millisecond
 )
 
-// BenchmarkFanOut measures asyncagents, OpenCode's native background subagents and a plugin tool
-// that does nothing (the floor), in one `opencode serve`, interleaved: after a discarded warm-up,
-// each round runs every case for every system, case by case, the systems in the opposite order
-// every other round, so the machine's drift touches all alike. Per run it takes the p50 over tasks
-// of the launching tool call's duration and of the delay from a child's completion to its notice
-// in the parent, and counts the parent's model turns after the launch turn; per case and system it
-// reports the median over rounds of those, the ratios ours/native (and ours/floor for launch), the
-// targets, and the plugin's hop profile (ASYNCAGENTS_PROFILE). It writes everything, every round's
-// raw figures included, to dist/bench.json, and prints a table for BENCHMARKS.md.
+// fanOutProjects are the projects BenchmarkFanOut runs in: a git repository with every case, and
+// a folder that is no git repository with n = 10 (there OpenCode finishes the children back to
+// back). ASYNCAGENTS_BENCH_PROJECTS=git or no-git runs one of them.
+func fanOutProjects(b *testing.B) (git, noGit bool) {
+	switch v := os.Getenv("ASYNCAGENTS_BENCH_PROJECTS"); v {
+	case "":
+		return true, true
+	case "git":
+		return true, false
+	case "no-git":
+		return false, true
+	default:
+		b.Fatalf("ASYNCAGENTS_BENCH_PROJECTS: %q is none of git, no-git", v)
+	}
+	return false, false
+}
+
+// noGitCases are the cases run in the folder that is no git repository.
+var noGitCases = []fanCase{cases[1]}
+
+// BenchmarkFanOut measures asyncagents, OpenCode's native background subagents, a plugin tool
+// that does nothing (the launch floor) and a plugin that posts each child's answer to its parent
+// the moment it completes (the notice floor, notice_floor.go), in one `opencode serve`,
+// interleaved: after a discarded warm-up, each round runs every case for every system, case by
+// case, the systems in the opposite order every other round, so the machine's drift touches all
+// alike. Per run it takes the p50 over tasks of the launching tool call's duration and of the
+// delay from a child's completion to its notice in the parent, and counts the parent's model turns
+// after the launch turn; per case and system it reports the median over rounds of those, the
+// ratios ours/native (and ours/floor), the targets, and the plugin's hop profile
+// (ASYNCAGENTS_PROFILE). It does so in a git project, then again at n = 10 in a folder that is no
+// git repository, each in its own server. It writes everything, every round's raw figures
+// included, to dist/bench.json, and prints tables for BENCHMARKS.md.
 func BenchmarkFanOut(b *testing.B) {
 	root := ocserve.RepoRoot(b)
 	cs := fanOutCases(b)
+	withGit, withoutGit := fanOutProjects(b)
 	version := ocserve.Version(b)
 	for i := 0; i < b.N; i++ {
-		tmp := b.TempDir()
-		floorSpec, err := writeFloorPlugin(filepath.Join(tmp, "floor"), root)
-		if err != nil {
-			b.Fatal(err)
-		}
-		profilePath := filepath.Join(tmp, "profile.jsonl")
-		model := mockmodel.Start(b, script)
-		oc := ocserve.Start(b, ocserve.Options{ModelURL: model.URL(), LogLevel: "WARN",
-			Plugins: []string{ocserve.PluginSpec(b), floorSpec},
-			Env:     []string{"OPENCODE_EXPERIMENTAL_BACKGROUND_SUBAGENTS=true", "ASYNCAGENTS_PROFILE=" + profilePath}})
-		profiled := 0
-		one := func(round, pos int, sys system, c fanCase) *run {
-			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-			defer cancel()
-			r, err := fanOut(ctx, oc, model, sys, c, fmt.Sprintf("r%d-%s-%s", round, c.Key, sys.name))
-			if err != nil {
-				b.Fatalf("round %d, %s, %s: %v", round, c.Name, sys.name, err)
-			}
-			r.Round, r.Position = round, pos
-			if sys.name == ours.name {
-				p, err := readProfile(profilePath)
-				if err != nil {
-					b.Fatalf("profile: %v", err)
-				}
-				profiled = max(profiled, p.lines)
-				for k := range r.Tasks {
-					r.Tasks[k].Profile = p.points(r.Tasks[k])
-				}
-			}
-			time.Sleep(settle)
-			return r
-		}
-		// The warm-up: the plugins load on the project's first request, and the first fan-out of
-		// each system runs code the runtime has not compiled yet.
-		var warmup, runs []*run
-		for pos, sys := range systems {
-			warmup = append(warmup, one(0, pos, sys, cases[0]))
-		}
-		for round := 1; round <= fanOutRounds; round++ {
-			order := append([]system(nil), systems...)
-			if round%2 == 0 {
-				slices.Reverse(order)
-			}
-			for _, c := range cs {
-				for pos, sys := range order {
-					runs = append(runs, one(round, pos, sys, c))
-				}
-			}
-		}
-		if err := oc.Stop(); err != nil {
-			b.Fatalf("stop: %v", err)
-		}
-
 		cpus, osArch := machine()
 		rep := &report{Benchmark: "BenchmarkFanOut", Date: time.Now().Format(time.RFC3339), OpenCodeVersion: version,
-			CPUs: cpus, OS: osArch, Rounds: fanOutRounds, Method: method, Cases: summarize(cs, runs), Warmup: warmup, Runs: runs}
-		if profiled == 0 {
-			rep.ProfileNote = "no profile"
-			for _, c := range rep.Cases {
-				c.Profile = nil
+			CPUs: cpus, OS: osArch, Rounds: fanOutRounds, Method: method, Load: loadAverage()}
+		if withGit {
+			p := fanOutProject(b, root, false, cs)
+			rep.Cases, rep.Warmup, rep.Runs = p.cases, p.warmup, p.runs
+			if !p.profiled {
+				rep.ProfileNote = "no profile"
 			}
 		}
-		for _, c := range rep.Cases {
+		if withoutGit {
+			p := fanOutProject(b, root, true, noGitCases)
+			rep.CasesNoGit, rep.WarmupNoGit, rep.RunsNoGit = p.cases, p.warmup, p.runs
+		}
+		rep.LoadAfter = loadAverage()
+		for _, c := range append(append([]*caseSummary(nil), rep.Cases...), rep.CasesNoGit...) {
+			key := c.Case
+			if c.Project == projectNoGit {
+				key += "-nogit"
+			}
 			if c.LaunchOursNative != nil {
-				b.ReportMetric(*c.LaunchOursNative, c.Case+"-launch-ours/native")
+				b.ReportMetric(*c.LaunchOursNative, key+"-launch-ours/native")
 			}
 			if c.NoticeOursNative != nil {
-				b.ReportMetric(*c.NoticeOursNative, c.Case+"-notice-ours/native")
+				b.ReportMetric(*c.NoticeOursNative, key+"-notice-ours/native")
+			}
+			if c.NoticeOursFloor != nil {
+				b.ReportMetric(*c.NoticeOursFloor, key+"-notice-ours/floor")
 			}
 		}
 		printReport(os.Stdout, rep)
@@ -153,6 +137,92 @@ func BenchmarkFanOut(b *testing.B) {
 		}
 		fmt.Printf("\nwrote %s\n", out)
 	}
+}
+
+// projectRuns is what the fan-out measured in one project.
+type projectRuns struct {
+	cases        []*caseSummary
+	warmup, runs []*run
+	profiled     bool
+}
+
+// fanOutProject runs the warm-up and the rounds of cs in one `opencode serve` on a fresh project,
+// a git repository unless noGit.
+func fanOutProject(b *testing.B, root string, noGit bool, cs []fanCase) projectRuns {
+	project := projectGit
+	if noGit {
+		project = projectNoGit
+	}
+	tmp := b.TempDir()
+	floorSpec, err := writeFloorPlugin(filepath.Join(tmp, "floor"), root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	noticeFloorSpec, err := writeNoticeFloorPlugin(filepath.Join(tmp, "floor"), root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	profilePath := filepath.Join(tmp, "profile.jsonl")
+	env := []string{"OPENCODE_EXPERIMENTAL_BACKGROUND_SUBAGENTS=true", "ASYNCAGENTS_PROFILE=" + profilePath}
+	// ASYNCAGENTS_DIRECT=false reaches the plugin: every effect then goes through the plugin's
+	// client, as in the TUI without --port.
+	if v, ok := os.LookupEnv("ASYNCAGENTS_DIRECT"); ok {
+		env = append(env, "ASYNCAGENTS_DIRECT="+v)
+	}
+	model := mockmodel.Start(b, script)
+	oc := ocserve.Start(b, ocserve.Options{ModelURL: model.URL(), LogLevel: "WARN", NoGit: noGit,
+		Plugins: []string{ocserve.PluginSpec(b), floorSpec, noticeFloorSpec}, Env: env})
+	profiled := 0
+	one := func(round, pos int, sys system, c fanCase) *run {
+		ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+		defer cancel()
+		r, err := fanOut(ctx, served{oc}, model, sys, c, fmt.Sprintf("%s-r%d-%s-%s", project, round, c.Key, sys.name))
+		if err != nil {
+			b.Fatalf("%s, round %d, %s, %s: %v", project, round, c.Name, sys.name, err)
+		}
+		r.Round, r.Position, r.Project = round, pos, project
+		if sys.name == ours.name {
+			p, err := readProfile(profilePath)
+			if err != nil {
+				b.Fatalf("profile: %v", err)
+			}
+			profiled = max(profiled, p.lines)
+			for k := range r.Tasks {
+				r.Tasks[k].Profile = p.points(r.Tasks[k])
+			}
+		}
+		time.Sleep(settle)
+		return r
+	}
+	// The warm-up: the plugins load on the project's first request, and the first fan-out of
+	// each system runs code the runtime has not compiled yet.
+	var out projectRuns
+	for pos, sys := range systems {
+		out.warmup = append(out.warmup, one(0, pos, sys, cases[0]))
+	}
+	for round := 1; round <= fanOutRounds; round++ {
+		order := append([]system(nil), systems...)
+		if round%2 == 0 {
+			slices.Reverse(order)
+		}
+		for _, c := range cs {
+			for pos, sys := range order {
+				out.runs = append(out.runs, one(round, pos, sys, c))
+			}
+		}
+	}
+	if err := oc.Stop(); err != nil {
+		b.Fatalf("stop: %v", err)
+	}
+	out.cases = summarize(cs, out.runs)
+	out.profiled = profiled > 0
+	for _, c := range out.cases {
+		c.Project = project
+		if !out.profiled {
+			c.Profile = nil
+		}
+	}
+	return out
 }
 
 // BenchmarkStartup measures what loading the plugin adds to OpenCode's start: plugins load on

@@ -22,6 +22,9 @@ type system struct {
 	args    func(desc, prompt string) map[string]any // its arguments
 	notices func(text string) []notice               // the notices in one parent message part; nil: launches nothing
 	idOf    func(output string) string               // the task ID in the launch answer
+	// quiet: its notices ask for no model turn (noReply), so the parent's newest message stays a
+	// user message and the parent is settled once it is no longer busy.
+	quiet bool
 }
 
 // notice is one task's notice in the parent: the task it names and that task's child session.
@@ -98,7 +101,7 @@ var floor = system{
 	},
 }
 
-var systems = []system{ours, native, floor}
+var systems = []system{ours, native, floor, noticeFloor}
 
 // fanCase is one fan-out: one child per delay, all launched in one parent turn, each answering
 // after its delay.
@@ -141,7 +144,8 @@ type taskRun struct {
 
 // run is one fan-out of one system in one round.
 type run struct {
-	Round       int       `json:"round"` // 0 is the warm-up
+	Round       int       `json:"round"`             // 0 is the warm-up
+	Project     string    `json:"project,omitempty"` // projectGit or projectNoGit
 	Case        string    `json:"case"`
 	System      string    `json:"system"`
 	Position    int       `json:"position"` // the system's place in the round's order, from 0
@@ -213,21 +217,58 @@ func script(req mockmodel.Request) mockmodel.Reply {
 // OpenCode's own timestamps, so it only bounds how soon a run ends.
 const pollEvery = 200 * time.Millisecond
 
+// opencode is where a fan-out runs: `opencode serve` through its HTTP API (served), or the TUI
+// without a port, driven through its terminal and read from OpenCode's storage (tui.go).
+type opencode interface {
+	// start opens a new parent session and sends it prompt, and returns the session's ID.
+	start(ctx context.Context, title, prompt string) (string, error)
+	messages(ctx context.Context, session string) ([]ocserve.Message, error)
+	// busy says whether OpenCode is still working on the session.
+	busy(ctx context.Context, session string) (bool, error)
+	// waitIdle waits until the session has answered its newest message.
+	waitIdle(ctx context.Context, session string) error
+	// pace is how often a running fan-out looks at the parent.
+	pace() time.Duration
+}
+
+// served is `opencode serve`, through its HTTP API.
+type served struct{ oc *ocserve.Server }
+
+func (s served) start(ctx context.Context, title, prompt string) (string, error) {
+	parent, err := s.oc.CreateSession(ctx, title)
+	if err != nil {
+		return "", err
+	}
+	return parent, s.oc.PromptAsync(ctx, parent, "build", prompt)
+}
+
+func (s served) messages(ctx context.Context, session string) ([]ocserve.Message, error) {
+	return s.oc.Messages(ctx, session)
+}
+
+func (s served) busy(ctx context.Context, session string) (bool, error) {
+	st, err := s.oc.Status(ctx)
+	_, busy := st[session]
+	return busy, err
+}
+
+func (s served) waitIdle(ctx context.Context, session string) error {
+	return s.oc.WaitIdle(ctx, session)
+}
+func (s served) pace() time.Duration { return pollEvery }
+
 // fanOut launches one task per delay from one parent turn, waits until every tool call has
 // answered and (unless the system launches nothing) every task's notice has reached the parent,
 // then until the parent is idle, and measures.
-func fanOut(ctx context.Context, oc *ocserve.Server, model *mockmodel.Server, sys system, c fanCase, label string) (*run, error) {
+func fanOut(ctx context.Context, oc opencode, model *mockmodel.Server, sys system, c fanCase, label string) (*run, error) {
 	n := len(c.Delays)
 	prompt := fanoutPrompt(sys.tool, label, c.Delays)
-	parent, err := oc.CreateSession(ctx, "bench "+label)
+	t0 := time.Now()
+	parent, err := oc.start(ctx, "bench "+label, prompt)
 	if err != nil {
 		return nil, err
 	}
 	r := &run{Case: c.Key, System: sys.name, Parent: parent}
-	t0 := time.Now()
-	if err := oc.PromptAsync(ctx, parent, "build", prompt); err != nil {
-		return nil, err
-	}
 	var msgs []ocserve.Message
 	var tools []ocserve.Part
 	noticeAt := map[string]int64{}
@@ -237,9 +278,9 @@ func fanOut(ctx context.Context, oc *ocserve.Server, model *mockmodel.Server, sy
 		case <-ctx.Done():
 			return nil, fmt.Errorf("%s %s: %d of %d tool calls answered, %d of %d notices before the deadline",
 				sys.name, label, len(tools), n, len(noticeAt), n)
-		case <-time.After(pollEvery):
+		case <-time.After(oc.pace()):
 		}
-		if msgs, err = oc.Messages(ctx, parent); err != nil {
+		if msgs, err = oc.messages(ctx, parent); err != nil {
 			return nil, err
 		}
 		tools, r.NoticeParts = tools[:0], 0
@@ -280,7 +321,12 @@ func fanOut(ctx context.Context, oc *ocserve.Server, model *mockmodel.Server, sy
 		}
 	}
 	// The parent settles (the turns the notices start), so its turns can be counted.
-	if err := oc.WaitIdle(ctx, parent); err != nil {
+	if sys.quiet {
+		err = waitNotBusy(ctx, oc, parent)
+	} else {
+		err = oc.waitIdle(ctx, parent)
+	}
+	if err != nil {
 		return nil, err
 	}
 	r.WallMs = float64(time.Since(t0).Microseconds()) / 1000
@@ -327,9 +373,27 @@ func fanOut(ctx context.Context, oc *ocserve.Server, model *mockmodel.Server, sy
 	return r, nil
 }
 
+// waitNotBusy waits until OpenCode no longer works on the session.
+func waitNotBusy(ctx context.Context, oc opencode, session string) error {
+	for {
+		busy, err := oc.busy(ctx, session)
+		if err != nil {
+			return err
+		}
+		if !busy {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("session %s still busy: %w", session, ctx.Err())
+		case <-time.After(oc.pace()):
+		}
+	}
+}
+
 // childDone is when a child session's last assistant message completed (Unix ms).
-func childDone(ctx context.Context, oc *ocserve.Server, session string) (int64, error) {
-	msgs, err := oc.Messages(ctx, session)
+func childDone(ctx context.Context, oc opencode, session string) (int64, error) {
+	msgs, err := oc.messages(ctx, session)
 	if err != nil {
 		return 0, fmt.Errorf("child %q: %w", session, err)
 	}

@@ -11,7 +11,8 @@ import (
 
 // prepare writes the isolated home (seeded config dir) and the project: a
 // git repository (its root bounds OpenCode's upward config search and gives
-// a stable project ID), a seeded .opencode, opencode.json and extra files.
+// a stable project ID) unless opt.NoGit, a seeded .opencode, opencode.json and
+// extra files.
 func (s *Server) prepare(repoRoot string, opt Options) error {
 	for _, d := range []string{s.xdg("config"), s.xdg("data"), s.xdg("cache"), s.xdg("state"), s.Dir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -50,6 +51,9 @@ func (s *Server) prepare(repoRoot string, opt Options) error {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, out)
 		}
+		return nil
+	}
+	if opt.NoGit {
 		return nil
 	}
 	if err := os.WriteFile(filepath.Join(s.Dir, ".gitignore"), []byte(".opencode/node_modules\n"), 0o644); err != nil {

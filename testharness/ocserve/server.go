@@ -22,6 +22,12 @@ type Options struct {
 	Env      []string          // extra environment, KEY=VALUE
 	Files    map[string]string // extra files in the project dir (relative paths)
 	LogLevel string            // --log-level; "INFO" when empty
+	// NoGit leaves the project a plain folder, no git repository: OpenCode then keeps no project
+	// of its own for it (project "global"), as for a user who runs it in any folder.
+	NoGit bool
+	// NoPort starts the TUI (StartTUI) without --port, as most users run it: its server then
+	// listens nowhere, and the plugin's client is in-process.
+	NoPort bool
 
 	noSeed bool // leave config dirs bare (to measure what seeding saves)
 }
@@ -39,7 +45,7 @@ const (
 // Server is one running `opencode serve`.
 type Server struct {
 	URL     string        // http://127.0.0.1:<port>
-	Dir     string        // the project directory (a git repository)
+	Dir     string        // the project directory (a git repository unless Options.NoGit)
 	Home    string        // HOME; XDG dirs live under it
 	Started time.Duration // spawn -> first healthy answer
 	// StopTook is SIGTERM -> exit, set by Stop.

@@ -20,7 +20,8 @@ import (
 // in a Worker of its own; --port makes that server listen, so the returned Server's client works
 // as it does against `opencode serve`. tmux gives the TUI's pane $TMUX and $TMUX_PANE, as it
 // would a user's. Returns once the server answers (StartTimeout at most); t.Cleanup ends the TUI
-// (SIGKILL) if the test did not.
+// (SIGKILL) if the test did not. With opt.NoPort it runs `opencode` without --port, as most users
+// do, and returns once the TUI is spawned: nothing answers HTTP then.
 func StartTUI(t testing.TB, opt Options, tmuxSocket string) *Server {
 	t.Helper()
 	base := t.TempDir()
@@ -36,7 +37,16 @@ func StartTUI(t testing.TB, opt Options, tmuxSocket string) *Server {
 	if err := s.prepare(RepoRoot(t), opt); err != nil {
 		t.Fatalf("ocserve: prepare: %v", err)
 	}
-	listen := s.listenArgs(opt)
+	var listen []string
+	if opt.NoPort {
+		level := opt.LogLevel
+		if level == "" {
+			level = "INFO"
+		}
+		listen = []string{"--print-logs", "--log-level", level}
+	} else {
+		listen = s.listenArgs(opt)
+	}
 	args := []string{"-L", tmuxSocket, "new-window", "-d", "-P", "-F", "#{pane_id} #{pane_pid}", "-c", s.Dir}
 	// The TUI draws on a terminal, not a dumb one.
 	for _, kv := range append(append(s.env(), opt.Env...), "TERM=xterm-256color", "LOGFILE="+s.logFile) {
@@ -71,6 +81,9 @@ func StartTUI(t testing.TB, opt Options, tmuxSocket string) *Server {
 			t.Logf("ocserve: TUI start-up probes %v; opencode logs (%s):\n%s", s.probes, s.Dir, s.Logs())
 		}
 	})
+	if opt.NoPort {
+		return s // no server to ask: the caller waits on the pane or the storage
+	}
 	if err := s.waitHealthy(spawned); err != nil {
 		t.Fatalf("ocserve: TUI: %v\nlogs:\n%s", err, s.Logs())
 	}
