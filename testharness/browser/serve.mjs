@@ -67,7 +67,7 @@ await run(async (browser) => {
 
     // A task's page, opened from the keyboard: its result as Markdown, and nothing of the
     // result's HTML as markup.
-    await page.getByRole("link", { name: "Survey the auth module" }).focus();
+    await page.getByRole("link", { name: "Survey the auth module", exact: true }).focus();
     await page.keyboard.press("Enter");
     await seeText(page, "Findings", ".md h4");
     await seeText(page, "<img src=x onerror=alert(1)>", ".md");
