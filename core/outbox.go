@@ -25,8 +25,8 @@ import (
 // notice): a kind is its parts, whether it wakes the parent, and the tasks it tells of. All that
 // is ready for one parent when a step ends goes as one message (one request to OpenCode), the
 // texts one after another in the order they fell due, waking the parent if any of them would.
-// While one message to a parent is with OpenCode, what falls due for that parent waits for the
-// answer and goes as the next message (should OpenCode never answer, those notices stay owed in
+// While maxNoticesInFlight messages to a parent are with OpenCode, what falls due for that parent
+// waits for an answer and goes as the next message (should OpenCode never answer, those notices stay owed in
 // the history, and the next start delivers them).
 // A notice must name each task it tells of in a synthetic part: that is what a restore looks for
 // in the parent's messages.
@@ -66,8 +66,13 @@ type parentBox struct {
 	// meanwhile waits for the answer and goes with the rest as one message: when OpenCode is
 	// busy (children finishing back to back in a folder that is no git repository), every
 	// request waits behind that work, and one message for several notices waits once.
-	sending bool
+	sending int
 }
+
+// maxNoticesInFlight is how many notice messages to one parent may be with OpenCode at once: one
+// more than one lets a notice that falls due go at once while the previous is answered (children
+// finishing spread out), and the bound still folds a burst of back-to-back ones into few requests.
+const maxNoticesInFlight = 2
 
 const (
 	noticeRetryPrefix = "notice.retry:"
@@ -139,7 +144,7 @@ func (m *Machine) flushOutbox() {
 // still costs one in OpenCode 1.18).
 func (m *Machine) flushParent(parent string) {
 	b := m.outbox[parent]
-	if b == nil || b.checking || b.retrying || b.sending {
+	if b == nil || b.checking || b.retrying || b.sending >= maxNoticesInFlight {
 		return
 	}
 	if b.check {
@@ -167,7 +172,7 @@ func (m *Machine) flushParent(parent string) {
 		return // onParentStatus flushes it when the parent goes idle
 	}
 	b.queue = nil
-	b.sending = true
+	b.sending++
 	e := Effect{Kind: EffectPromptAsync, Notice: true, SessionID: parent, Agent: queue[0].agent, NoReply: !wake}
 	for _, n := range queue {
 		e.Parts = append(e.Parts, n.parts...)
@@ -184,7 +189,7 @@ func (m *Machine) flushParent(parent string) {
 
 // dropBox forgets parent's outbox once nothing is in it or under way for it.
 func (m *Machine) dropBox(parent string) {
-	if b := m.outbox[parent]; b != nil && len(b.queue) == 0 && !b.check && !b.checking && !b.retrying && !b.sending && b.tries == 0 {
+	if b := m.outbox[parent]; b != nil && len(b.queue) == 0 && !b.check && !b.checking && !b.retrying && b.sending == 0 && b.tries == 0 {
 		delete(m.outbox, parent)
 	}
 }
@@ -193,7 +198,7 @@ func (m *Machine) dropBox(parent string) {
 // owed; refused, the notice goes again after a backoff, with whatever joined the queue meanwhile.
 func (m *Machine) onNoticeDone(p pending, ev Event) {
 	if b := m.outbox[p.outbox]; b != nil {
-		b.sending = false
+		b.sending = max(b.sending-1, 0)
 	}
 	if ev.OK {
 		for _, n := range p.notices {

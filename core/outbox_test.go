@@ -85,11 +85,13 @@ func TestNoticeWaitsForTheOneInFlight(t *testing.T) {
 	owed := HistoryLine(task.Task{ID: "bg_a1", SessionID: "ses_a1", ParentSessionID: "ses_a", ParentMessageID: "m_ses_a", ParentAgent: "build",
 		BatchID: "m_ses_a", Description: "a1", Prompt: "do", Agent: "general", Status: task.StatusCompleted, NoticeOwed: 2000, StartedAt: 1000,
 		CompletedAt: 2000, Result: "r", Progress: task.Progress{LastTools: []string{}}, Depth: 1})
-	running := HistoryLine(task.Task{ID: "bg_run", SessionID: "ses_run", ParentSessionID: "ses_a", ParentMessageID: "m_ses_a", ParentAgent: "build",
-		BatchID: "m_ses_a", Description: "run", Prompt: "do", Agent: "general", Status: task.StatusRunning, StartedAt: 1000,
-		Progress: task.Progress{LastTools: []string{}}, Depth: 1})
+	runningLine := func(id string) string {
+		return HistoryLine(task.Task{ID: "bg_" + id, SessionID: "ses_" + id, ParentSessionID: "ses_a", ParentMessageID: "m_ses_a", ParentAgent: "build",
+			BatchID: "m_ses_a", Description: id, Prompt: "do", Agent: "general", Status: task.StatusRunning, StartedAt: 1000,
+			Progress: task.Progress{LastTools: []string{}}, Depth: 1})
+	}
 	m := NewMachine(config.Config{})
-	_, effects := m.Restore(5000, owed+running)
+	_, effects := m.Restore(5000, owed+runningLine("r1")+runningLine("r2"))
 	read := ofKind(effects, EffectMessages)
 	require.Len(t, read, 1)
 	status := ofKind(effects, EffectStatus)
@@ -99,25 +101,31 @@ func TestNoticeWaitsForTheOneInFlight(t *testing.T) {
 	require.Len(t, first, 1, "the restored notice goes")
 	require.Equal(t, "bg_a1", first[0].TaskID)
 
-	// The running task finishes while that notice is with OpenCode: its notice waits.
+	// Both running tasks turn out finished while that notice is with OpenCode.
 	out = m.Step(5100, Event{Type: EventEffectDone, EffectID: status[0].ID, OK: true, Result: json.RawMessage(`{}`)})
-	childRead := ofKind(out, EffectMessages)
-	require.Len(t, childRead, 1)
-	out = m.Step(5200, Event{Type: EventEffectDone, EffectID: childRead[0].ID, OK: true,
-		Result: json.RawMessage(`[{"info":{"id":"a","role":"assistant","finish":"stop","time":{"created":1,"completed":2}},"parts":[{"type":"text","text":"done"}]}]`)})
-	require.Empty(t, ofKind(out, EffectPromptAsync), "one notice in flight per parent")
-
-	// OpenCode accepts the first: the second goes at once.
-	out = m.Step(5300, Event{Type: EventEffectDone, EffectID: first[0].ID, OK: true})
+	reads := ofKind(out, EffectMessages)
+	require.Len(t, reads, 2)
+	answer := json.RawMessage(`[{"info":{"id":"a","role":"assistant","finish":"stop","time":{"created":1,"completed":2}},"parts":[{"type":"text","text":"done"}]}]`)
+	out = m.Step(5200, Event{Type: EventEffectDone, EffectID: reads[0].ID, OK: true, Result: answer})
 	second := ofKind(out, EffectPromptAsync)
-	require.Len(t, second, 1, "what fell due meanwhile goes when the answer comes")
-	require.Equal(t, "bg_run", second[0].TaskID)
+	require.Len(t, second, 1, "a second message may be with OpenCode beside the first")
+	out = m.Step(5250, Event{Type: EventEffectDone, EffectID: reads[1].ID, OK: true, Result: answer})
+	require.Empty(t, ofKind(out, EffectPromptAsync), "two in flight per parent at most: the third waits")
+
+	// OpenCode accepts the first: the third goes at once.
+	out = m.Step(5300, Event{Type: EventEffectDone, EffectID: first[0].ID, OK: true})
+	third := ofKind(out, EffectPromptAsync)
+	require.Len(t, third, 1, "what fell due meanwhile goes when an answer comes")
+	require.NotEqual(t, second[0].TaskID, third[0].TaskID)
 	tk, _ := m.Task("bg_a1")
 	require.Zero(t, tk.NoticeOwed)
 
-	out = m.Step(5400, Event{Type: EventEffectDone, EffectID: second[0].ID, OK: true})
+	m.Step(5400, Event{Type: EventEffectDone, EffectID: second[0].ID, OK: true})
+	out = m.Step(5450, Event{Type: EventEffectDone, EffectID: third[0].ID, OK: true})
 	require.Empty(t, ofKind(out, EffectPromptAsync))
-	tk, _ = m.Task("bg_run")
-	require.Zero(t, tk.NoticeOwed)
+	for _, id := range []string{"bg_r1", "bg_r2"} {
+		tk, _ = m.Task(id)
+		require.Zero(t, tk.NoticeOwed, id)
+	}
 	require.Empty(t, m.outbox, "nothing left in the outbox")
 }
