@@ -22,6 +22,12 @@ func (m *Machine) onTurnAborted(sessionID string) {
 	if sessionID == "" || !m.cfg.CascadeOn() {
 		return
 	}
+	if !m.busy[sessionID] {
+		// Not a turn this process saw running: OpenCode marks the turns a crash cut short as
+		// aborted when it starts again, and their tasks are the restore's to reconcile (one may
+		// have finished meanwhile: cancelling it would lose its result).
+		return
+	}
 	if t := m.task(sessionID); t != nil && t.switching {
 		return // our own abort, leaving a failing model: the task goes on, and so do its tasks
 	}

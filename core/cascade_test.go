@@ -82,6 +82,7 @@ func TestParentAbortCascadeOnlyOnAbort(t *testing.T) {
 	off.abortTurn("ses_p")
 	require.Equal(t, task.StatusRunning, off.status(b), "cancelOnParentAbort false")
 
+	h.oc("session.status", `{"sessionID":"ses_p","status":{"type":"busy"}}`) // a new turn, then its abort
 	h.oc("message.updated", `{"info":{"id":"msg_x","sessionID":"ses_p","role":"assistant","error":{"name":"MessageAbortedError","data":{}},"time":{"created":1,"completed":2}}}`)
 	require.Equal(t, task.StatusCancelled, h.status(a))
 }
@@ -95,4 +96,14 @@ func TestCancelTakesTheTasksBelow(t *testing.T) {
 	h.idleParent()
 	h.call(ToolCancel, fmt.Sprintf(`{"task_id":%q}`, a))
 	require.Equal(t, task.StatusCancelled, h.status(grand))
+}
+
+// An abort of a turn this process never saw running (OpenCode marking, at its start, the turns a
+// crash cut short) cancels nothing: the restore reconciles those tasks.
+func TestAbortOfATurnNotSeenRunningCascadesNothing(t *testing.T) {
+	h := newFB(t, config.Config{})
+	a := h.launchFrom("ses_p", "A")
+	h.idleParent()
+	h.abortTurn("ses_p")
+	require.Equal(t, task.StatusRunning, h.status(a))
 }
