@@ -60,10 +60,18 @@ func HistoryLine(t task.Task) string { return taskLine(&run{Task: t}) }
 // of an earlier release by hand).
 func ChecksummedLine(recordJSON string) string { return history.Checksummed([]byte(recordJSON)) }
 
-// persistDirty ends a step: the notices ready are sent (outbox.go), and the step's changed tasks
-// become append effects placed before all others.
+// persistDirty ends a step: the notices ready are sent (outbox.go), ahead of the step's other
+// effects, and the step's changed tasks become append effects placed before all of them.
+//
+// A notice goes ahead of the rest because what else a step sends is mostly work for OpenCode
+// (the next queued child's session and prompt, when a child's end frees its slot), and OpenCode
+// starts on requests in the order they come: a notice behind a child's start waits for it.
 func (m *Machine) persistDirty() {
+	before := len(m.out)
 	m.flushOutbox()
+	if sent := len(m.out) - before; sent > 0 && before > 0 {
+		m.out = append(m.out[before:len(m.out):len(m.out)], m.out[:before]...)
+	}
 	if len(m.dirty) == 0 {
 		return
 	}
