@@ -129,3 +129,33 @@ func TestNoticeWaitsForTheOneInFlight(t *testing.T) {
 	}
 	require.Empty(t, m.outbox, "nothing left in the outbox")
 }
+
+// A child's end frees its slot, and the same step starts the next queued child; its notice goes
+// ahead of that child's session, since OpenCode starts on requests in the order they come.
+func TestANoticeGoesAheadOfTheNextQueuedStart(t *testing.T) {
+	h := newFB(t, config.Config{MaxConcurrentStarts: 1})
+	a := h.launchFrom("ses_p", "A")
+	q := h.launchFrom("ses_p", "Q")
+	require.True(t, h.m.task(q).Queued)
+	h.idleParent()
+	child := h.m.task(a).SessionID
+	h.oc("message.part.updated", `{"part":{"id":"prt_1","sessionID":"`+child+`","messageID":"msg_1","type":"text","text":"done","time":{"end":5}}}`)
+	h.now += 10
+	out := h.m.Step(h.now, Event{Type: EventOpenCode, Event: &OpenCodeEvent{Type: "message.updated",
+		Properties: json.RawMessage(`{"info":{"id":"msg_1","sessionID":"` + child + `","role":"assistant","finish":"stop","time":{"created":1,"completed":6}}}`)}})
+	require.Equal(t, task.StatusCompleted, h.status(a))
+	notice, start, lines := -1, -1, -1
+	for i, e := range out {
+		switch {
+		case e.Kind == EffectPromptAsync && e.Notice:
+			notice = i
+		case e.Kind == EffectSessionCreate:
+			start = i
+		case e.Kind == EffectHistoryAppend:
+			lines = i
+		}
+	}
+	require.GreaterOrEqual(t, notice, 0, "A's notice went")
+	require.Less(t, lines, notice, "the history lines (the notice is owed) come first of all")
+	require.Greater(t, start, notice, "Q's session is created after A's notice is sent")
+}
