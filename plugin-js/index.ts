@@ -16,6 +16,7 @@ import { homedir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { startLocal, type CoreSetup, type Log, type Perform } from "./local";
 import { DISPOSE_GRACE_MS, WorkerCore, type CoreHost } from "./remote";
+import { inWorker } from "./core_thread";
 import { forgetAtProcessEnd, stopWithProcess } from "./process_end";
 import { within } from "./server";
 import { coreFor, leaveCore, projectPath, SharedCore, stoppingCore, whenStopped } from "./shared";
@@ -127,16 +128,17 @@ export const AsyncAgents: Plugin = async (input, options) => {
   };
 };
 
-// startCore runs the core in a Worker next to this file (asyncagents-worker.js), so that the
-// history's restore and the status API's answers never wait on OpenCode's event loop, which
-// OpenCode's own work keeps busy. ASYNCAGENTS_WORKER=false, or a missing worker file, runs it in
-// OpenCode's thread instead. Either way, on SIGINT/SIGTERM the API's answers in flight finish
+// startCore runs the core where its effects go fastest (see inWorker). In a Worker next to this
+// file (asyncagents-worker.js), the history's restore and the status API's answers never wait on
+// OpenCode's event loop, which OpenCode's own work keeps busy; on OpenCode's thread, an event's
+// effects reach OpenCode's client in the same turn of that loop. A missing worker file runs it in
+// OpenCode's thread too. Either way, on SIGINT/SIGTERM the API's answers in flight finish
 // first, for STOP_GRACE_MS at most, and the signal then ends the
 // process as it would have (see stopWithProcess); on exit, server.json goes.
 function startCore(setup: CoreSetup, perform: Perform, log: Log): CoreHost {
   const wasmURL = new URL("./asyncagents.wasm", import.meta.url);
   const workerURL = new URL(import.meta.url.endsWith(".ts") ? "./worker.ts" : "./asyncagents-worker.js", import.meta.url);
-  if (readEnv("ASYNCAGENTS_WORKER") !== "false" && typeof Worker !== "undefined" && existsSync(fileURLToPath(workerURL))) {
+  if (inWorker(readEnv("ASYNCAGENTS_WORKER"), setup.direct !== undefined) && typeof Worker !== "undefined" && existsSync(fileURLToPath(workerURL))) {
     try {
       const remote = new WorkerCore(workerURL, wasmURL, setup, perform, log);
       if (setup.apiEnabled) stopWithProcess(remote);
@@ -160,3 +162,4 @@ function startCore(setup: CoreSetup, perform: Perform, log: Log): CoreHost {
     },
   };
 }
+

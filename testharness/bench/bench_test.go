@@ -164,11 +164,7 @@ func fanOutProject(b *testing.B, root string, noGit bool, cs []fanCase) projectR
 	}
 	profilePath := filepath.Join(tmp, "profile.jsonl")
 	env := []string{"OPENCODE_EXPERIMENTAL_BACKGROUND_SUBAGENTS=true", "ASYNCAGENTS_PROFILE=" + profilePath}
-	// ASYNCAGENTS_DIRECT=false reaches the plugin: every effect then goes through the plugin's
-	// client, as in the TUI without --port.
-	if v, ok := os.LookupEnv("ASYNCAGENTS_DIRECT"); ok {
-		env = append(env, "ASYNCAGENTS_DIRECT="+v)
-	}
+	env = append(env, pluginSwitches()...)
 	model := mockmodel.Start(b, script)
 	oc := ocserve.Start(b, ocserve.Options{ModelURL: model.URL(), LogLevel: "WARN", NoGit: noGit,
 		Plugins: []string{ocserve.PluginSpec(b), floorSpec, noticeFloorSpec}, Env: env})

@@ -44,3 +44,17 @@ func writeFloorPlugin(dir, repoRoot string) (string, error) {
 	}
 	return "file://" + js, nil
 }
+
+// pluginSwitches passes the plugin's transport switches from the benchmark's environment to
+// OpenCode's, to compare the paths an effect can take: ASYNCAGENTS_DIRECT=false sends every
+// effect through the plugin's client (as in the TUI without --port), ASYNCAGENTS_WORKER=false
+// runs the core in OpenCode's thread rather than in a Worker.
+func pluginSwitches() []string {
+	var env []string
+	for _, k := range []string{"ASYNCAGENTS_DIRECT", "ASYNCAGENTS_WORKER"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}

@@ -52,7 +52,7 @@ func BenchmarkTUI(b *testing.B) {
 		model := mockmodel.Start(b, script)
 		oc := ocserve.StartTUI(b, ocserve.Options{ModelURL: model.URL(), LogLevel: "WARN", NoPort: true,
 			Plugins: []string{ocserve.PluginSpec(b), floorSpec, noticeFloorSpec},
-			Env:     []string{"OPENCODE_EXPERIMENTAL_BACKGROUND_SUBAGENTS=true", "ASYNCAGENTS_PROFILE=" + profilePath}}, tm.socket)
+			Env:     append([]string{"OPENCODE_EXPERIMENTAL_BACKGROUND_SUBAGENTS=true", "ASYNCAGENTS_PROFILE=" + profilePath}, pluginSwitches()...)}, tm.socket)
 		tui, err := newTUIOpenCode(tm, oc, root, tmp)
 		if err != nil {
 			b.Fatal(err)
