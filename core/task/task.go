@@ -35,12 +35,12 @@ type Task struct {
 	ParentAgent     string `json:"parentAgent,omitempty"`
 	// ParentTitle is the parent session's title as OpenCode last announced it while the task
 	// ran ("" until it did): a batch is named by it.
-	ParentTitle string     `json:"parentTitle,omitempty"`
-	BatchID     string     `json:"batchId"`
-	Description string     `json:"description"`
-	Prompt      string     `json:"prompt"`
-	Agent       string     `json:"agent"`
-	Status      Status     `json:"status"`
+	ParentTitle string `json:"parentTitle,omitempty"`
+	BatchID     string `json:"batchId"`
+	Description string `json:"description"`
+	Prompt      string `json:"prompt"`
+	Agent       string `json:"agent"`
+	Status      Status `json:"status"`
 	// NoticeOwed is when the task's notice to its parent fell due (its end), while OpenCode has
 	// not yet accepted it; 0 once it has (NotifiedAt), or when none is owed. It is written before
 	// startedAt so that a restore, which reads a finished task's record only so far

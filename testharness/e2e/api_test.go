@@ -221,11 +221,17 @@ func TestStatusAPIDisabled(t *testing.T) {
 // port, and returns once server.json names that port.
 func startWithAPI(t *testing.T, script mockmodel.Script, options map[string]any, extraEnv ...string) (*env, serverJSON) {
 	t.Helper()
+	return startWithConfig(t, script, map[string]any{"plugin": []any{[]any{ocserve.PluginSpec(t), options}}}, extraEnv...)
+}
+
+// startWithConfig is startWithAPI with the whole of opencode.json given (it names the plugin).
+func startWithConfig(t *testing.T, script mockmodel.Script, config map[string]any, extraEnv ...string) (*env, serverJSON) {
+	t.Helper()
 	port := freeTCPPort(t)
 	model := mockmodel.Start(t, script)
 	oc := ocserve.Start(t, ocserve.Options{
 		ModelURL: model.URL(),
-		Config:   map[string]any{"plugin": []any{[]any{ocserve.PluginSpec(t), options}}},
+		Config:   config,
 		Env:      append([]string{fmt.Sprintf("ASYNCAGENTS_API_PORT=%d", port)}, extraEnv...),
 	})
 	e := &env{t: t, model: model, oc: oc}

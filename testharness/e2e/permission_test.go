@@ -2,10 +2,8 @@ package e2e
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,25 +21,10 @@ import (
 // API on a free port, and returns once server.json names it.
 func startAsking(t *testing.T, script mockmodel.Script) (*env, serverJSON) {
 	t.Helper()
-	port := freeTCPPort(t)
-	model := mockmodel.Start(t, script)
-	oc := ocserve.Start(t, ocserve.Options{
-		ModelURL: model.URL(),
-		Config: map[string]any{
-			"plugin": []any{ocserve.PluginSpec(t)},
-			"agent":  map[string]any{"general": map[string]any{"permission": map[string]any{"bash": "ask"}}},
-		},
-		Env: []string{fmt.Sprintf("ASYNCAGENTS_API_PORT=%d", port)},
+	return startWithConfig(t, script, map[string]any{
+		"plugin": []any{ocserve.PluginSpec(t)},
+		"agent":  map[string]any{"general": map[string]any{"permission": map[string]any{"bash": "ask"}}},
 	})
-	e := &env{t: t, model: model, oc: oc}
-	_, err := oc.CreateSession(e.ctx(30*time.Second), "warm-up")
-	require.NoError(t, err)
-	var sj serverJSON
-	e.eventually("server.json", 30*time.Second, func() bool {
-		b, err := os.ReadFile(serverFileOf(storageOf(oc)))
-		return err == nil && json.Unmarshal(b, &sj) == nil && sj.Port == port
-	})
-	return e, sj
 }
 
 // answerPermission posts the dashboard's answer, from the server's own Origin with the token.
