@@ -225,6 +225,10 @@ func (m *Machine) onNoticeDone(p pending, ev Event) {
 		m.log("warn", fmt.Sprintf(noticeRefusedFmt, strings.Join(noticeTaskIDs(p.notices), ", "), ev.Error))
 		return
 	}
+	if sessionGone(ev, p.outbox) {
+		m.parentGone(p.outbox, again)
+		return
+	}
 	b := m.box(p.outbox)
 	b.queue = append(again, b.queue...)
 	// A failed answer does not prove OpenCode has not stored the message (a request that timed
@@ -307,6 +311,10 @@ func (m *Machine) onOutboxChecked(p pending, ev Event) {
 	}
 	b.checking = false
 	var msgs []message
+	if sessionGone(ev, p.outbox) {
+		m.parentGone(p.outbox, b.queue)
+		return
+	}
 	if !ev.OK || json.Unmarshal(ev.Result, &msgs) != nil {
 		why := ev.Error
 		if ev.OK {
@@ -353,6 +361,24 @@ func namedSince(msgs []message, id string, since int64) bool {
 	}
 	return false
 }
+
+// parentGone handles a parent OpenCode says is not there (deleted while OpenCode was down, so no
+// session.deleted reached the core): retrying its notices could never succeed, and every start
+// would try again. Its tasks go as they would have on the event.
+func (m *Machine) parentGone(parent string, owed []notice) {
+	m.log("info", fmt.Sprintf(noticeParentGoneFmt, parent, strings.Join(noticeTaskIDs(owed), ", ")))
+	m.onSessionDeleted(parent)
+}
+
+// sessionGone reports whether a failed request says that session does not exist: OpenCode
+// answers 404 with a NotFoundError whose message names the session, and the hosts pass that
+// message on in the error.
+func sessionGone(ev Event, sessionID string) bool {
+	return !ev.OK && sessionID != "" && strings.Contains(ev.Error, sessionNotFoundPrefix+sessionID)
+}
+
+// sessionNotFoundPrefix starts OpenCode's message for a session it does not have (1.18).
+const sessionNotFoundPrefix = "Session not found: "
 
 // dropOutbox forgets what is owed to a parent that is gone.
 func (m *Machine) dropOutbox(parent string) {

@@ -159,3 +159,46 @@ func TestANoticeGoesAheadOfTheNextQueuedStart(t *testing.T) {
 	require.Less(t, lines, notice, "the history lines (the notice is owed) come first of all")
 	require.Greater(t, start, notice, "Q's session is created after A's notice is sent")
 }
+
+// A parent deleted while OpenCode was down: the restore's read of its messages answers that the
+// session is not found, so its tasks are forgotten, as on session.deleted, and no retry is armed
+// (every start would otherwise try again). Another parent's notice goes as usual.
+func TestANoticeToADeletedParentIsDropped(t *testing.T) {
+	owed := func(id, parent string) string {
+		return HistoryLine(task.Task{ID: id, SessionID: "ses_" + id, ParentSessionID: parent, ParentMessageID: "m_" + parent, ParentAgent: "build",
+			BatchID: "m_" + parent, Description: id, Prompt: "do", Agent: "general", Status: task.StatusCompleted, NoticeOwed: 2000, StartedAt: 1000,
+			CompletedAt: 2000, Result: "r", Progress: task.Progress{LastTools: []string{}}, Depth: 1})
+	}
+	m := NewMachine(config.Config{})
+	_, effects := m.Restore(5000, owed("bg_gone", "ses_gone")+owed("bg_here", "ses_here"))
+	reads := ofKind(effects, EffectMessages)
+	require.Len(t, reads, 2)
+	require.Equal(t, "ses_gone", reads[0].SessionID)
+
+	out := m.Step(5100, Event{Type: EventEffectDone, EffectID: reads[0].ID, Error: "reading the messages: Session not found: ses_gone"})
+	_, known := m.Task("bg_gone")
+	require.False(t, known, "the deleted parent's task is forgotten")
+	require.Empty(t, ofKind(out, EffectPromptAsync))
+	require.Empty(t, ofKind(out, EffectTimerSet), "no retry")
+	require.Len(t, ofKind(out, EffectHistoryAppend), 1, "the history says it is gone")
+	require.Nil(t, m.outbox["ses_gone"])
+
+	out = m.Step(5200, Event{Type: EventEffectDone, EffectID: reads[1].ID, OK: true, Result: json.RawMessage(`[]`)})
+	sent := ofKind(out, EffectPromptAsync)
+	require.Len(t, sent, 1)
+	require.Equal(t, "ses_here", sent[0].SessionID)
+
+	// A live notice refused the same way: the parent went while its task ran.
+	out = m.Step(5300, Event{Type: EventEffectDone, EffectID: sent[0].ID, Error: "prompting the session: Session not found: ses_here"})
+	_, known = m.Task("bg_here")
+	require.False(t, known)
+	require.Empty(t, ofKind(out, EffectTimerSet))
+
+	// Any other failure is retried, as before.
+	m2 := NewMachine(config.Config{})
+	_, effects = m2.Restore(5000, owed("bg_x", "ses_x"))
+	out = m2.Step(5100, Event{Type: EventEffectDone, EffectID: ofKind(effects, EffectMessages)[0].ID, Error: "reading the messages: Session not found: ses_other"})
+	_, known = m2.Task("bg_x")
+	require.True(t, known, "another session's name in the error proves nothing about this one")
+	require.Len(t, ofKind(out, EffectTimerSet), 1, "retried")
+}

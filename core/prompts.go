@@ -306,6 +306,7 @@ const (
 	noticeCheckFailedFmt = "could not read the messages of session %s, to see which of the notices owed to it arrived before the restart: %s"
 	noticeRetryFmt       = "; trying again in %s"
 	noticeGiveUpFmt      = "; gave up after %d tries (the notice stays owed: the next start delivers it)"
+	noticeParentGoneFmt  = "session %s is gone (deleted while the notices of its tasks %s were owed): its tasks are forgotten, as when OpenCode says a parent session was deleted"
 	// tool_list.go
 	listNone     = "No background tasks found"
 	listHeadFmt  = "Background tasks of this session (%d):\n%s"
