@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -168,50 +167,14 @@ func fanOutProject(b *testing.B, root string, noGit bool, cs []fanCase) projectR
 	model := mockmodel.Start(b, script)
 	oc := ocserve.Start(b, ocserve.Options{ModelURL: model.URL(), LogLevel: "WARN", NoGit: noGit,
 		Plugins: []string{ocserve.PluginSpec(b), floorSpec, noticeFloorSpec}, Env: env})
-	profiled := 0
-	one := func(round, pos int, sys system, c fanCase) *run {
-		ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-		defer cancel()
-		r, err := fanOut(ctx, served{oc}, model, sys, c, fmt.Sprintf("%s-r%d-%s-%s", project, round, c.Key, sys.name))
-		if err != nil {
-			b.Fatalf("%s, round %d, %s, %s: %v", project, round, c.Name, sys.name, err)
-		}
-		r.Round, r.Position, r.Project = round, pos, project
-		if sys.name == ours.name {
-			p, err := readProfile(profilePath)
-			if err != nil {
-				b.Fatalf("profile: %v", err)
-			}
-			profiled = max(profiled, p.lines)
-			for k := range r.Tasks {
-				r.Tasks[k].Profile = p.points(r.Tasks[k])
-			}
-		}
-		time.Sleep(settle)
-		return r
-	}
-	// The warm-up: the plugins load on the project's first request, and the first fan-out of
-	// each system runs code the runtime has not compiled yet.
+	rs := &rounds{oc: served{oc}, model: model, project: project, profilePath: profilePath, fail: b.Fatalf}
 	var out projectRuns
-	for pos, sys := range systems {
-		out.warmup = append(out.warmup, one(0, pos, sys, cases[0]))
-	}
-	for round := 1; round <= fanOutRounds; round++ {
-		order := append([]system(nil), systems...)
-		if round%2 == 0 {
-			slices.Reverse(order)
-		}
-		for _, c := range cs {
-			for pos, sys := range order {
-				out.runs = append(out.runs, one(round, pos, sys, c))
-			}
-		}
-	}
+	out.warmup, out.runs = rs.play(cs, fanOutRounds)
 	if err := oc.Stop(); err != nil {
 		b.Fatalf("stop: %v", err)
 	}
 	out.cases = summarize(cs, out.runs)
-	out.profiled = profiled > 0
+	out.profiled = rs.profiled > 0
 	for _, c := range out.cases {
 		c.Project = project
 		if !out.profiled {

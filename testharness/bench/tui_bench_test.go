@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -63,50 +62,17 @@ func BenchmarkTUI(b *testing.B) {
 		}
 		cancel()
 
-		profiled := 0
-		one := func(round, pos int, sys system, c fanCase) *run {
-			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-			defer cancel()
-			r, err := fanOut(ctx, tui, model, sys, c, fmt.Sprintf("tui-r%d-%s-%s", round, c.Key, sys.name))
-			if err != nil {
-				s, _ := tui.screen()
-				b.Fatalf("TUI, round %d, %s, %s: %v\nscreen:\n%s\nlogs:\n%s", round, c.Name, sys.name, err, s, oc.Logs())
-			}
-			r.Round, r.Position, r.Project = round, pos, projectTUI
-			if sys.name == ours.name {
-				p, err := readProfile(profilePath)
-				if err != nil {
-					b.Fatalf("profile: %v", err)
-				}
-				profiled = max(profiled, p.lines)
-				for k := range r.Tasks {
-					r.Tasks[k].Profile = p.points(r.Tasks[k])
-				}
-			}
-			time.Sleep(settle)
-			return r
-		}
-		var warmup, runs []*run
-		for pos, sys := range systems {
-			warmup = append(warmup, one(0, pos, sys, cases[0]))
-		}
-		for round := 1; round <= tuiRounds; round++ {
-			order := append([]system(nil), systems...)
-			if round%2 == 0 {
-				slices.Reverse(order)
-			}
-			for _, c := range tuiCases {
-				for pos, sys := range order {
-					runs = append(runs, one(round, pos, sys, c))
-				}
-			}
-		}
+		rs := &rounds{oc: tui, model: model, project: projectTUI, profilePath: profilePath, fail: func(format string, args ...any) {
+			screen, _ := tui.screen()
+			b.Fatalf(format+"\nscreen:\n%s\nlogs:\n%s", append(args, screen, oc.Logs())...)
+		}}
+		warmup, runs := rs.play(tuiCases, tuiRounds)
 		oc.Kill()
 
 		cs := summarize(tuiCases, runs)
 		for _, c := range cs {
 			c.Project = projectTUI
-			if profiled == 0 {
+			if rs.profiled == 0 {
 				c.Profile = nil
 			}
 			if c.NoticeOursNative != nil {
@@ -117,7 +83,7 @@ func BenchmarkTUI(b *testing.B) {
 			}
 		}
 		note := ""
-		if profiled == 0 {
+		if rs.profiled == 0 {
 			note = "no profile"
 		}
 		t := &tuiReport{Date: time.Now().Format(time.RFC3339), Rounds: tuiRounds, Load: loadAverage(), Method: tuiMethod,
