@@ -709,6 +709,11 @@ export interface Task {
   permissions?: PermissionRequest[];
   /** NotifiedAt is when OpenCode accepted the task's latest notice to its parent. */
   notifiedAt?: number;
+  /**
+   * View is how a page shows the task (core/view.TaskOf): set on the status API's copies
+   * only, never in the history.
+   */
+  view?: View;
 }
 
 /** RestoreResult says what a history load found. */
@@ -1167,6 +1172,30 @@ export interface PermissionRequest {
   reply?: string;
   repliedAt?: number;
   timedOut?: boolean;
+}
+
+/**
+ * View is how a page shows a task beside its record, decided once for every page
+ * (core/view.TaskOf): the status as a word, the budget as a line, and what the child waits for
+ * permission to do.
+ */
+export interface View {
+  /**
+   * Label is "queued" (running, waiting for a slot), "waiting" (for the user's permission),
+   * "running", "resumed", "completed", "failed" or "cancelled".
+   */
+  label: string;
+  /**
+   * Budget is the usage against the task's budget ("2 of 3 model calls · 1.2k of 5k tokens ·
+   * $0.01 of $0.50"), "" for a task without one.
+   */
+  budget?: string;
+  /**
+   * Permission is what the child waits for the user to allow ("bash echo hi"), "" when
+   * nothing; PermissionAt is when it asked.
+   */
+  permission?: string;
+  permissionAt?: number;
 }
 
 /**

@@ -98,9 +98,7 @@ func (m *Machine) ServeHTTPEffects(req httpapi.Request, cfg config.APIConfig, no
 	effects := m.out
 	m.out = nil
 	out := t.Task
-	if out.Progress.LastTools == nil {
-		out.Progress.LastTools = []string{}
-	}
+	httpapi.Shown(&out)
 	b, err := task.AppendJSON(nil, &out)
 	if err != nil {
 		r.Status, r.Body = 500, `{"error":"internal error: encoding the response failed"}`

@@ -1,10 +1,7 @@
 package core
 
 import (
-	"encoding/json"
-
 	"github.com/asyncagents/asyncagents/core/httpapi"
-	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // Follow applies history lines that another process wrote: `asyncagents serve` shows a
@@ -59,9 +56,7 @@ func (m *Machine) Follow(now int64, lines string, replace bool) (RestoreResult, 
 		m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: httpapi.ResyncFrame(len(changes))})
 	} else {
 		for _, c := range changes {
-			pub := c.t.public()
-			rec, _ := task.AppendJSON(nil, &pub) // as json.Marshal writes it (core/task/encode.go)
-			m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: httpapi.SSEFrame(c.event, json.RawMessage(rec))})
+			m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: taskFrame(c.event, c.t.public())})
 		}
 	}
 	res.Restored = len(m.tasks)

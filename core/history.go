@@ -85,12 +85,11 @@ func (m *Machine) persistDirty() {
 	for _, id := range ids {
 		var line string
 		if t := m.tasks[id]; t != nil {
-			// The task is encoded once, for its history line and its SSE frame alike.
 			pub := t.public()
 			rec, _ := task.AppendJSON(nil, &pub) // as json.Marshal writes it (core/task/encode.go)
 			line = history.Checksummed([]byte(`{"task":` + string(rec) + `}`))
 			prev, known := t.sseSent, t.sseSent != ""
-			frames = append(frames, Effect{Kind: EffectSSEBroadcast, Frame: httpapi.SSEFrame(httpapi.TaskEventName(prev, t.Status, !known), json.RawMessage(rec))})
+			frames = append(frames, Effect{Kind: EffectSSEBroadcast, Frame: taskFrame(httpapi.TaskEventName(prev, t.Status, !known), pub)})
 			t.sseSent = t.Status
 		} else {
 			line = history.Line(history.Record{Removed: id})
@@ -108,6 +107,14 @@ func (m *Machine) persistDirty() {
 	}
 	m.out = append(append(appends, coalesceFrames(frames)...), m.out...)
 	m.compactIfWorthIt()
+}
+
+// taskFrame is the event stream's frame of a task's change: the task as the API shows it
+// (httpapi.Shown, with its view), not as the history keeps it.
+func taskFrame(event string, pub task.Task) string {
+	httpapi.Shown(&pub)
+	rec, _ := task.AppendJSON(nil, &pub)
+	return httpapi.SSEFrame(event, json.RawMessage(rec))
 }
 
 // coalesceFrames is frames, or one resync frame when they are more than MaxTaskFramesPerCall:

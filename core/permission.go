@@ -100,7 +100,7 @@ func (m *Machine) onPermissionAsked(props json.RawMessage) {
 	t.StalledSince, t.stallNext = 0, 0 // waiting for the user is not a stall
 	t.Progress.LastUpdate = m.now
 	m.touch(t)
-	what := permissionWhat(p.Permission, p.Patterns)
+	what := t.Permissions[len(t.Permissions)-1].What()
 	m.toast(ToastWarning, fmt.Sprintf(permissionToastTitleFmt, t.Description), what)
 	if t.ParentSessionID != "" {
 		m.post(t.ParentSessionID, notice{
@@ -178,14 +178,6 @@ func (t *run) pendingPermission(id string) *task.PermissionRequest {
 		}
 	}
 	return nil
-}
-
-// permissionWhat is a request in a few words: "bash echo hi".
-func permissionWhat(permission string, patterns []string) string {
-	if len(patterns) == 0 {
-		return permission
-	}
-	return permission + " " + strings.Join(patterns, ", ")
 }
 
 // answerPermission forwards the dashboard's answer (httpapi.PermissionAnswer) and answers with

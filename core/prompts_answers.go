@@ -51,7 +51,7 @@ func (m *Machine) outputText(t *run) string {
 	}
 	b.WriteString(steersBlock(&t.Task))
 	if p := t.WaitingPermission(); p != nil && !t.Status.Terminal() {
-		fmt.Fprintf(&b, permissionOutputFmt, permissionWhat(p.Permission, p.Patterns), FormatDuration(max(m.now-p.At, 0)))
+		fmt.Fprintf(&b, permissionOutputFmt, p.What(), FormatDuration(max(m.now-p.At, 0)))
 	}
 	d := FormatDuration(history.Duration(&t.Task, m.now))
 	switch t.Status {
@@ -108,7 +108,7 @@ func (m *Machine) listLine(t *run) string {
 		status += fmt.Sprintf(" (stalled: no progress for %s)", stallAge(m.now-t.StalledSince))
 	}
 	if p := t.WaitingPermission(); p != nil && !t.Status.Terminal() {
-		status += " (waiting for permission: " + permissionWhat(p.Permission, p.Patterns) + ")"
+		status += " (waiting for permission: " + p.What() + ")"
 	}
 	line := fmt.Sprintf("- %s | %s | %q | @%s | %s | %d tool calls", id, status, t.Description, t.Agent, FormatDuration(history.Duration(&t.Task, m.now)), t.Progress.ToolCalls)
 	if u := usageLine(&t.Task); u != "" {

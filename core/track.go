@@ -151,10 +151,11 @@ func (m *Machine) onMessageUpdated(props json.RawMessage) {
 // finishOnCompletion finishes a task as soon as its child's last answer is complete, with no
 // error and a final finish reason, without waiting for the session's idle: OpenCode publishes the
 // idle only after its own work on the turn, and the notice would wait for that. Only a task
-// without a model chain: with one, leaving a model needs the idle (fallback.go); and only when the
-// events already told the whole answer. The idle that follows finds the task ended.
+// whose chain has no second model: with one, leaving a model needs the idle (fallback.go). A task
+// on one model (the agent's, or its parent's, as most are) has nowhere to leave for. And only when
+// the events already told the whole answer. The idle that follows finds the task ended.
 func (m *Machine) finishOnCompletion(t *run, tm *trackedMessage) {
-	if t.FallbackInfo != nil || t.switching || t.awaitBusy || !t.promptSent || t.msg != tm || tm.err != nil {
+	if len(t.Models) > 1 || t.switching || t.awaitBusy || !t.promptSent || t.msg != tm || tm.err != nil {
 		return
 	}
 	if o, known := tm.outcome(); known && o.done && o.err == nil {

@@ -17,6 +17,7 @@ import { fileURLToPath } from "node:url";
 import { startLocal, type CoreSetup, type Log, type Perform } from "./local";
 import { DISPOSE_GRACE_MS, WorkerCore, type CoreHost } from "./remote";
 import { inWorker } from "./core_thread";
+import { profileSeen, profiling } from "./profile";
 import { forgetAtProcessEnd, stopWithProcess } from "./process_end";
 import { within } from "./server";
 import { coreFor, leaveCore, projectPath, SharedCore, stoppingCore, whenStopped } from "./shared";
@@ -95,6 +96,7 @@ export const AsyncAgents: Plugin = async (input, options) => {
   return {
     tool: makeTools(manifest.tools as ToolSpec[], shared.host),
     event: async ({ event }) => {
+      if (profiling) profileSeen("event.seen", event);
       if (subscribed.has(event.type) && !disposed) shared.feed(user, { type: "opencode", event: event as any });
     },
     // A compaction keeps this session's tasks: the core names them for the summary to keep

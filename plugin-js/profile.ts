@@ -23,3 +23,15 @@ export function hop(name: string, fields: HopFields): void {
     appendFileSync(file, JSON.stringify({ t: performance.timeOrigin + performance.now(), hop: name, ...fields }) + "\n");
   } catch {}
 }
+
+/**
+ * Records, if profiling, that an event of a session's turn reached hop's thread: a session's
+ * idle ("idle"), and an assistant message completed (name: "event.seen" on OpenCode's thread,
+ * "core.seen" on the core's).
+ */
+export function profileSeen(name: string, event: any): void {
+  if (!file) return;
+  const p = event?.properties;
+  if (event?.type === "session.idle" && name === "core.seen") hop("idle", { session: p?.sessionID });
+  else if (event?.type === "message.updated" && p?.info?.role === "assistant" && p.info.time?.completed) hop(name, { session: p.info.sessionID });
+}

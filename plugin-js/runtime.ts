@@ -20,7 +20,7 @@ import {
 import { readConfigFiles } from "./config";
 import { noHistory, readState, writeMergedState, type History } from "./history";
 import { ProjectHistories, procStat } from "./histories";
-import { hop, profiling } from "./profile";
+import { hop, profileSeen, profiling } from "./profile";
 import { restartFailed } from "./trap";
 import { RETURN_WAIT_MS, type PendingCall, type StorageEnv, type ToolAnswer, type ToolCallContext } from "./runtime_types";
 
@@ -228,11 +228,10 @@ export class Runtime {
       return this.failure;
     }
     let effects: Effect[];
-    if (profiling && ev.type === "opencode" && (ev.event as any)?.type === "session.idle") {
-      hop("idle", { session: (ev.event as any).properties?.sessionID });
-    }
+    if (profiling && ev.type === "opencode") profileSeen("core.seen", ev.event);
     try {
       effects = this.core.step(Date.now(), ev);
+      if (profiling && ev.type === "opencode") profileSeen("core.stepped", ev.event);
     } catch (err) {
       if (err instanceof CoreTrap) return new Error(this.recover(err));
       this.log("error", `asyncagents: core step failed: ${(err as Error).message}`);

@@ -4,6 +4,6 @@ package httpapi
 
 // The hashes of the dashboard page's inline script and style, for its Content-Security-Policy.
 const (
-	dashboardScriptHash = "sha256-v/PxaTgfQZDzGpnIigL6hsRzufJqcvrk6fKM0kgdE8U="
+	dashboardScriptHash = "sha256-3ae4qzzv0XtnSpUFFy7TL6GLT+Kl0zebWi2cfv4b3Hs="
 	dashboardStyleHash  = "sha256-gYRE/LS9GI8Fjlb/HRtYO1LwrZop/AavEpvZM+SKY9Q="
 )

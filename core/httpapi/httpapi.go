@@ -9,6 +9,7 @@ import (
 	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/view"
 )
 
 // The HTTP status API, as pure functions: a host hands every request it receives to ServeTasks
@@ -116,14 +117,22 @@ func ServeTasks(req Request, tasks []task.Task, cfg config.APIConfig, now int64)
 }
 
 // apiOut is the copy of a task the API shows: as Machine.Tasks shows it, with lastTools an
-// array even before the first tool. The copy is shallow; the task itself is not changed.
+// array even before the first tool, and how a page shows it (view.TaskOf). The copy is
+// shallow; the task itself is not changed.
 func apiOut(t *task.Task) *task.Task {
 	history.Load(t)
 	c := *t
-	if c.Progress.LastTools == nil {
-		c.Progress.LastTools = []string{}
-	}
+	Shown(&c)
 	return &c
+}
+
+// Shown makes t, a copy of a task, the API's: lastTools an array even before the first tool,
+// and its view set. Every task the API writes goes through it, its event frames included.
+func Shown(t *task.Task) {
+	if t.Progress.LastTools == nil {
+		t.Progress.LastTools = []string{}
+	}
+	t.View = view.TaskOf(t)
 }
 
 // apiOutAll is apiOut for tasks[i] for each i of idx, in one allocation.
@@ -133,9 +142,7 @@ func apiOutAll(tasks []*task.Task, idx []int) []*task.Task {
 	for k, i := range idx {
 		history.Load(tasks[i])
 		copies[k] = *tasks[i]
-		if copies[k].Progress.LastTools == nil {
-			copies[k].Progress.LastTools = []string{}
-		}
+		Shown(&copies[k])
 		out[k] = &copies[k]
 	}
 	return out

@@ -12,6 +12,7 @@ import (
 	"github.com/asyncagents/asyncagents/core/internal/tasktest"
 	"github.com/asyncagents/asyncagents/core/internal/version"
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/view"
 )
 
 // get builds an authorised GET from a loopback host.
@@ -407,5 +408,6 @@ func apiRequireCORS(t testing.TB, r Response) {
 // null, and no slice shared.
 func publicOf(t task.Task) task.Task {
 	t.Progress.LastTools = append([]string{}, t.Progress.LastTools...)
+	t.View = view.TaskOf(&t) // its own tests: core/view/task_test.go
 	return t
 }

@@ -126,5 +126,12 @@ func AppendJSON(b []byte, t *Task) ([]byte, error) {
 		}
 	}
 	b = jsonw.OptInt(b, "notifiedAt", t.NotifiedAt)
+	if v := t.View; v != nil {
+		b = append(b, `,"view":{"label":`...)
+		b = jsonw.String(b, v.Label)
+		b = jsonw.OptString(b, "budget", v.Budget)
+		b = jsonw.OptString(b, "permission", v.Permission)
+		b = append(jsonw.OptInt(b, "permissionAt", v.PermissionAt), '}')
+	}
 	return append(b, '}'), nil
 }

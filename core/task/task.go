@@ -102,6 +102,9 @@ type Task struct {
 	Permissions []PermissionRequest `json:"permissions,omitempty"`
 	// NotifiedAt is when OpenCode accepted the task's latest notice to its parent.
 	NotifiedAt int64 `json:"notifiedAt,omitempty"`
+	// View is how a page shows the task (core/view.TaskOf): set on the status API's copies
+	// only, never in the history.
+	View *View `json:"view,omitempty"`
 
 	// rest: the history record of a task a restore read only the head of, until it is loaded
 	// (core/history/lazy.go; SetRest, TakeRest).
@@ -156,6 +159,30 @@ type PermissionRequest struct {
 	Reply      string   `json:"reply,omitempty"`
 	RepliedAt  int64    `json:"repliedAt,omitempty"`
 	TimedOut   bool     `json:"timedOut,omitempty"`
+}
+
+// What is the request in a few words: "bash echo hi".
+func (p *PermissionRequest) What() string {
+	if len(p.Patterns) == 0 {
+		return p.Permission
+	}
+	return p.Permission + " " + strings.Join(p.Patterns, ", ")
+}
+
+// View is how a page shows a task beside its record, decided once for every page
+// (core/view.TaskOf): the status as a word, the budget as a line, and what the child waits for
+// permission to do.
+type View struct {
+	// Label is "queued" (running, waiting for a slot), "waiting" (for the user's permission),
+	// "running", "resumed", "completed", "failed" or "cancelled".
+	Label string `json:"label"`
+	// Budget is the usage against the task's budget ("2 of 3 model calls · 1.2k of 5k tokens ·
+	// $0.01 of $0.50"), "" for a task without one.
+	Budget string `json:"budget,omitempty"`
+	// Permission is what the child waits for the user to allow ("bash echo hi"), "" when
+	// nothing; PermissionAt is when it asked.
+	Permission   string `json:"permission,omitempty"`
+	PermissionAt int64  `json:"permissionAt,omitempty"`
 }
 
 // MaxPermissions is how many requests a task's record keeps.

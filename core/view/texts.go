@@ -56,3 +56,14 @@ func moreFinished(n int) string {
 func cancelPrompt(description string) string {
 	return fmt.Sprintf("Cancel %q? Its child session is aborted and its parent is told.", description)
 }
+
+// A task's status as the dashboard names it, where it differs from the status (view/task.go).
+const (
+	labelQueued  = "queued"
+	labelWaiting = "waiting"
+	labelFailed  = "failed"
+)
+
+func budgetSteps(used, limit int) string     { return fmt.Sprintf("%d of %d model calls", used, limit) }
+func budgetTokens(used, limit string) string { return used + " of " + limit + " tokens" }
+func budgetCost(used, limit string) string   { return used + " of " + limit }

@@ -111,8 +111,7 @@ func attention(t *task.Task, now int64) (note string, warn bool) {
 	// Waiting for permission before the stall: a task that waits for the user is silent, and the
 	// wait is what the user can end.
 	case t.WaitingPermission() != nil && !t.Status.Terminal():
-		p := t.WaitingPermission()
-		return notePermission(strings.TrimSpace(p.Permission + " " + strings.Join(p.Patterns, " "))), true
+		return notePermission(t.WaitingPermission().What()), true
 	case t.StalledSince > 0 && !t.Status.Terminal():
 		return noteStalled(Elapsed(now - t.StalledSince)), true
 	case t.Status == task.StatusError && t.Error != nil && t.Error.Name == ErrBudgetExceeded:

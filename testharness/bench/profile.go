@@ -30,6 +30,9 @@ const (
 	ptCreated       = "session.created"
 	ptPromptSent    = "prompt.sent"
 	ptChildDone     = "child completed"
+	ptEventSeen     = "event.seen" // the child's completed message reached the plugin's event hook
+	ptCoreSeen      = "core.seen"  // ... and the core's thread
+	ptCoreStepped   = "core.stepped"
 	ptIdle          = "idle"
 	ptNoticeSent    = "notice.sent"
 	ptNoticeCreated = "parent notice created"
@@ -48,6 +51,10 @@ var segments = []segment{
 	{"after the return", ptReturned, ptCreateSent},
 	{"after the return", ptCreateSent, ptCreated},
 	{"after the return", ptCreated, ptPromptSent},
+	{"notice", ptChildDone, ptEventSeen},
+	{"notice", ptEventSeen, ptCoreSeen},
+	{"notice", ptCoreSeen, ptCoreStepped},
+	{"notice", ptCoreStepped, ptNoticeSent},
 	{"notice", ptChildDone, ptIdle},
 	{"notice", ptIdle, ptNoticeSent},
 	{"notice", ptNoticeSent, ptNoticeCreated},
@@ -117,28 +124,36 @@ func (p *profile) points(t taskRun) map[string]float64 {
 			pt[hop] = v
 		}
 	}
-	// The child's idle that finished the task: the last before the notice was sent (a session
-	// may go idle more than once), or without that hop the first after the child completed.
+	// The child's hops by its session (idle, its completed message seen): the last before the
+	// notice was sent (a session may go idle more than once), or without that hop the first after
+	// the child completed.
 	if t.Session != "" {
-		sent, hasSent := pt[ptNoticeSent]
-		var best float64
-		found := false
-		for _, l := range p.by[ptIdle+"|"+t.Session] {
-			switch {
-			case hasSent && l.T <= sent && (!found || l.T > best):
-				best, found = l.T, true
-			case !hasSent && t.ChildDone != 0 && l.T >= float64(t.ChildDone)-1 && (!found || l.T < best):
-				best, found = l.T, true
+		for _, hop := range []string{ptIdle, ptEventSeen, ptCoreSeen, ptCoreStepped} {
+			if v, ok := p.bySession(hop, t, pt); ok {
+				pt[hop] = v
 			}
-		}
-		if found {
-			pt[ptIdle] = best
 		}
 	}
 	if len(pt) == 2+btoi(t.ChildDone != 0)+btoi(t.NoticeAt != 0) {
 		return nil // no hop of the plugin's
 	}
 	return pt
+}
+
+// bySession is the time of t's session's hop that belongs to its notice (see points).
+func (p *profile) bySession(hop string, t taskRun, pt map[string]float64) (float64, bool) {
+	sent, hasSent := pt[ptNoticeSent]
+	var best float64
+	found := false
+	for _, l := range p.by[hop+"|"+t.Session] {
+		switch {
+		case hasSent && l.T <= sent && (!found || l.T > best):
+			best, found = l.T, true
+		case !hasSent && t.ChildDone != 0 && l.T >= float64(t.ChildDone)-1 && (!found || l.T < best):
+			best, found = l.T, true
+		}
+	}
+	return best, found
 }
 
 func btoi(b bool) int {

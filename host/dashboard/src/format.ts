@@ -29,12 +29,9 @@ export function time(ms: number | undefined): string {
 
 export const isActive = (t: Task) => t.status === "running" || t.status === "resumed";
 
-/** The status as the page names it: a running task that waits for a slot is queued. */
+/** The status as the page names it (queued, waiting, failed...): the core's, in the task's view. */
 export function statusLabel(t: Task): string {
-  if (t.status === "running" && t.queued) return "queued";
-  if (t.status === "running" && t.permissions?.some((p) => !p.reply)) return "waiting";
-  if (t.status === "error") return "failed";
-  return t.status;
+  return t.view?.label ?? t.status;
 }
 
 /** Every token counted: input, output, reasoning and cache alike. */
@@ -57,13 +54,7 @@ export function cost(c: number | undefined): string {
   return Math.abs(c) >= 0.01 ? `$${c.toFixed(2)}` : `$${c.toFixed(4)}`;
 }
 
-/** A task's usage against its budget: "2 of 3 model calls · 1.2k of 5k tokens · $0.01 of $0.50". */
+/** A task's usage against its budget: "2 of 3 model calls · 1.2k of 5k tokens · $0.01 of $0.50" (the core's). */
 export function budgetText(t: Task): string {
-  const b = t.budget;
-  if (!b) return "";
-  const parts: string[] = [];
-  if (b.steps) parts.push(`${t.steps ?? 0} of ${b.steps} model calls`);
-  if (b.tokens) parts.push(`${t.tokens ? tokens(t.tokens) : "0"} of ${tokens({ input: b.tokens, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 })} tokens`);
-  if (b.costUsd) parts.push(`${cost(t.cost ?? 0)} of ${cost(b.costUsd)}`);
-  return parts.join(" · ");
+  return t.view?.budget ?? "";
 }

@@ -12,12 +12,12 @@ import type { Task } from "./types";
 type Reply = "once" | "always" | "reject";
 
 export function PermissionCard({ t, readOnly }: { t: Task; readOnly: boolean }) {
-  const p = [...(t.permissions ?? [])].reverse().find((r) => !r.reply);
+  const what = t.view?.permission;
   const [busy, setBusy] = useState(false);
   const [sent, setSent] = useState("");
   const [error, setError] = useState("");
   const [reason, setReason] = useState("");
-  if (!p) return null;
+  if (!what) return null;
   const answer = async (reply: Reply) => {
     setBusy(true);
     setError("");
@@ -30,12 +30,11 @@ export function PermissionCard({ t, readOnly }: { t: Task; readOnly: boolean }) 
       setBusy(false);
     }
   };
-  const what = [p.permission, ...(p.patterns ?? [])].join(" ");
   return (
     <section class="card permission" aria-live="polite">
       <h2>Waiting for permission</h2>
       <p>
-        The subagent asks to run <code>{what}</code> ({duration(Math.max(now.value - p.at, 0))} ago). The parent agent cannot answer this: you do.
+        The subagent asks to run <code>{what}</code> ({duration(Math.max(now.value - (t.view?.permissionAt ?? now.value), 0))} ago). The parent agent cannot answer this: you do.
       </p>
       {readOnly ? (
         <p class="muted">Answer it in OpenCode: this server only reads the history.</p>

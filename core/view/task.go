@@ -1,0 +1,55 @@
+package view
+
+import (
+	"strings"
+
+	"github.com/asyncagents/asyncagents/core/task"
+)
+
+// TaskOf is how the dashboard shows t beside its record: the status as a word, the budget as a
+// line, what the child waits for permission to do. The status API puts it in every task it
+// writes (its answers and its event stream), so the page decides none of it.
+func TaskOf(t *task.Task) *task.View {
+	v := &task.View{Label: label(t), Budget: budget(t)}
+	if p := t.WaitingPermission(); p != nil && !t.Status.Terminal() {
+		v.Permission, v.PermissionAt = p.What(), p.At
+	}
+	return v
+}
+
+// label is the status as a page names it: a running task that waits for a slot is queued, one
+// whose child waits for the user's permission is waiting, and an error is a failure.
+func label(t *task.Task) string {
+	switch {
+	case t.Status == task.StatusError:
+		return labelFailed
+	case t.Status.Terminal():
+		return string(t.Status)
+	case t.Queued:
+		return labelQueued
+	case t.WaitingPermission() != nil:
+		return labelWaiting
+	}
+	return string(t.Status)
+}
+
+// budget is the usage against t's budget: "2 of 3 model calls · 1.2k of 5k tokens · $0.01 of
+// $0.50", "" for a task without one.
+func budget(t *task.Task) string {
+	g := t.Budget
+	if g == nil {
+		return ""
+	}
+	var parts []string
+	if g.Steps > 0 {
+		parts = append(parts, budgetSteps(t.Steps, g.Steps))
+	}
+	if g.Tokens > 0 {
+		tok, _ := t.Usage()
+		parts = append(parts, budgetTokens(Count(tok.Total()), Count(g.Tokens)))
+	}
+	if g.CostUsd > 0 {
+		parts = append(parts, budgetCost(Cost(t.Cost), Cost(g.CostUsd)))
+	}
+	return strings.Join(parts, " · ")
+}
