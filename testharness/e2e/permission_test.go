@@ -138,3 +138,39 @@ func TestDashboardAnswersAPermission(t *testing.T) {
 		}
 	}, "DASH_URL="+sj.URL, "DASH_TOKEN="+sj.Token, "DASH_SHOTS="+filepath.Join(root, "dist", "screenshots", "permission"))
 }
+
+// A request nobody answers within permission.timeoutMs is rejected by the plugin with a message
+// telling the child to go on without it: the command does not run, the child reads why and
+// finishes, and the task records the timeout.
+func TestUnansweredPermissionTimesOut(t *testing.T) {
+	e, _ := startWithConfig(t, func(req mockmodel.Request) mockmodel.Reply {
+		switch {
+		case firstUser(req) == "CHILD timeout" && lastRole(req) == "user":
+			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{{Name: "bash", Args: map[string]any{"command": "echo permitted-timeout", "description": "asks first"}}}}
+		case firstUser(req) == "CHILD timeout":
+			return mockmodel.Reply{Text: "after bash: " + req.Messages[len(req.Messages)-1].Content}
+		case req.LastUser == "GO" && lastRole(req) == "user":
+			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Nobody answers", "CHILD timeout", "general")}}
+		}
+		return mockmodel.Reply{Text: "ok"}
+	}, map[string]any{
+		"plugin": []any{[]any{ocserve.PluginSpec(t), map[string]any{"permission": map[string]any{"timeoutMs": 1500}}}},
+		"agent":  map[string]any{"general": map[string]any{"permission": map[string]any{"bash": "ask"}}},
+	})
+	parent := e.prompt("GO")
+	e.eventually("the launch", 60*time.Second, func() bool { return finishedParts(e.toolParts(parent, "asyncagents_task")) })
+	id := idOf(e.toolParts(parent, "asyncagents_task")[0])
+	e.eventually("the task's end", 60*time.Second, func() bool {
+		tk, _ := findStoredTask(e.oc, id)
+		return tk.Status.Terminal()
+	})
+	tk := storedTask(t, e.oc, id)
+	require.Equal(t, task.StatusCompleted, tk.Status, "%+v", tk.Error)
+	require.Len(t, tk.Permissions, 1)
+	p := tk.Permissions[0]
+	require.True(t, p.TimedOut, "%+v", p)
+	require.Equal(t, "reject", p.Reply)
+	require.GreaterOrEqual(t, p.RepliedAt-p.At, int64(1500), "not before the timeout")
+	require.NotContains(t, tk.Result, "after bash: permitted-timeout", "the command did not run")
+	require.Contains(t, tk.Result, "Nobody answered this permission request in time", "the child read why and went on")
+}
