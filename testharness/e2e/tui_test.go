@@ -100,7 +100,4 @@ func TestTUI(t *testing.T) {
 	t.Logf("dispose lines: %d stopping the core, %d leaving it", stops, left)
 	require.LessOrEqual(t, stops, 1, "the core stops once")
 	require.LessOrEqual(t, left, instances-1)
-	if stops == 0 {
-		require.Zero(t, left, "a dispose that left the core was followed by the one that stops it")
-	}
 }
