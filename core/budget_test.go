@@ -110,7 +110,7 @@ func TestBudgetIsShown(t *testing.T) {
 	h.stepDone(ses, "prt_1", "tool-calls")
 	h.spent(ses, "msg_1", 1200, 0.01, "tool-calls")
 	h.idleParent()
-	want := "budget: 1/5 steps, 1200/5000 tokens, $0.0100/$0.5000"
+	want := "budget: 1 of 5 model calls · 1.2k of 5k tokens · $0.01 of $0.50"
 	require.Contains(t, h.call(ToolList, `{}`).Output, want)
 	require.Contains(t, h.call(ToolOutput, fmt.Sprintf(`{"task_id":%q}`, id)).Output, want)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/view"
 )
 
 // The texts of the controls: the cascade of an interrupted turn (cascade.go), the budgets
@@ -60,23 +61,12 @@ const (
 	budgetArgFmt = "asyncagents_task: budget.%s must be %s, got %v; no task was created"
 )
 
-// budgetLine is a task's usage against its budget, for asyncagents_list and asyncagents_output:
-// "budget: 2/3 steps, 1200/5000 tokens, $0.0100/$0.5000". Empty for a task without a budget.
+// budgetLine is a task's usage against its budget, for asyncagents_list and asyncagents_output,
+// as the dashboard shows it (core/view): "budget: 2 of 3 model calls · 1.2k of 5k tokens · $0.01
+// of $0.50". Empty for a task without a budget.
 func budgetLine(t *task.Task) string {
-	g := t.Budget
-	if g == nil {
-		return ""
+	if v := view.TaskOf(t); v.Budget != "" {
+		return "budget: " + v.Budget
 	}
-	var parts []string
-	if g.Steps > 0 {
-		parts = append(parts, fmt.Sprintf("%d/%d steps", t.Steps, g.Steps))
-	}
-	if g.Tokens > 0 {
-		tok, _ := t.Usage()
-		parts = append(parts, fmt.Sprintf("%d/%d tokens", tok.Total(), g.Tokens))
-	}
-	if g.CostUsd > 0 {
-		parts = append(parts, fmt.Sprintf("$%.4f/$%.4f", t.Cost, g.CostUsd))
-	}
-	return "budget: " + strings.Join(parts, ", ")
+	return ""
 }
