@@ -25,26 +25,17 @@ import (
 func dashboard(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("dashboard", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	dir := projectFlags(fs)
-	wasm := fs.String("wasm", "", "the core module (default: $ASYNCAGENTS_WASM, next to this program, or dist/)")
+	dir, wasm := projectFlags(fs)
 	printOnly := fs.Bool("print", false, "print the URL, do not open it")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	project, err := resolveProject(*dir)
-	if err != nil {
-		return err
-	}
 	ctx := context.Background()
-	c, err := loadCore(ctx, *wasm)
+	project, c, st, err := openProject(ctx, *dir, *wasm, "")
 	if err != nil {
 		return err
 	}
 	defer c.Close(ctx)
-	st, err := storageOf(ctx, c, project, "")
-	if err != nil {
-		return err
-	}
 	live, err := host.LiveServers(st.ServerDir)
 	if err != nil {
 		return err

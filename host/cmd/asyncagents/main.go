@@ -69,25 +69,16 @@ the same project.`
 func ls(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("ls", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	dir := projectFlags(fs)
-	wasm := fs.String("wasm", "", "the core module (default: $ASYNCAGENTS_WASM, next to this program, or dist/)")
+	dir, wasm := projectFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	project, err := resolveProject(*dir)
-	if err != nil {
-		return err
-	}
 	ctx := context.Background()
-	c, err := loadCore(ctx, *wasm)
+	project, c, st, err := openProject(ctx, *dir, *wasm, "")
 	if err != nil {
 		return err
 	}
 	defer c.Close(ctx)
-	st, err := storageOf(ctx, c, project, "")
-	if err != nil {
-		return err
-	}
 	if err := configure(ctx, c, config.Config{}, st); err != nil {
 		return err
 	}

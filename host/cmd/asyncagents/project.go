@@ -15,12 +15,29 @@ import (
 )
 
 // projectFlags adds --project (and its older name --dir) to fs: the project directory OpenCode
-// ran in, the working directory by default.
-func projectFlags(fs *flag.FlagSet) *string {
+// ran in, the working directory by default; and --wasm, the core module.
+func projectFlags(fs *flag.FlagSet) (dir, wasm *string) {
 	cwd, _ := os.Getwd()
-	dir := fs.String("project", cwd, "the project directory OpenCode ran in")
+	dir = fs.String("project", cwd, "the project directory OpenCode ran in")
 	fs.StringVar(dir, "dir", cwd, "the same as --project")
-	return dir
+	wasm = fs.String("wasm", "", "the core module (default: $ASYNCAGENTS_WASM, next to this program, or dist/)")
+	return dir, wasm
+}
+
+// openProject is what every command starts with: the project's real path, the core loaded (the
+// caller closes it), and where the core says the project's files are (port: as storageOf).
+func openProject(ctx context.Context, dir, wasm, port string) (project string, c *host.Core, st core.Storage, err error) {
+	if project, err = resolveProject(dir); err != nil {
+		return "", nil, st, err
+	}
+	if c, err = loadCore(ctx, wasm); err != nil {
+		return "", nil, st, err
+	}
+	if st, err = storageOf(ctx, c, project, port); err != nil {
+		c.Close(ctx)
+		return "", nil, st, err
+	}
+	return project, c, st, nil
 }
 
 // resolveProject is the project's absolute path with its symlinks resolved, as the plugin passes

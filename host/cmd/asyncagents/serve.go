@@ -29,14 +29,9 @@ import (
 func serve(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	dir := projectFlags(fs)
-	wasm := fs.String("wasm", "", "the core module (default: $ASYNCAGENTS_WASM, next to this program, or dist/)")
+	dir, wasm := projectFlags(fs)
 	port := fs.String("port", os.Getenv(core.EnvAPIPort), fmt.Sprintf("the first port to try (default $%s, else %d)", core.EnvAPIPort, core.DefaultAPIPort))
 	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	abs, err := resolveProject(*dir)
-	if err != nil {
 		return err
 	}
 	if *port != "" {
@@ -48,15 +43,11 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 	started := time.Now()
 	api := config.APIConfig{Token: randomToken(), Auth: os.Getenv(core.EnvAPIAuth), StartedAt: started.UnixMilli()}
 	api.ReadOnly = true // no cancel here: the tasks are OpenCode's, and it may not even run
-	c, err := loadCore(ctx, *wasm)
+	abs, c, st, err := openProject(ctx, *dir, *wasm, *port)
 	if err != nil {
 		return err
 	}
 	defer c.Close(context.Background())
-	st, err := storageOf(ctx, c, abs, *port)
-	if err != nil {
-		return err
-	}
 	if err := configure(ctx, c, config.Config{API: api}, st); err != nil {
 		return err
 	}
