@@ -88,6 +88,9 @@ func TestPermissionRequestReachesTheUser(t *testing.T) {
 		})
 		require.Equal(t, "bash", waiting.Permission)
 		require.Equal(t, []string{"echo permitted-" + c.child}, waiting.Patterns)
+		// The launch turn's own second request (after the tool's answer) may still be coming:
+		// the turns are counted once it has ended.
+		e.waitIdle(parent)
 		turns := parentTurns(e.model, c.prompt)
 		e.eventually("the parent's ⏸ line", 30*time.Second, func() bool {
 			for _, m := range e.messages(parent) {
