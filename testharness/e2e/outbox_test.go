@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -78,4 +80,71 @@ func TestKill9WhileANoticeWaitsForABusyParent(t *testing.T) {
 			require.Contains(t, n.hidden, "<task_result>\nfast result\n</task_result>")
 		}
 	}
+}
+
+// A parent deleted while the plugin was not running (here: in an OpenCode started without it)
+// sends the plugin no session.deleted. After the next start, the notice it still owes that parent
+// fails with OpenCode's "Session not found", and the plugin forgets the parent's tasks, as the
+// event would have made it, instead of retrying at every start.
+func TestANoticeToAParentDeletedWhileDownIsDropped(t *testing.T) {
+	var mu sync.Mutex
+	var launched []string
+	e := start(t, func(req mockmodel.Request) mockmodel.Reply {
+		switch {
+		case req.LastUser == "CHILD fast":
+			return mockmodel.Reply{Text: "fast result"}
+		case req.LastUser == "CHILD slow":
+			return mockmodel.Reply{Text: "slow result", Delay: 10 * time.Minute} // until the kill: Fast's notice does not wake the parent
+		case lastRole(req) == "tool":
+			mu.Lock()
+			launched = launchedIDs(req)
+			mu.Unlock()
+			return mockmodel.Reply{Text: "thinking", Delay: 10 * time.Minute} // busy: the notice waits
+		case req.LastUser == "HOLD":
+			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Fast", "CHILD fast", "general"), taskCall("Slow", "CHILD slow", "general")}}
+		}
+		return mockmodel.Reply{Text: "?"}
+	})
+	parent := e.prompt("HOLD")
+	var fast, slow string
+	e.eventually("the parent's busy turn", 60*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(launched) != 2 {
+			return false
+		}
+		fast, slow = launched[0], launched[1]
+		return true
+	})
+	e.eventually("Fast completed, its notice owed", 60*time.Second, func() bool {
+		tk, _ := findStoredTask(e.oc, fast)
+		return tk.Status == task.StatusCompleted && tk.NoticeOwed != 0
+	})
+
+	e.oc.Kill()
+	bare := ocserve.Restart(t, e.oc, ocserve.Options{ModelURL: e.model.URL()})
+	require.NoError(t, bare.Do(e.ctx(30*time.Second), "DELETE", "/session/"+parent, nil, nil))
+	e.oc = ocserve.Restart(t, bare, ocserve.Options{ModelURL: e.model.URL(), Plugins: []string{ocserve.PluginSpec(t)}})
+	_, err := e.oc.CreateSession(e.ctx(30*time.Second), "loads the project, and the plugin with it")
+	require.NoError(t, err)
+
+	e.eventually("Fast and Slow forgotten", 60*time.Second, func() bool {
+		h := historyText(e.oc)
+		return strings.Contains(h, `"removed":"`+fast+`"`) && strings.Contains(h, `"removed":"`+slow+`"`)
+	})
+	logs := e.oc.Logs()
+	require.Contains(t, logs, "is gone (deleted while the notices of its tasks "+fast)
+	require.NotContains(t, logs, "trying again in", "no retry")
+}
+
+// historyText is every history log of oc's project, one after another.
+func historyText(oc *ocserve.Server) string {
+	st := storageOf(oc)
+	logs, _ := filepath.Glob(filepath.Join(st.Dir, "history-"+st.HistoryKey+"*.log"))
+	var b strings.Builder
+	for _, path := range logs {
+		raw, _ := os.ReadFile(path)
+		b.Write(raw)
+	}
+	return b.String()
 }
