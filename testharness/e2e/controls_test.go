@@ -237,7 +237,8 @@ func TestSessionCostBudgetRefusesALaunch(t *testing.T) {
 		switch {
 		case req.LastUser == "CHILD pricey":
 			return mockmodel.Reply{Text: "pricey done"}
-		case strings.Contains(req.LastUser, "**Agent"):
+		case strings.Contains(req.LastUser, "**Agent") && lastRole(req) == "user":
+			// Once: after the refused launch the tool's answer is last, and the turn ends.
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Again", "CHILD again", "general")}}
 		case lastRole(req) == "tool":
 			return mockmodel.Reply{Text: "ok"}
@@ -256,6 +257,8 @@ func TestSessionCostBudgetRefusesALaunch(t *testing.T) {
 		parts := e.toolParts(parent, "asyncagents_task")
 		return len(parts) == 2 && finishedParts(parts)
 	})
+	e.waitIdle(parent)
+	require.Len(t, e.toolParts(parent, "asyncagents_task"), 2, "the parent's turn ends after the refusal")
 	second := e.toolParts(parent, "asyncagents_task")[1]
 	require.Contains(t, second.State.Error, "past budget.sessionCostUsd ($0.0000); no task was created")
 	require.Regexp(t, `have cost \$0\.\d{4}`, second.State.Error)
