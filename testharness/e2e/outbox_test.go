@@ -132,9 +132,11 @@ func TestANoticeToAParentDeletedWhileDownIsDropped(t *testing.T) {
 		h := historyText(e.oc)
 		return strings.Contains(h, `"removed":"`+fast+`"`) && strings.Contains(h, `"removed":"`+slow+`"`)
 	})
-	logs := e.oc.Logs()
-	require.Contains(t, logs, "is gone (deleted while the notices of its tasks "+fast)
-	require.NotContains(t, logs, "trying again in", "no retry")
+	// The plugin's log line reaches OpenCode's log after the history line.
+	e.eventually("the log says why", 30*time.Second, func() bool {
+		return strings.Contains(e.oc.Logs(), "is gone (deleted while the notices of its tasks "+fast)
+	})
+	require.NotContains(t, e.oc.Logs(), "trying again in", "no retry")
 }
 
 // historyText is every history log of oc's project, one after another.
