@@ -19,43 +19,7 @@ import (
 // wake it: its sibling still runs): after the restart the parent gets that notice exactly once,
 // and the history records that OpenCode took it.
 func TestKill9WhileANoticeWaitsForABusyParent(t *testing.T) {
-	var mu sync.Mutex
-	var launched []string // the parent's tasks, Fast then Slow, once its busy turn began
-	script := func(req mockmodel.Request) mockmodel.Reply {
-		switch {
-		case req.LastUser == "CHILD fast":
-			return mockmodel.Reply{Text: "fast result"}
-		case req.LastUser == "CHILD slow":
-			return mockmodel.Reply{Text: "slow result", Delay: 10 * time.Minute} // until the kill
-		case strings.Contains(req.LastUser, "**Agent"):
-			return mockmodel.Reply{Text: "noted"}
-		case lastRole(req) == "tool":
-			// The parent's turn after the launches: it stays busy until the kill.
-			mu.Lock()
-			launched = launchedIDs(req)
-			mu.Unlock()
-			return mockmodel.Reply{Text: "thinking", Delay: 10 * time.Minute}
-		case req.LastUser == "HOLD":
-			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Fast", "CHILD fast", "general"), taskCall("Slow", "CHILD slow", "general")}}
-		}
-		return mockmodel.Reply{Text: "?"}
-	}
-	e := start(t, script)
-	parent := e.prompt("HOLD")
-	var fast, slow string
-	e.eventually("the parent's busy turn", 60*time.Second, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if len(launched) != 2 {
-			return false
-		}
-		fast, slow = launched[0], launched[1]
-		return true
-	})
-	e.eventually("Fast completed, its notice owed", 60*time.Second, func() bool {
-		tk, _ := findStoredTask(e.oc, fast)
-		return tk.Status == task.StatusCompleted && tk.NoticeOwed != 0
-	})
+	e, parent, fast, slow := holdANotice(t)
 	require.Zero(t, e.noticesOf(parent, fast), "the notice waits while the parent is busy")
 
 	e.oc.Kill()
@@ -87,39 +51,8 @@ func TestKill9WhileANoticeWaitsForABusyParent(t *testing.T) {
 // fails with OpenCode's "Session not found", and the plugin forgets the parent's tasks, as the
 // event would have made it, instead of retrying at every start.
 func TestANoticeToAParentDeletedWhileDownIsDropped(t *testing.T) {
-	var mu sync.Mutex
-	var launched []string
-	e := start(t, func(req mockmodel.Request) mockmodel.Reply {
-		switch {
-		case req.LastUser == "CHILD fast":
-			return mockmodel.Reply{Text: "fast result"}
-		case req.LastUser == "CHILD slow":
-			return mockmodel.Reply{Text: "slow result", Delay: 10 * time.Minute} // until the kill: Fast's notice does not wake the parent
-		case lastRole(req) == "tool":
-			mu.Lock()
-			launched = launchedIDs(req)
-			mu.Unlock()
-			return mockmodel.Reply{Text: "thinking", Delay: 10 * time.Minute} // busy: the notice waits
-		case req.LastUser == "HOLD":
-			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Fast", "CHILD fast", "general"), taskCall("Slow", "CHILD slow", "general")}}
-		}
-		return mockmodel.Reply{Text: "?"}
-	})
-	parent := e.prompt("HOLD")
-	var fast, slow string
-	e.eventually("the parent's busy turn", 60*time.Second, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if len(launched) != 2 {
-			return false
-		}
-		fast, slow = launched[0], launched[1]
-		return true
-	})
-	e.eventually("Fast completed, its notice owed", 60*time.Second, func() bool {
-		tk, _ := findStoredTask(e.oc, fast)
-		return tk.Status == task.StatusCompleted && tk.NoticeOwed != 0
-	})
+	e, parent, fast, slow := holdANotice(t)
+	require.Zero(t, e.noticesOf(parent, fast), "the notice waits while the parent is busy")
 
 	e.oc.Kill()
 	bare := ocserve.Restart(t, e.oc, ocserve.Options{ModelURL: e.model.URL()})
@@ -149,4 +82,48 @@ func historyText(oc *ocserve.Server) string {
 		b.Write(raw)
 	}
 	return b.String()
+}
+
+// holdANotice starts OpenCode with the plugin and a parent that launches Fast and Slow, then
+// stays busy in its turn: Fast completes, and its notice (which does not wake the parent, Slow
+// still running) waits, owed. Slow and the parent's turn last until the test ends OpenCode.
+func holdANotice(t *testing.T) (e *env, parent, fast, slow string) {
+	t.Helper()
+	var mu sync.Mutex
+	var launched []string // the parent's tasks, Fast then Slow, once its busy turn began
+	script := func(req mockmodel.Request) mockmodel.Reply {
+		switch {
+		case req.LastUser == "CHILD fast":
+			return mockmodel.Reply{Text: "fast result"}
+		case req.LastUser == "CHILD slow":
+			return mockmodel.Reply{Text: "slow result", Delay: 10 * time.Minute} // until the kill
+		case strings.Contains(req.LastUser, "**Agent"):
+			return mockmodel.Reply{Text: "noted"}
+		case lastRole(req) == "tool":
+			// The parent's turn after the launches: it stays busy until the kill.
+			mu.Lock()
+			launched = launchedIDs(req)
+			mu.Unlock()
+			return mockmodel.Reply{Text: "thinking", Delay: 10 * time.Minute}
+		case req.LastUser == "HOLD":
+			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Fast", "CHILD fast", "general"), taskCall("Slow", "CHILD slow", "general")}}
+		}
+		return mockmodel.Reply{Text: "?"}
+	}
+	e = start(t, script)
+	parent = e.prompt("HOLD")
+	e.eventually("the parent's busy turn", 60*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(launched) != 2 {
+			return false
+		}
+		fast, slow = launched[0], launched[1]
+		return true
+	})
+	e.eventually("Fast completed, its notice owed", 60*time.Second, func() bool {
+		tk, _ := findStoredTask(e.oc, fast)
+		return tk.Status == task.StatusCompleted && tk.NoticeOwed != 0
+	})
+	return e, parent, fast, slow
 }
