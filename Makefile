@@ -18,6 +18,7 @@ node_modules/.installed: package.json package-lock.json
 
 deps: node_modules/.installed
 	go mod download
+	cd deploy/kubernetes && go mod download
 
 # The web dashboard (host/dashboard): one self-contained page, bundled from src/ by esbuild, and
 # the hashes of its inline script and style for the core's Content-Security-Policy. Both are
@@ -87,7 +88,9 @@ test-bun: build
 	$(BUN) test --timeout 20000 bridge/ plugin-js/ host/dashboard/
 	BUN_BE_BUN=1 node_modules/.bin/opencode test --timeout 20000 bridge/ plugin-js/
 
+# deploy/kubernetes is a module of its own (the Kubernetes API types stay out of the plugin's).
 test-go: build
+	cd deploy/kubernetes && go test -count=1 ./...
 	go test -count=1 -timeout 45m ./...
 
 demo: build
