@@ -4,6 +4,7 @@
 
 import { chmodSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import { readCapped } from "./body";
 import {
   API_ERR_BUSY,
   API_ERR_CORE_FAILED,
@@ -182,8 +183,8 @@ export class ApiServer {
     try {
       // A POST gets fresh randomness: the dashboard's one-time codes are made of it (the core has none).
       const entropy = req.method === "POST" ? randomHex(32) : undefined;
-      // The body, one byte past the core's limit at most: the core refuses a longer one.
-      const body = req.method === "POST" ? (await req.text()).slice(0, MAX_REQUEST_BODY_BYTES + 1) : undefined;
+      // The body, read one byte past the core's limit at most: the core refuses a longer one.
+      const body = req.method === "POST" ? await readCapped(req, MAX_REQUEST_BODY_BYTES) : undefined;
       res = this.deps.http({ method: req.method, port: this.server?.port ?? 0, path, query, headers, subscribers: this.streams.size, entropy, body });
     } catch (err) {
       this.deps.log("error", `asyncagents: the core could not answer ${req.method} ${path}: ${(err as Error).message}`);
