@@ -102,11 +102,13 @@ func (m *Machine) checkSpending(t *run, final bool) {
 	root := m.rootSession(t.ParentSessionID)
 	if spent := m.sessionCost(root); spent > limit {
 		what := fmt.Sprintf(budgetSessionCostFmt, spent, limit)
-		for _, r := range m.activeTasks() {
-			if m.rootSession(r.ParentSessionID) == root {
-				m.stopForBudget(r, what)
+		m.stopTogether(func() {
+			for _, r := range m.activeTasks() {
+				if m.rootSession(r.ParentSessionID) == root {
+					m.stopForBudget(r, what)
+				}
 			}
-		}
+		})
 	}
 }
 
@@ -118,11 +120,13 @@ func (m *Machine) stopForBudget(t *run, what string) {
 	}
 	started := !t.Queued && t.SessionID != ""
 	m.log("info", "task "+t.ID+": budget exceeded: "+what)
-	m.finish(t, task.StatusError, "", budgetExceeded(what))
-	if started {
-		m.request(Effect{Kind: EffectAbort, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID})
-		m.cancelBelow(t.SessionID, "its parent task's budget was exceeded")
-	}
+	m.stopTogether(func() {
+		m.finish(t, task.StatusError, "", budgetExceeded(what))
+		if started {
+			m.request(Effect{Kind: EffectAbort, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID})
+			m.cancelBelow(t.SessionID, "its parent task's budget was exceeded")
+		}
+	})
 }
 
 // rootSession is the user's session above session: a task's child session leads to its task's

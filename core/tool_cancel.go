@@ -33,13 +33,15 @@ func (m *Machine) onCancelCall(ev Event) {
 	}
 	if a.All {
 		var lines []string
-		for _, id := range m.order {
-			t := m.sessionTask(id, ev.SessionID)
-			if t != nil && !t.Status.Terminal() {
-				m.cancel(t, a.Reason)
-				lines = append(lines, fmt.Sprintf(cancelledLineFmt, t.ID, t.Description, FormatDuration(history.Duration(&t.Task, m.now))))
+		m.stopTogether(func() {
+			for _, id := range m.order {
+				t := m.sessionTask(id, ev.SessionID)
+				if t != nil && !t.Status.Terminal() {
+					m.cancel(t, a.Reason)
+					lines = append(lines, fmt.Sprintf(cancelledLineFmt, t.ID, t.Description, FormatDuration(history.Duration(&t.Task, m.now))))
+				}
 			}
-		}
+		})
 		// Launches still waiting for the agent list are cancelled as soon as they are tasks.
 		starting := m.cancelLaunches(ev.SessionID, a.Reason)
 		if len(lines) == 0 && starting == 0 {
@@ -81,7 +83,12 @@ func (m *Machine) onCancelCall(ev Event) {
 // status is set before anything else so a completion racing in finds the task ended. The tasks
 // its child launched are cancelled with it, all the way down, without a notice each (their
 // parent is gone); it returns them.
-func (m *Machine) cancel(t *run, reason string) []*run {
+func (m *Machine) cancel(t *run, reason string) (below []*run) {
+	m.stopTogether(func() { below = m.cancelOne(t, reason) })
+	return below
+}
+
+func (m *Machine) cancelOne(t *run, reason string) []*run {
 	// A task whose session is still being created has nothing to abort: the session is
 	// deleted when it arrives (onSessionCreated).
 	started := !t.Queued && t.SessionID != ""
