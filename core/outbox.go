@@ -43,9 +43,12 @@ type notice struct {
 	// stalledSince is set on a stall's notice: the stall it tells of (liveness.go). The notice is
 	// dropped if that stall is over by the time it could go.
 	stalledSince int64
-	wake         bool
-	agent        string
-	parts        []TextPart
+	// permission is set on a ⏸ line: the request it tells of. The notice is dropped if that
+	// request was answered by the time it could go (permission.go).
+	permission string
+	wake       bool
+	agent      string
+	parts      []TextPart
 }
 
 type noticeTask struct {
@@ -158,6 +161,11 @@ func (m *Machine) flushParent(parent string) {
 		if n.stalledSince != 0 {
 			if t := m.task(n.tasks[0].id); t == nil || t.StalledSince != n.stalledSince {
 				continue // the stall is over (or the task ended): the notice would mislead
+			}
+		}
+		if n.permission != "" {
+			if t := m.task(n.tasks[0].id); t == nil || t.Status.Terminal() || t.pendingPermission(n.permission) == nil {
+				continue // answered meanwhile: the user has seen it, and the child goes on
 			}
 		}
 		queue = append(queue, n)
