@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"github.com/asyncagents/asyncagents/core/view"
 	"math"
 
 	"github.com/asyncagents/asyncagents/core/task"
@@ -74,7 +75,7 @@ func (m *Machine) onStepFinished(t *run, partID, reason string) {
 	t.Steps++
 	m.touch(t)
 	if g := t.Budget; g != nil && g.Steps > 0 && t.Steps >= g.Steps && reason != "stop" {
-		m.stopForBudget(t, fmt.Sprintf(budgetStepsFmt, t.Steps, g.Steps))
+		m.stopForBudget(t, fmt.Sprintf(budgetStepsFmt, view.CountOf(t.Steps, "step", "steps"), g.Steps))
 	}
 }
 
@@ -88,7 +89,7 @@ func (m *Machine) checkSpending(t *run, final bool) {
 		tok, cost := t.Usage()
 		switch {
 		case g.Tokens > 0 && tok.Total() > g.Tokens:
-			m.stopForBudget(t, fmt.Sprintf(budgetTokensFmt, tok.Total(), g.Tokens))
+			m.stopForBudget(t, fmt.Sprintf(budgetTokensFmt, view.CountOf(tok.Total(), "token", "tokens"), g.Tokens))
 			return
 		case g.CostUsd > 0 && cost > g.CostUsd:
 			m.stopForBudget(t, fmt.Sprintf(budgetCostFmt, cost, g.CostUsd))

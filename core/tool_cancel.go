@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"github.com/asyncagents/asyncagents/core/view"
 	"strings"
 
 	"github.com/asyncagents/asyncagents/core/history"
@@ -50,12 +51,12 @@ func (m *Machine) onCancelCall(ev Event) {
 		}
 		var out []string
 		if len(lines) > 0 {
-			out = append(out, fmt.Sprintf(cancelledManyFmt, len(lines), strings.Join(lines, "\n")))
+			out = append(out, fmt.Sprintf(cancelledManyFmt, view.CountOf(len(lines), "running task", "running tasks"), strings.Join(lines, "\n")))
 		}
 		if starting > 0 {
-			out = append(out, fmt.Sprintf(cancelStartingFmt, starting))
+			out = append(out, cancelStarting(starting))
 		}
-		m.replyTool(ev.CallID, strings.Join(out, "\n"), map[string]any{"title": fmt.Sprintf("cancelled %d tasks", len(lines)+starting)})
+		m.replyTool(ev.CallID, strings.Join(out, "\n"), map[string]any{"title": "cancelled " + view.CountOf(len(lines)+starting, "task", "tasks")})
 		return
 	}
 	t := m.task(a.TaskID)
@@ -101,6 +102,14 @@ func (m *Machine) cancelOne(t *run, reason string) []*run {
 		return nil
 	}
 	return m.cancelBelow(t.SessionID, reason)
+}
+
+// cancelStarting says how many launches without a task yet will be cancelled.
+func cancelStarting(n int) string {
+	if n == 1 {
+		return cancelStartingOne
+	}
+	return fmt.Sprintf(cancelStartingFmt, n)
 }
 
 // cancelLaunches marks the session's launches that have no task yet (they wait for the agent
