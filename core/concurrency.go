@@ -122,6 +122,10 @@ func (m *Machine) startQueued() {
 			m.reprompt(t, false)
 			continue
 		}
+		if t.Status == task.StatusResumed {
+			m.startResume(t)
+			continue
+		}
 		t.StartedAt = m.now
 		m.startTask(t)
 	}

@@ -374,7 +374,11 @@ const (
 	// each attempt's error in order, joined by " | " (seed 002's words, which users may match).
 	allModelsFailedFmt = "All fallback models failed after %s. %s"
 	// resume.go
-	resumedFmt = `%sagent: %s
+	resumeQueuedFmt = "\n\nThe follow-up waits for a start slot: %s. It is sent when one frees."
+	// resumeLostMessage fails a resume that waited for a slot when the process stopped: its
+	// follow-up lived in that process only.
+	resumeLostMessage = "the follow-up waited for a start slot when OpenCode stopped, and was not kept; resume the task again"
+	resumedFmt        = `%sagent: %s
 description: %s
 status: resumed
 resume: #%d
