@@ -1192,10 +1192,11 @@ export interface View {
   budget?: string;
   /**
    * Permission is what the child waits for the user to allow ("bash echo hi"), "" when
-   * nothing; PermissionAt is when it asked.
+   * nothing; PermissionAt is when it asked, PermissionID the request's ID (an answer names it).
    */
   permission?: string;
   permissionAt?: number;
+  permissionId?: string;
 }
 
 /**

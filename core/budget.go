@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"github.com/asyncagents/asyncagents/core/view"
 	"math"
 
 	"github.com/asyncagents/asyncagents/core/task"
@@ -74,7 +75,7 @@ func (m *Machine) onStepFinished(t *run, partID, reason string) {
 	t.Steps++
 	m.touch(t)
 	if g := t.Budget; g != nil && g.Steps > 0 && t.Steps >= g.Steps && reason != "stop" {
-		m.stopForBudget(t, fmt.Sprintf(budgetStepsFmt, t.Steps, g.Steps))
+		m.stopForBudget(t, fmt.Sprintf(budgetStepsFmt, view.CountOf(t.Steps, "step", "steps"), g.Steps))
 	}
 }
 
@@ -88,7 +89,7 @@ func (m *Machine) checkSpending(t *run, final bool) {
 		tok, cost := t.Usage()
 		switch {
 		case g.Tokens > 0 && tok.Total() > g.Tokens:
-			m.stopForBudget(t, fmt.Sprintf(budgetTokensFmt, tok.Total(), g.Tokens))
+			m.stopForBudget(t, fmt.Sprintf(budgetTokensFmt, view.CountOf(tok.Total(), "token", "tokens"), g.Tokens))
 			return
 		case g.CostUsd > 0 && cost > g.CostUsd:
 			m.stopForBudget(t, fmt.Sprintf(budgetCostFmt, cost, g.CostUsd))
@@ -102,11 +103,13 @@ func (m *Machine) checkSpending(t *run, final bool) {
 	root := m.rootSession(t.ParentSessionID)
 	if spent := m.sessionCost(root); spent > limit {
 		what := fmt.Sprintf(budgetSessionCostFmt, spent, limit)
-		for _, r := range m.activeTasks() {
-			if m.rootSession(r.ParentSessionID) == root {
-				m.stopForBudget(r, what)
+		m.stopTogether(func() {
+			for _, r := range m.activeTasks() {
+				if m.rootSession(r.ParentSessionID) == root {
+					m.stopForBudget(r, what)
+				}
 			}
-		}
+		})
 	}
 }
 
@@ -118,11 +121,13 @@ func (m *Machine) stopForBudget(t *run, what string) {
 	}
 	started := !t.Queued && t.SessionID != ""
 	m.log("info", "task "+t.ID+": budget exceeded: "+what)
-	m.finish(t, task.StatusError, "", budgetExceeded(what))
-	if started {
-		m.request(Effect{Kind: EffectAbort, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID})
-		m.cancelBelow(t.SessionID, "its parent task's budget was exceeded")
-	}
+	m.stopTogether(func() {
+		m.finish(t, task.StatusError, "", budgetExceeded(what))
+		if started {
+			m.request(Effect{Kind: EffectAbort, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID})
+			m.cancelBelow(t.SessionID, "its parent task's budget was exceeded")
+		}
+	})
 }
 
 // rootSession is the user's session above session: a task's child session leads to its task's

@@ -31,8 +31,12 @@ func (m *Machine) onTurnAborted(sessionID string) {
 	if t := m.task(sessionID); t != nil && t.switching {
 		return // our own abort, leaving a failing model: the task goes on, and so do its tasks
 	}
-	stopped := m.cancelBelow(sessionID, cascadeReason)
-	starting := m.cancelLaunches(sessionID, cascadeReason)
+	var stopped []*run
+	var starting int
+	m.stopTogether(func() {
+		stopped = m.cancelBelow(sessionID, cascadeReason)
+		starting = m.cancelLaunches(sessionID, cascadeReason)
+	})
 	if len(stopped) == 0 && starting == 0 {
 		return
 	}

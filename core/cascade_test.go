@@ -50,6 +50,9 @@ func TestParentAbortCascades(t *testing.T) {
 		aborted = append(aborted, e.SessionID)
 	}
 	require.ElementsMatch(t, []string{h.m.task(a).SessionID, h.m.task(b).SessionID}, aborted, "only the children that ran are aborted")
+	for _, c := range ofKind(eff, EffectSessionCreate) {
+		require.Equal(t, other, c.TaskID, "only another parent's queued task starts: none of the cancelled ones gets a session")
+	}
 	require.Empty(t, parentNotices(eff), "the parent is still busy: the notice waits")
 
 	eff = h.idleParent()

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"github.com/asyncagents/asyncagents/core/view"
 	"strings"
 
 	"github.com/asyncagents/asyncagents/core/task"
@@ -67,7 +68,7 @@ func (m *Machine) onParentCompacted(sessionID string) {
 		tasks: []noticeTask{{id: tasks[0].ID}},
 		agent: tasks[0].ParentAgent,
 		parts: []TextPart{
-			{Type: "text", Text: fmt.Sprintf(compactedVisibleFmt, running, len(tasks)-running)},
+			{Type: "text", Text: fmt.Sprintf(compactedVisibleFmt, view.CountOf(running, "background task", "background tasks"), len(tasks)-running)},
 			{Type: "text", Text: compactedHiddenHead + b.String() + compactionContextTail, Synthetic: true},
 		},
 	})

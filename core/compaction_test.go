@@ -31,7 +31,7 @@ func TestCompactionRemembersTheTasks(t *testing.T) {
 	notices := parentNotices(eff)
 	require.Len(t, notices, 1)
 	require.True(t, notices[0].NoReply)
-	require.Equal(t, "↻ Compacted: 1 background tasks still running, 1 with results not read (task IDs kept for the next turn).", notices[0].Parts[0].Text)
+	require.Equal(t, "↻ Compacted: 1 background task still running, 1 with results not read (task IDs kept for the next turn).", notices[0].Parts[0].Text)
 	require.Contains(t, notices[0].Parts[1].Text, run)
 	require.Contains(t, notices[0].Parts[1].Text, done)
 

@@ -92,6 +92,10 @@ func (m *Machine) waitForSlot(t *run) bool {
 
 // startQueued starts queued tasks, oldest first within each limit, while slots are free.
 func (m *Machine) startQueued() {
+	if m.startsHeld > 0 {
+		m.startsOwed = true
+		return
+	}
 	u := m.slotsInUse()
 	blocked := map[string]bool{} // limits whose oldest waiting task could not start: FIFO
 	for _, t := range m.activeTasks() {
@@ -116,6 +120,10 @@ func (m *Machine) startQueued() {
 		if t.refill {
 			t.refill = false
 			m.reprompt(t, false)
+			continue
+		}
+		if t.Status == task.StatusResumed {
+			m.startResume(t)
 			continue
 		}
 		t.StartedAt = m.now

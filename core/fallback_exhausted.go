@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"github.com/asyncagents/asyncagents/core/view"
 	"strings"
 
 	"github.com/asyncagents/asyncagents/core/task"
@@ -26,6 +27,6 @@ func allModelsFailed(t *run, last *task.TaskError) *task.TaskError {
 		errs = append(errs, last.Message)
 	}
 	e := *last
-	e.Message = fmt.Sprintf(allModelsFailedFmt, len(t.FallbackInfo.Attempts), strings.Join(errs, " | "))
+	e.Message = fmt.Sprintf(allModelsFailedFmt, view.CountOf(len(t.FallbackInfo.Attempts), "attempt", "attempts"), strings.Join(errs, " | "))
 	return &e
 }

@@ -13,9 +13,11 @@ import (
 // created had not begun: it starts again.
 func (m *Machine) reconcile() {
 	var ids []string
-	var unborn []*run
+	var unborn, lost []*run
 	for _, t := range m.apiView() {
 		switch {
+		case t.Queued && t.Status == task.StatusResumed:
+			lost = append(lost, m.task(t.ID))
 		case t.Status.Terminal() || t.Queued:
 		case t.SessionID == "":
 			unborn = append(unborn, t)
@@ -28,6 +30,9 @@ func (m *Machine) reconcile() {
 	}
 	for _, t := range unborn {
 		m.startTask(t)
+	}
+	for _, t := range lost {
+		m.finish(t, task.StatusError, "", &task.TaskError{Name: "ResumeLost", Message: resumeLostMessage})
 	}
 	m.startQueued()
 }

@@ -90,6 +90,11 @@ type Machine struct {
 	followMarks   map[string]followMark
 	followPending map[string]followPending
 
+	// startsHeld counts the stops under way that end several tasks at once, startsOwed that a
+	// slot freed meanwhile: the queue waits until they are done (stop_together.go).
+	startsHeld int
+	startsOwed bool
+
 	out []Effect
 }
 

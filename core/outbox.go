@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // The outbox: a task's notice is owed from the moment the task ends until OpenCode has accepted
@@ -43,9 +45,15 @@ type notice struct {
 	// stalledSince is set on a stall's notice: the stall it tells of (liveness.go). The notice is
 	// dropped if that stall is over by the time it could go.
 	stalledSince int64
-	wake         bool
-	agent        string
-	parts        []TextPart
+	// permission is set on a ⏸ line: the request it tells of. The notice is dropped if that
+	// request was answered by the time it could go (permission.go).
+	permission string
+	// tries counts the refusals of this notice in a row: each message's own, so that another
+	// message's acceptance or giving up leaves them as they are.
+	tries int
+	wake  bool
+	agent string
+	parts []TextPart
 }
 
 type noticeTask struct {
@@ -59,14 +67,17 @@ type parentBox struct {
 	// check: the notices were restored, and the parent's messages must be read before they go
 	// (checking: that read is under way).
 	check, checking bool
-	// tries counts the refusals in a row; retrying: a retry timer is armed.
-	tries    int
+	// retrying: a retry timer is armed.
 	retrying bool
 	// sending: a notice to this parent is with OpenCode and not answered yet. What falls due
 	// meanwhile waits for the answer and goes with the rest as one message: when OpenCode is
 	// busy (children finishing back to back in a folder that is no git repository), every
 	// request waits behind that work, and one message for several notices waits once.
 	sending int
+	// waking: a message in flight asks for a model turn. Nothing else goes until it is answered,
+	// and it went only once nothing else was in flight: the message that wakes the parent is the
+	// last to reach it (a line after it would land in the turn it started, and cost one more).
+	waking bool
 }
 
 // maxNoticesInFlight is how many notice messages to one parent may be with OpenCode at once: one
@@ -144,7 +155,7 @@ func (m *Machine) flushOutbox() {
 // still costs one in OpenCode 1.18).
 func (m *Machine) flushParent(parent string) {
 	b := m.outbox[parent]
-	if b == nil || b.checking || b.retrying || b.sending >= maxNoticesInFlight {
+	if b == nil || b.checking || b.retrying || b.waking || b.sending >= maxNoticesInFlight {
 		return
 	}
 	if b.check {
@@ -160,6 +171,11 @@ func (m *Machine) flushParent(parent string) {
 				continue // the stall is over (or the task ended): the notice would mislead
 			}
 		}
+		if n.permission != "" {
+			if t := m.task(n.tasks[0].id); t == nil || t.Status.Terminal() || t.pendingPermission(n.permission) == nil {
+				continue // answered meanwhile: the user has seen it, and the child goes on
+			}
+		}
 		queue = append(queue, n)
 		wake = wake || n.wake
 	}
@@ -171,8 +187,12 @@ func (m *Machine) flushParent(parent string) {
 	if !wake && m.busy[parent] {
 		return // onParentStatus flushes it when the parent goes idle
 	}
+	if wake && b.sending > 0 {
+		return // it goes last: onNoticeDone looks again when the one in flight is answered
+	}
 	b.queue = nil
 	b.sending++
+	b.waking = wake
 	e := Effect{Kind: EffectPromptAsync, Notice: true, SessionID: parent, Agent: queue[0].agent, NoReply: !wake}
 	for _, n := range queue {
 		e.Parts = append(e.Parts, n.parts...)
@@ -189,7 +209,7 @@ func (m *Machine) flushParent(parent string) {
 
 // dropBox forgets parent's outbox once nothing is in it or under way for it.
 func (m *Machine) dropBox(parent string) {
-	if b := m.outbox[parent]; b != nil && len(b.queue) == 0 && !b.check && !b.checking && !b.retrying && b.sending == 0 && b.tries == 0 {
+	if b := m.outbox[parent]; b != nil && len(b.queue) == 0 && !b.check && !b.checking && !b.retrying && b.sending == 0 {
 		delete(m.outbox, parent)
 	}
 }
@@ -199,13 +219,17 @@ func (m *Machine) dropBox(parent string) {
 func (m *Machine) onNoticeDone(p pending, ev Event) {
 	if b := m.outbox[p.outbox]; b != nil {
 		b.sending = max(b.sending-1, 0)
+		for _, n := range p.notices {
+			if n.wake {
+				b.waking = false
+			}
+		}
 	}
 	if ev.OK {
 		for _, n := range p.notices {
 			m.accepted(n)
 		}
 		if b := m.outbox[p.outbox]; b != nil {
-			b.tries = 0
 			if len(b.queue) > 0 {
 				m.markReady(p.outbox) // what fell due while this one was out
 			}
@@ -218,6 +242,7 @@ func (m *Machine) onNoticeDone(p pending, ev Event) {
 	var again []notice
 	for _, n := range p.notices {
 		if m.task(n.tasks[0].id) != nil {
+			n.tries++
 			again = append(again, n)
 		}
 	}
@@ -238,18 +263,38 @@ func (m *Machine) onNoticeDone(p pending, ev Event) {
 	m.refused(p.outbox, b, fmt.Sprintf(noticeRefusedFmt, strings.Join(noticeTaskIDs(again), ", "), ev.Error))
 }
 
-// refused backs off after a failed delivery (or a failed read of the parent's messages): the
-// next try comes after a delay that doubles each time, and after noticeMaxTries the outbox gives
-// up for this process. The notices stay owed in the history: the next restore tries again.
+// refused backs off after a failed delivery (or a failed read of the parent's messages), whose
+// notices' tries the caller counted: the next try comes after a delay that doubles with them, and
+// a notice refused noticeMaxTries times is given up for this process (it stays owed in the
+// history: the next restore tries again). The other notices of the outbox keep their own count.
 func (m *Machine) refused(parent string, b *parentBox, why string) {
-	b.tries++
-	if b.tries >= noticeMaxTries {
-		m.log("error", why+fmt.Sprintf(noticeGiveUpFmt, b.tries))
-		delete(m.outbox, parent)
-		m.emit(Effect{Kind: EffectTimerClear, TimerID: noticeRetryPrefix + parent})
+	tries := 0
+	keep := b.queue[:0]
+	var gaveUp int
+	for _, n := range b.queue {
+		if n.tries >= noticeMaxTries {
+			gaveUp = max(gaveUp, n.tries)
+			continue
+		}
+		tries = max(tries, n.tries)
+		keep = append(keep, n)
+	}
+	b.queue = keep
+	if gaveUp > 0 {
+		m.log("error", why+fmt.Sprintf(noticeGiveUpFmt, gaveUp))
+	}
+	if tries == 0 {
+		// Nothing refused is left to retry: the rest go as they would have.
+		b.check = b.check && len(b.queue) > 0
+		if b.retrying {
+			b.retrying = false
+			m.emit(Effect{Kind: EffectTimerClear, TimerID: noticeRetryPrefix + parent})
+		}
+		m.markReady(parent)
+		m.dropBox(parent)
 		return
 	}
-	delay := int64(noticeRetryBaseMs) << (b.tries - 1)
+	delay := int64(noticeRetryBaseMs) << (tries - 1)
 	delay = min(delay, noticeRetryMaxMs)
 	m.log("warn", why+fmt.Sprintf(noticeRetryFmt, FormatDuration(delay)))
 	b.retrying = true
@@ -296,10 +341,30 @@ func (m *Machine) restoreOutbox() {
 		if t.NoticeOwed == 0 || !t.Status.Terminal() || t.ParentSessionID == "" {
 			continue
 		}
-		m.post(t.ParentSessionID, m.endNotice(m.task(t.ID)))
-		m.box(t.ParentSessionID).check = true
+		to := m.owedTo(m.task(t.ID))
+		m.post(to, m.endNotice(m.task(t.ID)))
+		m.box(to).check = true
 	}
 	m.flushOutbox()
+}
+
+// owedTo is the session a restored notice goes to: the task's parent, except for a task an
+// interrupted turn cancelled below another task it cancelled: the cascade's ⊘ line told of it in
+// the interrupted session, the task that launched it was cancelled with it, and its session is
+// no longer at work.
+func (m *Machine) owedTo(t *run) string {
+	to := t.ParentSessionID
+	if t.Status != task.StatusCancelled || t.CancelReason != cascadeReason {
+		return to
+	}
+	for range m.cfg.MaxDepth + 1 {
+		up := m.task(to)
+		if up == nil || up.Status != task.StatusCancelled || up.CancelReason != cascadeReason || up.CompletedAt != t.CompletedAt {
+			break
+		}
+		to = up.ParentSessionID
+	}
+	return to
 }
 
 // onOutboxChecked sends the restored notices the parent's messages do not hold yet, and records
@@ -319,6 +384,9 @@ func (m *Machine) onOutboxChecked(p pending, ev Event) {
 		why := ev.Error
 		if ev.OK {
 			why = "the answer is not a list of messages"
+		}
+		for i := range b.queue {
+			b.queue[i].tries++ // the read was for them all
 		}
 		m.refused(p.outbox, b, fmt.Sprintf(noticeCheckFailedFmt, p.outbox, why))
 		return

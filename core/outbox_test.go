@@ -112,15 +112,17 @@ func TestNoticeWaitsForTheOneInFlight(t *testing.T) {
 	out = m.Step(5250, Event{Type: EventEffectDone, EffectID: reads[1].ID, OK: true, Result: answer})
 	require.Empty(t, ofKind(out, EffectPromptAsync), "two in flight per parent at most: the third waits")
 
-	// OpenCode accepts the first: the third goes at once.
+	// OpenCode accepts the first. The third ends the batch and wakes the parent: it goes last,
+	// once the second is answered too, so that no line lands in the turn it starts.
 	out = m.Step(5300, Event{Type: EventEffectDone, EffectID: first[0].ID, OK: true})
-	third := ofKind(out, EffectPromptAsync)
-	require.Len(t, third, 1, "what fell due meanwhile goes when an answer comes")
-	require.NotEqual(t, second[0].TaskID, third[0].TaskID)
+	require.Empty(t, ofKind(out, EffectPromptAsync), "the waking message waits for the one still in flight")
 	tk, _ := m.Task("bg_a1")
 	require.Zero(t, tk.NoticeOwed)
-
-	m.Step(5400, Event{Type: EventEffectDone, EffectID: second[0].ID, OK: true})
+	out = m.Step(5400, Event{Type: EventEffectDone, EffectID: second[0].ID, OK: true})
+	third := ofKind(out, EffectPromptAsync)
+	require.Len(t, third, 1, "what fell due meanwhile goes when the answers came")
+	require.NotEqual(t, second[0].TaskID, third[0].TaskID)
+	require.False(t, third[0].NoReply)
 	out = m.Step(5450, Event{Type: EventEffectDone, EffectID: third[0].ID, OK: true})
 	require.Empty(t, ofKind(out, EffectPromptAsync))
 	for _, id := range []string{"bg_r1", "bg_r2"} {

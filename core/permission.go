@@ -102,10 +102,17 @@ func (m *Machine) onPermissionAsked(props json.RawMessage) {
 	m.touch(t)
 	what := t.Permissions[len(t.Permissions)-1].What()
 	m.toast(ToastWarning, fmt.Sprintf(permissionToastTitleFmt, t.Description), what)
-	if t.ParentSessionID != "" {
-		m.post(t.ParentSessionID, notice{
-			tasks: []noticeTask{{id: t.ID}},
-			agent: t.ParentAgent,
+	// The parent's session gets the line, and so does the user's session above it when the task
+	// is nested: the intermediate child's session is read by a model, not by the user.
+	// It speaks as the agent of that session's own turns, as the task's other notices do.
+	for _, to := range []*run{t, m.topTask(t)} {
+		if to.ParentSessionID == "" || (to != t && to.ParentSessionID == t.ParentSessionID) {
+			continue
+		}
+		m.post(to.ParentSessionID, notice{
+			tasks:      []noticeTask{{id: t.ID}},
+			permission: p.ID,
+			agent:      to.ParentAgent,
 			parts: []TextPart{
 				{Type: "text", Text: fmt.Sprintf(permissionVisibleFmt, t.Description, what)},
 				{Type: "text", Text: fmt.Sprintf(permissionHiddenFmt, t.ID, t.Description, what), Synthetic: true},
@@ -115,6 +122,18 @@ func (m *Machine) onPermissionAsked(props json.RawMessage) {
 	if ms := m.cfg.Permission.TimeoutMs; ms > 0 {
 		m.emit(Effect{Kind: EffectTimerSet, TimerID: permissionTimerPrefix + t.ID + ":" + p.ID, DelayMs: ms})
 	}
+}
+
+// topTask is the task launched from the user's session above t (t itself when it was).
+func (m *Machine) topTask(t *run) *run {
+	for range m.cfg.MaxDepth + 1 {
+		up := m.task(t.ParentSessionID)
+		if up == nil {
+			break
+		}
+		t = up
+	}
+	return t
 }
 
 // onPermissionReplied clears the request, whoever answered it.

@@ -63,7 +63,7 @@ func (m *Machine) hiddenNotice(t *run, total, running int) string {
 		b.WriteString("You can continue working or just say 'waiting' and halt.\n")
 		b.WriteString("WATCH OUT for leftovers, you will likely WANT to wait for all agents to complete.")
 	} else {
-		fmt.Fprintf(&b, "All %d tasks finished.\n", total)
+		fmt.Fprintf(&b, "All %s finished.\n", view.CountOf(total, "task", "tasks"))
 		b.WriteString("Use asyncagents_output tools to see agent responses.")
 	}
 	b.WriteString("\n\n")
@@ -214,7 +214,7 @@ func batchToast(done, failed, cancelled int) (variant, title, message string) {
 	if cancelled > 0 {
 		message += fmt.Sprintf(", %d cancelled", cancelled)
 	}
-	title = fmt.Sprintf("%d background tasks done", done)
+	title = view.CountOf(done, "background task", "background tasks") + " done"
 	if failed > 0 {
 		return ToastError, title, message
 	}
@@ -294,7 +294,8 @@ const (
 	cancelNotBoth         = "asyncagents_cancel: give task_id or all: true, not both"
 	cancelledLineFmt      = "- %s %q after %s"
 	cancelNothing         = "No running background tasks to cancel."
-	cancelledManyFmt      = "Cancelled %d running tasks:\n%s"
+	cancelledManyFmt      = "Cancelled %s:\n%s" // "1 running task"
+	cancelStartingOne     = "1 task still starting will be cancelled as soon as it exists."
 	cancelStartingFmt     = "%d tasks still starting will be cancelled as soon as they exist."
 	cancelNoTaskFmt       = "asyncagents_cancel: no background task has task_id %s; call asyncagents_list to see this session's tasks"
 	cancelOtherSessionFmt = "asyncagents_cancel: task %s belongs to another session; only its own session can cancel it"
@@ -310,7 +311,8 @@ const (
 	// tool_list.go
 	listNone     = "No background tasks found"
 	listHeadFmt  = "Background tasks of this session (%d):\n%s"
-	clearedFmt   = "Cleared %d finished tasks."
+	clearedFmt   = "Cleared %s." // "1 finished task"
+	clearKeptOne = " 1 running task was kept and keeps running; cancel it with asyncagents_cancel."
 	clearKeptFmt = " %d running tasks were kept and keep running; cancel them with asyncagents_cancel."
 	// tool_output.go
 	outputNoTaskID      = "asyncagents_output: argument task_id is missing or empty"
@@ -325,7 +327,7 @@ const (
 	// status API, acted on by that process alone.
 	foreignTaskFmt       = "task %s belongs to another OpenCode process on this project; use it (or its status API) there. Nothing was done."
 	apiForeignCancelFmt  = "task %s belongs to another OpenCode process on this project: cancel it there; nothing was cancelled"
-	taskNestingFmt       = "asyncagents_task: nesting limit reached: this session is a background task %d levels deep, and tasks may nest %d deep; do the work here instead. No task was created."
+	taskNestingFmt       = "asyncagents_task: nesting limit reached: this session is a background task %s deep, and tasks may nest %d deep; do the work here instead. No task was created."
 	taskAgentsUnlisted   = "asyncagents_task: could not list OpenCode's agents: "
 	taskAgentsUnreadable = "asyncagents_task: OpenCode's agent list was unreadable; no task was created"
 	taskUnknownAgentFmt  = "asyncagents_task: unknown agent %s; available agents: %s. No task was created."
@@ -370,9 +372,13 @@ const (
 	taskBadTimeoutFmt = "asyncagents_task: argument timeout must be a number of seconds above 0 and at most a year, not %g; no task was created"
 	// allModelsFailedFmt is the error of a task whose every model failed: the attempts, then
 	// each attempt's error in order, joined by " | " (seed 002's words, which users may match).
-	allModelsFailedFmt = "All fallback models failed after %d attempts. %s"
+	allModelsFailedFmt = "All fallback models failed after %s. %s"
 	// resume.go
-	resumedFmt = `%sagent: %s
+	resumeQueuedFmt = "\n\nThe follow-up waits for a start slot: %s. It is sent when one frees."
+	// resumeLostMessage fails a resume that waited for a slot when the process stopped: its
+	// follow-up lived in that process only.
+	resumeLostMessage = "the follow-up waited for a start slot when OpenCode stopped, and was not kept; resume the task again"
+	resumedFmt        = `%sagent: %s
 description: %s
 status: resumed
 resume: #%d

@@ -21,11 +21,7 @@ func (m *Machine) cascadeVisible(stopped []*run) string {
 	for i, t := range stopped {
 		names[i] = fmt.Sprintf("%q", t.Description)
 	}
-	noun := "task"
-	if len(stopped) > 1 {
-		noun = "tasks"
-	}
-	return fmt.Sprintf("⊘ **Interrupted: %d background %s cancelled** (%s).", len(stopped), noun, strings.Join(names, ", "))
+	return fmt.Sprintf("⊘ **Interrupted: %s cancelled** (%s).", view.CountOf(len(stopped), "background task", "background tasks"), strings.Join(names, ", "))
 }
 
 // cascadeHidden tells the model which tasks stopped with its interrupted turn and where their
@@ -51,8 +47,8 @@ func budgetExceeded(what string) *task.TaskError {
 
 // Figures of the budgets, for their errors and their lines.
 const (
-	budgetStepsFmt       = "%d steps (limit %d)"
-	budgetTokensFmt      = "%d tokens (limit %d)"
+	budgetStepsFmt       = "%s (limit %d)" // "1 step"
+	budgetTokensFmt      = "%s (limit %d)" // "1 token"
 	budgetCostFmt        = "$%.4f (limit $%.4f)"
 	budgetSessionCostFmt = "this session's tasks cost $%.4f (limit budget.sessionCostUsd $%.4f)"
 	// budgetSessionRefusedFmt refuses a launch from a session whose tasks spent their budget.

@@ -59,7 +59,7 @@ const (
 	compactionContextHead = "Background tasks this session launched with asyncagents (keep every task_id in the summary, with its status: the conversation goes on with them):\n"
 	compactionContextTail = "\nA task's whole result: asyncagents_output(task_id=...). Running tasks deliver their notices here when they finish."
 	compactedHiddenHead   = "This conversation was compacted. These background tasks of yours are still running, or finished with a result you have not read:\n"
-	compactedVisibleFmt   = "↻ Compacted: %d background tasks still running, %d with results not read (task IDs kept for the next turn)."
+	compactedVisibleFmt   = "↻ Compacted: %s still running, %d with results not read (task IDs kept for the next turn)."
 )
 
 // The permission texts (permission.go).

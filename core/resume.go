@@ -102,11 +102,23 @@ func (m *Machine) onResumeChecked(p pending, ev Event) {
 	t.resumePrompt = r.prompt
 	t.compacted = false
 	m.skipOpenCircuit(t)
-	m.beginAttempt(t, false)
 	m.touch(t)
+	reply := fmt.Sprintf(resumedFmt, t.idLines(), t.Agent, t.Description, t.ResumeCount, t.ResumeCount, t.ID)
+	// A resume runs the child again: it takes a start slot like a launch, under
+	// maxConcurrentStarts and its model's (or provider's) limit, and waits its turn when they
+	// are taken (startQueued sends the follow-up then).
+	if m.admit(t) {
+		m.startResume(t)
+	} else {
+		reply += fmt.Sprintf(resumeQueuedFmt, waitText(t.Waiting))
+	}
+	m.replyTool(r.callID, reply, t.metadata(fmt.Sprintf(resumeTitleFmt, t.ResumeCount, t.Description)))
+	m.armPoll()
+}
+
+// startResume sends a resumed task's follow-up to its child, once it has a start slot.
+func (m *Machine) startResume(t *run) {
+	m.beginAttempt(t, false)
 	m.sendPrompt(t)
 	m.tmuxOpen(t)
-	m.replyTool(r.callID, fmt.Sprintf(resumedFmt, t.idLines(), t.Agent, t.Description, t.ResumeCount, t.ResumeCount, t.ID),
-		t.metadata(fmt.Sprintf(resumeTitleFmt, t.ResumeCount, t.Description)))
-	m.armPoll()
 }

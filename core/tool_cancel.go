@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"github.com/asyncagents/asyncagents/core/view"
 	"strings"
 
 	"github.com/asyncagents/asyncagents/core/history"
@@ -33,13 +34,15 @@ func (m *Machine) onCancelCall(ev Event) {
 	}
 	if a.All {
 		var lines []string
-		for _, id := range m.order {
-			t := m.sessionTask(id, ev.SessionID)
-			if t != nil && !t.Status.Terminal() {
-				m.cancel(t, a.Reason)
-				lines = append(lines, fmt.Sprintf(cancelledLineFmt, t.ID, t.Description, FormatDuration(history.Duration(&t.Task, m.now))))
+		m.stopTogether(func() {
+			for _, id := range m.order {
+				t := m.sessionTask(id, ev.SessionID)
+				if t != nil && !t.Status.Terminal() {
+					m.cancel(t, a.Reason)
+					lines = append(lines, fmt.Sprintf(cancelledLineFmt, t.ID, t.Description, FormatDuration(history.Duration(&t.Task, m.now))))
+				}
 			}
-		}
+		})
 		// Launches still waiting for the agent list are cancelled as soon as they are tasks.
 		starting := m.cancelLaunches(ev.SessionID, a.Reason)
 		if len(lines) == 0 && starting == 0 {
@@ -48,12 +51,12 @@ func (m *Machine) onCancelCall(ev Event) {
 		}
 		var out []string
 		if len(lines) > 0 {
-			out = append(out, fmt.Sprintf(cancelledManyFmt, len(lines), strings.Join(lines, "\n")))
+			out = append(out, fmt.Sprintf(cancelledManyFmt, view.CountOf(len(lines), "running task", "running tasks"), strings.Join(lines, "\n")))
 		}
 		if starting > 0 {
-			out = append(out, fmt.Sprintf(cancelStartingFmt, starting))
+			out = append(out, cancelStarting(starting))
 		}
-		m.replyTool(ev.CallID, strings.Join(out, "\n"), map[string]any{"title": fmt.Sprintf("cancelled %d tasks", len(lines)+starting)})
+		m.replyTool(ev.CallID, strings.Join(out, "\n"), map[string]any{"title": "cancelled " + view.CountOf(len(lines)+starting, "task", "tasks")})
 		return
 	}
 	t := m.task(a.TaskID)
@@ -81,7 +84,12 @@ func (m *Machine) onCancelCall(ev Event) {
 // status is set before anything else so a completion racing in finds the task ended. The tasks
 // its child launched are cancelled with it, all the way down, without a notice each (their
 // parent is gone); it returns them.
-func (m *Machine) cancel(t *run, reason string) []*run {
+func (m *Machine) cancel(t *run, reason string) (below []*run) {
+	m.stopTogether(func() { below = m.cancelOne(t, reason) })
+	return below
+}
+
+func (m *Machine) cancelOne(t *run, reason string) []*run {
 	// A task whose session is still being created has nothing to abort: the session is
 	// deleted when it arrives (onSessionCreated).
 	started := !t.Queued && t.SessionID != ""
@@ -94,6 +102,14 @@ func (m *Machine) cancel(t *run, reason string) []*run {
 		return nil
 	}
 	return m.cancelBelow(t.SessionID, reason)
+}
+
+// cancelStarting says how many launches without a task yet will be cancelled.
+func cancelStarting(n int) string {
+	if n == 1 {
+		return cancelStartingOne
+	}
+	return fmt.Sprintf(cancelStartingFmt, n)
 }
 
 // cancelLaunches marks the session's launches that have no task yet (they wait for the agent

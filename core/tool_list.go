@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"github.com/asyncagents/asyncagents/core/view"
 	"strings"
 
 	"github.com/asyncagents/asyncagents/core/task"
@@ -22,7 +23,7 @@ func (m *Machine) onListCall(ev Event) {
 		return
 	}
 	m.replyTool(ev.CallID, fmt.Sprintf(listHeadFmt, len(lines), strings.Join(lines, "\n")),
-		map[string]any{"title": fmt.Sprintf("%d tasks", len(lines))})
+		map[string]any{"title": view.CountOf(len(lines), "task", "tasks")})
 }
 
 // onClearCall forgets the calling session's finished tasks. Running (and queued) tasks are kept
@@ -46,11 +47,14 @@ func (m *Machine) onClearCall(ev Event) {
 	}
 	m.order = order
 	m.storeChanged()
-	out := fmt.Sprintf(clearedFmt, cleared)
-	if kept > 0 {
+	out := fmt.Sprintf(clearedFmt, view.CountOf(cleared, "finished task", "finished tasks"))
+	switch {
+	case kept == 1:
+		out += clearKeptOne
+	case kept > 1:
 		out += fmt.Sprintf(clearKeptFmt, kept)
 	}
-	m.replyTool(ev.CallID, out, map[string]any{"title": fmt.Sprintf("cleared %d tasks", cleared)})
+	m.replyTool(ev.CallID, out, map[string]any{"title": "cleared " + view.CountOf(cleared, "task", "tasks")})
 }
 
 // onSessionDeleted: a deleted parent takes its tasks along. Running ones are aborted (nobody is

@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/asyncagents/asyncagents/core/view"
 	"math"
 	"sort"
 	"strings"
@@ -131,7 +132,7 @@ func (m *Machine) onTaskCall(ev Event) {
 		// A task's child launching tasks of its own: only as deep as MaxDepth allows.
 		l.depth = p.Depth + 1
 		if l.depth > m.cfg.MaxDepth {
-			m.failTool(ev.CallID, fmt.Sprintf(taskNestingFmt, p.Depth, m.cfg.MaxDepth))
+			m.failTool(ev.CallID, fmt.Sprintf(taskNestingFmt, view.CountOf(p.Depth, "level", "levels"), m.cfg.MaxDepth))
 			return
 		}
 	}

@@ -9,11 +9,13 @@ import (
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
-// POST /v1/tasks/:id/permission {"reply": "once"|"always"|"reject", "message"?}: the user's answer
-// to the permission request a task's child waits on, forwarded to OpenCode
+// POST /v1/tasks/:id/permission {"requestId", "reply": "once"|"always"|"reject", "message"?}: the
+// user's answer to the permission request requestId of a task's child, forwarded to OpenCode
 // (POST /permission/:requestID/reply). It changes state, so it follows the cancel's rules: the
 // server's own Origin always, and the token (or the dashboard's credential) unless
-// ASYNCAGENTS_API_AUTH=none. The mark clears when OpenCode publishes permission.replied.
+// ASYNCAGENTS_API_AUTH=none. The mark clears when OpenCode publishes permission.replied. The
+// answer names its request: a child may ask again while the user reads the first request, and an
+// "always" meant for one command must not grant the next. A request no longer pending is a 409.
 
 // MaxRequestBodyBytes bounds the body a host passes with a POST (the permission answer).
 const MaxRequestBodyBytes = 16 << 10
@@ -38,11 +40,12 @@ func apiServePermission(req Request, tasks []*task.Task, id string, q []apiQuery
 		return apiFail(413, fmt.Sprintf("the body is over %d bytes", MaxRequestBodyBytes))
 	}
 	var body struct {
-		Reply   *string `json:"reply"`
-		Message *string `json:"message"`
+		RequestID *string `json:"requestId"`
+		Reply     *string `json:"reply"`
+		Message   *string `json:"message"`
 	}
 	if err := json.Unmarshal([]byte(req.Body), &body); err != nil {
-		return apiFail(400, `the body must be a JSON object {"reply": "once"|"always"|"reject", "message"?: string}: `+err.Error())
+		return apiFail(400, `the body must be a JSON object {"requestId": string, "reply": "once"|"always"|"reject", "message"?: string}: `+err.Error())
 	}
 	reply := ""
 	if body.Reply != nil {
@@ -50,6 +53,9 @@ func apiServePermission(req Request, tasks []*task.Task, id string, q []apiQuery
 	}
 	if reply != "once" && reply != "always" && reply != "reject" {
 		return apiFail(400, fmt.Sprintf(`reply must be "once", "always" or "reject", got %s`, apiEcho(reply)))
+	}
+	if body.RequestID == nil || *body.RequestID == "" {
+		return apiFail(400, "requestId is required: the ID of the request answered (the task's view.permissionId)")
 	}
 	msg := ""
 	if body.Message != nil {
@@ -62,9 +68,14 @@ func apiServePermission(req Request, tasks []*task.Task, id string, q []apiQuery
 	if t == nil {
 		return apiFail(404, fmt.Sprintf("task %s not found", apiEcho(id)))
 	}
-	p := t.WaitingPermission()
-	if t.Status.Terminal() || p == nil {
+	if t.Status.Terminal() || t.WaitingPermission() == nil {
 		return apiFail(409, fmt.Sprintf("task %s waits for no permission; nothing was sent", t.ID))
 	}
-	return Response{Status: 202, Headers: apiJSONHeaders(), Permission: &PermissionAnswer{TaskID: t.ID, RequestID: p.ID, Reply: reply, Message: msg}}
+	rid := *body.RequestID
+	for i := range t.Permissions {
+		if p := &t.Permissions[i]; p.ID == rid && p.Reply == "" {
+			return Response{Status: 202, Headers: apiJSONHeaders(), Permission: &PermissionAnswer{TaskID: t.ID, RequestID: p.ID, Reply: reply, Message: msg}}
+		}
+	}
+	return apiFail(409, fmt.Sprintf("request %s of task %s is no longer pending (answered, or not this task's); nothing was sent", apiEcho(rid), t.ID))
 }

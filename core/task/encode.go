@@ -131,7 +131,8 @@ func AppendJSON(b []byte, t *Task) ([]byte, error) {
 		b = jsonw.String(b, v.Label)
 		b = jsonw.OptString(b, "budget", v.Budget)
 		b = jsonw.OptString(b, "permission", v.Permission)
-		b = append(jsonw.OptInt(b, "permissionAt", v.PermissionAt), '}')
+		b = jsonw.OptInt(b, "permissionAt", v.PermissionAt)
+		b = append(jsonw.OptString(b, "permissionId", v.PermissionID), '}')
 	}
 	return append(b, '}'), nil
 }

@@ -180,9 +180,10 @@ type View struct {
 	// $0.01 of $0.50"), "" for a task without one.
 	Budget string `json:"budget,omitempty"`
 	// Permission is what the child waits for the user to allow ("bash echo hi"), "" when
-	// nothing; PermissionAt is when it asked.
+	// nothing; PermissionAt is when it asked, PermissionID the request's ID (an answer names it).
 	Permission   string `json:"permission,omitempty"`
 	PermissionAt int64  `json:"permissionAt,omitempty"`
+	PermissionID string `json:"permissionId,omitempty"`
 }
 
 // MaxPermissions is how many requests a task's record keeps.

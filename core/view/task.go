@@ -12,7 +12,7 @@ import (
 func TaskOf(t *task.Task) *task.View {
 	v := &task.View{Label: label(t), Budget: budget(t)}
 	if p := t.WaitingPermission(); p != nil && !t.Status.Terminal() {
-		v.Permission, v.PermissionAt = p.What(), p.At
+		v.Permission, v.PermissionAt, v.PermissionID = p.What(), p.At, p.ID
 	}
 	return v
 }

@@ -22,7 +22,7 @@ func TestTaskOf(t *testing.T) {
 		{"running", task.Task{Status: task.StatusRunning}, task.View{Label: "running"}},
 		{"queued", task.Task{Status: task.StatusRunning, Queued: true}, task.View{Label: "queued"}},
 		{"waiting for permission", task.Task{Status: task.StatusRunning, Permissions: waiting},
-			task.View{Label: "waiting", Permission: "bash echo hi, ls", PermissionAt: 1}},
+			task.View{Label: "waiting", Permission: "bash echo hi, ls", PermissionAt: 1, PermissionID: "per_1"}},
 		{"permission answered", task.Task{Status: task.StatusRunning, Permissions: answered}, task.View{Label: "running"}},
 		{"resumed", task.Task{Status: task.StatusResumed}, task.View{Label: "resumed"}},
 		{"completed", task.Task{Status: task.StatusCompleted}, task.View{Label: "completed"}},

@@ -46,11 +46,15 @@ func noteQueued(position int, limit string, maxAtOnce int) string {
 	return fmt.Sprintf("queued #%d for %s (%d at once)", position, limit, maxAtOnce)
 }
 
-func moreFinished(n int) string {
-	if n == 1 {
-		return "+1 more finished"
+func moreFinished(n int) string { return "+" + CountOf(n, "more finished", "more finished") }
+
+// CountOf writes n with its noun, which agrees with it: "1 background task", "3 background tasks".
+// Every count the core writes goes through it.
+func CountOf[N ~int | ~int64](n N, one, many string) string {
+	if n == 1 || n == -1 {
+		return fmt.Sprintf("%d %s", n, one)
 	}
-	return fmt.Sprintf("+%d more finished", n)
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func cancelPrompt(description string) string {
@@ -64,6 +68,8 @@ const (
 	labelFailed  = "failed"
 )
 
-func budgetSteps(used, limit int) string     { return fmt.Sprintf("%d of %d model calls", used, limit) }
+func budgetSteps(used, limit int) string {
+	return fmt.Sprintf("%d of %s", used, CountOf(limit, "model call", "model calls"))
+}
 func budgetTokens(used, limit string) string { return used + " of " + limit + " tokens" }
 func budgetCost(used, limit string) string   { return used + " of " + limit }

@@ -185,3 +185,12 @@ func TestTaskList(t *testing.T) {
 	require.Equal(t, fmt.Sprint(ListMax+9), l.Rows[0].ID)
 	require.False(t, l.Live)
 }
+
+// A count agrees with its noun: one of it, or several, or none.
+func TestCountOf(t *testing.T) {
+	require.Equal(t, "1 background task", CountOf(1, "background task", "background tasks"))
+	require.Equal(t, "0 background tasks", CountOf(0, "background task", "background tasks"))
+	require.Equal(t, "3 steps", CountOf(int64(3), "step", "steps"))
+	require.Equal(t, "2 of 1 model call", budgetSteps(2, 1))
+	require.Equal(t, "+1 more finished", moreFinished(1))
+}

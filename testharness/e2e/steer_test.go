@@ -122,7 +122,7 @@ func TestCompactionKeepsTheTasks(t *testing.T) {
 	e.eventually("the ↻ message", 30*time.Second, func() bool {
 		for _, m := range e.messages(parent) {
 			for _, p := range m.Parts {
-				if strings.HasPrefix(p.Text, "↻ Compacted: 1 background tasks still running") {
+				if strings.HasPrefix(p.Text, "↻ Compacted: 1 background task still running") {
 					return true
 				}
 			}

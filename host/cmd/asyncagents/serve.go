@@ -20,6 +20,7 @@ import (
 	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/core/abi"
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/view"
 	"github.com/asyncagents/asyncagents/host"
 )
 
@@ -76,7 +77,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("writing its server file: %w", err)
 	}
 	defer removeServerFile()
-	fmt.Fprintf(stdout, "asyncagents: serving %d tasks of %s at %s (read-only)\n", restored, abs, url)
+	fmt.Fprintf(stdout, "asyncagents: serving %s of %s at %s (read-only)\n", view.CountOf(restored, "task", "tasks"), abs, url)
 	if api.NoToken() {
 		fmt.Fprintf(stdout, "auth: none (%s=%s)\n", core.EnvAPIAuth, api.Auth)
 	} else {

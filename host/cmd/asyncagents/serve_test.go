@@ -38,7 +38,7 @@ func TestServeFollowsTheStoredHistory(t *testing.T) {
 	out := bufio.NewReader(pr)
 	first, err := out.ReadString('\n')
 	require.NoError(t, err)
-	require.Contains(t, first, "serving 1 tasks of "+project)
+	require.Contains(t, first, "serving 1 task of "+project)
 	url := strings.Fields(first[strings.Index(first, " at ")+4:])[0]
 	tokenLine, err := out.ReadString('\n')
 	require.NoError(t, err)

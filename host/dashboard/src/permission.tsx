@@ -1,7 +1,9 @@
 /** @jsxImportSource preact */
 // A task whose child waits for the user's permission: what it asks, and the user's three answers
-// (POST /v1/tasks/:id/permission, forwarded to OpenCode). The request clears when OpenCode says it
-// was answered, here or in the TUI.
+// (POST /v1/tasks/:id/permission, forwarded to OpenCode). The answer names the request shown, so a
+// request that arrived since is never answered by a click meant for another; the server answers
+// 409 when the one shown was answered meanwhile. The request clears when OpenCode says it was
+// answered, here or in the TUI.
 
 import { useState } from "preact/hooks";
 import { post, seg } from "./api";
@@ -13,16 +15,18 @@ type Reply = "once" | "always" | "reject";
 
 export function PermissionCard({ t, readOnly }: { t: Task; readOnly: boolean }) {
   const what = t.view?.permission;
+  const requestId = t.view?.permissionId;
   const [busy, setBusy] = useState(false);
   const [sent, setSent] = useState("");
   const [error, setError] = useState("");
   const [reason, setReason] = useState("");
-  if (!what) return null;
+  if (!what || !requestId) return null;
   const answer = async (reply: Reply) => {
     setBusy(true);
     setError("");
     try {
-      await post(`/v1/tasks/${seg(t.id)}/permission`, reply === "reject" && reason.trim() ? { reply, message: reason.trim() } : { reply });
+      const body = reply === "reject" && reason.trim() ? { requestId, reply, message: reason.trim() } : { requestId, reply };
+      await post(`/v1/tasks/${seg(t.id)}/permission`, body);
       setSent(reply);
     } catch (err) {
       setError((err as Error).message);

@@ -92,7 +92,7 @@ function TaskDetail({ t }: { t: Task }) {
           </>
         )}
       </dl>
-      {isActive(t) && <PermissionCard t={t} readOnly={!!health.value?.readOnly} />}
+      {isActive(t) && <PermissionCard key={t.view?.permissionId} t={t} readOnly={!!health.value?.readOnly} />}
       {isActive(t) && !health.value?.readOnly && <Cancel t={t} />}
       <section class="card">
         <h2>Prompt</h2>

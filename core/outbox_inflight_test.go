@@ -1,0 +1,94 @@
+package core
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/task"
+)
+
+// restoredOutbox restores a machine owing ses_a the notice of bg_a1 (of batch m_a when alone,
+// else of m_ses_a with the running tasks), and with running tasks bg_<id> of ses_a's batch
+// m_ses_a; it answers the parent's read and returns the machine, the first notice message and
+// the status read of the running tasks.
+func restoredOutbox(t *testing.T, alone bool, running ...string) (*Machine, Effect, Effect) {
+	batch := "m_ses_a"
+	if alone {
+		batch = "m_a"
+	}
+	log := HistoryLine(task.Task{ID: "bg_a1", SessionID: "ses_a1", ParentSessionID: "ses_a", ParentMessageID: batch, ParentAgent: "build",
+		BatchID: batch, Description: "a1", Prompt: "do", Agent: "general", Status: task.StatusCompleted, NoticeOwed: 2000, StartedAt: 1000,
+		CompletedAt: 2000, Result: "r", Progress: task.Progress{LastTools: []string{}}, Depth: 1})
+	for _, id := range running {
+		log += HistoryLine(task.Task{ID: "bg_" + id, SessionID: "ses_" + id, ParentSessionID: "ses_a", ParentMessageID: "m_ses_a", ParentAgent: "build",
+			BatchID: "m_ses_a", Description: id, Prompt: "do", Agent: "general", Status: task.StatusRunning, StartedAt: 1000,
+			Progress: task.Progress{LastTools: []string{}}, Depth: 1})
+	}
+	m := NewMachine(config.Config{})
+	_, effects := m.Restore(5000, log)
+	read := ofKind(effects, EffectMessages)
+	require.Len(t, read, 1)
+	status := ofKind(effects, EffectStatus)
+	require.Len(t, status, 1)
+	out := m.Step(5050, Event{Type: EventEffectDone, EffectID: read[0].ID, OK: true, Result: json.RawMessage(`[]`)})
+	first := ofKind(out, EffectPromptAsync)
+	require.Len(t, first, 1)
+	return m, first[0], status[0]
+}
+
+// finishChildren has the status read find the running tasks idle and returns the messages read of
+// their children.
+func finishChildren(t *testing.T, m *Machine, status Effect, n int) []Effect {
+	out := m.Step(5100, Event{Type: EventEffectDone, EffectID: status.ID, OK: true, Result: json.RawMessage(`{}`)})
+	reads := ofKind(out, EffectMessages)
+	require.Len(t, reads, n)
+	return reads
+}
+
+var childDone = json.RawMessage(`[{"info":{"id":"a","role":"assistant","finish":"stop","time":{"created":1,"completed":2}},"parts":[{"type":"text","text":"done"}]}]`)
+
+// While a message that wakes the parent is with OpenCode, nothing else goes to that parent: a
+// line sent beside it could reach OpenCode after it and land in the turn it starts.
+func TestNothingGoesBesideAWakingNotice(t *testing.T) {
+	m, first, status := restoredOutbox(t, true, "r1", "r2")
+	require.False(t, first.NoReply, "a1's batch is done: its notice wakes the parent")
+	reads := finishChildren(t, m, status, 2)
+	out := m.Step(5200, Event{Type: EventEffectDone, EffectID: reads[0].ID, OK: true, Result: childDone})
+	require.Empty(t, ofKind(out, EffectPromptAsync), "the waking message is in flight: the next waits")
+	out = m.Step(5300, Event{Type: EventEffectDone, EffectID: first.ID, OK: true})
+	require.Len(t, ofKind(out, EffectPromptAsync), 1, "it goes once the waking one is answered")
+}
+
+// Each message keeps its own count of refusals: another one's acceptance meanwhile does not
+// start its backoff over.
+func TestAnotherNoticesAcceptanceKeepsTheTries(t *testing.T) {
+	m, first, status := restoredOutbox(t, false, "r1", "r2")
+	reads := finishChildren(t, m, status, 2)
+	out := m.Step(5200, Event{Type: EventEffectDone, EffectID: reads[0].ID, OK: true, Result: childDone})
+	second := ofKind(out, EffectPromptAsync)
+	require.Len(t, second, 1, "two in flight")
+
+	retryDelay := func(out []Effect) int64 {
+		for _, e := range ofKind(out, EffectTimerSet) {
+			if e.TimerID == noticeRetryPrefix+"ses_a" {
+				return e.DelayMs
+			}
+		}
+		return 0
+	}
+	out = m.Step(5300, Event{Type: EventEffectDone, EffectID: first.ID, OK: false, Error: "timeout"})
+	require.Equal(t, int64(1000), retryDelay(out), "the first refusal")
+	m.Step(5400, Event{Type: EventEffectDone, EffectID: second[0].ID, OK: true})
+	out = m.Step(6300, Event{Type: EventTimer, TimerID: noticeRetryPrefix + "ses_a"})
+	check := ofKind(out, EffectMessages)
+	require.Len(t, check, 1, "the retry reads the parent's messages first")
+	out = m.Step(6400, Event{Type: EventEffectDone, EffectID: check[0].ID, OK: true, Result: json.RawMessage(`[]`)})
+	again := ofKind(out, EffectPromptAsync)
+	require.Len(t, again, 1)
+	require.Equal(t, "bg_a1", again[0].TaskID)
+	out = m.Step(6500, Event{Type: EventEffectDone, EffectID: again[0].ID, OK: false, Error: "timeout"})
+	require.Equal(t, int64(2000), retryDelay(out), "its second refusal in a row, whatever the other message did")
+}
