@@ -99,6 +99,20 @@ export const TMUX_PANE_ENV = ["OPENCODE_SERVER_PASSWORD", "OPENCODE_SERVER_USERN
  */
 export const HOOK_COMPACTING = "asyncagents.compacting";
 
+/**
+ * HookTurnEnd is the name under which a host asks, with the tool.call envelope, whether the
+ * end of a text part of sessionID's answer may go on; the tool.reply comes when it may.
+ */
+export const HOOK_TURN_END = "asyncagents.turnend";
+
+/**
+ * HookStopping is the name under which a host tells the core, with the tool.call envelope, that
+ * the process was told to stop (SIGINT or SIGTERM). In a headless run the core cancels every task
+ * still running, keeping its partial work in the history; the tool.reply comes once the
+ * cancellations are recorded (their history lines go ahead of it).
+ */
+export const HOOK_STOPPING = "asyncagents.stopping";
+
 /** MaxRequestBodyBytes bounds the body a host passes with a POST (the permission answer). */
 export const MAX_REQUEST_BODY_BYTES = 16384;
 
@@ -471,6 +485,11 @@ export interface CoreConfig {
   budget?: BudgetConfig;
   /** Permission handles a child's permission requests. */
   permission?: PermissionConfig;
+  /**
+   * Headless is how a non-interactive run (`opencode run`) treats the tasks of its turn
+   * (core/headless.go).
+   */
+  headless?: HeadlessConfig;
 }
 
 /**
@@ -1058,6 +1077,21 @@ export interface PermissionConfig {
    * without it; 0 (the default) waits for the user.
    */
   timeoutMs?: number;
+}
+
+/** HeadlessConfig is what a non-interactive run does with the tasks its turn launched. */
+export interface HeadlessConfig {
+  /**
+   * WaitForTasks holds the end of a turn while tasks it launched run, so that their results
+   * reach the parent in the same run (default on). A pointer, so that an absent value and
+   * false differ.
+   */
+  waitForTasks?: boolean;
+  /**
+   * Active is set by the host when OpenCode runs non-interactively (`opencode run`); the
+   * interactive TUI and `opencode serve` leave it off, and nothing changes there.
+   */
+  active?: boolean;
 }
 
 /** ArgSpec is one tool argument. Type is "string", "boolean", "number" or "object". */

@@ -19,6 +19,7 @@ const cascadeReason = "the parent's turn was interrupted"
 // both signals OpenCode may send (session.error, and the message's own error when the abort
 // landed outside the model stream); the second finds nothing left to cancel.
 func (m *Machine) onTurnAborted(sessionID string) {
+	m.releaseSession(sessionID) // a held turn end waits for nothing now
 	if sessionID == "" || !m.cfg.CascadeOn() {
 		return
 	}

@@ -113,7 +113,9 @@ func (m *Machine) endStall(t *run) {
 
 // notifyStall tells t's parent, once per stall, without a model turn. The notice waits while
 // the parent is busy (a noReply message to a busy session costs a turn in OpenCode 1.18), and
-// is dropped if the stall is over by the time the parent is idle.
+// is dropped if the stall is over by the time the parent is idle. In a headless run, whose
+// parent waits for its tasks (headless.go), nobody else would read it: it wakes the parent,
+// whose model decides whether to wait on.
 func (m *Machine) notifyStall(t *run) {
 	if t.ParentSessionID == "" {
 		return
@@ -122,6 +124,7 @@ func (m *Machine) notifyStall(t *run) {
 	m.post(t.ParentSessionID, notice{
 		tasks:        []noticeTask{{id: t.ID}},
 		stalledSince: t.StalledSince,
+		wake:         m.cfg.Headless.Waits(),
 		agent:        t.ParentAgent,
 		parts: []TextPart{
 			{Type: "text", Text: m.stallText(t)},

@@ -61,6 +61,8 @@ type Machine struct {
 	// parents whose outbox is looked at when the step ends (outbox.go).
 	outbox      map[string]*parentBox
 	outboxReady map[string]bool
+	// headless follows the held turn ends of a non-interactive run (headless.go).
+	headless headlessState
 
 	dirty        map[string]bool // tasks changed in this step, persisted at its end
 	historyLines int             // lines in the history log, for compaction
@@ -197,6 +199,7 @@ func (m *Machine) Step(now int64, ev Event) []Effect {
 		m.pruneHistory(true) // a change may have put the store past its limits
 	}
 	m.persistDirty()
+	m.releaseTurns()
 	out := m.out
 	m.out = nil
 	return out

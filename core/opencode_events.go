@@ -68,6 +68,7 @@ func (m *Machine) onOpenCode(e OpenCodeEvent) {
 		}
 		if json.Unmarshal(e.Properties, &p) == nil && p.Info.ID != "" {
 			m.sessionModel.forget(p.Info.ID)
+			m.forgetHeadless(p.Info.ID)
 			m.onSessionDeleted(p.Info.ID)
 		}
 	case "session.compacted":

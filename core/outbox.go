@@ -193,6 +193,9 @@ func (m *Machine) flushParent(parent string) {
 	b.queue = nil
 	b.sending++
 	b.waking = wake
+	if wake {
+		m.noteWake(parent)
+	}
 	e := Effect{Kind: EffectPromptAsync, Notice: true, SessionID: parent, Agent: queue[0].agent, NoReply: !wake}
 	for _, n := range queue {
 		e.Parts = append(e.Parts, n.parts...)

@@ -53,8 +53,15 @@ func childPermission(canDelegate bool) []PermissionRule {
 
 // onToolCall routes a tool call to its tool.
 func (m *Machine) onToolCall(ev Event) {
-	if ev.Tool == HookCompacting {
-		m.onCompactingHook(ev) // a hook of OpenCode's, not a model's call: the session is compacting
+	switch ev.Tool { // hooks of OpenCode's, not a model's calls
+	case HookCompacting:
+		m.onCompactingHook(ev) // the session is compacting
+		return
+	case HookTurnEnd:
+		m.onTurnEndHook(ev) // a text part of a headless run's answer ends
+		return
+	case HookStopping:
+		m.onStoppingHook(ev) // the process was told to stop
 		return
 	}
 	if ev.SessionID != "" {

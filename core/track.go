@@ -106,6 +106,9 @@ func (m *Machine) onMessageUpdated(props json.RawMessage) {
 		// The model a parent's turn runs on: a task it launches inherits it by default.
 		m.sessionModel.set(p.Info.SessionID, p.Info.Provider+"/"+p.Info.ModelID)
 	}
+	if p.Info.Role == "user" {
+		m.noteUserMessage(p.Info.SessionID, p.Info.Time.Created) // a headless run's wake arrived (headless.go)
+	}
 	if p.Info.Role == "assistant" && p.Info.Error != nil && p.Info.Error.Name == abortedError {
 		m.onTurnAborted(p.Info.SessionID) // an abort that landed outside the model stream says so here only
 	}

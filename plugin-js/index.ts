@@ -7,7 +7,7 @@
 
 import type { Plugin } from "@opencode-ai/plugin";
 import manifest from "../dist/manifest.json";
-import { API_TOKEN_BYTES, ENV_API_AUTH, ENV_API_PORT, HOOK_COMPACTING, compile, type CoreConfig, type ToolSpec } from "../bridge/core";
+import { API_TOKEN_BYTES, ENV_API_AUTH, ENV_API_PORT, HOOK_COMPACTING, HOOK_STOPPING, HOOK_TURN_END, STOP_GRACE_MS, compile, type CoreConfig, type ToolSpec } from "../bridge/core";
 import { makeExecutor, type Client } from "./effects";
 import { directServer } from "./direct";
 import { randomBytes } from "node:crypto";
@@ -22,6 +22,7 @@ import { forgetAtProcessEnd, stopWithProcess } from "./process_end";
 import { within } from "./server";
 import { coreFor, leaveCore, projectPath, SharedCore, stoppingCore, whenStopped } from "./shared";
 import { makeTools } from "./tools";
+import { headlessConfig, headlessRun } from "./headless";
 import { TmuxPanes, tmuxConfig } from "./tmux";
 
 // Read at run time through a computed key: `bun build` replaces a literal process.env.NODE_ENV
@@ -60,12 +61,14 @@ export const AsyncAgents: Plugin = async (input, options) => {
   const userAPI = options?.api;
   const ownAPI = { token, auth: readEnv(ENV_API_AUTH), startedAt };
   const isObject = userAPI !== null && typeof userAPI === "object" && !Array.isArray(userAPI);
+  const headless = headlessRun(process.argv);
   const setup: CoreSetup = {
     config: {
       ...(options ?? {}),
       development: readEnv("NODE_ENV") === "development",
       api: (userAPI === undefined ? ownAPI : isObject ? { ...userAPI, ...ownAPI } : userAPI) as CoreConfig["api"],
       tmux: tmuxConfig(options?.tmux, readEnv("TMUX")) as CoreConfig["tmux"],
+      headless: headlessConfig(options?.headless, headless) as CoreConfig["headless"],
     },
     env: {
       xdgDataHome: readEnv("XDG_DATA_HOME"),
@@ -93,6 +96,14 @@ export const AsyncAgents: Plugin = async (input, options) => {
   else if (setup.direct) log("info", `asyncagents: launches and notices go straight to OpenCode's server at ${setup.direct.url}`);
   const subscribed = new Set<string>(manifest.subscribe);
   let disposed = false;
+  // A headless run (core/headless.go): the core holds the end of a turn while its tasks run, and
+  // a signal has it cancel them, their partial work recorded, before the process ends.
+  const hook = (name: string, sessionID = "", messageID = "") => shared.host.callTool(name, {}, { sessionID, messageID, agent: "" });
+  if (headless && first) {
+    log("info", "asyncagents: a non-interactive run: its turns end once their background tasks have reported");
+    const stopping = async (graceMs = STOP_GRACE_MS) => void (await within(hook(HOOK_STOPPING).catch(() => undefined), graceMs));
+    stopWithProcess({ stop: stopping, atExit() {} });
+  }
   return {
     tool: makeTools(manifest.tools as ToolSpec[], shared.host),
     event: async ({ event }) => {
@@ -105,11 +116,21 @@ export const AsyncAgents: Plugin = async (input, options) => {
       if (disposed) return;
       try {
         let answer: { output: string } | undefined;
-        const asked = shared.host.callTool(HOOK_COMPACTING, {}, { sessionID: input.sessionID, messageID: "", agent: "" }).then((a) => (answer = a));
+        const asked = hook(HOOK_COMPACTING, input.sessionID).then((a) => (answer = a));
         await within(asked, COMPACTING_WAIT_MS);
         if (answer?.output) output.context.push(answer.output);
       } catch {}
     },
+    // Awaited by OpenCode at the end of each text part of an answer: the core answers when the
+    // turn may end. Only in a headless run; a failure lets the turn end.
+    ...(headless && {
+      "experimental.text.complete": async (input: { sessionID: string; messageID: string }) => {
+        if (disposed) return;
+        try {
+          await hook(HOOK_TURN_END, input.sessionID, input.messageID);
+        } catch {}
+      },
+    }),
     // OpenCode disposes an instance when it reloads it (the next request starts a new one, with
     // a new plugin that restores the same history) and when it ends. When the last instance
     // sharing the core goes, everything the plugin started stops with it: its API server and

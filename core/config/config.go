@@ -52,6 +52,26 @@ type Config struct {
 	Budget BudgetConfig `json:"budget,omitempty"`
 	// Permission handles a child's permission requests.
 	Permission PermissionConfig `json:"permission,omitempty"`
+	// Headless is how a non-interactive run (`opencode run`) treats the tasks of its turn
+	// (core/headless.go).
+	Headless HeadlessConfig `json:"headless,omitempty"`
+}
+
+// HeadlessConfig is what a non-interactive run does with the tasks its turn launched.
+type HeadlessConfig struct {
+	// WaitForTasks holds the end of a turn while tasks it launched run, so that their results
+	// reach the parent in the same run (default on). A pointer, so that an absent value and
+	// false differ.
+	WaitForTasks *bool `json:"waitForTasks,omitempty"`
+	// Active is set by the host when OpenCode runs non-interactively (`opencode run`); the
+	// interactive TUI and `opencode serve` leave it off, and nothing changes there.
+	Active bool `json:"active,omitempty"`
+}
+
+// Waits reports whether a turn's end is held for its tasks: a headless run, with
+// waitForTasks on (unset means on).
+func (h HeadlessConfig) Waits() bool {
+	return h.Active && (h.WaitForTasks == nil || *h.WaitForTasks)
 }
 
 // APIConfig is the HTTP API's configuration.
@@ -218,6 +238,9 @@ func (c Config) WithDefaults() Config {
 	if c.Stall.WarnAfterMs == nil || *c.Stall.WarnAfterMs < 0 {
 		v := int64(defaultStallWarnAfterMs)
 		c.Stall.WarnAfterMs = &v
+	}
+	if c.Headless.WaitForTasks == nil {
+		c.Headless.WaitForTasks = Bool(true)
 	}
 	if c.CancelOnParentAbort == nil {
 		c.CancelOnParentAbort = Bool(true)

@@ -145,6 +145,9 @@ var fileRules = func() *rule {
 		field{"permission", object(
 			field{"timeoutMs", intRule(0, func(c *Config, v int64) { c.Permission.TimeoutMs = v })},
 		)},
+		field{"headless", object(
+			field{"waitForTasks", &rule{kind: ruleBool, set: func(c *Config, n *jnode) { c.Headless.WaitForTasks = Bool(n.b) }}},
+		)},
 		field{"budget", object(
 			field{"steps", intRule(0, func(c *Config, v int64) { c.Budget.Steps = int(v) })},
 			field{"tokens", intRule(0, func(c *Config, v int64) { c.Budget.Tokens = v })},
@@ -157,6 +160,7 @@ var fileRules = func() *rule {
 		"development": "not allowed in this file: the plugin sets it from NODE_ENV",
 	}
 	root.field("tmux").refuse = map[string]string{"inside": "not allowed in this file: the plugin sets it from $TMUX"}
+	root.field("headless").refuse = map[string]string{"active": "not allowed in this file: the plugin sets it when OpenCode runs non-interactively"}
 	return root
 }()
 

@@ -41,6 +41,8 @@ var constants = []constant{
 	{"EnvAPIAuth", "ENV_API_AUTH", core.EnvAPIAuth},
 	{"TmuxPaneEnv", "TMUX_PANE_ENV", core.TmuxPaneEnv},
 	{"HookCompacting", "HOOK_COMPACTING", core.HookCompacting},
+	{"HookTurnEnd", "HOOK_TURN_END", core.HookTurnEnd},
+	{"HookStopping", "HOOK_STOPPING", core.HookStopping},
 	{"MaxRequestBodyBytes", "MAX_REQUEST_BODY_BYTES", httpapi.MaxRequestBodyBytes},
 	{"StorageDirName", "STORAGE_DIR_NAME", core.StorageDirName},
 	{"ServerDirPrefix", "SERVER_DIR_PREFIX", core.ServerDirPrefix},

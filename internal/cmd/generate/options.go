@@ -57,6 +57,7 @@ var options = []option{
 	{path: "budget.costUsd", kind: "number", doc: "Every task's default cost budget in US dollars, as OpenCode prices the model. 0: no limit."},
 	{path: "budget.sessionCostUsd", kind: "number", doc: "The cost budget of all the tasks under one session, nested ones included: past it, its running tasks stop and new launches are refused with the figures. 0: no limit."},
 	{path: "permission.timeoutMs", kind: "integer", min: 0, doc: "A child's permission request that nobody answered for this many milliseconds is rejected, with a message telling the child to go on without it. 0: wait for the user."},
+	{path: "headless.waitForTasks", kind: "boolean", doc: "In a non-interactive run (`opencode run`), the parent's turn does not end while tasks it launched still run: their results reach it, it answers with them, and only then does the run exit. `false`: the run ends with the turn, and its tasks with it."},
 	{path: "api.maxSubscribers", kind: "integer", min: 1, noFile: true, doc: "How many status API event streams may be open at once; past it `/v1/events` answers 503."},
 	{path: "tmux.enabled", kind: "boolean", doc: "Inside tmux, with OpenCode's server listening (`opencode --port 4096`), give each running child a pane running `opencode attach <server> --session <session_id>`, closed when its task ends."},
 }
@@ -74,6 +75,7 @@ var groups = map[string]string{
 	"concurrency.providers": "Limits per provider, by the provider's name as OpenCode names it (the part before the slash).",
 	"concurrency.models":    "Limits per model, by \"provider/model\".",
 	"permission":            "A child's permission requests, which reach the user through the parent, the TUI's toasts, the API and the dashboard.",
+	"headless":              "Non-interactive runs (`opencode run`).",
 	"budget":                "Budgets with an automatic stop: past a limit, the child is aborted and its task fails with the figures.",
 }
 

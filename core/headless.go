@@ -1,0 +1,176 @@
+package core
+
+import "fmt"
+
+// A non-interactive run (`opencode run`) ends when its session's turn ends, and takes the tasks
+// that turn launched with it. OpenCode gives a plugin no way to keep the turn open, but it awaits
+// the hook that closes each text part of the model's answer (experimental.text.complete), and its
+// loop goes on as long as a user message newer than the last answer is waiting. So the host, when
+// it runs headless (config.HeadlessConfig.Active), asks here at every text part's end
+// (HookTurnEnd), and the core answers at once unless the session has work of its own under way;
+// then the answer waits until a notice that wakes the session has reached it (OpenCode then gives
+// the session another step, with the results) or until nothing of the session's is left to wait
+// for. Each task ends by its own limits (timeout, budgets); a stall notice wakes the session in
+// a headless run, so its model can decide. docs/rationale/headless.md tells what else was tried.
+
+// HookTurnEnd is the name under which a host asks, with the tool.call envelope, whether the
+// end of a text part of sessionID's answer may go on; the tool.reply comes when it may.
+const HookTurnEnd = "asyncagents.turnend"
+
+// HookStopping is the name under which a host tells the core, with the tool.call envelope, that
+// the process was told to stop (SIGINT or SIGTERM). In a headless run the core cancels every task
+// still running, keeping its partial work in the history; the tool.reply comes once the
+// cancellations are recorded (their history lines go ahead of it).
+const HookStopping = "asyncagents.stopping"
+
+// stoppedReason is the cancel reason of a task whose headless run was stopped.
+const stoppedReason = "the headless run was stopped (SIGINT or SIGTERM)"
+
+// turnHold is a held text part's end: its session, and when it was held.
+type turnHold struct {
+	session string
+	since   int64
+}
+
+// headlessState is what the core follows of a headless run's sessions, for the holds only.
+type headlessState struct {
+	holds map[string]turnHold // by the hook's call ID
+	// wokeAt is when the last notice that wakes a session was sent to it; userAt the newest
+	// user message seen in it (OpenCode's time): the notice has reached the session once
+	// userAt >= wokeAt. Kept only while a run is headless.
+	wokeAt map[string]int64
+	userAt map[string]int64
+}
+
+func (m *Machine) onTurnEndHook(ev Event) {
+	if !m.cfg.Headless.Waits() || ev.SessionID == "" || !m.turnOwed(ev.SessionID, m.now) {
+		m.replyTool(ev.CallID, "", nil)
+		return
+	}
+	if m.headless.holds == nil {
+		m.headless.holds = map[string]turnHold{}
+	}
+	m.headless.holds[ev.CallID] = turnHold{session: ev.SessionID, since: m.now}
+	m.log("info", fmt.Sprintf(headlessHoldFmt, ev.SessionID))
+}
+
+// turnOwed reports whether session's turn, held since, must wait: a notice that wakes it is on
+// its way (queued, with OpenCode, or accepted and not yet seen in the session), or, when none
+// has reached it since the hold began, a task or launch of its own is still under way.
+func (m *Machine) turnOwed(session string, since int64) bool {
+	if b := m.outbox[session]; b != nil {
+		if b.sending > 0 {
+			return true
+		}
+		for _, n := range b.queue {
+			if n.wake {
+				return true
+			}
+		}
+	}
+	woke := m.headless.wokeAt[session]
+	if woke != 0 && m.headless.userAt[session] < woke {
+		return true
+	}
+	if woke != 0 && woke >= since {
+		return false // the session has a message to answer: its loop goes on with it
+	}
+	for _, t := range m.activeTasks() {
+		if t.ParentSessionID == session {
+			return true
+		}
+	}
+	for _, l := range m.agentWaiters {
+		if l.sessionID == session && !l.cancelled {
+			return true
+		}
+	}
+	return false
+}
+
+// releaseTurns answers every held text part whose session need wait no more; called at the end
+// of each step.
+func (m *Machine) releaseTurns() {
+	if len(m.headless.holds) == 0 {
+		return
+	}
+	for _, id := range m.holdIDs() {
+		h := m.headless.holds[id]
+		if !m.turnOwed(h.session, h.since) {
+			m.releaseTurn(id)
+		}
+	}
+}
+
+// releaseSession answers the held text parts of session (its turn was interrupted, or it is
+// gone): nothing it waited for will come.
+func (m *Machine) releaseSession(session string) {
+	for _, id := range m.holdIDs() {
+		if m.headless.holds[id].session == session {
+			m.releaseTurn(id)
+		}
+	}
+}
+
+func (m *Machine) releaseTurn(callID string) {
+	delete(m.headless.holds, callID)
+	m.replyTool(callID, "", nil)
+}
+
+// noteWake records a notice that wakes session, sent now (outbox.go), in a headless run.
+func (m *Machine) noteWake(session string) {
+	if !m.cfg.Headless.Waits() {
+		return
+	}
+	if m.headless.wokeAt == nil {
+		m.headless.wokeAt, m.headless.userAt = map[string]int64{}, map[string]int64{}
+	}
+	m.headless.wokeAt[session] = m.now
+}
+
+// noteUserMessage records a user message of session, created at created (OpenCode's clock),
+// for a session a wake was sent to.
+func (m *Machine) noteUserMessage(session string, created int64) {
+	if _, ok := m.headless.wokeAt[session]; ok && created > m.headless.userAt[session] {
+		m.headless.userAt[session] = created
+	}
+}
+
+// forgetHeadless drops what was kept of a deleted session.
+func (m *Machine) forgetHeadless(session string) {
+	m.releaseSession(session)
+	delete(m.headless.wokeAt, session)
+	delete(m.headless.userAt, session)
+}
+
+// onStoppingHook cancels, in a headless run, every task still running or queued (those below
+// included), each keeping its partial work, without notices: the process is ending, and the
+// next run's restore does not take a cancelled task up again. Every hold is answered.
+func (m *Machine) onStoppingHook(ev Event) {
+	if m.cfg.Headless.Active {
+		for _, t := range m.activeTasks() {
+			if t.Status.Terminal() {
+				continue // cancelled as the child of one cancelled before it
+			}
+			t.quiet = true // the cascade below it is quiet too (cancelBelow)
+			m.cancel(t, stoppedReason)
+		}
+		for _, l := range m.agentWaiters {
+			l.cancelled, l.cancelReason = true, stoppedReason
+		}
+	}
+	for _, id := range m.holdIDs() {
+		m.releaseTurn(id)
+	}
+	m.replyTool(ev.CallID, "", nil)
+}
+
+// holdIDs are the held calls' IDs, sorted for a deterministic effect order.
+func (m *Machine) holdIDs() []string {
+	ids := make([]string, 0, len(m.headless.holds))
+	for id := range m.headless.holds {
+		ids = append(ids, id)
+	}
+	sortStrings(ids)
+	return ids
+}
