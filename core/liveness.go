@@ -14,9 +14,10 @@ import (
 // the log, not the parent's conversation. A task given a wall-clock limit (asyncagents_task's
 // timeout, or taskTimeoutMs) is aborted at it and fails, carrying its partial work.
 //
-// Both are looked at when the polling timer fires (pollIntervalMs, every few seconds while a
-// task is at work): no host timer of their own, and a precision of one poll, which is plenty
-// for limits of minutes. Activity needs no timer either: it only moves a deadline later.
+// Stalls are looked at when the polling timer fires (pollIntervalMs, every few seconds while a
+// task is at work): a precision of one poll, plenty for thresholds of minutes, and activity
+// needs no timer since it only moves the threshold later. The wall-clock limit has a timer of
+// its own (deadline.go); the poll checks it too, for a task restored after a restart.
 
 // maxStallGapMs bounds the gap between two reminders of one stall.
 const maxStallGapMs = 3_600_000
@@ -46,10 +47,11 @@ func (m *Machine) checkLiveness() {
 		if t.WaitingPermission() != nil {
 			continue // waiting for the user is no stall, and the wall clock waits for the user too
 		}
-		if t.TimeoutMs > 0 && m.now >= runStart(t)+t.TimeoutMs {
+		if d := m.deadline(t); d > 0 && m.now >= d {
 			m.timeOut(t)
 			continue
 		}
+		m.syncDeadline(t) // a task restored after a restart gets its timer here
 		m.checkStall(t)
 	}
 }

@@ -31,6 +31,8 @@ func (m *Machine) onTimer(id string) {
 		m.onNoticeRetry(strings.TrimPrefix(id, noticeRetryPrefix))
 	case strings.HasPrefix(id, permissionTimerPrefix):
 		m.onPermissionTimeout(strings.TrimPrefix(id, permissionTimerPrefix))
+	case strings.HasPrefix(id, deadlineTimerPrefix):
+		m.onDeadline(strings.TrimPrefix(id, deadlineTimerPrefix))
 	case strings.HasPrefix(id, attemptTimerPrefix):
 		m.onAttemptTimer(strings.TrimPrefix(id, attemptTimerPrefix))
 	}

@@ -41,6 +41,8 @@ type run struct {
 	latestText string
 	// stallNext is when the next reminder of the stall under way is due (liveness.go).
 	stallNext int64
+	// deadlineAt is the wall-clock deadline its timer is armed for, 0 when none is (deadline.go).
+	deadlineAt int64
 	// usage: what each of the child's assistant messages spent, by message ID (usage.go).
 	usage map[string]messageUsage
 	// tmuxPane: a tmux pane was opened for this run (tmux.go).
