@@ -434,7 +434,7 @@ export interface CoreConfig {
    * delegate) only while the chain from the user's session is shorter than this.
    */
   maxDepth?: number;
-  /** Notify chooses when notices wake the parent. */
+  /** Notify chooses when notices wake the parent, and how their visible line is written. */
   notify?: NotifyConfig;
   /**
    * Toasts chooses which task endings OpenCode's TUI shows as a toast: "all" (the default),
@@ -928,13 +928,19 @@ export interface LegendItem {
   label: string;
 }
 
-/** NotifyConfig is the notices' wake policy. */
+/** NotifyConfig is the notices' wake policy and format. */
 export interface NotifyConfig {
   /**
    * Wake is "batch" (the default: a notice wakes the parent when its batch is done or a task
    * failed; other notices are stored without a model turn) or "each" (every notice wakes it).
    */
   wake?: "batch" | "each";
+  /**
+   * Format is how the notice's visible line is written: "plain" (the default: OpenCode's TUI
+   * shows a user message as plain text) or "markdown" (seed 000's words exactly, for a client
+   * that renders Markdown).
+   */
+  format?: "plain" | "markdown";
 }
 
 /** APIConfig is the HTTP API's configuration. */

@@ -143,7 +143,7 @@ func partialText(t *run) string {
 		b.WriteString("):\n")
 		for _, r := range p.Tools {
 			if r.Title != "" {
-				fmt.Fprintf(&b, "- %s: %s\n", r.Name, firstLine(r.Title))
+				fmt.Fprintf(&b, "- %s: %s\n", r.Name, escapeMarkup(firstLine(r.Title)))
 			} else {
 				fmt.Fprintf(&b, "- %s\n", r.Name)
 			}
@@ -151,7 +151,7 @@ func partialText(t *run) string {
 	}
 	if p.Text != "" {
 		b.WriteString("latest text (partial):\n")
-		b.WriteString(p.Text)
+		b.WriteString(escapeMarkup(p.Text))
 		if n := utf8.RuneCountInString(p.Text); p.TextChars > n {
 			fmt.Fprintf(&b, "\n[partial text cut at %d of %d characters]", n, p.TextChars)
 		}

@@ -25,7 +25,7 @@ func (m *Machine) cascadeVisible(stopped []*run) string {
 	if len(stopped) > 1 {
 		noun = "tasks"
 	}
-	return fmt.Sprintf("⊘ **Interrupted: %d background %s cancelled** (%s).", len(stopped), noun, strings.Join(names, ", "))
+	return fmt.Sprintf("⊘ %s (%s).", m.bold(fmt.Sprintf("Interrupted: %d background %s cancelled", len(stopped), noun)), strings.Join(names, ", "))
 }
 
 // cascadeHidden tells the model which tasks stopped with its interrupted turn and where their
