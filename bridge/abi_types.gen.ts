@@ -707,6 +707,12 @@ export interface Task {
    * unanswered one means the task waits for the user (core/permission.go).
    */
   permissions?: PermissionRequest[];
+  /**
+   * Retry is OpenCode retrying the child's model call after a provider error (its
+   * session.status "retry"), nil when it is not: set at each retry, cleared by the child's next
+   * activity and by the task's end.
+   */
+  retry?: Retry;
   /** NotifiedAt is when OpenCode accepted the task's latest notice to its parent. */
   notifiedAt?: number;
   /**
@@ -897,8 +903,8 @@ export interface ViewRow {
   /** Detail is agent, elapsed and usage joined, the row's second line. */
   detail: string;
   /**
-   * Note says why the task needs a look (stalled, waiting for permission, over budget, its
-   * place in a queue), "" when nothing does.
+   * Note says why the task needs a look (stalled, waiting for permission, OpenCode retrying
+   * its model call, over budget, its place in a queue), "" when nothing does.
    */
   note?: string;
   /**
@@ -1181,6 +1187,16 @@ export interface PermissionRequest {
 }
 
 /**
+ * Retry is one retry of a child's model call, as OpenCode reports it: the attempt (1 for the
+ * first retry), the provider's error, and when the next try goes (Unix ms).
+ */
+export interface Retry {
+  attempt: number;
+  message: string;
+  next?: number;
+}
+
+/**
  * View is how a page shows a task beside its record, decided once for every page
  * (core/view.TaskOf): the status as a word, the budget as a line, and what the child waits for
  * permission to do.
@@ -1202,6 +1218,11 @@ export interface View {
    */
   permission?: string;
   permissionAt?: number;
+  /**
+   * Retry is OpenCode's retry of the child's model call in a few words ("retrying (attempt
+   * 3): HTTP 500 …"), "" when none.
+   */
+  retry?: string;
 }
 
 /**

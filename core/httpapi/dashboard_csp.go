@@ -4,6 +4,6 @@ package httpapi
 
 // The hashes of the dashboard page's inline script and style, for its Content-Security-Policy.
 const (
-	dashboardScriptHash = "sha256-3ae4qzzv0XtnSpUFFy7TL6GLT+Kl0zebWi2cfv4b3Hs="
-	dashboardStyleHash  = "sha256-gYRE/LS9GI8Fjlb/HRtYO1LwrZop/AavEpvZM+SKY9Q="
+	dashboardScriptHash = "sha256-vj6cpKzHK7hFotKX1D4I0KZZYWstjpjDrYXAt5wNom4="
+	dashboardStyleHash  = "sha256-2F1se7y2aM4GSr591olhIvmtA2ZxH1zdECroCX8D334="
 )
