@@ -448,7 +448,7 @@ export interface CoreConfig {
    * delegate) only while the chain from the user's session is shorter than this.
    */
   maxDepth?: number;
-  /** Notify chooses when notices wake the parent. */
+  /** Notify chooses when notices wake the parent, and how their visible line is written. */
   notify?: NotifyConfig;
   /**
    * Toasts chooses which task endings OpenCode's TUI shows as a toast: "all" (the default),
@@ -726,6 +726,12 @@ export interface Task {
    * unanswered one means the task waits for the user (core/permission.go).
    */
   permissions?: PermissionRequest[];
+  /**
+   * Retry is OpenCode retrying the child's model call after a provider error (its
+   * session.status "retry"), nil when it is not: set at each retry, cleared by the child's next
+   * activity and by the task's end.
+   */
+  retry?: Retry;
   /** NotifiedAt is when OpenCode accepted the task's latest notice to its parent. */
   notifiedAt?: number;
   /**
@@ -916,8 +922,8 @@ export interface ViewRow {
   /** Detail is agent, elapsed and usage joined, the row's second line. */
   detail: string;
   /**
-   * Note says why the task needs a look (stalled, waiting for permission, over budget, its
-   * place in a queue), "" when nothing does.
+   * Note says why the task needs a look (stalled, waiting for permission, OpenCode retrying
+   * its model call, over budget, its place in a queue), "" when nothing does.
    */
   note?: string;
   /**
@@ -947,13 +953,19 @@ export interface LegendItem {
   label: string;
 }
 
-/** NotifyConfig is the notices' wake policy. */
+/** NotifyConfig is the notices' wake policy and format. */
 export interface NotifyConfig {
   /**
    * Wake is "batch" (the default: a notice wakes the parent when its batch is done or a task
    * failed; other notices are stored without a model turn) or "each" (every notice wakes it).
    */
   wake?: "batch" | "each";
+  /**
+   * Format is how the notice's visible line is written: "plain" (the default: OpenCode's TUI
+   * shows a user message as plain text) or "markdown" (seed 000's words exactly, for a client
+   * that renders Markdown).
+   */
+  format?: "plain" | "markdown";
 }
 
 /** APIConfig is the HTTP API's configuration. */
@@ -1209,6 +1221,16 @@ export interface PermissionRequest {
 }
 
 /**
+ * Retry is one retry of a child's model call, as OpenCode reports it: the attempt (1 for the
+ * first retry), the provider's error, and when the next try goes (Unix ms).
+ */
+export interface Retry {
+  attempt: number;
+  message: string;
+  next?: number;
+}
+
+/**
  * View is how a page shows a task beside its record, decided once for every page
  * (core/view.TaskOf): the status as a word, the budget as a line, and what the child waits for
  * permission to do.
@@ -1231,6 +1253,11 @@ export interface View {
   permission?: string;
   permissionAt?: number;
   permissionId?: string;
+  /**
+   * Retry is OpenCode's retry of the child's model call in a few words ("retrying (attempt
+   * 3): HTTP 500 …"), "" when none.
+   */
+  retry?: string;
 }
 
 /**

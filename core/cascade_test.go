@@ -59,7 +59,7 @@ func TestParentAbortCascades(t *testing.T) {
 	notices := parentNotices(eff)
 	require.Len(t, notices, 1, "one line for all of them")
 	require.True(t, notices[0].NoReply, "no model turn")
-	require.Equal(t, `⊘ **Interrupted: 4 background tasks cancelled** ("A", "A's own", "B", "Q").`, notices[0].Parts[0].Text)
+	require.Equal(t, `⊘ Interrupted: 4 background tasks cancelled ("A", "A's own", "B", "Q").`, notices[0].Parts[0].Text)
 	for _, id := range []string{a, b, q, grand} {
 		require.Contains(t, notices[0].Parts[1].Text, id)
 	}

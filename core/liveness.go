@@ -90,8 +90,12 @@ func (m *Machine) checkStall(t *run) {
 	t.stallNext = t.StalledSince + age + min(age, maxStallGapMs)
 }
 
-// onActivity notes that t's child did something: a stall, if any, is over.
-func (m *Machine) onActivity(t *run) { m.clearStall(t) }
+// onActivity notes that t's child did something: a stall, if any, is over, and so is a retry
+// of its model call (core/retry.go).
+func (m *Machine) onActivity(t *run) {
+	m.clearStall(t)
+	m.clearRetry(t)
+}
 
 // clearStall takes the stall mark off t.
 func (m *Machine) clearStall(t *run) {

@@ -30,7 +30,7 @@ func (m *Machine) finish(t *run, status task.Status, result string, taskErr *tas
 	}
 	t.Result = result
 	t.Error = taskErr
-	t.Queued, t.Waiting, t.refill = false, nil, false
+	t.Queued, t.Waiting, t.refill, t.Retry = false, nil, false, nil
 	t.resumePrompt, t.steerPrompt = "", ""
 	// The per-call bookkeeping ends with the task: a resume starts it afresh.
 	t.seenCalls, t.toolsRunning = nil, nil

@@ -29,6 +29,8 @@ func (m *Machine) onOpenCode(e OpenCodeEvent) {
 			Status    struct {
 				Type    string `json:"type"`
 				Message string `json:"message"` // the provider error OpenCode is retrying
+				Attempt int    `json:"attempt"`
+				Next    int64  `json:"next"` // when the next try goes, Unix ms
 			} `json:"status"`
 		}
 		if json.Unmarshal(e.Properties, &p) != nil || p.SessionID == "" {
@@ -36,6 +38,9 @@ func (m *Machine) onOpenCode(e OpenCodeEvent) {
 		}
 		if p.Status.Type == "idle" {
 			m.onParentStatus(p.SessionID, false)
+			if t := m.task(p.SessionID); t != nil {
+				m.clearRetry(t)
+			}
 			m.onChildIdle(p.SessionID)
 		} else {
 			m.onParentStatus(p.SessionID, true)
@@ -43,6 +48,7 @@ func (m *Machine) onOpenCode(e OpenCodeEvent) {
 				t.awaitBusy = false
 				if p.Status.Type == "retry" {
 					m.onChildRetry(t, p.Status.Message)
+					m.noteRetry(t, task.Retry{Attempt: p.Status.Attempt, Message: p.Status.Message, Next: p.Status.Next})
 				}
 			}
 		}

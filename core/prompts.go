@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/asyncagents/asyncagents/core/view"
@@ -18,18 +19,20 @@ import (
 
 // --- Notices: what a parent session is told when a task ends. ---
 
-// VisibleNotice texts, exactly as the spec words them.
+// visibleNotice is the notice's line for the user. With notify.format "markdown" it is the spec's
+// text exactly; by default the same words without the spec's bold, which OpenCode's TUI would
+// show as asterisks (a user message is plain text there).
 func (m *Machine) visibleNotice(t *run, done, total int) string {
 	icon := map[task.Status]string{task.StatusCompleted: "✓", task.StatusError: "✗", task.StatusCancelled: "⊘"}[t.Status]
 	var head string
 	if t.ResumeCount > 0 {
 		verb := map[task.Status]string{task.StatusCompleted: "completed in", task.StatusError: "failed in", task.StatusCancelled: "cancelled after"}[t.Status]
-		head = fmt.Sprintf("%s **Resume #%d %s %s.**", icon, t.ResumeCount, verb, FormatDuration(m.noticeDuration(t)))
+		head = fmt.Sprintf("Resume #%d %s %s.", t.ResumeCount, verb, FormatDuration(m.noticeDuration(t)))
 	} else {
 		verb := map[task.Status]string{task.StatusCompleted: "finished in", task.StatusError: "failed in", task.StatusCancelled: "cancelled after"}[t.Status]
-		head = fmt.Sprintf("%s **Agent %q %s %s.**", icon, t.Description, verb, FormatDuration(history.Duration(&t.Task, m.now)))
+		head = fmt.Sprintf("Agent %q %s %s.", t.Description, verb, FormatDuration(history.Duration(&t.Task, m.now)))
 	}
-	text := fmt.Sprintf("%s\nTask Progress: %d/%d", head, done, total)
+	text := fmt.Sprintf("%s %s\nTask Progress: %d/%d", icon, m.bold(head), done, total)
 	if line := fallbackLine(t); line != "" {
 		text += "\n" + line
 	}
@@ -39,17 +42,25 @@ func (m *Machine) visibleNotice(t *run, done, total int) string {
 	return text
 }
 
+// bold is s in the spec's bold with notify.format "markdown", else s as it is.
+func (m *Machine) bold(s string) string {
+	if m.cfg.Notify.Format == config.FormatMarkdown {
+		return "**" + s + "**"
+	}
+	return s
+}
+
 func (m *Machine) hiddenNotice(t *run, total, running int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Background task %s.\n%sagent: %s\ndescription: %s\nstatus: %s\n\n", t.Status, t.idLines(), t.Agent, t.Description, t.Status)
 	switch t.Status {
 	case task.StatusCompleted:
 		b.WriteString("<task_result>\n")
-		b.WriteString(m.cutResult(t))
+		b.WriteString(escapeMarkup(m.cutResult(t)))
 		b.WriteString("\n</task_result>\n\n")
 	case task.StatusError:
 		if t.Error != nil {
-			fmt.Fprintf(&b, "error_type: %s\nerror: %s\n\n", t.Error.Name, t.Error.Message)
+			fmt.Fprintf(&b, "error_type: %s\nerror: %s\n\n", t.Error.Name, escapeMarkup(t.Error.Message))
 		}
 		b.WriteString(partialText(t))
 	case task.StatusCancelled:
@@ -58,13 +69,12 @@ func (m *Machine) hiddenNotice(t *run, total, running int) string {
 		}
 		b.WriteString(partialText(t))
 	}
+	// The result is above: only a cut one says to call asyncagents_output, in its cut line.
 	if running > 0 {
-		fmt.Fprintf(&b, "If you need results immediately, use asyncagents_output(task_id=%q).\n", t.ID)
 		b.WriteString("You can continue working or just say 'waiting' and halt.\n")
 		b.WriteString("WATCH OUT for leftovers, you will likely WANT to wait for all agents to complete.")
 	} else {
-		fmt.Fprintf(&b, "All %s finished.\n", view.CountOf(total, "task", "tasks"))
-		b.WriteString("Use asyncagents_output tools to see agent responses.")
+		fmt.Fprintf(&b, "All %s finished.", view.CountOf(total, "task", "tasks"))
 	}
 	b.WriteString("\n\n")
 	b.WriteString(m.usageBlock(t))

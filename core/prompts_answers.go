@@ -75,6 +75,9 @@ func (m *Machine) outputText(t *run) string {
 		if t.StalledSince != 0 {
 			fmt.Fprintf(&b, "stalled: no progress for %s\n", stallAge(m.now-t.StalledSince))
 		}
+		if line := m.retryText(t); line != "" {
+			b.WriteString(line + "\n")
+		}
 		if text := t.watchText(); text != "" {
 			fmt.Fprintf(&b, "\n<latest_text last_chars=\"%d\">\n%s\n</latest_text>\n", watchChars, text)
 		}
@@ -110,6 +113,9 @@ func (m *Machine) listLine(t *run) string {
 	if p := t.WaitingPermission(); p != nil && !t.Status.Terminal() {
 		status += " (waiting for permission: " + p.What() + ")"
 	}
+	if line := m.retryText(t); line != "" {
+		status += " (" + line + ")"
+	}
 	line := fmt.Sprintf("- %s | %s | %q | @%s | %s | %d tool calls", id, status, t.Description, t.Agent, FormatDuration(history.Duration(&t.Task, m.now)), t.Progress.ToolCalls)
 	if u := usageLine(&t.Task); u != "" {
 		line += " | " + u
@@ -143,7 +149,7 @@ func partialText(t *run) string {
 		b.WriteString("):\n")
 		for _, r := range p.Tools {
 			if r.Title != "" {
-				fmt.Fprintf(&b, "- %s: %s\n", r.Name, firstLine(r.Title))
+				fmt.Fprintf(&b, "- %s: %s\n", r.Name, escapeMarkup(firstLine(r.Title)))
 			} else {
 				fmt.Fprintf(&b, "- %s\n", r.Name)
 			}
@@ -151,7 +157,7 @@ func partialText(t *run) string {
 	}
 	if p.Text != "" {
 		b.WriteString("latest text (partial):\n")
-		b.WriteString(p.Text)
+		b.WriteString(escapeMarkup(p.Text))
 		if n := utf8.RuneCountInString(p.Text); p.TextChars > n {
 			fmt.Fprintf(&b, "\n[partial text cut at %d of %d characters]", n, p.TextChars)
 		}

@@ -21,7 +21,7 @@ func (m *Machine) cascadeVisible(stopped []*run) string {
 	for i, t := range stopped {
 		names[i] = fmt.Sprintf("%q", t.Description)
 	}
-	return fmt.Sprintf("⊘ **Interrupted: %s cancelled** (%s).", view.CountOf(len(stopped), "background task", "background tasks"), strings.Join(names, ", "))
+	return fmt.Sprintf("⊘ %s (%s).", m.bold(fmt.Sprintf("Interrupted: %s cancelled", view.CountOf(len(stopped), "background task", "background tasks"))), strings.Join(names, ", "))
 }
 
 // cascadeHidden tells the model which tasks stopped with its interrupted turn and where their

@@ -29,7 +29,7 @@ test("a launch resolves with the task, and idle brings the notice to the parent"
   rt.feed({ type: "opencode", event: { type: "session.idle", properties: { sessionID: "ses_child" } } });
   await until(() => oc.performed.some((e) => e.kind === "session.promptAsync" && e.sessionID === "ses_parent"));
   const notice = oc.performed.find((e) => e.sessionID === "ses_parent")!;
-  expect(notice.parts![0].text).toStartWith('✓ **Agent "Job" finished in ');
+  expect(notice.parts![0].text).toStartWith('✓ Agent "Job" finished in ');
   expect(notice.parts![1].synthetic).toBe(true);
   expect(notice.parts![1].text).toContain("<task_result>\nthe answer\n</task_result>");
   rt.dispose();
@@ -73,7 +73,7 @@ test("a session OpenCode cannot create fails the task, after the launch answered
   expect(answer.output).toContain("status: running");
   await until(() => oc.performed.some((e) => e.kind === "session.promptAsync" && e.sessionID === "ses_parent"));
   const notice = oc.performed.find((e) => e.sessionID === "ses_parent")!;
-  expect(notice.parts![0].text).toStartWith('✗ **Agent "Doomed" failed in ');
+  expect(notice.parts![0].text).toStartWith('✗ Agent "Doomed" failed in ');
   expect(notice.parts![1].text).toContain("error_type: SessionError\nerror: could not create the child session: creating the session: disk full");
   const out = await rt.callTool("asyncagents_output", { task_id: answer.metadata?.taskId }, { ...ctx, callID: "f2" });
   expect(out.output).toContain("status: error");

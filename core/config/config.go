@@ -20,7 +20,7 @@ type Config struct {
 	// MaxDepth bounds nesting: a task's child may launch tasks of its own (when its agent may
 	// delegate) only while the chain from the user's session is shorter than this.
 	MaxDepth int `json:"maxDepth,omitempty"`
-	// Notify chooses when notices wake the parent.
+	// Notify chooses when notices wake the parent, and how their visible line is written.
 	Notify NotifyConfig `json:"notify,omitempty"`
 	// Toasts chooses which task endings OpenCode's TUI shows as a toast: "all" (the default),
 	// "errors" (failures and warnings only) or "off".
@@ -148,17 +148,27 @@ type TmuxConfig struct {
 	Inside bool `json:"inside,omitempty"`
 }
 
-// NotifyConfig is the notices' wake policy.
+// NotifyConfig is the notices' wake policy and format.
 type NotifyConfig struct {
 	// Wake is "batch" (the default: a notice wakes the parent when its batch is done or a task
 	// failed; other notices are stored without a model turn) or "each" (every notice wakes it).
 	Wake string `json:"wake,omitempty"`
+	// Format is how the notice's visible line is written: "plain" (the default: OpenCode's TUI
+	// shows a user message as plain text) or "markdown" (seed 000's words exactly, for a client
+	// that renders Markdown).
+	Format string `json:"format,omitempty"`
 }
 
 // Wake policies.
 const (
 	WakeBatch = "batch"
 	WakeEach  = "each"
+)
+
+// Notice formats.
+const (
+	FormatPlain    = "plain"
+	FormatMarkdown = "markdown"
 )
 
 // Toast settings.
@@ -210,6 +220,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Notify.Wake != WakeEach {
 		c.Notify.Wake = WakeBatch
+	}
+	if c.Notify.Format != FormatMarkdown {
+		c.Notify.Format = FormatPlain
 	}
 	if c.Toasts != ToastsErrors && c.Toasts != ToastsOff {
 		c.Toasts = ToastsAll

@@ -128,6 +128,7 @@ var fileRules = func() *rule {
 		)},
 		field{"notify", object(
 			field{"wake", &rule{kind: ruleEnum, enum: []string{WakeBatch, WakeEach}, set: func(c *Config, n *jnode) { c.Notify.Wake = n.str }}},
+			field{"format", &rule{kind: ruleEnum, enum: []string{FormatPlain, FormatMarkdown}, set: func(c *Config, n *jnode) { c.Notify.Format = n.str }}},
 		)},
 		field{"toasts", &rule{kind: ruleEnum, enum: []string{ToastsAll, ToastsErrors, ToastsOff}, set: func(c *Config, n *jnode) { c.Toasts = n.str }}},
 		field{"maxResultChars", intRule(1, func(c *Config, v int64) { c.MaxResultChars = int(v) })},

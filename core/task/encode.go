@@ -125,6 +125,12 @@ func AppendJSON(b []byte, t *Task) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if r := t.Retry; r != nil {
+		b = append(b, `,"retry":{"attempt":`...)
+		b = strconv.AppendInt(b, int64(r.Attempt), 10)
+		b = jsonw.KeyString(b, "message", r.Message)
+		b = append(jsonw.OptInt(b, "next", r.Next), '}')
+	}
 	b = jsonw.OptInt(b, "notifiedAt", t.NotifiedAt)
 	if v := t.View; v != nil {
 		b = append(b, `,"view":{"label":`...)
@@ -132,7 +138,8 @@ func AppendJSON(b []byte, t *Task) ([]byte, error) {
 		b = jsonw.OptString(b, "budget", v.Budget)
 		b = jsonw.OptString(b, "permission", v.Permission)
 		b = jsonw.OptInt(b, "permissionAt", v.PermissionAt)
-		b = append(jsonw.OptString(b, "permissionId", v.PermissionID), '}')
+		b = jsonw.OptString(b, "permissionId", v.PermissionID)
+		b = append(jsonw.OptString(b, "retry", v.Retry), '}')
 	}
 	return append(b, '}'), nil
 }

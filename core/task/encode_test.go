@@ -24,7 +24,8 @@ func TestTaskEncodesAsTheStruct(t *testing.T) {
 		Steps: 9, Budget: &Budget{Steps: 3, Tokens: 1000, CostUsd: 0.5},
 		Steers:      []Steer{{At: 5, Text: "also the README", BeforeStart: true}},
 		Permissions: []PermissionRequest{{ID: "per_1", SessionID: "ses_1", Permission: "bash", Patterns: []string{"echo hi"}, At: 3, Reply: "once", RepliedAt: 4, TimedOut: true}},
-		NoticeOwed:  11, NotifiedAt: 12, View: &View{Label: "failed", Budget: "9 of 3 model calls", Permission: "bash echo hi", PermissionAt: 13}}
+		Retry:       &Retry{Attempt: 3, Message: "HTTP 500", Next: 14},
+		NoticeOwed:  11, NotifiedAt: 12, View: &View{Label: "failed", Budget: "9 of 3 model calls", Permission: "bash echo hi", PermissionAt: 13, Retry: "retrying"}}
 	cases := encodetest.FieldVariants(t, all)
 	for _, s := range encodetest.AwkwardStrings {
 		c := all
@@ -32,7 +33,8 @@ func TestTaskEncodesAsTheStruct(t *testing.T) {
 		c.Progress.LastTools = []string{s, s}
 		c.Models = []string{s}
 		c.Partial = &Partial{Text: s, Tools: []ToolRun{{Name: s, Title: s}}}
-		c.View = &View{Label: s, Budget: s, Permission: s}
+		c.View = &View{Label: s, Budget: s, Permission: s, Retry: s}
+		c.Retry = &Retry{Message: s}
 		cases = append(cases, c)
 	}
 	for _, cost := range []float64{1e-7, -2.5e-9, 3e21, 0.1 + 0.2, 1234.5, -0.000001} {

@@ -100,6 +100,10 @@ type Task struct {
 	// Permissions are the permission requests of the task's child, the last MaxPermissions; an
 	// unanswered one means the task waits for the user (core/permission.go).
 	Permissions []PermissionRequest `json:"permissions,omitempty"`
+	// Retry is OpenCode retrying the child's model call after a provider error (its
+	// session.status "retry"), nil when it is not: set at each retry, cleared by the child's next
+	// activity and by the task's end.
+	Retry *Retry `json:"retry,omitempty"`
 	// NotifiedAt is when OpenCode accepted the task's latest notice to its parent.
 	NotifiedAt int64 `json:"notifiedAt,omitempty"`
 	// View is how a page shows the task (core/view.TaskOf): set on the status API's copies
@@ -123,6 +127,14 @@ type Wait struct {
 type Span struct {
 	From int64 `json:"from"`
 	To   int64 `json:"to"`
+}
+
+// Retry is one retry of a child's model call, as OpenCode reports it: the attempt (1 for the
+// first retry), the provider's error, and when the next try goes (Unix ms).
+type Retry struct {
+	Attempt int    `json:"attempt"`
+	Message string `json:"message"`
+	Next    int64  `json:"next,omitempty"`
 }
 
 // MaxStalls is how many ended stalls a task keeps.
@@ -184,6 +196,9 @@ type View struct {
 	Permission   string `json:"permission,omitempty"`
 	PermissionAt int64  `json:"permissionAt,omitempty"`
 	PermissionID string `json:"permissionId,omitempty"`
+	// Retry is OpenCode's retry of the child's model call in a few words ("retrying (attempt
+	// 3): HTTP 500 …"), "" when none.
+	Retry string `json:"retry,omitempty"`
 }
 
 // MaxPermissions is how many requests a task's record keeps.

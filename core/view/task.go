@@ -14,6 +14,9 @@ func TaskOf(t *task.Task) *task.View {
 	if p := t.WaitingPermission(); p != nil && !t.Status.Terminal() {
 		v.Permission, v.PermissionAt, v.PermissionID = p.What(), p.At, p.ID
 	}
+	if t.Retry != nil && !t.Status.Terminal() {
+		v.Retry = Retrying(t.Retry)
+	}
 	return v
 }
 

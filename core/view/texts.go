@@ -1,6 +1,12 @@
 package view
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/asyncagents/asyncagents/core/task"
+)
 
 // The texts the terminal UI shows, with the other user-facing strings of the core.
 
@@ -39,6 +45,22 @@ func segmentStalled(d string) string { return "stalled for " + d }
 func segmentPermission(d string) string { return "waited for permission for " + d }
 
 func noteStalled(since string) string { return "stalled for " + since }
+
+// retryMessageMax bounds the provider's error in a retry's note: a row has one line for it.
+const retryMessageMax = 80
+
+// Retrying is OpenCode's retry of a task's model call in a few words, for the rows' note, the
+// dashboard and the tools' answers: "retrying (attempt 3): HTTP 500 Internal Server Error".
+func Retrying(r *task.Retry) string {
+	msg, _, _ := strings.Cut(strings.TrimSpace(r.Message), "\n")
+	if n := utf8.RuneCountInString(msg); n > retryMessageMax {
+		msg = string([]rune(msg)[:retryMessageMax-1]) + "…"
+	}
+	if msg == "" {
+		return fmt.Sprintf("retrying (attempt %d)", r.Attempt)
+	}
+	return fmt.Sprintf("retrying (attempt %d): %s", r.Attempt, msg)
+}
 
 func notePermission(what string) string { return "waits for permission: " + what }
 

@@ -32,8 +32,8 @@ type Row struct {
 	Usage string `json:"usage,omitempty"`
 	// Detail is agent, elapsed and usage joined, the row's second line.
 	Detail string `json:"detail"`
-	// Note says why the task needs a look (stalled, waiting for permission, over budget, its
-	// place in a queue), "" when nothing does.
+	// Note says why the task needs a look (stalled, waiting for permission, OpenCode retrying
+	// its model call, over budget, its place in a queue), "" when nothing does.
 	Note string `json:"note,omitempty"`
 	// Cancel is the confirmation a client shows before cancelling the task (POST
 	// /v1/tasks/:id/cancel), "" when it cannot be cancelled (ended, or a read-only server).
@@ -112,6 +112,9 @@ func attention(t *task.Task, now int64) (note string, warn bool) {
 	// wait is what the user can end.
 	case t.WaitingPermission() != nil && !t.Status.Terminal():
 		return notePermission(t.WaitingPermission().What()), true
+	// A retry says why the task is silent, which a stall does not.
+	case t.Retry != nil && !t.Status.Terminal():
+		return Retrying(t.Retry), true
 	case t.StalledSince > 0 && !t.Status.Terminal():
 		return noteStalled(Elapsed(now - t.StalledSince)), true
 	case t.Status == task.StatusError && t.Error != nil && t.Error.Name == ErrBudgetExceeded:

@@ -43,7 +43,7 @@ func TestDemo(t *testing.T) {
 			return mockmodel.Reply{Text: "Three surveys are running in the background. Waiting for them."}
 		case strings.Contains(req.LastUser, "All 3 tasks finished"):
 			return mockmodel.Reply{Text: "All three surveys are in; summary follows."}
-		case strings.Contains(req.LastUser, "**Agent"):
+		case strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "waiting"}
 		case strings.HasPrefix(req.LastUser, "Survey"):
 			var calls []mockmodel.ToolCall

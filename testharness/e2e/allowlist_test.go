@@ -19,7 +19,7 @@ func TestAllowListFromPermissionTask(t *testing.T) {
 		switch {
 		case req.LastUser == "CHILD allowed":
 			return mockmodel.Reply{Text: "explored"}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "ok"}
 		case req.LastUser == "GO":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{

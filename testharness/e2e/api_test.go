@@ -107,7 +107,7 @@ func statusAPIFromOutside(t *testing.T, thread string, env ...string) {
 		switch {
 		case req.LastUser == "CHILD api":
 			return mockmodel.Reply{Text: "api result", Delay: 1500 * time.Millisecond}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "ok"}
 		case req.LastUser == "GO":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Observed job", "CHILD api", "general")}}
@@ -203,7 +203,7 @@ func TestStatusAPIDisabled(t *testing.T) {
 		switch {
 		case req.LastUser == "CHILD x":
 			return mockmodel.Reply{Text: "x done"}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "ok"}
 		case req.LastUser == "GO":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Plain job", "CHILD x", "general")}}
@@ -374,7 +374,7 @@ func TestStatusAPIReconnect(t *testing.T) {
 		switch {
 		case req.LastUser == "CHILD reconnect":
 			return mockmodel.Reply{Text: "reconnect result", Delay: 3 * time.Second}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "ok"}
 		case req.LastUser == "GO":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Reconnect job", "CHILD reconnect", "general")}}

@@ -24,7 +24,7 @@ func configScript(childCalls map[string]*atomic.Int32) mockmodel.Script {
 				n.Add(1)
 			}
 			return mockmodel.Reply{Text: "configured result"}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "noted"}
 		case req.LastUser == "LAUNCH":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Configured job", "CHILD configured", "general")}}

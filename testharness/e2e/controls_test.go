@@ -28,7 +28,7 @@ func TestParentAbortCancelsItsTasks(t *testing.T) {
 			return mockmodel.Reply{Text: "never", Delay: 5 * time.Minute}
 		case req.LastUser == "CHILD calm":
 			return mockmodel.Reply{Text: "calm done", Delay: 15 * time.Second} // holds its slot past the abort
-		case strings.Contains(req.LastUser, "**Agent") || strings.Contains(req.LastUser, "Interrupted"):
+		case strings.Contains(req.LastUser, "Agent \"") || strings.Contains(req.LastUser, "Interrupted"):
 			return mockmodel.Reply{Text: "ok"}
 		case firstUser(req) == "DOOMED" && lastRole(req) == "tool":
 			return mockmodel.Reply{Text: "thinking hard", Delay: 5 * time.Minute} // busy until aborted
@@ -94,7 +94,7 @@ func TestParentAbortCancelsItsTasks(t *testing.T) {
 	require.Equal(t, 1, queued, "the queued task was cancelled without ever starting")
 	e.eventually("one ⊘ line", 30*time.Second, func() bool { return len(e.notices(doomed)) == 1 })
 	n := e.notices(doomed)[0]
-	require.Contains(t, n.visible, "⊘ **Interrupted: 3 background tasks cancelled**")
+	require.Contains(t, n.visible, "⊘ Interrupted: 3 background tasks cancelled (")
 	for _, id := range ids {
 		require.Contains(t, n.hidden, id)
 	}
@@ -120,7 +120,7 @@ func TestModelLimitQueues(t *testing.T) {
 			childAt = append(childAt, req.Received)
 			mu.Unlock()
 			return mockmodel.Reply{Text: "done " + req.LastUser, Delay: hold}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "ok"}
 		case req.LastUser == "THREE":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("One", "CHILD one", "general"), taskCall("Two", "CHILD two", "general"), taskCall("Three", "CHILD three", "general")}}
@@ -193,7 +193,7 @@ func TestBudgetStopsARunawayChild(t *testing.T) {
 			return r
 		}
 		switch {
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "ok"}
 		case req.LastUser == "STEPS":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{budgeted("Loop steps", "CHILD loop steps", map[string]any{"steps": 3})}}
@@ -237,7 +237,7 @@ func TestSessionCostBudgetRefusesALaunch(t *testing.T) {
 		switch {
 		case req.LastUser == "CHILD pricey":
 			return mockmodel.Reply{Text: "pricey done"}
-		case strings.Contains(req.LastUser, "**Agent") && lastRole(req) == "user":
+		case strings.Contains(req.LastUser, "Agent \"") && lastRole(req) == "user":
 			// Once: after the refused launch the tool's answer is last, and the turn ends.
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Again", "CHILD again", "general")}}
 		case lastRole(req) == "tool":

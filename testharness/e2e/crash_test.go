@@ -44,7 +44,7 @@ func TestKill9NeverLosesAFinishedResult(t *testing.T) {
 				calls = append(calls, mockmodel.ToolCall{Name: "asyncagents_output", Args: map[string]any{"task_id": id}})
 			}
 			return mockmodel.Reply{ToolCalls: calls}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "ok"}
 		case strings.HasPrefix(req.LastUser, "ROUND "):
 			r := strings.TrimPrefix(req.LastUser, "ROUND ")

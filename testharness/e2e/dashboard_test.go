@@ -33,7 +33,7 @@ func dashboardLive(t *testing.T, auth string) {
 			return mockmodel.Reply{Text: "Looking around first.", ToolCalls: []mockmodel.ToolCall{{Name: "bash", Args: map[string]any{"command": "echo dashboard-probe", "description": "probe"}}}, Delay: 2 * time.Second}
 		case req.LastUser == "CHILD long":
 			return mockmodel.Reply{Text: "never", Delay: 5 * time.Minute}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "ok"}
 		case req.LastUser == "GO":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Live job", "CHILD live", "general"), taskCall("Long job", "CHILD long", "general")}}
@@ -60,7 +60,7 @@ func dashboardLive(t *testing.T, auth string) {
 
 	e.eventually("the cancelled notice", 30*time.Second, func() bool {
 		for _, n := range e.notices(parent) {
-			if strings.HasPrefix(n.visible, `⊘ **Agent "Long job" cancelled after`) && strings.Contains(n.hidden, "reason: cancelled from the dashboard") {
+			if strings.HasPrefix(n.visible, `⊘ Agent "Long job" cancelled after`) && strings.Contains(n.hidden, "reason: cancelled from the dashboard") {
 				return true
 			}
 		}

@@ -35,7 +35,7 @@ func disposeStopsThePlugin(t *testing.T, extraEnv string) {
 		case req.LastUser == "CHILD wait":
 			release.wait(time.Minute)
 			return mockmodel.Reply{Text: "child done"}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "ok"}
 		case req.LastUser == "GO":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Waiter", "CHILD wait", "general")}}

@@ -23,7 +23,7 @@ func TestTaskModelErrorEndsAsError(t *testing.T) {
 			return mockmodel.Reply{Status: 400, ErrorBody: `{"error":{"message":"` + providerMsg + `","type":"invalid_request_error"}}`}
 		case strings.HasPrefix(firstUser(req), "COLLECT") && lastRole(req) != "tool":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{{Name: "asyncagents_output", Args: map[string]any{"task_id": strings.TrimPrefix(firstUser(req), "COLLECT ")}}}}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "noted"}
 		case req.LastUser == "LAUNCH":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Doomed job", "CHILD fail", "general")}}
@@ -57,7 +57,7 @@ func TestOutputBlockReturnsWhenTaskEnds(t *testing.T) {
 		if req.LastUser == "CHILD slow" {
 			return mockmodel.Reply{Text: "slow result", Delay: childDelay}
 		}
-		if strings.Contains(req.LastUser, "**Agent") {
+		if strings.Contains(req.LastUser, "Agent \"") {
 			return mockmodel.Reply{Text: "noted"}
 		}
 		if lastRole(req) == "tool" {
@@ -165,7 +165,7 @@ func TestResumeThatFailsNotices(t *testing.T) {
 		case req.LastUser == "CHILD follow up":
 			// A 400 that OpenCode does not retry.
 			return mockmodel.Reply{Status: 400, ErrorBody: `{"error":{"message":"` + providerMsg + `","type":"invalid_request_error"}}`}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent") || strings.Contains(req.LastUser, "**Resume"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \"") || strings.Contains(req.LastUser, "Resume #"):
 			return mockmodel.Reply{Text: "ok"}
 		case req.LastUser == "LAUNCH":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Resumed job", "CHILD first", "general")}}

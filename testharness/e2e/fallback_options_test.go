@@ -68,7 +68,7 @@ func TestAllFallbackModelsFailed(t *testing.T) {
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Doomed", "CHILD doomed", "general")}}
 		case req.LastUser == "OUTPUT" && lastRole(req) == "user":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{{Name: "asyncagents_output", Args: map[string]any{"task_id": taskID}}}}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "ok"}
 		}
 		return mockmodel.Reply{Text: "?"}

@@ -75,7 +75,7 @@ func parentScript(child func(req mockmodel.Request) (mockmodel.Reply, bool)) moc
 			return r
 		}
 		switch {
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "ok"}
 		case strings.HasPrefix(req.LastUser, "GO "):
 			name := strings.TrimPrefix(req.LastUser, "GO ")
@@ -274,7 +274,7 @@ func TestResumeFallsBackToModelB(t *testing.T) {
 			return providerError(429, "rate_limit_exceeded", "Rate limit reached for requests per min (RPM): Limit 3, Used 3, Requested 1.")
 		case req.LastUser == "CHILD follow up":
 			return mockmodel.Reply{Text: "follow-up answer from B"}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent") || strings.Contains(req.LastUser, "**Resume"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \"") || strings.Contains(req.LastUser, "Resume #"):
 			return mockmodel.Reply{Text: "ok"}
 		case req.LastUser == "LAUNCH":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Chain job", "CHILD first", "general")}}

@@ -30,7 +30,7 @@ func TestFanOutThree(t *testing.T) {
 			}
 			return mockmodel.Reply{Text: "nothing to collect"}
 		}
-		if lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent") {
+		if lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \"") {
 			return mockmodel.Reply{Text: "waiting"}
 		}
 		if strings.HasPrefix(req.LastUser, "FANOUT") {

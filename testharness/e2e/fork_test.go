@@ -27,7 +27,7 @@ func TestForkGivesTheChildTheParentsContext(t *testing.T) {
 		case strings.HasPrefix(firstUser(req), "REMEMBER") && req.LastUser == "FORK" && lastRole(req) == "user":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{{Name: "asyncagents_task", Args: map[string]any{
 				"description": "Forked", "prompt": "CHILD forked: what is the code word?", "agent": "general", "fork": true}}}}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "Noted."}
 		case strings.HasPrefix(req.LastUser, "REMEMBER"):
 			// A long tool output in the parent's history, which the fork must cut.

@@ -94,7 +94,7 @@ type notice struct {
 	visible, hidden string
 }
 
-var noticeHead = regexp.MustCompile(`^(✓|✗|⊘) \*\*`)
+var noticeHead = regexp.MustCompile(`^(✓|✗|⊘) (\*\*)?(Agent "|Resume #|Interrupted: )`)
 
 func (e *env) notices(parentID string) []notice {
 	var out []notice

@@ -34,7 +34,7 @@ func TestHistorySurvivesRestart(t *testing.T) {
 				calls = append(calls, mockmodel.ToolCall{Name: "asyncagents_output", Args: map[string]any{"task_id": id}})
 			}
 			return mockmodel.Reply{ToolCalls: append(calls, mockmodel.ToolCall{Name: "asyncagents_list", Args: map[string]any{}})}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "ok"}
 		case req.LastUser == "TWO":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Done job", "CHILD done", "general"), taskCall("Hung job", "CHILD hang", "general")}}
@@ -169,7 +169,7 @@ func TestATornLastLineLosesOnlyItself(t *testing.T) {
 		switch {
 		case req.LastUser == "CHILD next":
 			return mockmodel.Reply{Text: "the next task's result"}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "ok"}
 		case req.LastUser == "ONE":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Next job", "CHILD next", "general")}}

@@ -57,7 +57,7 @@ func TestBatchWakesParentOnce(t *testing.T) {
 		if name, ok := strings.CutPrefix(req.LastUser, "CHILD "); ok {
 			return mockmodel.Reply{Text: "answer " + name, Delay: delays[name]}
 		}
-		if lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent") {
+		if lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \"") {
 			return mockmodel.Reply{Text: "waiting"}
 		}
 		if req.LastUser == "BATCH" {
@@ -98,7 +98,7 @@ func TestCancelListClear(t *testing.T) {
 			return mockmodel.Reply{Text: "never", Delay: 5 * time.Minute}
 		case req.LastUser == "CHILD quick":
 			return mockmodel.Reply{Text: "quick answer"}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "ok"}
 		case req.LastUser == "LAUNCH":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Slow job", "CHILD slow", "general"), taskCall("Quick job", "CHILD quick", "general")}}
@@ -183,7 +183,7 @@ func TestResume(t *testing.T) {
 				}
 			}
 			return mockmodel.Reply{Text: "follow-up answer without memory"}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent") || strings.Contains(req.LastUser, "**Resume"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \"") || strings.Contains(req.LastUser, "Resume #"):
 			return mockmodel.Reply{Text: "ok"}
 		case req.LastUser == "LAUNCH":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Memory job", "CHILD first", "general")}}

@@ -97,7 +97,7 @@ func holdANotice(t *testing.T) (e *env, parent, fast, slow string) {
 			return mockmodel.Reply{Text: "fast result"}
 		case req.LastUser == "CHILD slow":
 			return mockmodel.Reply{Text: "slow result", Delay: 10 * time.Minute} // until the kill
-		case strings.Contains(req.LastUser, "**Agent"):
+		case strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "noted"}
 		case lastRole(req) == "tool":
 			// The parent's turn after the launches: it stays busy until the kill.

@@ -47,7 +47,7 @@ func TestPackedTarballWorksInstalled(t *testing.T) {
 		switch {
 		case req.LastUser == "CHILD packed":
 			return mockmodel.Reply{Text: "packed result"}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "ok"}
 		case req.LastUser == "GO":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Packed job", "CHILD packed", "general")}}
@@ -98,7 +98,7 @@ func TestPackedTUIModuleWorksInstalled(t *testing.T) {
 		switch {
 		case strings.HasPrefix(req.LastUser, "CHILD "):
 			return mockmodel.Reply{Text: "done", Delay: 20 * time.Second}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "ok"}
 		case req.LastUser == "GO":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Packed survey", "CHILD p", "general")}}

@@ -26,7 +26,7 @@ func TestProgressWhileRunning(t *testing.T) {
 				{Name: "asyncagents_output", Args: map[string]any{"task_id": taskID}},
 				{Name: "asyncagents_output", Args: map[string]any{"task_id": session}},
 			}}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "ok"}
 		case req.LastUser == "GO":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Worker", "CHILD work", "general")}}

@@ -21,7 +21,7 @@ func TestStartQueue(t *testing.T) {
 			return mockmodel.Reply{Text: "first done", Delay: 5 * time.Second} // the window to look at the queued one
 		case req.LastUser == "CHILD second":
 			return mockmodel.Reply{Text: "second done"}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "ok"}
 		case req.LastUser == "TWO":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("First", "CHILD first", "general"), taskCall("Second", "CHILD second", "general")}}
@@ -89,7 +89,7 @@ func TestParentDeletedCancelsItsTasks(t *testing.T) {
 			return mockmodel.Reply{Text: "never", Delay: 5 * time.Minute}
 		case req.LastUser == "CHILD other":
 			return mockmodel.Reply{Text: "other done", Delay: 3 * time.Second}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "ok"}
 		case req.LastUser == "DOOMED":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Endless", "CHILD endless", "general")}}
@@ -127,7 +127,7 @@ func TestDelegationRights(t *testing.T) {
 		switch {
 		case strings.HasPrefix(req.LastUser, "CHILD "):
 			return mockmodel.Reply{Text: "done"}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "ok"}
 		case req.LastUser == "GO":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Lead", "CHILD lead", "orchestrator"), taskCall("Leaf", "CHILD leaf", "general")}}

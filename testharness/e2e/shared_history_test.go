@@ -34,7 +34,7 @@ func TestTwoProcessesOneHistory(t *testing.T) {
 			return mockmodel.Reply{Text: "hang result"}
 		case strings.HasPrefix(req.LastUser, "CHILD "):
 			return mockmodel.Reply{Text: "result of " + strings.TrimPrefix(req.LastUser, "CHILD "), Delay: 300 * time.Millisecond}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "ok"}
 		case strings.HasPrefix(req.LastUser, "FAN "):
 			who := strings.TrimPrefix(req.LastUser, "FAN ")

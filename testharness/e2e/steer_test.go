@@ -64,7 +64,7 @@ func TestMessageSteersARunningChild(t *testing.T) {
 
 	e.eventually("the notice", 90*time.Second, func() bool { return len(e.notices(parent)) == 1 })
 	n := e.notices(parent)[0]
-	require.Contains(t, n.visible, `✓ **Agent "Steered" finished`)
+	require.Contains(t, n.visible, `✓ Agent "Steered" finished`)
 	require.Contains(t, n.hidden, "the README is checked too")
 	tk := storedTask(t, e.oc, id)
 	require.Equal(t, task.StatusCompleted, tk.Status)

@@ -27,7 +27,7 @@ func TestCancelBeforeTheSessionExistsLeavesNoSession(t *testing.T) {
 			return mockmodel.Reply{Text: "first done", Delay: 8 * time.Second} // the window in which the second is still queued
 		case req.LastUser == "CANCEL" && lastRole(req) == "user":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{{Name: "asyncagents_cancel", Args: map[string]any{"task_id": queuedID}}}}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "ok"}
 		case req.LastUser == "TWO":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("First", "CHILD first", "general"), taskCall("Never", "CHILD never", "general")}}
@@ -84,7 +84,7 @@ func TestAHistoryOfTheReleaseBeforeRestoresAndResumes(t *testing.T) {
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{{Name: "asyncagents_task", Args: map[string]any{"resume": oldID, "prompt": "CHILD follow"}}}}
 		case req.LastUser == "LIST" && lastRole(req) == "user":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{{Name: "asyncagents_list", Args: map[string]any{}}}}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Resume"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Resume #"):
 			return mockmodel.Reply{Text: "ok"}
 		}
 		return mockmodel.Reply{Text: "?"}

@@ -104,7 +104,7 @@ func startPaneTask(t *testing.T) *paneSetup {
 		case req.LastUser == "CHILD watch me":
 			release.wait(2 * time.Minute)
 			return mockmodel.Reply{Text: "watched"}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "ok"}
 		case req.LastUser == "GO":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Pane child", "CHILD watch me", "general")}}

@@ -23,7 +23,7 @@ func TestOneToastForABatch(t *testing.T) {
 			return mockmodel.Reply{Text: "two", Delay: 1500 * time.Millisecond}
 		case req.LastUser == "CHILD 3":
 			return mockmodel.Reply{Text: "three", Delay: 3 * time.Second}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "ok"}
 		case req.LastUser == "GO":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("One", "CHILD 1", "general"), taskCall("Two", "CHILD 2", "general"), taskCall("Three", "CHILD 3", "general")}}

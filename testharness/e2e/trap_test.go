@@ -42,7 +42,7 @@ func TestATrapCostsOneCallInOpenCode(t *testing.T) {
 		case req.LastUser == "CHILD slow":
 			hold.wait(60 * time.Second)
 			return mockmodel.Reply{Text: "slow result"}
-		case strings.Contains(req.LastUser, "**Agent"):
+		case strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "ok"}
 		case req.LastUser == "GO" && tools == 0:
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Slow job", "CHILD slow", "general")}}

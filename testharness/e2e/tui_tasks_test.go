@@ -76,7 +76,7 @@ func TestTUIBackgroundTasksSection(t *testing.T) {
 		case strings.HasPrefix(req.LastUser, "CHILD "):
 			release.wait(2 * time.Minute)
 			return mockmodel.Reply{Text: "done: " + req.LastUser}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "ok"}
 		case req.LastUser == "GO fanout":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{

@@ -29,7 +29,7 @@ func TestTUI(t *testing.T) {
 			return mockmodel.Reply{Text: "waited"}
 		case req.LastUser == "CHILD quick":
 			return mockmodel.Reply{Text: "quick result"}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "ok"}
 		case req.LastUser == "GO quick":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Quick child", "CHILD quick", "general")}}

@@ -24,7 +24,7 @@ func TestUsageIsTheSumOfTheChildsMessages(t *testing.T) {
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{{Name: "bash", Args: map[string]any{"command": "echo counted", "description": "one step"}}}}
 		case req.LastUser == "CHILD count":
 			return mockmodel.Reply{Text: "counted everything"}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
 			return mockmodel.Reply{Text: "ok"}
 		case req.LastUser == "GO":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Counter", "CHILD count", "general")}}

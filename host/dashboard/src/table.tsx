@@ -106,6 +106,7 @@ export function TaskTable() {
                   <td class="col-agent">{t.agent}</td>
                   <td class="col-status">
                     <span class={`status st-${label}`}>{label}</span>
+                    {t.view?.retry && <div class="retry">{t.view.retry}</div>}
                   </td>
                   <td class="col-startedAt">{time(t.startedAt)}</td>
                   <td class="col-duration">{duration(taskDuration(t, now.value))}</td>

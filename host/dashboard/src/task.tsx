@@ -92,6 +92,11 @@ function TaskDetail({ t }: { t: Task }) {
           </>
         )}
       </dl>
+      {t.view?.retry && (
+        <p class="retry" role="status">
+          {t.view.retry}
+        </p>
+      )}
       {isActive(t) && <PermissionCard key={t.view?.permissionId} t={t} readOnly={!!health.value?.readOnly} />}
       {isActive(t) && !health.value?.readOnly && <Cancel t={t} />}
       <section class="card">

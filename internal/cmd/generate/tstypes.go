@@ -62,6 +62,7 @@ var typeValues = map[reflect.Type][]string{
 // fieldValues are the values of the plain string fields that take only a few.
 var fieldValues = map[string][]string{
 	"NotifyConfig.Wake": {config.WakeBatch, config.WakeEach},
+	"NotifyConfig.Format": {config.FormatPlain, config.FormatMarkdown},
 	"ArgSpec.Type":      {"string", "boolean", "number", "object"},
 	"TextPart.Type":     {"text"},
 	"Row.Group":         {view.GroupRunning, view.GroupQueued, view.GroupFinished},
