@@ -3,6 +3,8 @@ package core
 import (
 	"fmt"
 	"strings"
+
+	"github.com/asyncagents/asyncagents/core/httpapi"
 )
 
 // Storage faults: a history write that fails (a full disk, a read-only data folder) loses nothing
@@ -65,7 +67,7 @@ func (m *Machine) onHistorySynced(p pending, ev Event) {
 		m.log("info", fmt.Sprintf(storageRecoveredFmt, FormatDuration(m.now-m.store.faultSince)))
 		m.store = storageState{syncing: m.store.syncing, sync: true}
 		m.toast(ToastSuccess, storageToastTitle, storageRecoveredToast)
-		m.changes++ // the health the API answers changed
+		m.healthChanged()
 	}
 	if m.store.syncing == 0 {
 		for parent := range m.outbox {
@@ -84,12 +86,19 @@ func (m *Machine) storageFailed(why string) {
 		m.store.retryMs = storageRetryMs
 		m.log("error", fmt.Sprintf(storageFaultLogFmt, why))
 		m.toast(ToastError, storageToastTitle, fmt.Sprintf(storageFaultToastFmt, why))
+		m.healthChanged()
 	} else {
 		m.store.retryMs = min(m.store.retryMs*2, storageRetryMaxMs)
 	}
 	m.store.fault = why
 	m.pendingIndex = nil // an index of a log that may not be on disk would mislead
 	m.emit(Effect{Kind: EffectTimerSet, TimerID: storageRetryTimer, DelayMs: m.store.retryMs})
+}
+
+// healthChanged tells the event streams' clients (the dashboard) to read the API again: its
+// health says whether the history can be written.
+func (m *Machine) healthChanged() {
+	m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: httpapi.ResyncFrame(0)})
 }
 
 // retryStorage rewrites the whole log from memory and asks whether that worked.
