@@ -3,10 +3,10 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
