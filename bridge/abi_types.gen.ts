@@ -204,6 +204,11 @@ export interface CoreRequest {
    */
   seed?: string;
   /**
+   * HistorySync, for init: the host writes the history to a file, whose writes can fail, and
+   * answers history.sync (core/storage_fault.go).
+   */
+  historySync?: boolean;
+  /**
    * Traps are the traps the host saw, for init of an instance made after one (trap.go): the
    * last is the one just seen, the others those the previous Recovery said to keep.
    */

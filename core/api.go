@@ -17,6 +17,9 @@ import (
 // changes (httpapi.Cache).
 // The dashboard's one-time codes are the machine's too (httpapi.Codes), kept between requests.
 func (m *Machine) ServeHTTP(req httpapi.Request, cfg config.APIConfig, now int64) httpapi.Response {
+	if why := m.storageHealth(); why != "" {
+		cfg.Degraded = why
+	}
 	return m.apiCodes.Finish(m.apiCache.Serve(req, apiStore{m}, cfg, now), req, cfg, now)
 }
 

@@ -51,6 +51,8 @@ func (m *Machine) onEffectDone(ev Event) {
 		if !ev.OK {
 			m.log("warn", "could not delete the session of cancelled task "+p.taskID+": "+ev.Error)
 		}
+	case EffectHistorySync:
+		m.onHistorySynced(p, ev)
 	case EffectSummarize:
 		m.onCompacted(p, ev)
 	case EffectPermissionReply:

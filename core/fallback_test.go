@@ -19,6 +19,8 @@ type fbHarness struct {
 	now     int64
 	effects []Effect
 	nextSes int
+	// syncErr is the host's answer to history.sync: "" for writes that worked.
+	syncErr string
 }
 
 func newFB(t *testing.T, cfg config.Config) *fbHarness {
@@ -43,6 +45,8 @@ func (h *fbHarness) step(ev Event) []Effect {
 			queue = append(queue, h.m.Step(h.now, Event{Type: EventEffectDone, EffectID: e.ID, OK: true, Result: json.RawMessage(fmt.Sprintf(`{"id":"ses_c%d"}`, h.nextSes))})...)
 		case EffectPromptAsync:
 			queue = append(queue, h.m.Step(h.now, Event{Type: EventEffectDone, EffectID: e.ID, OK: true})...)
+		case EffectHistorySync:
+			queue = append(queue, h.m.Step(h.now, Event{Type: EventEffectDone, EffectID: e.ID, OK: h.syncErr == "", Error: h.syncErr})...)
 		}
 	}
 	return all

@@ -66,15 +66,23 @@ func ChecksummedLine(recordJSON string) string { return history.Checksummed([]by
 // A notice goes ahead of the rest because what else a step sends is mostly work for OpenCode
 // (the next queued child's session and prompt, when a child's end frees its slot), and OpenCode
 // starts on requests in the order they come: a notice behind a child's start waits for it.
+//
+// A step whose notices would tell of changes it writes ends with a sync instead, and the notices
+// wait for its answer (storage_fault.go). While the history cannot be written, nothing is
+// appended: the changed tasks are held in memory, and the retry rewrites them all.
 func (m *Machine) persistDirty() {
-	before := len(m.out)
-	m.flushOutbox()
-	if sent := len(m.out) - before; sent > 0 && before > 0 {
-		m.out = append(m.out[before:len(m.out):len(m.out)], m.out[:before]...)
+	sync := m.wantsSync()
+	if !sync {
+		before := len(m.out)
+		m.flushOutbox()
+		if sent := len(m.out) - before; sent > 0 && before > 0 {
+			m.out = append(m.out[before:len(m.out):len(m.out)], m.out[:before]...)
+		}
 	}
 	if len(m.dirty) == 0 {
 		return
 	}
+	held := m.store.fault != ""
 	ids := make([]string, 0, len(m.dirty))
 	for id := range m.dirty {
 		ids = append(ids, id)
@@ -86,13 +94,18 @@ func (m *Machine) persistDirty() {
 		var line string
 		if t := m.tasks[id]; t != nil {
 			pub := t.public()
-			rec, _ := task.AppendJSON(nil, &pub) // as json.Marshal writes it (core/task/encode.go)
-			line = history.Checksummed([]byte(`{"task":` + string(rec) + `}`))
+			if !held {
+				rec, _ := task.AppendJSON(nil, &pub) // as json.Marshal writes it (core/task/encode.go)
+				line = history.Checksummed([]byte(`{"task":` + string(rec) + `}`))
+			}
 			prev, known := t.sseSent, t.sseSent != ""
 			frames = append(frames, Effect{Kind: EffectSSEBroadcast, Frame: taskFrame(httpapi.TaskEventName(prev, t.Status, !known), pub)})
 			t.sseSent = t.Status
-		} else {
+		} else if !held {
 			line = history.Line(history.Record{Removed: id})
+		}
+		if held {
+			continue
 		}
 		// History effects never get a reply, so they take no ID (0): the IDs of the step's
 		// other effects stay as they would be without persistence.
@@ -106,7 +119,12 @@ func (m *Machine) persistDirty() {
 		m.historyLines++
 	}
 	m.out = append(append(appends, coalesceFrames(frames)...), m.out...)
-	m.compactIfWorthIt()
+	if sync {
+		m.requestSync(false)
+	}
+	if !held {
+		m.compactIfWorthIt()
+	}
 }
 
 // taskFrame is the event stream's frame of a task's change: the task as the API shows it

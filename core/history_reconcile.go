@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 
 	"github.com/asyncagents/asyncagents/core/errclass"
 	"github.com/asyncagents/asyncagents/core/task"
@@ -120,6 +121,7 @@ func (m *Machine) onReconcileMessages(p pending, ev Event) {
 	switch {
 	case err == nil && o.done:
 		m.finishWith(t, o, false)
+		m.checkBeforeTelling(t)
 	case p.busy:
 		t.promptSent = true
 		// Timers do not outlive the host: the attempt is watched for silence again.
@@ -129,4 +131,40 @@ func (m *Machine) onReconcileMessages(p pending, ev Event) {
 	default:
 		m.finish(t, task.StatusError, "", &task.TaskError{Name: "Interrupted", Message: interruptedStopped})
 	}
+}
+
+// checkBeforeTelling makes the notice of a restored task the reconcile just ended wait for a read
+// of its parent's messages: a process whose history could not be written (a full disk) may have
+// told the parent already, and the record of it never reached the disk. A notice of the task's
+// end sent since it started (or resumed) counts, and is recorded as accepted instead.
+func (m *Machine) checkBeforeTelling(t *run) {
+	b := m.outbox[t.ParentSessionID]
+	if b == nil || !t.Status.Terminal() || t.NoticeOwed == 0 {
+		return
+	}
+	for i := range b.queue {
+		for j := range b.queue[i].tasks {
+			if nt := &b.queue[i].tasks[j]; nt.id == t.ID {
+				nt.endSince = max(t.StartedAt, t.ResumedAt)
+				b.check = true
+			}
+		}
+	}
+}
+
+// endNamedSince reports whether the parent's messages hold, since since, a notice of the end of
+// task id: a synthetic part that names it and tells of an end.
+func endNamedSince(msgs []message, id string, since int64) bool {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		msg := &msgs[i]
+		if msg.Info.Role != "user" || msg.Info.Time.Created < since {
+			continue
+		}
+		for _, part := range msg.Parts {
+			if part.Type == "text" && part.Synthetic && strings.Contains(part.Text, id) && tellsOfEnd(part.Text) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -70,6 +70,7 @@ type Machine struct {
 	// first line appended after it starts with a newline that ends it (history.go).
 	tornTail     bool
 	pendingIndex *indexSnapshot // the history index to write when its timer fires (history_index.go)
+	store        storageState   // whether the history can be written (storage_fault.go)
 	// reconcileRetry holds the restored tasks whose status read failed, to be asked again when
 	// reconcileTimer fires; reconcileTries counts the reads that failed (history.go).
 	reconcileRetry []string
@@ -128,6 +129,8 @@ type pending struct {
 	attemptAt int64
 	// at is when the effect was asked for: one unanswered for pendingTimeoutMs is given up.
 	at int64
+	// storageRetry marks the sync after a rewrite that retries a failed write (storage_fault.go).
+	storageRetry bool
 }
 
 // waiter is an asyncagents_output(block: true) call waiting for its task to finish.
@@ -157,12 +160,17 @@ type Setup struct {
 	ConfigError string
 	// Seed is the host's random seed for task IDs (taskid.go).
 	Seed string
+	// HistorySync: the host's history writes can fail (a file), and it answers history.sync:
+	// notices wait for their ends to be written (storage_fault.go). A host that keeps no file
+	// has nothing to confirm, and a sync would cost it a step per notice.
+	HistorySync bool
 }
 
 // NewMachineWith returns an empty machine with cfg and what init gave besides it.
 func NewMachineWith(cfg config.Config, s Setup) *Machine {
 	m := NewMachine(cfg)
 	m.configError, m.idSeed = s.ConfigError, s.Seed
+	m.store.sync = s.HistorySync
 	return m
 }
 

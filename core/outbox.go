@@ -59,6 +59,10 @@ type notice struct {
 type noticeTask struct {
 	id     string
 	owedAt int64
+	// endSince is set on the end notice of a restored task the reconcile found ended: a notice
+	// of its end sent since then (by a process whose record of it was never written) counts as
+	// this one (history_reconcile.go).
+	endSince int64
 }
 
 // parentBox is the outbox of one parent session.
@@ -135,8 +139,8 @@ func (m *Machine) markReady(parent string) {
 
 // flushOutbox sends what is ready, one message per parent, in parent order (deterministic).
 func (m *Machine) flushOutbox() {
-	if len(m.outboxReady) == 0 {
-		return
+	if len(m.outboxReady) == 0 || m.store.syncing > 0 {
+		return // a sync's answer comes first (storage_fault.go)
 	}
 	parents := make([]string, 0, len(m.outboxReady))
 	for p := range m.outboxReady {
@@ -202,6 +206,9 @@ func (m *Machine) flushParent(parent string) {
 		for _, t := range n.tasks {
 			e.TaskIDs = append(e.TaskIDs, t.id)
 		}
+	}
+	if warning, ok := m.storageWarning(); ok {
+		e.Parts = append(e.Parts, warning)
 	}
 	e.TaskID = e.TaskIDs[0]
 	if len(e.TaskIDs) == 1 {
@@ -411,7 +418,9 @@ func (m *Machine) onOutboxChecked(p pending, ev Event) {
 // user message created at or after the notice fell due whose synthetic text names the task.
 func noticeDelivered(msgs []message, n notice) bool {
 	for _, t := range n.tasks {
-		if t.owedAt == 0 || !namedSince(msgs, t.id, t.owedAt) {
+		switch {
+		case t.endSince != 0 && endNamedSince(msgs, t.id, t.endSince):
+		case t.owedAt == 0 || !namedSince(msgs, t.id, t.owedAt):
 			return false
 		}
 	}

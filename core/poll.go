@@ -19,6 +19,8 @@ func (m *Machine) onTimer(id string) {
 		m.request(Effect{Kind: EffectStatus}, pending{})
 	case id == indexTimer:
 		m.writeIndex()
+	case id == storageRetryTimer:
+		m.retryStorage()
 	case id == reconcileTimer:
 		m.retryReconcile()
 	case id == HeartbeatTimer:

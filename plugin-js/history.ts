@@ -92,8 +92,16 @@ export function fileHistory(path: string, indexPath: string): History {
 /** Writes a temporary file and renames it over path: a crash leaves the old file or the new. */
 function replaceFile(path: string, content: string): void {
   const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, content, { mode: 0o600 });
-  renameSync(tmp, path);
+  try {
+    writeFileSync(tmp, content, { mode: 0o600 });
+    renameSync(tmp, path);
+  } catch (err) {
+    // A full disk: the part written would keep the space the next try needs.
+    try {
+      unlinkSync(tmp);
+    } catch {}
+    throw err;
+  }
 }
 
 /** The bytes of the open file fd from byte from to its end (it may have grown since its stat). */

@@ -41,6 +41,8 @@ export class Runtime {
   private history: History = noHistory;
   private readonly histories: ProjectHistories;
   private broadcaster?: (frame: string) => void;
+  /** The first history write that failed since the core last asked (history.sync). */
+  private writeError?: string;
   /** Where the history and server.json live, once the core has said. */
   storagePaths?: CoreResponse["storage"];
   /** The configuration in force (options and config files, defaults filled in), once loaded. */
@@ -100,7 +102,7 @@ export class Runtime {
         // same history). The storage op is pure, so it comes first: init takes the config files.
         this.storagePaths = core.call({ op: "storage", env: storage.env, procStat: procStat() }).storage!;
         this.configFiles = (storage.readConfig ?? readConfigFiles)(this.storagePaths.configFiles ?? []);
-        const init = core.init(config, this.configFiles);
+        const init = core.init(config, this.configFiles, [], true);
         this.config = init.config;
         if (init.configError) {
           // The task tool answers with it too; the other tools work on the options alone.
@@ -181,7 +183,7 @@ export class Runtime {
     let recovery: CoreResponse["recovery"];
     try {
       core = Core.instantiateSync(this.module!, this.write);
-      recovery = core.init(this.initConfig, this.configFiles, this.traps).recovery;
+      recovery = core.init(this.initConfig, this.configFiles, this.traps, true).recovery;
     } catch (err) {
       return halt(restartFailed(err));
     }
@@ -354,11 +356,22 @@ export class Runtime {
       case "log":
         return void this.log(e.level ?? "info", `asyncagents: ${e.message}`);
       case "history.append":
-        return void this.guard("writing the task history", () => this.history.append(e.line!));
+        return void this.guardWrite("writing the task history", () => this.history.append(e.line!));
       case "history.rewrite":
-        return void this.guard("compacting the task history", () => this.history.rewrite(e.content!));
+        return void this.guardWrite("compacting the task history", () => this.history.rewrite(e.content!));
       case "history.index":
         return void this.guard("writing the task history index", () => this.history.writeIndex(e.content!));
+      case "history.sync": {
+        // The first write that failed since the last sync, if any; answered after the step's
+        // other effects, as any reply is.
+        const error = this.writeError;
+        this.writeError = undefined;
+        const generation = this.generation;
+        queueMicrotask(() => {
+          if (generation === this.generation) this.feed({ type: "effect.done", effectID: e.id, ok: !error, error });
+        });
+        return;
+      }
       case "history.remove":
         return void this.guard("removing a task history log taken over", () => this.history.dir?.remove(e.file!));
       case "sse.broadcast":
@@ -405,6 +418,17 @@ export class Runtime {
       fn();
     } catch (err) {
       this.log("error", `asyncagents: ${what} failed: ${(err as Error).message}`);
+    }
+  }
+
+  /** A history write: a failure is logged and kept for the next history.sync (the core's). */
+  private guardWrite(what: string, fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      const message = (err as Error).message;
+      this.writeError ??= message;
+      this.log("error", `asyncagents: ${what} failed: ${message}`);
     }
   }
 

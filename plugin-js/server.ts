@@ -94,8 +94,14 @@ export class ApiServer {
     if (!this.server) return undefined;
     const port = this.server.port!;
     const file = { path: serverJSON, content: content(port, `http://127.0.0.1:${port}`) };
-    writeOwnFile(file);
-    this.serverFile = file;
+    try {
+      writeOwnFile(file);
+      this.serverFile = file;
+    } catch (err) {
+      // A read-only or full data folder: the API serves on, where the log says; only its file,
+      // by which clients find it, is missing.
+      this.deps.log("error", `asyncagents: the status API serves on port ${port}, but its server file could not be written: ${(err as Error).message}`);
+    }
     return port;
   }
 
@@ -287,9 +293,16 @@ export interface OwnFile {
 export function writeOwnFile(f: OwnFile): void {
   mkdirSync(dirname(f.path), { recursive: true, mode: 0o700 });
   const tmp = `${f.path}.${process.pid}.tmp`;
-  writeFileSync(tmp, f.content, { mode: 0o600 });
-  chmodSync(tmp, 0o600); // a leftover temporary file kept its own mode
-  renameSync(tmp, f.path);
+  try {
+    writeFileSync(tmp, f.content, { mode: 0o600 });
+    chmodSync(tmp, 0o600); // a leftover temporary file kept its own mode
+    renameSync(tmp, f.path);
+  } catch (err) {
+    try {
+      unlinkSync(tmp); // a full disk: what was written of it would keep the space
+    } catch {}
+    throw err;
+  }
 }
 
 /** Removes a server file only while it holds what this process wrote: another's stays. */

@@ -70,6 +70,9 @@ type Request struct {
 	// Seed is random text from the host, for init: it keeps the task IDs of two processes
 	// apart (taskid.go). Without it, IDs are unique within the process only.
 	Seed string `json:"seed,omitempty"`
+	// HistorySync, for init: the host writes the history to a file, whose writes can fail, and
+	// answers history.sync (core/storage_fault.go).
+	HistorySync bool `json:"historySync,omitempty"`
 	// Traps are the traps the host saw, for init of an instance made after one (trap.go): the
 	// last is the one just seen, the others those the previous Recovery said to keep.
 	Traps []core.Trap `json:"traps,omitempty"`
@@ -222,7 +225,7 @@ func (r *Runtime) handle(q Request) Response {
 		if err != nil {
 			configError = err.Error()
 		}
-		r.m = core.NewMachineWith(merged, core.Setup{ConfigError: configError, Seed: q.Seed})
+		r.m = core.NewMachineWith(merged, core.Setup{ConfigError: configError, Seed: q.Seed, HistorySync: q.HistorySync})
 		c := r.m.Config()
 		return Response{OK: true, ABI: ABIVersion, Version: core.Version, Tools: core.Tools(), Subscribe: core.SubscribedEvents(), Config: &c, ConfigError: configError, Recovery: core.Recover(q.Traps)}
 	case "step":

@@ -92,6 +92,9 @@ type APIConfig struct {
 	// ReadOnly marks a server that only reads the stored history (asyncagents serve): it cannot
 	// cancel a task, which the plugin's OpenCode runs.
 	ReadOnly bool `json:"readOnly,omitempty"`
+	// Degraded is why the server cannot do all it should (the task history cannot be written):
+	// /v1/health then reads "degraded" with it. Set by the machine, never configured.
+	Degraded string `json:"-"`
 }
 
 // AgentModels is one agent's models: Models is the fallback chain, tried in order; Model is a

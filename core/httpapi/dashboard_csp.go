@@ -4,6 +4,6 @@ package httpapi
 
 // The hashes of the dashboard page's inline script and style, for its Content-Security-Policy.
 const (
-	dashboardScriptHash = "sha256-ohhqxJKM/N85lzTq60Xl0BV1BQtA2OrWe6RXBc7oIBk="
+	dashboardScriptHash = "sha256-n3V9bXPPUXF1zcwGRvCfk3eKuI7UDilqVeuCrvCPbcI="
 	dashboardStyleHash  = "sha256-2F1se7y2aM4GSr591olhIvmtA2ZxH1zdECroCX8D334="
 )

@@ -24,10 +24,15 @@ type APIHealth struct {
 	TaskCount int    `json:"taskCount"`
 	// ReadOnly: this server cannot cancel (asyncagents serve); the dashboard offers no cancel.
 	ReadOnly bool `json:"readOnly,omitempty"`
+	// Reason says why the status is "degraded" (config.APIConfig.Degraded).
+	Reason string `json:"reason,omitempty"`
 }
 
 func apiServeHealth(tasks []*task.Task, cfg config.APIConfig, now int64) Response {
 	h := APIHealth{Status: "ok", Version: cfg.Version, TaskCount: len(tasks), ReadOnly: cfg.ReadOnly}
+	if cfg.Degraded != "" {
+		h.Status, h.Reason = "degraded", cfg.Degraded
+	}
 	if h.Version == "" {
 		h.Version = version.Version
 	}

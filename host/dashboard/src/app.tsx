@@ -27,7 +27,14 @@ export function App() {
         </a>
         {a === "granted" && <ConnectionState />}
       </header>
-      <main>{a === "checking" ? <p class="muted">Loading…</p> : a === "granted" ? <View /> : <Gate />}</main>
+      <main>
+        {a === "granted" && health.value?.status === "degraded" && (
+          <p class="error" role="alert">
+            Degraded: {health.value.reason}
+          </p>
+        )}
+        {a === "checking" ? <p class="muted">Loading…</p> : a === "granted" ? <View /> : <Gate />}
+      </main>
     </>
   );
 }

@@ -107,7 +107,8 @@ export async function refreshList(): Promise<void> {
 
 async function refreshStats(): Promise<void> {
   try {
-    stats.value = await get<Stats>("/v1/stats");
+    // The health with them: a history that cannot be written is said there (degraded).
+    [stats.value, health.value] = await Promise.all([get<Stats>("/v1/stats"), get<Health>("/v1/health")]);
   } catch {
     // The stream's state says when the server is gone.
   }

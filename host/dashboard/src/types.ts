@@ -37,4 +37,6 @@ export interface Health {
   version: string;
   taskCount: number;
   readOnly?: boolean;
+  /** Why status is "degraded" (the task history cannot be written). */
+  reason?: string;
 }
