@@ -141,3 +141,20 @@ func TestHeadlessStopCancelsTasks(t *testing.T) {
 	tui.step(Event{Type: EventToolCall, CallID: "stop", Tool: HookStopping})
 	require.Equal(t, task.StatusRunning, tui.status(b), "outside a headless run the restore decides")
 }
+
+// In a headless run a stall notice wakes the waiting parent, whose model decides: the held turn
+// goes on once the notice is in the session, though the task still runs.
+func TestHeadlessStallWakesTheParent(t *testing.T) {
+	cfg := warnAfter(120_000)
+	cfg.Headless.Active = true
+	h := newFB(t, cfg)
+	id := h.launch()
+	h.busy(id)
+	h.work(id, "msg_a", "prt_a", "reading the code", true)
+	require.False(t, h.turnEnd("hook_1", "ses_p"))
+	notices := parentNotices(h.wait(121_000))
+	require.Len(t, notices, 1)
+	require.False(t, notices[0].NoReply, "the stall wakes the parent")
+	require.True(t, replied(h.userMessage("ses_p", h.now), "hook_1"))
+	require.False(t, h.turnEnd("hook_2", "ses_p"), "the task still runs: the next answer waits again")
+}
