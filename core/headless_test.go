@@ -105,6 +105,10 @@ func TestHeadlessTurnNotHeld(t *testing.T) {
 	h.launchFrom("ses_q", "B")
 	require.False(t, h.turnEnd("hook_2", "ses_q"))
 	require.True(t, replied(h.oc("session.deleted", `{"info":{"id":"ses_q"}}`), "hook_2"))
+	h.launchFrom("ses_r", "C")
+	require.False(t, h.turnEnd("hook_3", "ses_r"))
+	eff := h.oc("session.error", `{"sessionID":"ses_r","error":{"name":"UnknownError","data":{"message":"prompt_async failed"}}}`)
+	require.True(t, replied(eff, "hook_3"), "a notice OpenCode failed to store will not come")
 }
 
 // The process's stop cancels every task of a headless run, nested ones too, with their partial
