@@ -105,6 +105,10 @@ func TestHeadlessTurnNotHeld(t *testing.T) {
 	h.launchFrom("ses_q", "B")
 	require.False(t, h.turnEnd("hook_2", "ses_q"))
 	require.True(t, replied(h.oc("session.deleted", `{"info":{"id":"ses_q"}}`), "hook_2"))
+	h.launchFrom("ses_r", "C")
+	require.False(t, h.turnEnd("hook_3", "ses_r"))
+	eff := h.oc("session.error", `{"sessionID":"ses_r","error":{"name":"UnknownError","data":{"message":"prompt_async failed"}}}`)
+	require.True(t, replied(eff, "hook_3"), "a notice OpenCode failed to store will not come")
 }
 
 // The process's stop cancels every task of a headless run, nested ones too, with their partial
@@ -140,4 +144,21 @@ func TestHeadlessStopCancelsTasks(t *testing.T) {
 	b := tui.launchFrom("ses_p", "B")
 	tui.step(Event{Type: EventToolCall, CallID: "stop", Tool: HookStopping})
 	require.Equal(t, task.StatusRunning, tui.status(b), "outside a headless run the restore decides")
+}
+
+// In a headless run a stall notice wakes the waiting parent, whose model decides: the held turn
+// goes on once the notice is in the session, though the task still runs.
+func TestHeadlessStallWakesTheParent(t *testing.T) {
+	cfg := warnAfter(120_000)
+	cfg.Headless.Active = true
+	h := newFB(t, cfg)
+	id := h.launch()
+	h.busy(id)
+	h.work(id, "msg_a", "prt_a", "reading the code", true)
+	require.False(t, h.turnEnd("hook_1", "ses_p"))
+	notices := parentNotices(h.wait(121_000))
+	require.Len(t, notices, 1)
+	require.False(t, notices[0].NoReply, "the stall wakes the parent")
+	require.True(t, replied(h.userMessage("ses_p", h.now), "hook_1"))
+	require.False(t, h.turnEnd("hook_2", "ses_p"), "the task still runs: the next answer waits again")
 }

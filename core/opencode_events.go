@@ -60,6 +60,9 @@ func (m *Machine) onOpenCode(e OpenCodeEvent) {
 		if json.Unmarshal(e.Properties, &p) != nil || p.Error == nil {
 			return
 		}
+		// A held turn end waits for nothing that will come: OpenCode reports a notice it took
+		// and then failed to store (prompt_async answers first) as the session's error.
+		m.releaseSession(p.SessionID)
 		if p.Error.Name == abortedError {
 			m.onTurnAborted(p.SessionID)
 		}

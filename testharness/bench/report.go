@@ -354,7 +354,11 @@ type tuiReport struct {
 
 // addTUIReport puts t into the report file at path as its "tui" field, keeping every other field
 // as it is (a file that does not exist yet gets only that field).
-func addTUIReport(path string, t *tuiReport) error {
+func addTUIReport(path string, t *tuiReport) error { return addReportField(path, "tui", t) }
+
+// addReportField puts v into the report file at path as its field name, keeping every other
+// field as it is (a file that does not exist yet gets only that field).
+func addReportField(path, name string, v any) error {
 	fields := map[string]json.RawMessage{}
 	raw, err := os.ReadFile(path)
 	switch {
@@ -365,7 +369,7 @@ func addTUIReport(path string, t *tuiReport) error {
 	case !os.IsNotExist(err):
 		return err
 	}
-	if fields["tui"], err = json.Marshal(t); err != nil {
+	if fields[name], err = json.Marshal(v); err != nil {
 		return err
 	}
 	out, err := json.MarshalIndent(fields, "", "  ")

@@ -85,6 +85,27 @@ func TestOpenCodeRunCollectsItsTasks(t *testing.T) {
 	}
 }
 
+// A task that never answers does not keep a headless run alive past the task's own limit: its
+// timeout fails it, the failure reaches the parent, and the run ends with the parent's answer.
+func TestOpenCodeRunStopsAtATasksTimeout(t *testing.T) {
+	model := mockmodel.Start(t, func(req mockmodel.Request) mockmodel.Reply {
+		switch {
+		case firstUser(req) == "CHILD hang":
+			return mockmodel.Reply{Text: "never", Delay: stallLong}
+		case lastRole(req) == "user" && strings.Contains(req.LastUser, "timed out after"):
+			return mockmodel.Reply{Text: "FINAL: the survey timed out"}
+		case req.LastUser == "HANG" && lastRole(req) == "user":
+			call := taskCall("Survey", "CHILD hang", "general")
+			call.Args["timeout"] = 4
+			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{call}}
+		}
+		return mockmodel.Reply{Text: "launched"}
+	})
+	out, took, err := ocserve.Run(t, ocserve.Options{ModelURL: model.URL(), Plugins: []string{ocserve.PluginSpec(t)}}, 120*time.Second, "HANG")
+	require.NoError(t, err, "opencode run exits 0 by itself (%s):\n%s", took, out)
+	require.Contains(t, out, "FINAL: the survey timed out", "the parent answered the failure:\n%s", out)
+}
+
 // afterChildren is when the slowest child's answer was sent (its request's arrival plus its
 // delay) and when the parent's last turn (the one given the results) was asked for.
 func afterChildren(turns []mockmodel.Request) (childDone, final time.Time) {
