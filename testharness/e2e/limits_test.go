@@ -109,13 +109,18 @@ func TestUsageCountsTheChildsSubagents(t *testing.T) {
 	oc := ocserve.Start(t, ocserve.Options{ModelURL: model.URL(), Config: map[string]any{
 		"plugin":   []any{ocserve.PluginSpec(t)},
 		"provider": pricedProvider(model.URL()),
-		"agent":    map[string]any{"orchestrator": map[string]any{"mode": "subagent", "description": "splits work", "permission": map[string]any{"task": "allow"}}},
+		// The child is a subagent already: OpenCode's own limit must let it run one more.
+		"subagent_depth": 3,
+		"agent":          map[string]any{"orchestrator": map[string]any{"mode": "subagent", "description": "splits work", "permission": map[string]any{"task": "allow"}}},
 	}})
 	e := &env{t: t, model: model, oc: oc}
 	parent := e.prompt("GO")
 	e.eventually("the notice", 120*time.Second, func() bool { return len(e.notices(parent)) == 1 })
 	id := idOf(e.toolParts(parent, "asyncagents_task")[0])
 	child := e.sessionOf(id)
+	calls := e.toolParts(child, "task")
+	require.Len(t, calls, 1, "the child called OpenCode's task tool: %+v", e.messages(child))
+	require.Equal(t, "completed", calls[0].State.Status, "%+v", calls[0].State)
 	subs, err := e.oc.Children(e.ctx(10*time.Second), child)
 	require.NoError(t, err)
 	require.Len(t, subs, 1, "the child ran one subagent")
