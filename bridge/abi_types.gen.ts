@@ -720,6 +720,12 @@ export interface Task {
    * is the task's limits, nil for none (core/budget.go).
    */
   steps?: number;
+  /**
+   * UsageMarks says, per session the task's spending was counted in (its child's, its
+   * subagents'), how far: after a restart, what OpenCode reports again up to there is not
+   * counted twice (core/usage.go).
+   */
+  usageMarks?: UsageMark[];
   budget?: Budget;
   /**
    * Steers are the messages the parent sent the task while it ran (asyncagents_message), the
@@ -1187,6 +1193,19 @@ export interface Tokens {
   reasoning: number;
   cacheRead: number;
   cacheWrite: number;
+}
+
+/**
+ * UsageMark is how far a task's spending in one session is counted: the latest assistant message
+ * counted, with the figures counted for it (a message's figures grow until it completes), and the
+ * latest step-finish part counted. OpenCode's message and part IDs ascend within a session.
+ */
+export interface UsageMark {
+  session: string;
+  message?: string;
+  tokens: Tokens;
+  cost?: number;
+  step?: string;
 }
 
 /**

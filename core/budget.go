@@ -62,10 +62,12 @@ func (m *Machine) taskBudget(a *budgetArgs) (*task.Budget, error) {
 	return &g, nil
 }
 
-// onStepFinished counts one model call of t's child (a step-finish part, once per part ID) and
-// stops the task when it has used its steps and the model goes on.
-func (m *Machine) onStepFinished(t *run, partID, reason string) {
-	if t.stepsSeen[partID] {
+// onStepFinished counts one model call of t's child, or of a subagent it runs (session: where
+// the step-finish part is; once per part ID, and after a restart not again up to the record's
+// mark) and stops the task when it has used its steps and the model goes on.
+func (m *Machine) onStepFinished(t *run, session, partID, reason string) {
+	mark := t.UsageMark(session)
+	if t.stepsSeen[partID] || partID <= mark.Step {
 		return
 	}
 	if t.stepsSeen == nil {
@@ -73,6 +75,10 @@ func (m *Machine) onStepFinished(t *run, partID, reason string) {
 	}
 	t.stepsSeen[partID] = true
 	t.Steps++
+	if partID > mark.Step {
+		mark.Step = partID
+		t.setUsageMark(mark)
+	}
 	m.touch(t)
 	if g := t.Budget; g != nil && g.Steps > 0 && t.Steps >= g.Steps && reason != "stop" {
 		m.stopForBudget(t, fmt.Sprintf(budgetStepsFmt, view.CountOf(t.Steps, "step", "steps"), g.Steps))

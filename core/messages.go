@@ -115,10 +115,15 @@ func (m *Machine) onMessages(p pending, ev Event) {
 	// The messages say what each answer spent, the one the events may not have finished telling.
 	for i := range msgs {
 		if msgs[i].Info.Role == "assistant" {
-			m.noteUsage(t, msgs[i].Info.ID, msgs[i].Info.usageJSON)
+			m.noteUsage(t, t.SessionID, msgs[i].Info.ID, msgs[i].Info.usageJSON)
 		}
 	}
 	o := outcomeOf(msgs, t.attemptAt)
+	// Usage learned here is held to the budget as usage from events is: an answer that ends the
+	// turn is the result, whatever it spent.
+	if m.checkSpending(t, o.done); t.Status.Terminal() {
+		return
+	}
 	switch {
 	case o.done && o.unsettled && p.idle && t.FallbackInfo != nil:
 		// The failed turn is still being written; its completion (or the poll) decides.

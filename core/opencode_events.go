@@ -190,13 +190,19 @@ func (m *Machine) onPartUpdated(props json.RawMessage) {
 		}
 	}
 	t := m.task(p.Part.SessionID)
+	if t == nil && p.Part.Type == "step-finish" && p.Part.ID != "" {
+		if up := m.taskBelow(p.Part.SessionID); up != nil && !up.Status.Terminal() {
+			m.onStepFinished(up, p.Part.SessionID, p.Part.ID, "") // a subagent's call: the task's turn goes on
+		}
+		return
+	}
 	if t == nil || t.Status.Terminal() {
 		return
 	}
 	t.Progress.LastUpdate = m.now
 	m.onActivity(t)
 	if p.Part.Type == "step-finish" && p.Part.ID != "" {
-		m.onStepFinished(t, p.Part.ID, p.Part.Reason)
+		m.onStepFinished(t, p.Part.SessionID, p.Part.ID, p.Part.Reason)
 		return
 	}
 	if p.Part.Type == "text" {

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-
-	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // The outbox: a task's notice is owed from the moment the task ends until OpenCode has accepted
@@ -356,25 +354,6 @@ func (m *Machine) restoreOutbox() {
 		m.box(to).check = true
 	}
 	m.flushOutbox()
-}
-
-// owedTo is the session a restored notice goes to: the task's parent, except for a task an
-// interrupted turn cancelled below another task it cancelled: the cascade's ⊘ line told of it in
-// the interrupted session, the task that launched it was cancelled with it, and its session is
-// no longer at work.
-func (m *Machine) owedTo(t *run) string {
-	to := t.ParentSessionID
-	if t.Status != task.StatusCancelled || t.CancelReason != cascadeReason {
-		return to
-	}
-	for range m.cfg.MaxDepth + 1 {
-		up := m.task(to)
-		if up == nil || up.Status != task.StatusCancelled || up.CancelReason != cascadeReason || up.CompletedAt != t.CompletedAt {
-			break
-		}
-		to = up.ParentSessionID
-	}
-	return to
 }
 
 // onOutboxChecked sends the restored notices the parent's messages do not hold yet, and records

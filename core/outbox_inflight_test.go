@@ -103,3 +103,50 @@ func TestAnotherNoticesAcceptanceKeepsTheTries(t *testing.T) {
 	out = m.Step(6500, Event{Type: EventEffectDone, EffectID: again[0].ID, OK: false, Error: "timeout"})
 	require.Equal(t, int64(2000), retryDelay(out), "its second refusal in a row, whatever the other message did")
 }
+
+// A message OpenCode refused noticeMaxTries times is given up alone: a notice that joined it
+// later, with fewer refusals of its own, stays in the outbox with its count and is delivered by
+// its next try.
+func TestGivingUpOneNoticeKeepsTheOthers(t *testing.T) {
+	m, first, status := restoredOutbox(t, false, "r1", "r2", "r3")
+	reads := finishChildren(t, m, status, 3)
+	now := int64(5200)
+	step := func(ev Event) []Effect {
+		now += 10
+		return m.Step(now, ev)
+	}
+	second := ofKind(answerParentRead(m, step(Event{Type: EventEffectDone, EffectID: reads[0].ID, OK: true, Result: childDone}), now+5), EffectPromptAsync)
+	require.Len(t, second, 1)
+	require.Empty(t, ofKind(answerParentRead(m, step(Event{Type: EventEffectDone, EffectID: reads[1].ID, OK: true, Result: childDone}), now+5), EffectPromptAsync), "two in flight: r2's waits")
+
+	out := step(Event{Type: EventEffectDone, EffectID: first.ID, OK: false, Error: "timeout"})
+	gaveUp := false
+	for i := 0; i < 3*noticeMaxTries && !gaveUp; i++ {
+		require.NotEmpty(t, ofKind(out, EffectTimerSet), "a retry is armed")
+		check := ofKind(step(Event{Type: EventTimer, TimerID: noticeRetryPrefix + "ses_a"}), EffectMessages)
+		require.Len(t, check, 1)
+		sent := ofKind(step(Event{Type: EventEffectDone, EffectID: check[0].ID, OK: true, Result: json.RawMessage(`[]`)}), EffectPromptAsync)
+		require.Len(t, sent, 1)
+		out = step(Event{Type: EventEffectDone, EffectID: sent[0].ID, OK: false, Error: "timeout"})
+		for _, e := range ofKind(out, EffectLog) {
+			gaveUp = gaveUp || e.Level == "error"
+		}
+	}
+	require.True(t, gaveUp, "bg_a1's notice was given up")
+	b := m.outbox["ses_a"]
+	require.NotNil(t, b, "the outbox keeps the rest")
+	require.Len(t, b.queue, 1)
+	require.Equal(t, "bg_r2", b.queue[0].tasks[0].id)
+	require.Equal(t, noticeMaxTries-1, b.queue[0].tries, "its own count, neither reset nor dropped")
+
+	check := ofKind(step(Event{Type: EventTimer, TimerID: noticeRetryPrefix + "ses_a"}), EffectMessages)
+	require.Len(t, check, 1)
+	sent := ofKind(step(Event{Type: EventEffectDone, EffectID: check[0].ID, OK: true, Result: json.RawMessage(`[]`)}), EffectPromptAsync)
+	require.Len(t, sent, 1)
+	require.Equal(t, "bg_r2", sent[0].TaskID)
+	step(Event{Type: EventEffectDone, EffectID: sent[0].ID, OK: true})
+	tk, _ := m.Task("bg_r2")
+	require.Zero(t, tk.NoticeOwed, "delivered")
+	a1, _ := m.Task("bg_a1")
+	require.NotZero(t, a1.NoticeOwed, "the one given up stays owed for the next start")
+}

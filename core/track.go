@@ -113,12 +113,21 @@ func (m *Machine) onMessageUpdated(props json.RawMessage) {
 		m.onTurnAborted(p.Info.SessionID) // an abort that landed outside the model stream says so here only
 	}
 	t := m.task(p.Info.SessionID)
+	if t == nil && p.Info.Role == "assistant" {
+		// A subagent the child runs through OpenCode's task tool spends for the task: its
+		// answer is no end of the task's turn, so the budget may stop the task at any call.
+		if up := m.taskBelow(p.Info.SessionID); up != nil && !up.Status.Terminal() {
+			m.noteUsage(up, p.Info.SessionID, p.Info.ID, p.Info.usageJSON)
+			m.checkSpending(up, false)
+		}
+		return
+	}
 	if t == nil || t.Status.Terminal() {
 		return
 	}
 	info := p.Info
 	if info.Role == "assistant" {
-		m.noteUsage(t, info.ID, info.usageJSON)
+		m.noteUsage(t, info.SessionID, info.ID, info.usageJSON)
 		m.checkSpending(t, info.Finish == "stop")
 		if t.Status.Terminal() {
 			return

@@ -27,15 +27,26 @@ type usageJSON struct {
 // streams and message.updated repeats them, so each message counts once, with its latest
 // figures: the task's totals take the message's earlier count away and add the new one. Every
 // message counts, those of attempts the fallback loop left and of earlier runs (resumes add to
-// the totals) alike: their tokens were spent. What the machine knows of each message is not
-// persisted: a task still at work across a restart may count a message it saw before again.
-func (m *Machine) noteUsage(t *run, id string, u usageJSON) {
+// the totals) alike: their tokens were spent, and so are those of the subagents the child runs
+// through OpenCode's task tool (session is where the message is). The record keeps, per session,
+// the latest message counted and its figures (task.UsageMark): after a restart a message up to it
+// is not counted again, and the latest one replaces the figures counted for it.
+func (m *Machine) noteUsage(t *run, session, id string, u usageJSON) {
 	if id == "" || u.Tokens == nil {
 		return
 	}
 	now := messageUsage{cost: u.Cost, tokens: task.Tokens{Input: u.Tokens.Input, Output: u.Tokens.Output,
 		Reasoning: u.Tokens.Reasoning, CacheRead: u.Tokens.Cache.Read, CacheWrite: u.Tokens.Cache.Write}}
 	before, seen := t.usage[id]
+	mark := t.UsageMark(session)
+	if !seen && mark.Message != "" {
+		switch {
+		case id < mark.Message:
+			return // counted before a restart, complete since a later message began
+		case id == mark.Message:
+			before, seen = messageUsage{tokens: mark.Tokens, cost: mark.Cost}, true
+		}
+	}
 	if seen && before == now {
 		return
 	}
@@ -47,5 +58,33 @@ func (m *Machine) noteUsage(t *run, id string, u usageJSON) {
 		t.AddUsage(before.tokens, before.cost, true)
 	}
 	t.AddUsage(now.tokens, now.cost, false)
+	if id >= mark.Message {
+		mark.Message, mark.Tokens, mark.Cost = id, now.tokens, now.cost
+		t.setUsageMark(mark)
+	}
 	m.touch(t)
+}
+
+// setUsageMark records how far t's spending in session is counted, keeping task.MaxUsageMarks
+// sessions at most.
+func (t *run) setUsageMark(mark task.UsageMark) {
+	if mark.Session == "" {
+		return
+	}
+	for i := range t.UsageMarks {
+		if t.UsageMarks[i].Session == mark.Session {
+			t.UsageMarks[i] = mark
+			return
+		}
+	}
+	if len(t.UsageMarks) >= task.MaxUsageMarks {
+		oldest := 0
+		for i, k := range t.UsageMarks {
+			if k.Message < t.UsageMarks[oldest].Message {
+				oldest = i
+			}
+		}
+		t.UsageMarks = append(t.UsageMarks[:oldest], t.UsageMarks[oldest+1:]...)
+	}
+	t.UsageMarks = append(t.UsageMarks, mark)
 }

@@ -100,6 +100,12 @@ func AppendJSON(b []byte, t *Task) ([]byte, error) {
 		b = jsonw.Float(jsonw.Key(b, "cost"), t.Cost)
 	}
 	b = jsonw.OptInt(b, "steps", int64(t.Steps))
+	if len(t.UsageMarks) > 0 {
+		var err error
+		if b, err = jsonw.KeyValue(b, "usageMarks", t.UsageMarks); err != nil {
+			return nil, err
+		}
+	}
 	if g := t.Budget; g != nil {
 		b = append(b, `,"budget":{`...)
 		n := len(b)

@@ -21,7 +21,7 @@ func TestTaskEncodesAsTheStruct(t *testing.T) {
 		FallbackInfo: &FallbackInfo{Occurred: true, Attempts: []FallbackAttempt{{Model: "a/b", Error: "429"}}, Skipped: []string{"x/y"}, SuccessfulModel: "c/d", TotalAttempts: 2},
 		TimeoutMs:    9, StalledSince: 10, QueuedUntil: 11, Stalls: []Span{{From: 12, To: 13}, {From: 14, To: 15}}, Partial: &Partial{Text: "half", TextChars: 4, Tools: []ToolRun{{Name: "read", Title: "a.go"}}},
 		Tokens: &Tokens{Input: 1, Output: 2, Reasoning: 3, CacheRead: 4, CacheWrite: 5}, Cost: 0.0125,
-		Steps: 9, Budget: &Budget{Steps: 3, Tokens: 1000, CostUsd: 0.5},
+		Steps: 9, UsageMarks: []UsageMark{{Session: "ses_1", Message: "msg_1", Tokens: Tokens{Output: 2}, Cost: 0.5, Step: "prt_1"}, {Session: "ses_2", Step: "prt_2"}}, Budget: &Budget{Steps: 3, Tokens: 1000, CostUsd: 0.5},
 		Steers:      []Steer{{At: 5, Text: "also the README", BeforeStart: true}},
 		Permissions: []PermissionRequest{{ID: "per_1", SessionID: "ses_1", Permission: "bash", Patterns: []string{"echo hi"}, At: 3, Reply: "once", RepliedAt: 4, TimedOut: true}},
 		Retry:       &Retry{Attempt: 3, Message: "HTTP 500", Next: 14},

@@ -92,8 +92,12 @@ type Task struct {
 	Cost   float64 `json:"cost,omitempty"`
 	// Steps counts the child's model calls (a step-finish part each) over all its runs; Budget
 	// is the task's limits, nil for none (core/budget.go).
-	Steps  int     `json:"steps,omitempty"`
-	Budget *Budget `json:"budget,omitempty"`
+	Steps int `json:"steps,omitempty"`
+	// UsageMarks says, per session the task's spending was counted in (its child's, its
+	// subagents'), how far: after a restart, what OpenCode reports again up to there is not
+	// counted twice (core/usage.go).
+	UsageMarks []UsageMark `json:"usageMarks,omitempty"`
+	Budget     *Budget     `json:"budget,omitempty"`
 	// Steers are the messages the parent sent the task while it ran (asyncagents_message), the
 	// last MaxSteers of them.
 	Steers []Steer `json:"steers,omitempty"`
@@ -200,6 +204,31 @@ type View struct {
 	// 3): HTTP 500 …"), "" when none.
 	Retry string `json:"retry,omitempty"`
 }
+
+// UsageMark is how far a task's spending in one session is counted: the latest assistant message
+// counted, with the figures counted for it (a message's figures grow until it completes), and the
+// latest step-finish part counted. OpenCode's message and part IDs ascend within a session.
+type UsageMark struct {
+	Session string  `json:"session"`
+	Message string  `json:"message,omitempty"`
+	Tokens  Tokens  `json:"tokens"`
+	Cost    float64 `json:"cost,omitempty"`
+	Step    string  `json:"step,omitempty"`
+}
+
+// UsageMark is t's mark for session (the zero mark when it has none).
+func (t *Task) UsageMark(session string) UsageMark {
+	for _, k := range t.UsageMarks {
+		if k.Session == session {
+			return k
+		}
+	}
+	return UsageMark{Session: session}
+}
+
+// MaxUsageMarks bounds the sessions a task's record keeps a mark for: the oldest (the session
+// whose latest message is the oldest, a subagent long done) goes first.
+const MaxUsageMarks = 16
 
 // MaxPermissions is how many requests a task's record keeps.
 const MaxPermissions = 20

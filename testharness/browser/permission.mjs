@@ -1,11 +1,12 @@
 // The dashboard against the plugin in a real opencode serve (testharness/e2e/permission_test.go):
 // a task whose child waits for permission shows the request and the three answers on its page;
-// clicking "Allow once" lets the child run the command, and the task completes on the page.
+// clicking "Allow once" (which names the request: the API refuses an answer without it) lets the
+// child run the command, the request card goes, and the task's Result section holds the output.
 // Prints "ready" once the page is live; the Go test then launches.
 //
 // env: DASH_URL, DASH_TOKEN, DASH_SHOTS
 
-import { link, run, seeRowStatus, seeText, shot, watchedPage } from "./lib.mjs";
+import { BOUND, link, run, seeRowStatus, seeText, shot, watchedPage } from "./lib.mjs";
 
 const base = process.env.DASH_URL;
 const token = process.env.DASH_TOKEN;
@@ -25,7 +26,9 @@ await run(async (browser) => {
   await shot(page, shots, "permission-waiting");
   await page.getByRole("button", { name: "Allow once" }).click();
   await seeText(page, "completed", ".task-head .status");
-  await seeText(page, "permitted-dashboard", "section");
+  // The Result section, not the request card (whose text names the command too).
+  await seeText(page, "ran: permitted-dashboard", 'section.card:has(> h2:text-is("Result"))');
+  await page.locator(".permission").waitFor({ state: "detached", timeout: BOUND });
   await shot(page, shots, "permission-answered");
   check("permission");
 });

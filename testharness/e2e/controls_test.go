@@ -19,8 +19,9 @@ import (
 
 // Interrupting a parent's turn (POST /session/:id/abort, what Esc does in the TUI) cancels its
 // running and queued tasks: their children go idle, each task keeps its status in the history,
-// and the parent gets one ⊘ line without a model turn. Another parent whose turn simply ended
-// keeps its task running to completion.
+// and the parent gets one ⊘ line without a model turn. The queued task never starts: the slots
+// the cancels free are not given to it (the parent gets two child sessions, not a third that is
+// deleted again). Another parent whose turn simply ended keeps its task running to completion.
 func TestParentAbortCancelsItsTasks(t *testing.T) {
 	script := func(req mockmodel.Request) mockmodel.Reply {
 		switch {
@@ -43,6 +44,7 @@ func TestParentAbortCancelsItsTasks(t *testing.T) {
 	}
 	// Three slots: two of DOOMED's tasks run, the third waits behind them and CALM's.
 	e := startWithOptions(t, script, map[string]any{"maxConcurrentStarts": 3})
+	rec := e.oc.Record(t)
 	calm := e.prompt("CALM")
 	e.eventually("the calm launch", 60*time.Second, func() bool { return finishedParts(e.toolParts(calm, "asyncagents_task")) })
 	doomed := e.prompt("DOOMED")
@@ -99,8 +101,8 @@ func TestParentAbortCancelsItsTasks(t *testing.T) {
 		require.Contains(t, n.hidden, id)
 	}
 	e.waitIdle(doomed)
-	time.Sleep(2 * time.Second) // a turn the notice started would be under way by now
-	require.Equal(t, turnsBefore, parentTurns(e.model, "DOOMED"), "the line costs no model turn")
+	e.onlyTurnSince(doomed, "DOOMED", turnsBefore, "the line costs no model turn")
+	require.Equal(t, 2, childSessionsCreated(rec, doomed), "only the two tasks that ran ever had a session")
 
 	e.eventually("the calm parent's notice", 60*time.Second, func() bool { return len(e.notices(calm)) == 1 })
 	require.Contains(t, e.notices(calm)[0].hidden, "calm done", "a turn that ended leaves its task running to completion")

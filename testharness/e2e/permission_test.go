@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -102,9 +103,9 @@ func TestPermissionRequestReachesTheUser(t *testing.T) {
 			}
 			return false
 		})
-		require.Equal(t, turns, parentTurns(e.model, c.prompt), "the line costs no model turn")
+		e.onlyTurnSince(parent, c.prompt, turns, "the line costs no model turn")
 
-		code, body := answerPermission(t, sj, id, c.body)
+		code, body := answerPermission(t, sj, id, fmt.Sprintf(`{"requestId":%q,%s`, waiting.ID, strings.TrimPrefix(c.body, "{")))
 		require.Equal(t, 202, code, body)
 		e.eventually("the task's end", 60*time.Second, func() bool {
 			tk, _ := findStoredTask(e.oc, id)
@@ -115,7 +116,7 @@ func TestPermissionRequestReachesTheUser(t *testing.T) {
 		require.Nil(t, tk.WaitingPermission(), "permission.replied cleared the mark")
 		c.check(tk.Result)
 	}
-	code, body := answerPermission(t, sj, "bg_nope", `{"reply":"once"}`)
+	code, body := answerPermission(t, sj, "bg_nope", `{"requestId":"per_x","reply":"once"}`)
 	require.Equal(t, 404, code, body)
 }
 

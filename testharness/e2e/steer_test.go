@@ -73,8 +73,11 @@ func TestMessageSteersARunningChild(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	require.Equal(t, "user: ALSO CHECK THE README", childLast[len(childLast)-1], "the child's next request ends with the message")
-	time.Sleep(time.Second) // a second notice would follow the first at once
+	mu.Unlock()
+	e.waitIdle(parent)
+	e.settle(parent) // a second notice would be in the parent before its answer to this
 	require.Len(t, e.notices(parent), 1, "one notice")
+	mu.Lock()
 }
 
 // After POST /session/:id/summarize on a parent with a task still running, the summary request

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -140,6 +141,14 @@ func TestTUIBackgroundTasksSection(t *testing.T) {
 		return strings.Contains(screen, "✓ Alpha survey") && strings.Contains(screen, "⊘ Beta survey")
 	})
 	t.Logf("done:\n%s", screen)
+	rows := sectionRows(screen)
+	for _, want := range []string{"✓ Alpha survey", "⊘ Beta survey"} {
+		require.True(t, slices.ContainsFunc(rows, func(r string) bool { return strings.HasPrefix(r, want) }), "%s in the section's rows %q", want, rows)
+	}
+	for _, row := range rows {
+		require.NotContains(t, row, "●", "no row left running: %q", row)
+		require.NotContains(t, row, "running", row)
+	}
 	require.NotContains(t, screen, "running", "no count once nothing runs")
 
 	screen = tm.openTasks(e, pane)
@@ -158,4 +167,31 @@ func TestTUIBackgroundTasksSection(t *testing.T) {
 	// (a module that failed to load left both silent here): the section drawn above is what shows
 	// the module loaded; the logs are checked for what they do say.
 	require.NotContains(t, oc.Logs()+tuiPluginLogs(oc), "failed to load tui plugin")
+}
+
+// sectionRows reads the sidebar's "Background tasks" section off a screen: the rows below its
+// title, in the title's column, up to the first blank one.
+func sectionRows(screen string) []string {
+	lines := strings.Split(screen, "\n")
+	for i, line := range lines {
+		at := strings.Index(line, "Background tasks")
+		if at < 0 {
+			continue
+		}
+		col := len([]rune(line[:at]))
+		var rows []string
+		for _, l := range lines[i+1:] {
+			r := []rune(l)
+			if col >= len(r) {
+				break
+			}
+			row := strings.TrimRight(strings.TrimSpace(string(r[col:])), "│ ")
+			if row == "" {
+				break
+			}
+			rows = append(rows, row)
+		}
+		return rows
+	}
+	return nil
 }
