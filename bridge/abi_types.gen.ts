@@ -380,9 +380,15 @@ export interface ViewList {
    * placeholder says so.
    */
   cancelKey: string;
-  /** CancelTitle heads the confirmation; CancelReason is the reason the cancel records. */
-  cancelTitle: string;
+  /**
+   * The confirmation asks the row's Cancel and offers CancelKeep (the default) and
+   * CancelConfirm; CancelReason is the reason the cancel records.
+   */
+  cancelKeep: string;
+  cancelConfirm: string;
   cancelReason: string;
+  /** Query is the filter the rows match ("" for none): the list keeps its order, newest first. */
+  query?: string;
   rows: ViewRow[];
   live: boolean;
 }
@@ -914,6 +920,14 @@ export interface ViewRow {
   cancel?: string;
   /** ParentSessionID is the session that launched the task. */
   parentSessionID: string;
+  /**
+   * Origin is where the task comes from: its parent session's title, else its batch's name
+   * (BatchName); ShortID the end of its ID, enough to tell two alike rows apart. The /tasks
+   * list sets them (TaskList), and ListDetail, its row's second line.
+   */
+  origin?: string;
+  shortID?: string;
+  listDetail?: string;
 }
 
 /** Bar is one task on the timeline. */

@@ -27,7 +27,8 @@ const (
 	ListPlaceholder = "Filter · enter: open its session · ctrl+d: cancel it"
 	ListEmpty       = "No background tasks in this project"
 	CancelKey       = "ctrl+d"
-	CancelTitle     = "Cancel the task"
+	CancelKeep      = "Keep running"
+	CancelConfirm   = "Cancel task"
 	CancelReason    = "cancelled from OpenCode's terminal UI"
 	noteOverBudget  = "over budget"
 )
@@ -67,6 +68,10 @@ func notePermission(what string) string { return "waits for permission: " + what
 func noteQueued(position int, limit string, maxAtOnce int) string {
 	return fmt.Sprintf("queued #%d for %s (%d at once)", position, limit, maxAtOnce)
 }
+
+func started(ago string) string { return "started " + ago + " ago" }
+
+func listNoMatch(query string) string { return fmt.Sprintf("No background task matches %q", query) }
 
 func moreFinished(n int) string {
 	if n == 1 {
