@@ -345,6 +345,11 @@ export interface APIConversation {
    * messages are what the task history keeps: the prompt, and the result or the partial work.
    */
   fromHistory?: boolean;
+  /**
+   * Note says, with FromHistory, why only the history's messages are shown: a page draws it as
+   * it is.
+   */
+  note?: string;
 }
 
 /**
@@ -551,6 +556,11 @@ export interface ServerFile {
   token: string;
   /** Auth is "none" when the server asks no token (ASYNCAGENTS_API_AUTH=none). */
   auth?: string;
+  /**
+   * ReadOnly marks `asyncagents serve`'s file: it reads the history and cancels nothing, where
+   * the plugin's server is live.
+   */
+  readOnly?: boolean;
 }
 
 /** StorageEnv is a host's environment, as the storage op reads it. */
@@ -881,7 +891,7 @@ export interface APIMessage {
   type: "prompt" | "reply" | "tools" | "partial" | "error";
   content: string;
   toolCalls: APIToolCall[];
-  /** ms since the epoch; 0 when not known */
+  /** ms since the epoch (a reply's end); 0 when not known */
   timestamp: number;
 }
 

@@ -242,7 +242,7 @@ function Logs({ t }: { t: Task }) {
     <section class="card" aria-label="Conversation">
       <h2>Conversation{isActive(t) ? <span class="muted"> (live)</span> : null}</h2>
       {error && <p class="error">{error}</p>}
-      {conv?.fromHistory && <p class="muted">From the task history: {t.sessionID ? "OpenCode is not running, so only the prompt and the outcome are kept." : "no session yet."}</p>}
+      {conv?.note && <p class="muted">{conv.note}</p>}
       {conv?.messages.length === 0 && <p class="muted">No messages yet.</p>}
       <ol class="log">
         {conv?.messages.map((m) => (
