@@ -1247,6 +1247,11 @@ export interface View {
    * 3): HTTP 500 …"), "" when none.
    */
   retry?: string;
+  /**
+   * Attempts are the model attempts as a page lists them, nil when there is nothing to show
+   * (no chain of models, or one model that did not fail).
+   */
+  attempts?: AttemptView[];
 }
 
 /**
@@ -1286,7 +1291,7 @@ export interface ViewSegment {
   title: string;
 }
 
-/** FallbackAttempt is one model call: its model, when it started, and how it ended. */
+/** FallbackAttempt is one model call: its model, when it started and ended, and how it ended. */
 export interface FallbackAttempt {
   model: string;
   success: boolean;
@@ -1294,6 +1299,11 @@ export interface FallbackAttempt {
   /** the error's class (package errclass) */
   class?: string;
   timestamp: number;
+  /**
+   * EndedAt is when the attempt ended (it answered, failed, or the task ended under it); 0
+   * while it runs, and in records of an earlier release.
+   */
+  endedAt?: number;
   /** a retry after compacting the session */
   compacted?: boolean;
   /**
@@ -1307,4 +1317,19 @@ export interface FallbackAttempt {
 export interface ToolRun {
   name: string;
   title?: string;
+}
+
+/**
+ * AttemptView is one model attempt as a page shows it: the model, how it went in a few words
+ * ("answered", "failed (rate_limit)", "at work", "cancelled"), the tone to draw it in, its start
+ * and end (0 while it runs), its error, and whether it followed a compaction.
+ */
+export interface AttemptView {
+  model: string;
+  outcome: string;
+  tone: string;
+  from: number;
+  to?: number;
+  error?: string;
+  compacted?: boolean;
 }

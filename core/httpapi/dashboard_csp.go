@@ -4,6 +4,6 @@ package httpapi
 
 // The hashes of the dashboard page's inline script and style, for its Content-Security-Policy.
 const (
-	dashboardScriptHash = "sha256-pDqMBDiWzZVfqFTwRccHQkcCNq3DLysUcVAYsPkUR68="
-	dashboardStyleHash  = "sha256-2F1se7y2aM4GSr591olhIvmtA2ZxH1zdECroCX8D334="
+	dashboardScriptHash = "sha256-NXG9dQvDStcLm56Y9ZbcPLqexkk9JsF1BYACUayrkiM="
+	dashboardStyleHash  = "sha256-WMyd7yv9ghgVjjdz2MDVCd9uyZXl8NXFMo82B/1lg/M="
 )

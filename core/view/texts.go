@@ -91,6 +91,24 @@ const (
 	labelFailed  = "failed"
 )
 
+// How a model attempt went (view/attempts.go).
+const (
+	outcomeAnswered  = "answered"
+	outcomeAtWork    = "at work"
+	outcomeCancelled = "cancelled (the task was cancelled)"
+	outcomeLeft      = "left for the next model"
+)
+
+func outcomeFailed(class string) string {
+	if class == "" {
+		return "failed"
+	}
+	return "failed (" + class + ")"
+}
+
+// outcomeStopped is an attempt the task ended under for its own reason (a timeout, a budget).
+func outcomeStopped(why string) string { return "stopped: the task ended (" + why + ")" }
+
 func budgetSteps(used, limit int) string     { return fmt.Sprintf("%d of %d model calls", used, limit) }
 func budgetTokens(used, limit string) string { return used + " of " + limit + " tokens" }
 func budgetCost(used, limit string) string   { return used + " of " + limit }
