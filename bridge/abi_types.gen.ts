@@ -364,6 +364,11 @@ export interface APIConversation {
    * messages are what the task history keeps: the prompt, and the result or the partial work.
    */
   fromHistory?: boolean;
+  /**
+   * Note says, with FromHistory, why only the history's messages are shown: a page draws it as
+   * it is.
+   */
+  note?: string;
 }
 
 /**
@@ -399,9 +404,15 @@ export interface ViewList {
    * placeholder says so.
    */
   cancelKey: string;
-  /** CancelTitle heads the confirmation; CancelReason is the reason the cancel records. */
-  cancelTitle: string;
+  /**
+   * The confirmation asks the row's Cancel and offers CancelKeep (the default) and
+   * CancelConfirm; CancelReason is the reason the cancel records.
+   */
+  cancelKeep: string;
+  cancelConfirm: string;
   cancelReason: string;
+  /** Query is the filter the rows match ("" for none): the list keeps its order, newest first. */
+  query?: string;
   rows: ViewRow[];
   live: boolean;
 }
@@ -569,6 +580,11 @@ export interface ServerFile {
   token: string;
   /** Auth is "none" when the server asks no token (ASYNCAGENTS_API_AUTH=none). */
   auth?: string;
+  /**
+   * ReadOnly marks `asyncagents serve`'s file: it reads the history and cancels nothing, where
+   * the plugin's server is live.
+   */
+  readOnly?: boolean;
 }
 
 /** StorageEnv is a host's environment, as the storage op reads it. */
@@ -905,7 +921,7 @@ export interface APIMessage {
   type: "prompt" | "reply" | "tools" | "partial" | "error";
   content: string;
   toolCalls: APIToolCall[];
-  /** ms since the epoch; 0 when not known */
+  /** ms since the epoch (a reply's end); 0 when not known */
   timestamp: number;
 }
 
@@ -944,6 +960,14 @@ export interface ViewRow {
   cancel?: string;
   /** ParentSessionID is the session that launched the task. */
   parentSessionID: string;
+  /**
+   * Origin is where the task comes from: its parent session's title, else its batch's name
+   * (BatchName); ShortID the end of its ID, enough to tell two alike rows apart. The /tasks
+   * list sets them (TaskList), and ListDetail, its row's second line.
+   */
+  origin?: string;
+  shortID?: string;
+  listDetail?: string;
 }
 
 /** Bar is one task on the timeline. */
@@ -1282,6 +1306,11 @@ export interface View {
    * 3): HTTP 500 …"), "" when none.
    */
   retry?: string;
+  /**
+   * Attempts are the model attempts as a page lists them, nil when there is nothing to show
+   * (no chain of models, or one model that did not fail).
+   */
+  attempts?: AttemptView[];
 }
 
 /**
@@ -1321,7 +1350,7 @@ export interface ViewSegment {
   title: string;
 }
 
-/** FallbackAttempt is one model call: its model, when it started, and how it ended. */
+/** FallbackAttempt is one model call: its model, when it started and ended, and how it ended. */
 export interface FallbackAttempt {
   model: string;
   success: boolean;
@@ -1329,6 +1358,11 @@ export interface FallbackAttempt {
   /** the error's class (package errclass) */
   class?: string;
   timestamp: number;
+  /**
+   * EndedAt is when the attempt ended (it answered, failed, or the task ended under it); 0
+   * while it runs, and in records of an earlier release.
+   */
+  endedAt?: number;
   /** a retry after compacting the session */
   compacted?: boolean;
   /**
@@ -1342,4 +1376,19 @@ export interface FallbackAttempt {
 export interface ToolRun {
   name: string;
   title?: string;
+}
+
+/**
+ * AttemptView is one model attempt as a page shows it: the model, how it went in a few words
+ * ("answered", "failed (rate_limit)", "at work", "cancelled"), the tone to draw it in, its start
+ * and end (0 while it runs), its error, and whether it followed a compaction.
+ */
+export interface AttemptView {
+  model: string;
+  outcome: string;
+  tone: string;
+  from: number;
+  to?: number;
+  error?: string;
+  compacted?: boolean;
 }

@@ -100,7 +100,7 @@ func (m *Machine) endAttempt(t *run, ok bool, e *task.TaskError, class errclass.
 		return
 	}
 	a := &info.Attempts[len(info.Attempts)-1]
-	a.Success = ok
+	a.Success, a.EndedAt = ok, m.now
 	if e != nil {
 		a.Error = e.Message
 		a.Class = string(class)

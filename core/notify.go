@@ -19,6 +19,9 @@ func (m *Machine) finish(t *run, status task.Status, result string, taskErr *tas
 			m.attemptSucceeded(t)
 		} else {
 			m.emit(Effect{Kind: EffectTimerClear, TimerID: attemptTimerPrefix + t.ID})
+			if n := len(t.FallbackInfo.Attempts); n > 0 && t.FallbackInfo.Attempts[n-1].EndedAt == 0 {
+				t.FallbackInfo.Attempts[n-1].EndedAt = m.now // the task ended under it
+			}
 		}
 	}
 	t.Status = status

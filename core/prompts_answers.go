@@ -11,6 +11,12 @@ import (
 
 // --- Tool answers. ---
 
+// launchTitle is the launch's one line where OpenCode shows a tool call's title (the title of
+// its answer): the description and agent, then the ID, never the prompt.
+func launchTitle(t *run) string {
+	return fmt.Sprintf("%s (@%s) · %s", t.Description, t.Agent, t.ID)
+}
+
 func (m *Machine) launchText(t *run) string {
 	if t.Status == task.StatusCancelled {
 		return fmt.Sprintf("%sagent: %s\ndescription: %s\nstatus: cancelled\n\nThe task was cancelled before it started.", t.idLines(), t.Agent, t.Description)

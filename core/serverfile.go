@@ -24,6 +24,9 @@ type ServerFile struct {
 	Token     string `json:"token"`
 	// Auth is "none" when the server asks no token (ASYNCAGENTS_API_AUTH=none).
 	Auth string `json:"auth,omitempty"`
+	// ReadOnly marks `asyncagents serve`'s file: it reads the history and cancels nothing, where
+	// the plugin's server is live.
+	ReadOnly bool `json:"readOnly,omitempty"`
 }
 
 // Content is the file's text: JSON, two-space indented, one newline at the end.

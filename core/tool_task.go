@@ -249,7 +249,7 @@ func (m *Machine) checkAgentAndLaunch(l *launch) {
 	m.storeChanged()
 	m.indexTask(t)
 	m.touch(t)
-	meta := t.metadata(t.Description)
+	meta := t.metadata(launchTitle(t))
 	if l.cancelled {
 		// Cancelled (asyncagents_cancel all) while the agent list was read: it never starts.
 		t.Queued = true

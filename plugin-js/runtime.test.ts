@@ -22,7 +22,7 @@ test("a launch resolves with the task, and idle brings the notice to the parent"
   const rt = new Runtime(module, {}, oc.perform, () => {}, { env: { home: "/nonexistent" }, open: () => noHistory });
   const answer = await rt.callTool("asyncagents_task", { description: "Job", prompt: "do it", agent: "general" }, { ...ctx, callID: "c1" });
   expect(answer.output.split("\n")[0]).toMatch(/^task_id: bg_[0-9a-f]{22}$/);
-  expect(answer.title).toBe("Job");
+  expect(answer.title).toMatch(/^Job \(@general\) · bg_[0-9a-f]{22}$/); // the launch line: description, agent, ID; never the prompt
   await until(() => oc.performed.length === 3);
   expect(oc.performed.map((e) => e.kind)).toEqual(["agents.list", "session.create", "session.promptAsync"]);
 

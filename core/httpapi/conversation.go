@@ -18,7 +18,17 @@ type APIConversation struct {
 	// FromHistory: OpenCode was not asked (asyncagents serve, or a task with no session yet); the
 	// messages are what the task history keeps: the prompt, and the result or the partial work.
 	FromHistory bool `json:"fromHistory,omitempty"`
+	// Note says, with FromHistory, why only the history's messages are shown: a page draws it as
+	// it is.
+	Note string `json:"note,omitempty"`
 }
+
+// The notes of a conversation from the history. This server cannot tell whether OpenCode runs (a
+// read-only `asyncagents serve` never asks it), so the note says what this server reads.
+const (
+	noteQueued      = "No session yet: the task waits for a slot."
+	noteHistoryOnly = "From the task history, which keeps the prompt and the outcome: this server reads the history, not OpenCode's sessions. The plugin's live server shows the whole conversation (asyncagents dashboard opens it while OpenCode runs the plugin)."
+)
 
 // APIMessage is one message of a child's conversation.
 type APIMessage struct {
@@ -30,7 +40,7 @@ type APIMessage struct {
 	Type      string        `json:"type"`
 	Content   string        `json:"content"`
 	ToolCalls []APIToolCall `json:"toolCalls"`
-	Timestamp int64         `json:"timestamp"` // ms since the epoch; 0 when not known
+	Timestamp int64         `json:"timestamp"` // ms since the epoch (a reply's end); 0 when not known
 }
 
 // APIToolCall is one tool the child ran, as far as it got: Status is OpenCode's (pending,
@@ -63,7 +73,8 @@ type ocMessage struct {
 		ID   string `json:"id"`
 		Role string `json:"role"`
 		Time struct {
-			Created int64 `json:"created"`
+			Created   int64 `json:"created"`
+			Completed int64 `json:"completed"`
 		} `json:"time"`
 		Error *struct {
 			Name string `json:"name"`
@@ -104,7 +115,12 @@ func Conversation(raw []byte) Response {
 // normalize turns one OpenCode message into the conversation's shape. Reasoning, step and patch
 // parts are left out: the log shows what the child said and did.
 func normalize(m ocMessage) APIMessage {
-	msg := APIMessage{ID: m.Info.ID, Role: m.Info.Role, Timestamp: m.Info.Time.Created, ToolCalls: []APIToolCall{}}
+	// A reply is dated when it was done, not when the model began it (a long step took minutes).
+	at := m.Info.Time.Created
+	if m.Info.Role == "assistant" && m.Info.Time.Completed > 0 {
+		at = m.Info.Time.Completed
+	}
+	msg := APIMessage{ID: m.Info.ID, Role: m.Info.Role, Timestamp: at, ToolCalls: []APIToolCall{}}
 	var text []string
 	for _, p := range m.Parts {
 		switch p.Type {
@@ -157,7 +173,10 @@ func cut(s string) string {
 // historyConversation is t's conversation as the history keeps it: its prompt, then its result,
 // or the partial work of a task that did not finish and why it ended.
 func historyConversation(t *task.Task) APIConversation {
-	c := APIConversation{FromHistory: true, Messages: []APIMessage{{ID: t.ID + ":prompt", Role: "user", Type: MsgPrompt, Content: t.Prompt, ToolCalls: []APIToolCall{}, Timestamp: t.StartedAt}}}
+	c := APIConversation{FromHistory: true, Note: noteHistoryOnly, Messages: []APIMessage{{ID: t.ID + ":prompt", Role: "user", Type: MsgPrompt, Content: t.Prompt, ToolCalls: []APIToolCall{}, Timestamp: t.StartedAt}}}
+	if t.ChildSession() == "" {
+		c.Note = noteQueued
+	}
 	end := t.CompletedAt
 	if end == 0 {
 		end = t.Progress.LastUpdate

@@ -21,9 +21,9 @@ func TestConversationNormalizesOpenCodeMessages(t *testing.T) {
 	}{
 		{"the prompt", `[{"info":{"id":"msg_1","role":"user","time":{"created":100}},"parts":[{"type":"text","text":"Find the bug"}]}]`,
 			[]APIMessage{{ID: "msg_1", Role: "user", Type: MsgPrompt, Content: "Find the bug", ToolCalls: []APIToolCall{}, Timestamp: 100}}},
-		{"a reply: its texts joined, reasoning and steps left out", `[{"info":{"id":"msg_2","role":"assistant","time":{"created":200,"completed":300}},
+		{"a reply: its texts joined, reasoning and steps left out, dated at its end", `[{"info":{"id":"msg_2","role":"assistant","time":{"created":200,"completed":300}},
 			"parts":[{"type":"step-start"},{"type":"reasoning","text":"hmm"},{"type":"text","text":"Found it."},{"type":"text","text":"In main.go."}]}]`,
-			[]APIMessage{{ID: "msg_2", Role: "assistant", Type: MsgReply, Content: "Found it.\n\nIn main.go.", ToolCalls: []APIToolCall{}, Timestamp: 200}}},
+			[]APIMessage{{ID: "msg_2", Role: "assistant", Type: MsgReply, Content: "Found it.\n\nIn main.go.", ToolCalls: []APIToolCall{}, Timestamp: 300}}},
 		{"tool calls with their inputs, outputs and errors", `[{"info":{"id":"msg_3","role":"assistant","time":{"created":300}},"parts":[
 			{"type":"tool","tool":"read","state":{"status":"completed","input":{"filePath":"a.go"},"output":"package a","title":"a.go"}},
 			{"type":"tool","tool":"bash","state":{"status":"error","input":{"command":"false"},"error":"exit 1"}},

@@ -4,6 +4,6 @@ package httpapi
 
 // The hashes of the dashboard page's inline script and style, for its Content-Security-Policy.
 const (
-	dashboardScriptHash = "sha256-n3V9bXPPUXF1zcwGRvCfk3eKuI7UDilqVeuCrvCPbcI="
-	dashboardStyleHash  = "sha256-2F1se7y2aM4GSr591olhIvmtA2ZxH1zdECroCX8D334="
+	dashboardScriptHash = "sha256-vGKBT4SaC39Tmsorvc8mL6cjozJ5QKU7ZuLuDKG8NM0="
+	dashboardStyleHash  = "sha256-WMyd7yv9ghgVjjdz2MDVCd9uyZXl8NXFMo82B/1lg/M="
 )

@@ -261,7 +261,7 @@ func Serve(req Request, tasks []*task.Task, cfg config.APIConfig, now int64) (re
 	case isEvents:
 		return apiServeEvents(req, tasks, q, cfg, now)
 	case len(segs) >= 3 && segs[1] == "views":
-		return apiServeView(tasks, segs[2:], cfg, now)
+		return apiServeView(tasks, segs[2:], q, cfg, now)
 	}
 	return apiFail(404, fmt.Sprintf("not found: no route GET %s (routes: /, /v1/health, /v1/stats, /v1/tasks, /v1/tasks/:id, /v1/tasks/:id/logs, /v1/tasks/:id/messages, POST /v1/tasks/:id/cancel, POST /v1/dashboard/code, POST /v1/dashboard/session, /v1/task-groups/:id, /v1/events, /v1/views/tasks, /v1/views/session/:id)", apiEcho(path)))
 }

@@ -12,11 +12,11 @@ import (
 // a client that only draws shows them (core/view): OpenCode's terminal UI reads its sidebar
 // section, the count beside the prompt and the /tasks dialog here, already ordered, marked and
 // formatted; the dashboard its batch timeline.
-func apiServeView(tasks []*task.Task, segs []string, cfg config.APIConfig, now int64) Response {
+func apiServeView(tasks []*task.Task, segs []string, q []apiQueryParam, cfg config.APIConfig, now int64) Response {
 	o := view.Opts{ReadOnly: cfg.ReadOnly}
 	switch {
 	case len(segs) == 1 && segs[0] == "tasks":
-		return apiJSON(view.TaskList(tasks, now, o))
+		return apiJSON(view.TaskList(tasks, now, o, apiQueryGet(q, "q")))
 	case len(segs) == 2 && segs[0] == "session" && segs[1] != "":
 		return apiJSON(view.SessionSection(tasks, segs[1], now, o))
 	case len(segs) == 2 && segs[0] == "batch" && segs[1] != "":

@@ -145,7 +145,14 @@ func AppendJSON(b []byte, t *Task) ([]byte, error) {
 		b = jsonw.OptString(b, "permission", v.Permission)
 		b = jsonw.OptInt(b, "permissionAt", v.PermissionAt)
 		b = jsonw.OptString(b, "permissionId", v.PermissionID)
-		b = append(jsonw.OptString(b, "retry", v.Retry), '}')
+		b = jsonw.OptString(b, "retry", v.Retry)
+		if len(v.Attempts) > 0 {
+			var err error
+			if b, err = jsonw.KeyValue(b, "attempts", v.Attempts); err != nil {
+				return nil, err
+			}
+		}
+		b = append(b, '}')
 	}
 	return append(b, '}'), nil
 }

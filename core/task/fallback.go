@@ -13,14 +13,17 @@ type FallbackInfo struct {
 	TotalAttempts   int      `json:"totalAttempts"`
 }
 
-// FallbackAttempt is one model call: its model, when it started, and how it ended.
+// FallbackAttempt is one model call: its model, when it started and ended, and how it ended.
 type FallbackAttempt struct {
 	Model     string `json:"model"`
 	Success   bool   `json:"success"`
 	Error     string `json:"error,omitempty"`
 	Class     string `json:"class,omitempty"` // the error's class (package errclass)
 	Timestamp int64  `json:"timestamp"`
-	Compacted bool   `json:"compacted,omitempty"` // a retry after compacting the session
+	// EndedAt is when the attempt ended (it answered, failed, or the task ended under it); 0
+	// while it runs, and in records of an earlier release.
+	EndedAt   int64 `json:"endedAt,omitempty"`
+	Compacted bool  `json:"compacted,omitempty"` // a retry after compacting the session
 	// Partial is the latest text the attempt wrote before it was abandoned, cut at the result
 	// limit.
 	Partial string `json:"partial,omitempty"`

@@ -203,6 +203,22 @@ type View struct {
 	// Retry is OpenCode's retry of the child's model call in a few words ("retrying (attempt
 	// 3): HTTP 500 …"), "" when none.
 	Retry string `json:"retry,omitempty"`
+	// Attempts are the model attempts as a page lists them, nil when there is nothing to show
+	// (no chain of models, or one model that did not fail).
+	Attempts []AttemptView `json:"attempts,omitempty"`
+}
+
+// AttemptView is one model attempt as a page shows it: the model, how it went in a few words
+// ("answered", "failed (rate_limit)", "at work", "cancelled"), the tone to draw it in, its start
+// and end (0 while it runs), its error, and whether it followed a compaction.
+type AttemptView struct {
+	Model     string `json:"model"`
+	Outcome   string `json:"outcome"`
+	Tone      string `json:"tone"`
+	From      int64  `json:"from"`
+	To        int64  `json:"to,omitempty"`
+	Error     string `json:"error,omitempty"`
+	Compacted bool   `json:"compacted,omitempty"`
 }
 
 // UsageMark is how far a task's spending in one session is counted: the latest assistant message

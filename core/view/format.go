@@ -21,6 +21,21 @@ func Elapsed(ms int64) string {
 	}
 }
 
+// Ago writes how long ago something was, in its largest unit: "12s", "3m", "2h", "4d".
+func Ago(ms int64) string {
+	s := max(ms, 0) / 1000
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		return fmt.Sprintf("%dm", s/60)
+	case s < 86400:
+		return fmt.Sprintf("%dh", s/3600)
+	default:
+		return fmt.Sprintf("%dd", s/86400)
+	}
+}
+
 // Usage is a task's spend for a column: the cost when OpenCode priced the model, else the
 // tokens ("12.3k tok"), else "" (OpenCode reported none yet).
 func Usage(t *task.Task) string {

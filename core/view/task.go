@@ -10,7 +10,7 @@ import (
 // line, what the child waits for permission to do. The status API puts it in every task it
 // writes (its answers and its event stream), so the page decides none of it.
 func TaskOf(t *task.Task) *task.View {
-	v := &task.View{Label: label(t), Budget: budget(t)}
+	v := &task.View{Label: label(t), Budget: budget(t), Attempts: attempts(t)}
 	if p := t.WaitingPermission(); p != nil && !t.Status.Terminal() {
 		v.Permission, v.PermissionAt, v.PermissionID = p.What(), p.At, p.ID
 	}

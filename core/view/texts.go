@@ -27,7 +27,8 @@ const (
 	ListPlaceholder = "Filter · enter: open its session · ctrl+d: cancel it"
 	ListEmpty       = "No background tasks in this project"
 	CancelKey       = "ctrl+d"
-	CancelTitle     = "Cancel the task"
+	CancelKeep      = "Keep running"
+	CancelConfirm   = "Cancel task"
 	CancelReason    = "cancelled from OpenCode's terminal UI"
 	noteOverBudget  = "over budget"
 )
@@ -68,6 +69,10 @@ func noteQueued(position int, limit string, maxAtOnce int) string {
 	return fmt.Sprintf("queued #%d for %s (%d at once)", position, limit, maxAtOnce)
 }
 
+func started(ago string) string { return "started " + ago + " ago" }
+
+func listNoMatch(query string) string { return fmt.Sprintf("No background task matches %q", query) }
+
 func moreFinished(n int) string { return "+" + CountOf(n, "more finished", "more finished") }
 
 // CountOf writes n with its noun, which agrees with it: "1 background task", "3 background tasks".
@@ -89,6 +94,24 @@ const (
 	labelWaiting = "waiting"
 	labelFailed  = "failed"
 )
+
+// How a model attempt went (view/attempts.go).
+const (
+	outcomeAnswered  = "answered"
+	outcomeAtWork    = "at work"
+	outcomeCancelled = "cancelled (the task was cancelled)"
+	outcomeLeft      = "left for the next model"
+)
+
+func outcomeFailed(class string) string {
+	if class == "" {
+		return "failed"
+	}
+	return "failed (" + class + ")"
+}
+
+// outcomeStopped is an attempt the task ended under for its own reason (a timeout, a budget).
+func outcomeStopped(why string) string { return "stopped: the task ended (" + why + ")" }
 
 func budgetSteps(used, limit int) string {
 	return fmt.Sprintf("%d of %s", used, CountOf(limit, "model call", "model calls"))

@@ -40,6 +40,12 @@ type Row struct {
 	Cancel string `json:"cancel,omitempty"`
 	// ParentSessionID is the session that launched the task.
 	ParentSessionID string `json:"parentSessionID"`
+	// Origin is where the task comes from: its parent session's title, else its batch's name
+	// (BatchName); ShortID the end of its ID, enough to tell two alike rows apart. The /tasks
+	// list sets them (TaskList), and ListDetail, its row's second line.
+	Origin     string `json:"origin,omitempty"`
+	ShortID    string `json:"shortID,omitempty"`
+	ListDetail string `json:"listDetail,omitempty"`
 }
 
 // Groups, in the order a session's section shows them.
@@ -207,32 +213,86 @@ type List struct {
 	// CancelKey is the key that cancels the chosen task (after its Cancel confirmation); the
 	// placeholder says so.
 	CancelKey string `json:"cancelKey"`
-	// CancelTitle heads the confirmation; CancelReason is the reason the cancel records.
-	CancelTitle  string `json:"cancelTitle"`
-	CancelReason string `json:"cancelReason"`
-	Rows         []Row  `json:"rows"`
-	Live         bool   `json:"live"`
+	// The confirmation asks the row's Cancel and offers CancelKeep (the default) and
+	// CancelConfirm; CancelReason is the reason the cancel records.
+	CancelKeep    string `json:"cancelKeep"`
+	CancelConfirm string `json:"cancelConfirm"`
+	CancelReason  string `json:"cancelReason"`
+	// Query is the filter the rows match ("" for none): the list keeps its order, newest first.
+	Query string `json:"query,omitempty"`
+	Rows  []Row  `json:"rows"`
+	Live  bool   `json:"live"`
 }
 
 // ListMax bounds the rows of the list: the newest ones, which a dialog can still filter.
 const ListMax = 200
 
-// TaskList is the list over all tasks: the newest ListMax of them.
-func TaskList(tasks []*task.Task, now int64, o Opts) List {
+// TaskList is the list over all tasks whose row matches query ("" for all; see matches): the
+// newest ListMax of them, newest first, whatever the query.
+func TaskList(tasks []*task.Task, now int64, o Opts, query string) List {
 	// Newest first; tasks launched in the same millisecond, the later launch first.
 	sorted := slices.Clone(tasks)
 	slices.Reverse(sorted)
 	slices.SortStableFunc(sorted, func(a, b *task.Task) int { return cmp.Compare(b.StartedAt, a.StartedAt) })
-	sorted = sorted[:min(len(sorted), ListMax)]
 	l := List{Title: ListTitle, Placeholder: ListPlaceholder, Empty: ListEmpty, CancelKey: CancelKey,
-		CancelTitle: CancelTitle, CancelReason: CancelReason, Rows: make([]Row, 0, len(sorted))}
+		CancelKeep: CancelKeep, CancelConfirm: CancelConfirm, CancelReason: CancelReason, Query: query,
+		Rows: make([]Row, 0, min(len(sorted), ListMax))}
+	if query != "" {
+		l.Empty = listNoMatch(query)
+	}
+	batches := map[string][]*task.Task{}
+	for _, t := range tasks {
+		batches[t.BatchID] = append(batches[t.BatchID], t)
+	}
 	for _, t := range sorted {
+		if len(l.Rows) == ListMax {
+			break
+		}
 		history.Load(t)
 		r := MakeRow(t, now, o)
+		r.Origin, r.ShortID = t.ParentTitle, shortID(t.ID)
+		if r.Origin == "" {
+			r.Origin = BatchName(batches[t.BatchID])
+		}
+		if !matches(r, query) {
+			continue
+		}
+		r.ListDetail = joinNonEmpty(" · ", r.Origin, started(Ago(now-t.StartedAt)), r.ShortID, r.Detail, r.Note)
 		l.Live = l.Live || r.Group == GroupRunning
 		l.Rows = append(l.Rows, r)
 	}
 	return l
+}
+
+// matches reports whether query, in any case, is in the row's description, origin or agent, or
+// in its IDs once it is long enough (idQueryMin) to name one: "job 1" must not match every ID
+// with a 1 in it.
+func matches(r Row, query string) bool {
+	q := strings.ToLower(strings.TrimSpace(query))
+	if q == "" {
+		return true
+	}
+	for _, f := range []string{r.Description, r.Origin, r.Agent} {
+		if strings.Contains(strings.ToLower(f), q) {
+			return true
+		}
+	}
+	return len(q) >= idQueryMin && !strings.Contains(q, " ") &&
+		(strings.Contains(strings.ToLower(r.ID), q) || strings.Contains(strings.ToLower(r.SessionID), q))
+}
+
+// idQueryMin is the shortest filter matched against the IDs.
+const idQueryMin = 4
+
+// shortIDLen is how much of the end of a task's ID a row shows: the ID's last digits are
+// random (core/taskid.go), its first ones the launch time, alike in a batch.
+const shortIDLen = 6
+
+func shortID(id string) string {
+	if len(id) <= shortIDLen {
+		return id
+	}
+	return "…" + id[len(id)-shortIDLen:]
 }
 
 // familyOf is the tasks launched from session, and from those tasks' child sessions, however

@@ -167,7 +167,7 @@ func TestSessionSection(t *testing.T) {
 }
 
 func TestTaskList(t *testing.T) {
-	l := TaskList(fixture(), 10_000, Opts{})
+	l := TaskList(fixture(), 10_000, Opts{}, "")
 	require.Len(t, l.Rows, 13)
 	require.Equal(t, []string{"bg_other", "bg_grand", "bg_q1", "bg_q2", "bg_run2", "bg_run1", "bg_f6"}, ids(l.Rows)[:7], "newest first")
 	require.True(t, l.Live)
@@ -178,9 +178,9 @@ func TestTaskList(t *testing.T) {
 		many = append(many, &task.Task{ID: fmt.Sprint(i), Status: task.StatusCompleted, StartedAt: int64(i), CompletedAt: int64(i) + 1})
 	}
 	same := []*task.Task{{ID: "first", StartedAt: 5}, {ID: "second", StartedAt: 5}, {ID: "old", StartedAt: 1}}
-	require.Equal(t, []string{"second", "first", "old"}, ids(TaskList(same, 10, Opts{}).Rows), "launched together: the later launch first")
+	require.Equal(t, []string{"second", "first", "old"}, ids(TaskList(same, 10, Opts{}, "").Rows), "launched together: the later launch first")
 
-	l = TaskList(many, 10_000, Opts{})
+	l = TaskList(many, 10_000, Opts{}, "")
 	require.Len(t, l.Rows, ListMax)
 	require.Equal(t, fmt.Sprint(ListMax+9), l.Rows[0].ID)
 	require.False(t, l.Live)

@@ -47,7 +47,11 @@ const tui: TuiPlugin = async (api) => {
   api.lifecycle.onDispose(off);
 };
 
-/** The /tasks dialog: every task of the project, newest first, kept fresh while it is open. */
+/**
+ * The /tasks dialog: every task of the project, newest first, kept fresh while it is open. The
+ * filter is the core's: the dialog's own sorts by match, not by age, and a list read again could
+ * then come in another order under the highlight.
+ */
 async function openList(api: TuiPluginApi, views: Views): Promise<void> {
   const client = views.api;
   let list: ViewList | undefined;
@@ -62,7 +66,20 @@ async function openList(api: TuiPluginApi, views: Views): Promise<void> {
   }
   const [rows, setRows] = createSignal<ViewList>(list);
   let current: ViewRow | undefined = list.rows[0];
-  const offChange = views.onChange(() => void client.list().then(setRows, () => {}));
+  let query = "";
+  let asked = 0;
+  const read = () => {
+    const n = ++asked;
+    void client.list(query).then(
+      (l) => {
+        if (n !== asked) return; // a later filter's answer wins
+        setRows(l);
+        current = l.rows.find((r) => r.id === current?.id) ?? l.rows[0];
+      },
+      () => {},
+    );
+  };
+  const offChange = views.onChange(read);
   views.setLive(true);
   const offKeys = api.keymap.registerLayer({
     commands: [{ name: CANCEL_COMMAND, run: () => confirmCancel() }],
@@ -81,18 +98,26 @@ async function openList(api: TuiPluginApi, views: Views): Promise<void> {
     const l = rows();
     if (!row?.cancel) return;
     closed();
-    api.ui.dialog.replace(() =>
-      api.ui.DialogConfirm({
-        title: l.cancelTitle,
-        message: row.cancel!,
-        onConfirm: () => {
-          void client.cancel(row.id, l.cancelReason).then((err) => {
-            if (err) api.ui.toast({ variant: "error", message: err });
-            void openList(api, views);
-          });
-        },
-        onCancel: () => void openList(api, views),
-      }),
+    // A select, not DialogConfirm: 1.18's confirm dialog names its buttons "Cancel" and "Confirm",
+    // which for a cancel read backwards. The safe answer comes first and is the default.
+    api.ui.dialog.replace(
+      () =>
+        createComponent(api.ui.DialogSelect<string>, {
+          title: row.cancel!,
+          options: [
+            { title: l.cancelKeep, value: "keep" },
+            { title: l.cancelConfirm, value: "cancel" },
+          ],
+          skipFilter: true,
+          onSelect: (o: { value: string }) => {
+            if (o.value !== "cancel") return void openList(api, views);
+            void client.cancel(row.id, l.cancelReason).then((err) => {
+              if (err) api.ui.toast({ variant: "error", message: err });
+              void openList(api, views);
+            });
+          },
+        }) as never,
+      () => {},
     );
   };
   api.ui.dialog.replace(
@@ -108,8 +133,13 @@ async function openList(api: TuiPluginApi, views: Views): Promise<void> {
           return rows().rows.map((r) => ({
             title: `${r.mark} ${r.description}`,
             value: r.id,
-            description: r.note ? `${r.detail} · ${r.note}` : r.detail,
+            description: r.listDetail ?? r.detail,
           }));
+        },
+        skipFilter: true,
+        onFilter: (q: string) => {
+          query = q;
+          read();
         },
         onMove: (o: { value: string }) => {
           current = rows().rows.find((r) => r.id === o.value);

@@ -63,8 +63,9 @@ export class ViewClient {
     return this.get(`/v1/views/session/${encodeURIComponent(sessionID)}`);
   }
 
-  list(): Promise<ViewList> {
-    return this.get("/v1/views/tasks");
+  /** The /tasks list, its rows matching query (the core's filter, which keeps them newest first). */
+  list(query = ""): Promise<ViewList> {
+    return this.get("/v1/views/tasks" + (query ? `?q=${encodeURIComponent(query)}` : ""));
   }
 
   /**

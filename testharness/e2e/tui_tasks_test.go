@@ -117,6 +117,7 @@ func TestTUIBackgroundTasksSection(t *testing.T) {
 		return strings.Contains(screen, `Cancel "Beta survey"?`)
 	})
 	t.Logf("confirmation:\n%s", screen)
+	tm.run("send-keys", "-t", pane, "Down") // "Keep running" is the default; "Cancel task" below it
 	tm.run("send-keys", "-t", pane, "Enter")
 	e.eventually("Beta cancelled in the list", 15*time.Second, func() bool {
 		screen = tm.screen(pane)

@@ -17,12 +17,13 @@ import (
 	"github.com/asyncagents/asyncagents/host"
 )
 
-// dashboard finds the project's running status API server (the plugin's, or `asyncagents
-// serve`'s) by its server file, asks it for a one-time code with the file's token, and opens its
-// page with the code in the browser, or prints the URL. The token never leaves this process: a
-// browser's command line is readable by every local user, and its history keeps the link; the
-// code opens the dashboard once, within a minute.
-func dashboard(args []string, stdout io.Writer) error {
+// dashboard finds the project's running status API server by its server file (the plugin's
+// live one when OpenCode runs, else `asyncagents serve`'s read-only one), asks it for a one-time
+// code with the file's token, and opens its page with the code in the browser, or prints the URL;
+// it says which server it took. The token never leaves this process: a browser's command line is
+// readable by every local user, and its history keeps the link; the code opens the dashboard
+// once, within a minute.
+func dashboard(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("dashboard", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dir, wasm := projectFlags(fs)
@@ -43,7 +44,7 @@ func dashboard(args []string, stdout io.Writer) error {
 	if len(live) == 0 {
 		return fmt.Errorf("no running asyncagents server for %s: start OpenCode there, or run `asyncagents serve --project %s`", project, project)
 	}
-	f := live[0]
+	f := pickServer(live)
 	code := ""
 	if f.NeedsCode() {
 		if code, err = askCode(ctx, f); err != nil {
@@ -51,7 +52,9 @@ func dashboard(args []string, stdout io.Writer) error {
 		}
 	}
 	url := f.DashboardURL(code)
+	which := serverName(f)
 	if *printOnly {
+		fmt.Fprintln(stderr, which) // stdout stays the URL alone, for scripts
 		fmt.Fprintln(stdout, url)
 		return nil
 	}
@@ -63,12 +66,31 @@ func dashboard(args []string, stdout io.Writer) error {
 		cmd := exec.Command(path, url)
 		if err := cmd.Start(); err == nil {
 			_ = cmd.Process.Release()
-			fmt.Fprintln(stdout, "opening", url, "(the link opens the dashboard once, within a minute)")
+			fmt.Fprintln(stdout, "opening", which+":", url, "(the link opens the dashboard once, within a minute)")
 			return nil
 		}
 	}
-	fmt.Fprintln(stdout, url)
+	fmt.Fprintln(stdout, which+":", url)
 	return nil
+}
+
+// pickServer is the server to open: the plugin's live one (it sees OpenCode and can cancel) over
+// `asyncagents serve`'s read-only one, the first found of its kind.
+func pickServer(live []core.ServerFile) core.ServerFile {
+	for _, f := range live {
+		if !f.ReadOnly {
+			return f
+		}
+	}
+	return live[0]
+}
+
+// serverName says which server a file is, for the user.
+func serverName(f core.ServerFile) string {
+	if f.ReadOnly {
+		return fmt.Sprintf("the read-only server of asyncagents serve (pid %d; no live plugin server was found)", f.PID)
+	}
+	return fmt.Sprintf("the plugin's live server in OpenCode (pid %d)", f.PID)
 }
 
 // askCode asks the server for a dashboard code (POST /v1/dashboard/code, with the token).

@@ -48,7 +48,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	case "dashboard":
-		if err := dashboard(args[1:], stdout); err != nil {
+		if err := dashboard(args[1:], stdout, stderr); err != nil {
 			fmt.Fprintln(stderr, "asyncagents dashboard:", err)
 			return 1
 		}

@@ -71,7 +71,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 	url := "http://" + ln.Addr().String()
 	// Its own server file, as the plugin writes one: `asyncagents dashboard` finds it there.
 	removeServerFile, err := writeOwnServerFile(ctx, c, st.ServerJSON, core.ServerFile{
-		Port: ln.Addr().(*net.TCPAddr).Port, StartedAt: started.UTC().Format("2006-01-02T15:04:05.000Z"), URL: url, Token: api.Token, Auth: api.Auth})
+		Port: ln.Addr().(*net.TCPAddr).Port, StartedAt: started.UTC().Format("2006-01-02T15:04:05.000Z"), URL: url, Token: api.Token, Auth: api.Auth, ReadOnly: true})
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("writing its server file: %w", err)

@@ -8,7 +8,7 @@ import { budgetText, cost, duration, isActive, statusLabel, taskDuration, time, 
 import { Markdown } from "./markdown";
 import { PermissionCard } from "./permission";
 import { health, loadTask, now, openTask } from "./store";
-import type { APIConversation, APIToolCall, Task } from "./types";
+import type { APIConversation, APIToolCall, Task, ViewTimeline } from "./types";
 
 export function TaskPage({ id }: { id: string }) {
   const [error, setError] = useState("");
@@ -121,7 +121,7 @@ function TaskDetail({ t }: { t: Task }) {
         <h2>Result</h2>
         {t.result ? <Markdown text={t.result} /> : <p class="muted">{isActive(t) ? "Still running." : "No result."}</p>}
       </section>
-      {t.fallbackInfo?.attempts?.length ? <Timeline t={t} /> : null}
+      {t.view?.attempts?.length ? <Timeline t={t} /> : null}
       <Lineage t={t} />
       <Logs t={t} />
     </>
@@ -166,25 +166,26 @@ function Cancel({ t }: { t: Task }) {
   );
 }
 
+/** The model attempts, as the core lists them (view.attempts): how each went, and when. */
 function Timeline({ t }: { t: Task }) {
-  const f = t.fallbackInfo!;
+  const skipped = t.fallbackInfo?.skipped;
   return (
     <section class="card">
       <h2>Model fallback</h2>
       <ol class="timeline">
-        {f.attempts!.map((a, i) => {
-          // The last attempt of a task still at work has not failed: it is under way.
-          const current = isActive(t) && i === f.attempts!.length - 1 && !a.success && !a.error;
-          return (
-          <li class={a.success ? "ok" : current ? "" : "failed"}>
-            <code>{a.model}</code> {a.success ? "answered" : current ? "at work" : `failed${a.class ? ` (${a.class})` : ""}`}
-            {a.compacted ? ", after a compaction" : ""} <span class="muted">at {time(a.timestamp)}</span>
+        {t.view!.attempts!.map((a) => (
+          <li class={`tone-${a.tone}`}>
+            <code>{a.model}</code> {a.outcome}
+            {a.compacted ? ", after a compaction" : ""}{" "}
+            <span class="muted">
+              {time(a.from)}
+              {a.to ? ` – ${time(a.to)} (${duration(a.to - a.from)})` : ""}
+            </span>
             {a.error && <div class="muted">{a.error}</div>}
           </li>
-          );
-        })}
+        ))}
       </ol>
-      {f.skipped?.length ? <p class="muted">Skipped (circuit open): {f.skipped.join(", ")}</p> : null}
+      {skipped?.length ? <p class="muted">Skipped (circuit open): {skipped.join(", ")}</p> : null}
     </section>
   );
 }
@@ -199,7 +200,7 @@ function Lineage({ t }: { t: Task }) {
           {t.depth > 1 ? <a href={`#/task/${encodeURIComponent(t.parentSessionID)}`}>the task that launched it</a> : <span class="muted">(a user's session)</span>}
         </li>
         <li>
-          Batch: <a href={`#/batch/${seg(t.batchId)}`}>{t.batchId}</a>
+          Batch: <BatchLink id={t.batchId} />
         </li>
         {t.isForked && <li>Forked from its parent's conversation{t.forkTokens ? ` (about ${t.forkTokens} tokens of context)` : ""}</li>}
         {t.resumeCount > 0 && (
@@ -209,6 +210,23 @@ function Lineage({ t }: { t: Task }) {
         )}
       </ul>
     </section>
+  );
+}
+
+/** The batch's link, named as the core names it (its timeline's name), its ID until then. */
+function BatchLink({ id }: { id: string }) {
+  const [name, setName] = useState("");
+  useEffect(() => {
+    setName("");
+    get<ViewTimeline>(`/v1/views/batch/${seg(id)}`).then(
+      (tl) => setName(tl.name),
+      () => {},
+    );
+  }, [id]);
+  return (
+    <a href={`#/batch/${seg(id)}`} title={id}>
+      {name || id}
+    </a>
   );
 }
 
@@ -242,7 +260,7 @@ function Logs({ t }: { t: Task }) {
     <section class="card" aria-label="Conversation">
       <h2>Conversation{isActive(t) ? <span class="muted"> (live)</span> : null}</h2>
       {error && <p class="error">{error}</p>}
-      {conv?.fromHistory && <p class="muted">From the task history: {t.sessionID ? "OpenCode is not running, so only the prompt and the outcome are kept." : "no session yet."}</p>}
+      {conv?.note && <p class="muted">{conv.note}</p>}
       {conv?.messages.length === 0 && <p class="muted">No messages yet.</p>}
       <ol class="log">
         {conv?.messages.map((m) => (
