@@ -61,13 +61,13 @@ var typeValues = map[reflect.Type][]string{
 
 // fieldValues are the values of the plain string fields that take only a few.
 var fieldValues = map[string][]string{
-	"NotifyConfig.Wake": {config.WakeBatch, config.WakeEach},
+	"NotifyConfig.Wake":   {config.WakeBatch, config.WakeEach},
 	"NotifyConfig.Format": {config.FormatPlain, config.FormatMarkdown},
-	"ArgSpec.Type":      {"string", "boolean", "number", "object"},
-	"TextPart.Type":     {"text"},
-	"Row.Group":         {view.GroupRunning, view.GroupQueued, view.GroupFinished},
-	"Row.Tone":          {view.ToneAccent, view.ToneMuted, view.ToneSuccess, view.ToneError, view.ToneWarning},
-	"APIMessage.Type":   {httpapi.MsgPrompt, httpapi.MsgReply, httpapi.MsgTools, httpapi.MsgPartial, httpapi.MsgError},
+	"ArgSpec.Type":        {"string", "boolean", "number", "object"},
+	"TextPart.Type":       {"text"},
+	"Row.Group":           {view.GroupRunning, view.GroupQueued, view.GroupFinished},
+	"Row.Tone":            {view.ToneAccent, view.ToneMuted, view.ToneSuccess, view.ToneError, view.ToneWarning},
+	"APIMessage.Type":     {httpapi.MsgPrompt, httpapi.MsgReply, httpapi.MsgTools, httpapi.MsgPartial, httpapi.MsgError},
 }
 
 var rawMessage = reflect.TypeFor[json.RawMessage]()
