@@ -14,13 +14,6 @@ import (
 	"github.com/asyncagents/asyncagents/testharness/ocserve"
 )
 
-// apiTask reads a task through the status API.
-func apiTask(t *testing.T, sj serverJSON, id string) (task.Task, bool) {
-	code, body := apiGet(t, sj.URL+"/v1/tasks/"+id, sj.Token, "")
-	var tk task.Task
-	return tk, code == 200 && json.Unmarshal([]byte(body), &tk) == nil
-}
-
 // pending lists a task's unanswered requests, oldest first.
 func pending(tk task.Task) []task.PermissionRequest {
 	var out []task.PermissionRequest
