@@ -94,13 +94,12 @@ func (m *Machine) persistDirty() {
 		var line string
 		if t := m.tasks[id]; t != nil {
 			pub := t.public()
-			if !held {
-				rec, _ := task.AppendJSON(nil, &pub) // as json.Marshal writes it (core/task/encode.go)
-				line = history.Checksummed([]byte(`{"task":` + string(rec) + `}`))
-			}
 			prev, known := t.sseSent, t.sseSent != ""
 			frames = append(frames, Effect{Kind: EffectSSEBroadcast, Frame: taskFrame(httpapi.TaskEventName(prev, t.Status, !known), pub)})
 			t.sseSent = t.Status
+			if !held {
+				line = taskRecordLine(&pub, keepFields(t, &pub))
+			}
 		} else if !held {
 			line = history.Line(history.Record{Removed: id})
 		}
@@ -164,6 +163,7 @@ func (m *Machine) compact() {
 	for _, id := range m.order {
 		if t := m.tasks[id]; t != nil {
 			line := taskLine(t)
+			markWritten(t)
 			// The record is the line less its checksum, space and newline.
 			entries = append(entries, snapshotEntry(t, b.Len()+17, len(line)-18))
 			b.WriteString(line)

@@ -14,6 +14,10 @@ import (
 
 // Record is one line's JSON.
 type Record struct {
+	// Keep names the Task's large fields a line leaves out because the task's previous line in
+	// the log holds them unchanged ("prompt", "result", "partial", comma-separated; core/history_keep.go).
+	// It comes first in the line: {"keep":"prompt","task":{...}}.
+	Keep    string     `json:"keep,omitempty"`
 	Task    *task.Task `json:"task,omitempty"`
 	Removed string     `json:"removed,omitempty"`
 }
