@@ -56,23 +56,26 @@ func hashesOf(t *task.Task) keptHashes {
 
 // keepFields blanks in pub (t's public copy, about to be written) the large fields the log holds
 // unchanged, returns their names for the line's "keep", and records what the line holds.
-func keepFields(t *run, pub *task.Task) string {
+func keepFields(t *run, pub *task.Task) (keep string, keptBytes int) {
 	was := t.written
 	t.written = hashesOf(pub)
 	if !was.ok {
-		return ""
+		return "", 0
 	}
-	var keep []string
+	var kept []string
 	if len(pub.Prompt) >= keepMinBytes && was.prompt == t.written.prompt {
-		pub.Prompt, keep = "", append(keep, "prompt")
+		keptBytes += len(pub.Prompt)
+		pub.Prompt, kept = "", append(kept, "prompt")
 	}
 	if len(pub.Result) >= keepMinBytes && was.result == t.written.result {
-		pub.Result, keep = "", append(keep, "result")
+		keptBytes += len(pub.Result)
+		pub.Result, kept = "", append(kept, "result")
 	}
 	if _, size := partialOf(pub.Partial); size >= keepMinBytes && was.partial == t.written.partial {
-		pub.Partial, keep = nil, append(keep, "partial")
+		keptBytes += size
+		pub.Partial, kept = nil, append(kept, "partial")
 	}
-	return strings.Join(keep, ",")
+	return strings.Join(kept, ","), keptBytes
 }
 
 // markWritten records that the log holds t whole, as it is now (a compaction wrote it).

@@ -122,3 +122,27 @@ func TestKeptFieldsReadOverAnIndexedTask(t *testing.T) {
 	got, _ := m.Task("bg_0003")
 	require.Equal(t, first, got)
 }
+
+// A log is compacted once it holds more than twice what its tasks take written whole, however
+// few its lines: a child whose tool calls carry long titles repeats them all on every line (the
+// last 50), up to the hundreds of lines a count of lines waits for.
+func TestALogOutgrowingItsTasksIsCompacted(t *testing.T) {
+	h := newFB(t, config.Config{})
+	h.launch()
+	ses := fmt.Sprintf("ses_c%d", h.nextSes)
+	for i := range 120 {
+		h.oc("message.part.updated", fmt.Sprintf(`{"part":{"id":"tool_%d","sessionID":%q,"messageID":"msg_a","type":"tool","callID":"call_%d","tool":"bash","state":{"status":"completed","title":%q}}}`,
+			i, ses, i, fmt.Sprint(i)+strings.Repeat("t", 5_000)))
+	}
+	require.NotEmpty(t, ofKind(h.effects, EffectHistoryRewrite), "compacted before 256 lines")
+	log, written := logOf(h.effects)
+	want, _ := h.m.Task(h.m.order[0])
+	whole := len(HistoryLine(want))
+	require.LessOrEqual(t, len(log), 2*whole+compactMinBytes, "the log stays near what it holds")
+	t.Logf("%d bytes written, the log %d, the task whole %d", written, len(log), whole)
+	m := NewMachine(config.Config{API: config.APIConfig{ReadOnly: true}})
+	res, _ := m.Restore(h.now, log)
+	require.Zero(t, res.Corrupt)
+	got, _ := m.Task(h.m.order[0])
+	require.Equal(t, want, got)
+}

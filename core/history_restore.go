@@ -57,6 +57,7 @@ func (m *Machine) RestoreIndexed(now int64, hist, index string) (RestoreResult, 
 	m.rebuildIndex()
 	res.Restored = len(m.tasks)
 	m.historyLines = lines
+	m.sizeRestored(len(hist))
 	if res.Corrupt > 0 {
 		m.log("warn", fmt.Sprintf("task history: %d corrupt lines skipped (%s)", res.Corrupt, strings.Join(res.Problems, "; ")))
 	}
@@ -222,8 +223,10 @@ func (m *Machine) applyHistoryFrom(hist string, from, firstLine int, res *Restor
 			}
 			// The record is the line after its checksum and space.
 			t.logAt, t.logLen = int(uintptr(unsafe.Pointer(unsafe.StringData(line)))-base)+17, len(line)-17
+			t.recordBytes = 0 // its record's, at the restore's end (sizeRestored)
 			if r.Keep != "" {
 				t.logAt = -1 // merged with the lines before: no one record is the task
+				t.recordBytes = len(line) + len(t.Prompt) + len(t.Result)
 			}
 			m.tasks[id] = t
 		}

@@ -89,8 +89,10 @@ type run struct {
 	// A task merged from a line that kept fields (history_keep.go) has logAt -1: no one record
 	// holds it.
 	logAt, logLen int
-	// written is what the log holds of its large fields (history_keep.go).
-	written keptHashes
+	// written is what the log holds of its large fields (history_keep.go); recordBytes what
+	// its line takes written whole (history_size.go).
+	written     keptHashes
+	recordBytes int
 	// sseSent is the status the event streams were last told of (by a frame, or by the restore
 	// that brought the task back); empty while no stream has been told of the task.
 	sseSent task.Status
