@@ -109,13 +109,7 @@ func Decode(b string) (Record, error) {
 func fastRecord(b string) (Record, error) {
 	var r Record
 	if strings.HasPrefix(b, `{"keep":"`) {
-		keep, rest, err := fastString(b[len(`{"keep":`):])
-		if err != nil || !strings.HasPrefix(rest, `,"task":{`) {
-			return r, errSlowPath
-		}
-		r, err = fastRecord(`{` + rest[1:])
-		r.Keep = keep
-		return r, err
+		return fastKeepRecord(b)
 	}
 	switch {
 	case strings.HasPrefix(b, (`{"removed":"`)):

@@ -88,3 +88,14 @@ func ParseLineInto(line string, lazy bool, into *task.Task) (r Record, legacy bo
 	}
 	return r, legacy, nil
 }
+
+// fastKeepRecord reads {"keep":"…","task":{...}} as fastRecord reads a task's record.
+func fastKeepRecord(b string) (Record, error) {
+	keep, rest, err := fastString(b[len(`{"keep":`):])
+	if err != nil || !strings.HasPrefix(rest, `,"task":{`) {
+		return Record{}, errSlowPath
+	}
+	r, err := fastRecord(`{` + rest[1:])
+	r.Keep = keep
+	return r, err
+}
