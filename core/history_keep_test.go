@@ -146,3 +146,26 @@ func TestALogOutgrowingItsTasksIsCompacted(t *testing.T) {
 	got, _ := m.Task(h.m.order[0])
 	require.Equal(t, want, got)
 }
+
+// The child's partial work is not repeated by the lines that only count its usage.
+func TestUsageLinesKeepThePartialWork(t *testing.T) {
+	h := newFB(t, config.Config{})
+	ses := h.launch()
+	for i := range 20 {
+		h.oc("message.part.updated", fmt.Sprintf(`{"part":{"id":"tool_%d","sessionID":%q,"messageID":"msg_1","type":"tool","callID":"call_%d","tool":"bash","state":{"status":"completed","title":"step %d"}}}`, i, ses, i, i))
+	}
+	from := len(h.effects)
+	h.oc("message.updated", usageInfo(ses, "msg_1", 100, 10, 0, 0, 0, 0.001, false))
+	lines := ofKind(h.effects[from:], EffectHistoryAppend)
+	require.Len(t, lines, 1)
+	require.Contains(t, lines[0].Line, `{"keep":"partial","task":{`)
+	require.NotContains(t, lines[0].Line, "step 19")
+
+	want, _ := h.m.Task(h.m.order[0])
+	log, _ := logOf(h.effects)
+	m := NewMachine(config.Config{API: config.APIConfig{ReadOnly: true}})
+	m.Restore(h.now, log)
+	got, _ := m.Task(h.m.order[0])
+	require.Equal(t, want, got)
+	require.Len(t, got.Partial.Tools, 20)
+}

@@ -41,7 +41,7 @@ func rssMiB(pid int) (float64, error) {
 // subagents (the same children, the same mock model), and samples the OpenCode process's resident
 // memory (the plugin's Worker and its core included) every 200 tasks. What grows in both is
 // OpenCode's; the difference is the plugin's. Run alone:
-// go test -run '^$' -bench 'BenchmarkMemory1k$' -benchtime 1x ./testharness/bench
+// go test -v -timeout 60m -run '^$' -bench 'BenchmarkMemory1k$' -benchtime 1x ./testharness/bench
 func BenchmarkMemory1k(b *testing.B) {
 	c := fanCase{Key: "mem", Name: "50 tasks", Delays: same(memoryBatch, 0)}
 	for _, sys := range []system{ours, native} {
@@ -67,6 +67,7 @@ func BenchmarkMemory1k(b *testing.B) {
 					first = rss
 				}
 				samples = append(samples, fmt.Sprintf("%d: %.1f", done+memoryBatch, rss))
+				fmt.Printf("%s: %d tasks, OpenCode's resident memory %.1f MiB\n", sys.name, done+memoryBatch, rss)
 				if done+memoryBatch == memoryTasks {
 					perTask := (rss - first) * 1024 / float64(memoryTasks-memoryBatch)
 					b.ReportMetric(rss, sys.name+"-rss-MiB")
