@@ -38,6 +38,9 @@ func (m *Machine) touch(t *run) {
 
 // forget removes a task from the store and persists the removal.
 func (m *Machine) forget(id string) {
+	if t := m.tasks[id]; t != nil {
+		m.size.liveBytes -= t.recordBytes
+	}
 	delete(m.tasks, id)
 	m.storeChanged()
 	if m.dirty == nil {
@@ -94,15 +97,17 @@ func (m *Machine) persistDirty() {
 		var line string
 		if t := m.tasks[id]; t != nil {
 			pub := t.public()
-			if !held {
-				rec, _ := task.AppendJSON(nil, &pub) // as json.Marshal writes it (core/task/encode.go)
-				line = history.Checksummed([]byte(`{"task":` + string(rec) + `}`))
-			}
 			prev, known := t.sseSent, t.sseSent != ""
 			frames = append(frames, Effect{Kind: EffectSSEBroadcast, Frame: taskFrame(httpapi.TaskEventName(prev, t.Status, !known), pub)})
 			t.sseSent = t.Status
+			if !held {
+				keep, keptBytes := keepFields(t, &pub)
+				line = taskRecordLine(&pub, keep)
+				m.size.wrote(t, len(line), len(line)+keptBytes)
+			}
 		} else if !held {
 			line = history.Line(history.Record{Removed: id})
+			m.size.logBytes += len(line)
 		}
 		if held {
 			continue
@@ -150,7 +155,7 @@ func coalesceFrames(frames []Effect) []Effect {
 // cost per change stays constant.
 func (m *Machine) compactIfWorthIt() bool {
 	live := len(m.tasks)
-	if m.historyLines < 256 || m.historyLines <= 2*live {
+	if (m.historyLines < 256 || m.historyLines <= 2*live) && !m.size.outgrown() {
 		return false
 	}
 	m.compact()
@@ -164,12 +169,15 @@ func (m *Machine) compact() {
 	for _, id := range m.order {
 		if t := m.tasks[id]; t != nil {
 			line := taskLine(t)
+			markWritten(t)
+			t.recordBytes = len(line)
 			// The record is the line less its checksum, space and newline.
 			entries = append(entries, snapshotEntry(t, b.Len()+17, len(line)-18))
 			b.WriteString(line)
 		}
 	}
 	content := b.String()
+	m.size = logSize{logBytes: len(content), liveBytes: len(content)}
 	m.out = append(m.out, Effect{Kind: EffectHistoryRewrite, Content: content})
 	m.historyLines = len(m.tasks)
 	m.tornTail = false // the rewrite leaves no torn line behind

@@ -57,6 +57,7 @@ func (m *Machine) RestoreIndexed(now int64, hist, index string) (RestoreResult, 
 	m.rebuildIndex()
 	res.Restored = len(m.tasks)
 	m.historyLines = lines
+	m.sizeRestored(len(hist))
 	if res.Corrupt > 0 {
 		m.log("warn", fmt.Sprintf("task history: %d corrupt lines skipped (%s)", res.Corrupt, strings.Join(res.Problems, "; ")))
 	}
@@ -72,8 +73,14 @@ func (m *Machine) RestoreIndexed(now int64, hist, index string) (RestoreResult, 
 	case m.compactIfWorthIt():
 	case tailLines >= indexMinLines && strings.HasSuffix(hist, "\n"):
 		// Worth an index: the next restore reads what this one read line by line from it. (A
-		// log that does not end its last line is left for the compaction to set right.)
-		m.planIndex(m.restoredSnapshot(hist, launched, lines, newlines+split, res))
+		// log that does not end its last line is left for the compaction to set right.) Tasks
+		// merged from lines that kept fields have no one record to index: the log is compacted,
+		// which leaves an index of its own.
+		if s := m.restoredSnapshot(hist, launched, lines, newlines+split, res); s != nil {
+			m.planIndex(s)
+		} else {
+			m.compact()
+		}
 	}
 	m.foldMerged(m.merged)
 	m.merged = nil
@@ -97,6 +104,9 @@ func (m *Machine) restoredSnapshot(hist string, launched []string, lines, newlin
 	s.entries = make([]indexEntry, 0, len(launched))
 	for _, id := range launched {
 		if t := m.tasks[id]; t != nil {
+			if t.logAt < 0 {
+				return nil // a task merged from lines: the compaction leaves an index instead
+			}
 			s.entries = append(s.entries, snapshotEntry(t, t.logAt, t.logLen))
 		}
 	}
@@ -167,6 +177,9 @@ func (m *Machine) applyHistoryFrom(hist string, from, firstLine int, res *Restor
 			slab.giveBack(into)
 			into = nil
 		}
+		if err == nil && r.Keep != "" {
+			err = applyKept(r.Task, r.Keep, m.tasks[r.Task.ID])
+		}
 		if old && err == nil {
 			legacy++
 		}
@@ -210,6 +223,11 @@ func (m *Machine) applyHistoryFrom(hist string, from, firstLine int, res *Restor
 			}
 			// The record is the line after its checksum and space.
 			t.logAt, t.logLen = int(uintptr(unsafe.Pointer(unsafe.StringData(line)))-base)+17, len(line)-17
+			t.recordBytes = 0 // its record's, at the restore's end (sizeRestored)
+			if r.Keep != "" {
+				t.logAt = -1 // merged with the lines before: no one record is the task
+				t.recordBytes = len(line) + len(t.Prompt) + len(t.Result)
+			}
 			m.tasks[id] = t
 		}
 		if track && !seen[id] {

@@ -66,6 +66,7 @@ type Machine struct {
 
 	dirty        map[string]bool // tasks changed in this step, persisted at its end
 	historyLines int             // lines in the history log, for compaction
+	size         logSize         // its bytes, for compaction too (history_size.go)
 	// tornTail: the log restored did not end its last line (a disk full, a power loss), so the
 	// first line appended after it starts with a newline that ends it (history.go).
 	tornTail     bool

@@ -88,7 +88,13 @@ type run struct {
 	toolsRunning map[string]bool
 	// logAt and logLen: where a restore or a compaction found the task's record (its JSON) in
 	// the log, for the index they leave (history_index.go). Not kept up to date after that.
+	// A task merged from a line that kept fields (history_keep.go) has logAt -1: no one record
+	// holds it.
 	logAt, logLen int
+	// written is what the log holds of its large fields (history_keep.go); recordBytes what
+	// its line takes written whole (history_size.go).
+	written     keptHashes
+	recordBytes int
 	// sseSent is the status the event streams were last told of (by a frame, or by the restore
 	// that brought the task back); empty while no stream has been told of the task.
 	sseSent task.Status

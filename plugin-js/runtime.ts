@@ -20,6 +20,7 @@ import {
 import { readConfigFiles } from "./config";
 import { noHistory, readState, writeMergedState, type History } from "./history";
 import { ProjectHistories, procStat } from "./histories";
+import { HistoryWrites } from "./history_writes";
 import { hop, profileSeen, profiling } from "./profile";
 import { restartFailed } from "./trap";
 import { RETURN_WAIT_MS, type PendingCall, type StorageEnv, type ToolAnswer, type ToolCallContext } from "./runtime_types";
@@ -41,8 +42,7 @@ export class Runtime {
   private history: History = noHistory;
   private readonly histories: ProjectHistories;
   private broadcaster?: (frame: string) => void;
-  /** The first history write that failed since the core last asked (history.sync). */
-  private writeError?: string;
+  private readonly writes: HistoryWrites;
   /** Where the history and server.json live, once the core has said. */
   storagePaths?: CoreResponse["storage"];
   /** The configuration in force (options and config files, defaults filled in), once loaded. */
@@ -83,6 +83,7 @@ export class Runtime {
   ) {
     this.initConfig = config;
     this.histories = new ProjectHistories(() => this.history, storage.env, log);
+    this.writes = new HistoryWrites(() => this.history, log);
     // Compiling the module happens in the background: OpenCode does not wait for it. Events that
     // arrive meanwhile are kept and fed in order.
     // Wall-clock times from the plugin's start: in a Worker, this thread's clock starts later.
@@ -336,6 +337,11 @@ export class Runtime {
 
   /** Carries out one effect; for a tool's answer, returns when OpenCode has taken it. */
   private carryOut(e: Effect): Promise<void> | undefined {
+    const generation = this.generation;
+    const answered = (ok: boolean, error?: string) => {
+      if (generation === this.generation) this.feed({ type: "effect.done", effectID: e.id, ok, error });
+    };
+    if (this.writes.carryOut(e, answered)) return;
     switch (e.kind) {
       case "tool.reply":
         return this.answer(e);
@@ -355,25 +361,6 @@ export class Runtime {
         return void this.clearTimer(e.timerID!);
       case "log":
         return void this.log(e.level ?? "info", `asyncagents: ${e.message}`);
-      case "history.append":
-        return void this.guardWrite("writing the task history", () => this.history.append(e.line!));
-      case "history.rewrite":
-        return void this.guardWrite("compacting the task history", () => this.history.rewrite(e.content!));
-      case "history.index":
-        return void this.guard("writing the task history index", () => this.history.writeIndex(e.content!));
-      case "history.sync": {
-        // The first write that failed since the last sync, if any; answered after the step's
-        // other effects, as any reply is.
-        const error = this.writeError;
-        this.writeError = undefined;
-        const generation = this.generation;
-        queueMicrotask(() => {
-          if (generation === this.generation) this.feed({ type: "effect.done", effectID: e.id, ok: !error, error });
-        });
-        return;
-      }
-      case "history.remove":
-        return void this.guard("removing a task history log taken over", () => this.history.dir?.remove(e.file!));
       case "sse.broadcast":
         return void this.broadcaster?.(e.frame!);
       case "state.write":
@@ -383,7 +370,6 @@ export class Runtime {
         );
     }
     if (profiling) profileSent(e);
-    const generation = this.generation;
     const done = (ok: boolean, result?: unknown, error?: string) => {
       if (profiling && ok && e.kind === "session.create") hop("session.created", { task: e.taskID, session: (result as any)?.id });
       if (e.reply && generation === this.generation) this.feed({ type: "effect.done", effectID: e.id, ok, result, error });
@@ -412,23 +398,12 @@ export class Runtime {
     return Promise.race([returned, new Promise<void>((r) => (setTimeout(r, RETURN_WAIT_MS) as any).unref?.())]);
   }
 
-  // A history write that fails (a full disk) is logged; the task itself goes on.
+  // A state file that cannot be written (a full disk) is logged; the tasks go on.
   private guard(what: string, fn: () => void): void {
     try {
       fn();
     } catch (err) {
       this.log("error", `asyncagents: ${what} failed: ${(err as Error).message}`);
-    }
-  }
-
-  /** A history write: a failure is logged and kept for the next history.sync (the core's). */
-  private guardWrite(what: string, fn: () => void): void {
-    try {
-      fn();
-    } catch (err) {
-      const message = (err as Error).message;
-      this.writeError ??= message;
-      this.log("error", `asyncagents: ${what} failed: ${message}`);
     }
   }
 

@@ -104,9 +104,13 @@ func Decode(b string) (Record, error) {
 	return r, err
 }
 
-// fastRecord reads {"task":{...}} or {"removed":"id"} with no whitespace, as Line writes.
+// fastRecord reads {"task":{...}}, {"keep":"…","task":{...}} or {"removed":"id"} with no
+// whitespace, as the core writes them.
 func fastRecord(b string) (Record, error) {
 	var r Record
+	if strings.HasPrefix(b, `{"keep":"`) {
+		return fastKeepRecord(b)
+	}
 	switch {
 	case strings.HasPrefix(b, (`{"removed":"`)):
 		s, rest, err := fastString(b[len(`{"removed":`):])

@@ -14,6 +14,10 @@ import (
 
 // Record is one line's JSON.
 type Record struct {
+	// Keep names the Task's large fields a line leaves out because the task's previous line in
+	// the log holds them unchanged ("prompt", "result", "partial", comma-separated; core/history_keep.go).
+	// It comes first in the line: {"keep":"prompt","task":{...}}.
+	Keep    string     `json:"keep,omitempty"`
 	Task    *task.Task `json:"task,omitempty"`
 	Removed string     `json:"removed,omitempty"`
 }
@@ -83,4 +87,15 @@ func ParseLineInto(line string, lazy bool, into *task.Task) (r Record, legacy bo
 		return r, legacy, fmt.Errorf("no task in the record")
 	}
 	return r, legacy, nil
+}
+
+// fastKeepRecord reads {"keep":"…","task":{...}} as fastRecord reads a task's record.
+func fastKeepRecord(b string) (Record, error) {
+	keep, rest, err := fastString(b[len(`{"keep":`):])
+	if err != nil || !strings.HasPrefix(rest, `,"task":{`) {
+		return Record{}, errSlowPath
+	}
+	r, err := fastRecord(`{` + rest[1:])
+	r.Keep = keep
+	return r, err
 }

@@ -54,18 +54,47 @@ func findStoredTask(oc *ocserve.Server, id string) (task.Task, bool) {
 		}
 		sc := bufio.NewScanner(f)
 		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		known := map[string]task.Task{}
 		for sc.Scan() {
 			_, body, _ := strings.Cut(sc.Text(), " ")
-			var r struct {
-				Task *task.Task `json:"task"`
-			}
-			if json.Unmarshal([]byte(body), &r) == nil && r.Task != nil && (r.Task.ID == id || r.Task.SessionID == id) {
-				last, found = *r.Task, true
+			if t, _, err := storedRecord(body, known); err == nil && t != nil && (t.ID == id || t.SessionID == id) {
+				last, found = *t, true
 			}
 		}
 		f.Close()
 	}
 	return last, found
+}
+
+// storedRecord reads a history line's record (a task, or the ID of one removed) and notes the
+// task in known: a line that keeps its large fields (core/history_keep.go) gets them from the
+// task as known's earlier lines made it.
+func storedRecord(body string, known map[string]task.Task) (*task.Task, string, error) {
+	var r struct {
+		Keep    string     `json:"keep"`
+		Task    *task.Task `json:"task"`
+		Removed string     `json:"removed"`
+	}
+	if err := json.Unmarshal([]byte(body), &r); err != nil {
+		return nil, "", err
+	}
+	if r.Task == nil {
+		delete(known, r.Removed)
+		return nil, r.Removed, nil
+	}
+	was := known[r.Task.ID]
+	for _, f := range strings.Split(r.Keep, ",") {
+		switch f {
+		case "prompt":
+			r.Task.Prompt = was.Prompt
+		case "result":
+			r.Task.Result = was.Result
+		case "partial":
+			r.Task.Partial = was.Partial
+		}
+	}
+	known[r.Task.ID] = *r.Task
+	return r.Task, "", nil
 }
 
 // parentScript launches one task per "GO <name>" prompt and acknowledges notices.

@@ -195,16 +195,8 @@ func historyRecords(t *testing.T, st core.Storage) map[string]task.Task {
 			_, body, ok := strings.Cut(line, " ")
 			require.True(t, ok, "%s line %d: %q", path, n+1, line)
 			require.Equal(t, line+"\n", core.ChecksummedLine(body), "%s line %d is torn", path, n+1)
-			var r struct {
-				Task    *task.Task `json:"task"`
-				Removed string     `json:"removed"`
-			}
-			require.NoError(t, json.Unmarshal([]byte(body), &r))
-			if r.Task != nil {
-				out[r.Task.ID] = *r.Task
-			} else {
-				delete(out, r.Removed)
-			}
+			_, _, err := storedRecord(body, out)
+			require.NoError(t, err)
 		}
 	}
 	return out
