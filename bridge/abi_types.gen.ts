@@ -194,6 +194,11 @@ export interface CoreRequest {
    * last is the one just seen, the others those the previous Recovery said to keep.
    */
   traps?: Trap[];
+  /**
+   * Doctor is what the host found, for the doctor op; its ServerFiles and Procs alone, for
+   * the servers op.
+   */
+  doctor?: DoctorFacts;
 }
 
 /**
@@ -236,6 +241,13 @@ export interface CoreResponse {
   state?: string;
   /** follow.look: what to read of the log (core.Machine.FollowLook) */
   follow?: FollowRead;
+  /**
+   * doctor.files: the files doctor reads; doctor: its report; servers: the live servers,
+   * the most recently started first
+   */
+  paths?: string[];
+  report?: string;
+  servers?: ServerFile[];
 }
 
 /** Event is one input to the state machine. Only the fields of its Type are read. */
@@ -575,6 +587,29 @@ export interface ConfigFile {
 export interface Trap {
   at: number;
   error: string;
+}
+
+/**
+ * DoctorFacts is what a host found out for `asyncagents doctor` (and, its server files and procs
+ * alone, for the servers op): the core decides what they mean and writes the report.
+ */
+export interface DoctorFacts {
+  project?: string;
+  /** OpenCodeVersion is what `opencode --version` printed; OpenCodeError why it could not run. */
+  openCodeVersion?: string;
+  openCodeError?: string;
+  /** Files are the files of DoctorCandidates that exist, read (Text) or not (Error). */
+  files?: ConfigFile[];
+  /**
+   * ServerFiles are the project's server files (Path, Text), Procs what the host knows of
+   * their pids.
+   */
+  serverFiles?: ConfigFile[];
+  procs?: ProcInfo[];
+  /** Probes are the answers of the live servers' GET /v1/health, by URL: "" when it answered. */
+  probes?: Record<string, string>;
+  /** ConfigError is init's configError over the asyncagents config files. */
+  configError?: string;
 }
 
 /**
