@@ -1,0 +1,77 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/asyncagents/asyncagents/testharness/mockmodel"
+	"github.com/asyncagents/asyncagents/testharness/ocserve"
+)
+
+// The README's quick start, as a new user follows it: the packed tarball named by its file spec
+// in opencode.json and tui.json, and installed into the project for the CLI. A fan-out runs in
+// real OpenCode; then `npx asyncagents doctor` names the plugin's server, the config files and
+// OpenCode's version, and `npx asyncagents ls` prints the table the Go CLI prints.
+func TestQuickStartInstallAndCLI(t *testing.T) {
+	tarball := packTarball(t)
+	spec := "asyncagents@file:" + tarball
+	model := mockmodel.Start(t, func(req mockmodel.Request) mockmodel.Reply {
+		switch {
+		case strings.HasPrefix(req.LastUser, "CHILD "):
+			return mockmodel.Reply{Text: "result of " + req.LastUser}
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
+			return mockmodel.Reply{Text: "ok"}
+		case req.LastUser == "GO":
+			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Quick one", "CHILD one", "general"), taskCall("Quick two", "CHILD two", "general")}}
+		}
+		return mockmodel.Reply{Text: "?"}
+	})
+	oc := ocserve.Start(t, ocserve.Options{ModelURL: model.URL(), Plugins: []string{spec}, Files: map[string]string{
+		"package.json":       `{"name":"quick-start","private":true}`,
+		".opencode/tui.json": `{"plugin": ["` + spec + `"]}`,
+	}})
+	e := &env{t: t, model: model, oc: oc}
+	parent := e.prompt("GO")
+	e.eventually("both tasks' notices", 90*time.Second, func() bool { return len(e.notices(parent)) == 2 })
+
+	// The CLI of the package installed in the project, run as a user runs it, in the project,
+	// with OpenCode's data and config homes and OpenCode on the PATH.
+	npm := exec.Command("npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", "--offline", tarball)
+	npm.Dir = oc.Dir
+	msg, err := npm.CombinedOutput()
+	require.NoError(t, err, "npm install: %s", msg)
+	cliEnv := append(os.Environ(), "HOME="+oc.Home, "XDG_DATA_HOME="+filepath.Join(oc.Home, ".local", "share"),
+		"XDG_CONFIG_HOME="+filepath.Join(oc.Home, ".config"), "npm_config_offline=true",
+		"PATH="+filepath.Dir(ocserve.Binary(t))+string(os.PathListSeparator)+os.Getenv("PATH"))
+	run := func(name string, args ...string) string {
+		cmd := exec.Command(name, args...)
+		cmd.Dir, cmd.Env = oc.Dir, cliEnv
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s %v: %s", name, args, out)
+		return string(out)
+	}
+
+	doctor := run("npx", "asyncagents", "doctor")
+	project, err := filepath.EvalSymlinks(oc.Dir)
+	require.NoError(t, err)
+	require.Contains(t, doctor, "asyncagents doctor: project "+project)
+	require.Regexp(t, `plugin server: http://127\.0\.0\.1:\d+ \(pid \d+, started [^)]+\) answers`, doctor)
+	require.Contains(t, doctor, filepath.Join(project, "opencode.json")+`: plugin "`+spec+`"`)
+	require.Contains(t, doctor, filepath.Join(project, ".opencode", "tui.json")+`: plugin "`+spec+`"`)
+	require.Contains(t, doctor, "config file: none")
+	require.Regexp(t, `OpenCode: 1\.\d+\.\d+`, doctor)
+	require.NotContains(t, doctor, "no file names asyncagents")
+
+	ls := run("npx", "asyncagents", "ls")
+	require.Contains(t, ls, "Quick one")
+	require.Contains(t, ls, "Quick two")
+	require.Equal(t, 2, strings.Count(ls, " completed "), ls)
+	goCLI := run(filepath.Join(ocserve.RepoRoot(t), "dist", "asyncagents"), "ls", "--wasm", filepath.Join(ocserve.RepoRoot(t), "dist", "asyncagents.wasm"))
+	require.Equal(t, goCLI, ls, "the npm CLI prints what the Go CLI prints")
+}
