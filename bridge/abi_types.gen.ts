@@ -117,6 +117,11 @@ export const VIEW_COMMAND_DESCRIPTION = "List the background tasks of this proje
 
 export const VIEW_UNAVAILABLE = "asyncagents: the status API is not reachable yet (or is off: ASYNCAGENTS_API_ENABLED=false)";
 
+export const VIEW_NO_SERVER = "No asyncagents server in this OpenCode: put the spec of tui.json in opencode.json's \"plugin\" too, restart OpenCode, and run `npx asyncagents doctor` (or the API is off: ASYNCAGENTS_API_ENABLED=false)";
+
+/** NoServerAfterMs leaves the plugin time to load its core and write its server file. */
+export const VIEW_NO_SERVER_AFTER_MS = 15000;
+
 /** Request is the envelope a host sends: one operation, the time, and the operation's input. */
 export interface CoreRequest {
   op: string;

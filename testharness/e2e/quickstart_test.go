@@ -75,3 +75,22 @@ func TestQuickStartInstallAndCLI(t *testing.T) {
 	goCLI := run(filepath.Join(ocserve.RepoRoot(t), "dist", "asyncagents"), "ls", "--wasm", filepath.Join(ocserve.RepoRoot(t), "dist", "asyncagents.wasm"))
 	require.Equal(t, goCLI, ls, "the npm CLI prints what the Go CLI prints")
 }
+
+// With the TUI module in tui.json but the server part not in opencode.json (the install mistake
+// that otherwise passes in silence), the sidebar's section says there is no server and names the
+// fix.
+func TestTUIModuleWithoutServerNamesTheFix(t *testing.T) {
+	tm := startTmux(t)
+	model := mockmodel.Start(t, func(req mockmodel.Request) mockmodel.Reply { return mockmodel.Reply{Text: "ok"} })
+	tui := "file://" + filepath.Join(ocserve.RepoRoot(t), "dist", "asyncagents-tui.js")
+	oc := ocserve.StartTUI(t, ocserve.Options{ModelURL: model.URL(), Plugins: []string{},
+		Files: map[string]string{".opencode/tui.json": `{"plugin": ["` + tui + `"]}`}}, tm.socket)
+	e := &env{t: t, model: model, oc: oc}
+	e.eventually("the TUI's prompt", 60*time.Second, func() bool { return strings.Contains(tm.screen(oc.Pane), "Ask anything") })
+	tm.typeLine(oc.Pane, "hello")
+	e.eventually("the section saying there is no server", 90*time.Second, func() bool {
+		s := tm.screen(oc.Pane)
+		return strings.Contains(s, "Background tasks") && strings.Contains(s, "No asyncagents server")
+	})
+	require.NotContains(t, oc.Logs(), "asyncagents: core loaded", "no server part was loaded")
+}
