@@ -117,6 +117,18 @@ export const VIEW_COMMAND_DESCRIPTION = "List the background tasks of this proje
 
 export const VIEW_UNAVAILABLE = "asyncagents: the status API is not reachable yet (or is off: ASYNCAGENTS_API_ENABLED=false)";
 
+/**
+ * HeartbeatTimer drives the status API's heartbeat frames. A host that starts no machine of its
+ * own (the CLI's serve) arms it with one timer.fired event; each beat re-arms it.
+ */
+export const HEARTBEAT_TIMER = "sse.heartbeat";
+
+/**
+ * CLIUsage is what both CLIs (host/cmd/asyncagents, the Go one; cli/, the npm package's under
+ * Node) print for help and after an unknown command: one text for the same commands.
+ */
+export const CLI_USAGE = "usage:\n  asyncagents ls        [--project DIR] [--wasm FILE]             print the project's tasks as a table\n  asyncagents serve     [--project DIR] [--wasm FILE] [--port N]  serve the status API over the stored history\n  asyncagents dashboard [--project DIR] [--print]                 open the project's running status API page\n                                                                  in the browser (--print: print its URL)\n  asyncagents doctor    [--project DIR]                           say whether the plugin loaded, and what to fix\nThe project is the working directory unless --project (or --dir) names one; a symlink to it is\nthe same project.";
+
 export const VIEW_NO_SERVER = "No asyncagents server in this OpenCode: put the spec of tui.json in opencode.json's \"plugin\" too, restart OpenCode, and run `npx asyncagents doctor` (or the API is off: ASYNCAGENTS_API_ENABLED=false)";
 
 /** NoServerAfterMs leaves the plugin time to load its core and write its server file. */
@@ -603,6 +615,8 @@ export interface DoctorFacts {
   /** OpenCodeVersion is what `opencode --version` printed; OpenCodeError why it could not run. */
   openCodeVersion?: string;
   openCodeError?: string;
+  /** OpenCodeNotFound: there is no opencode on the PATH. */
+  openCodeNotFound?: boolean;
   /** Files are the files of DoctorCandidates that exist, read (Text) or not (Error). */
   files?: ConfigFile[];
   /**

@@ -21,10 +21,12 @@ export async function doctor(flags: Flags, out: (s: string) => void): Promise<vo
   }
   const oc = spawnSync("opencode", ["--version"], { encoding: "utf8", timeout: 30_000 });
   const openCodeError = oc.error ? oc.error.message : oc.status !== 0 ? `exit ${oc.status}: ${oc.stderr.trim()}` : "";
+  const notFound = (oc.error as NodeJS.ErrnoException | undefined)?.code === "ENOENT";
   const facts = {
     project,
+    openCodeNotFound: notFound || undefined,
     openCodeVersion: openCodeError ? undefined : oc.stdout.trim(),
-    openCodeError: openCodeError || undefined,
+    openCodeError: (!notFound && openCodeError) || undefined,
     files: readFiles(paths),
     ...servers,
     probes,

@@ -2,19 +2,13 @@
 // under Node on the package's own core .wasm, so `npx asyncagents` works wherever the plugin was
 // installed (docs/rationale/shape.md says why it is not a Go binary per platform).
 
+import { CLI_USAGE as usage } from "../bridge/types";
 import { dashboard } from "./dashboard";
 import { doctor } from "./doctor";
 import { ls } from "./ls";
 import { parseFlags } from "./project";
+import { serve } from "./serve";
 
-const usage = `usage:
-  asyncagents ls        [--project DIR] [--wasm FILE]             print the project's tasks as a table
-  asyncagents serve     [--project DIR] [--wasm FILE] [--port N]  serve the status API over the stored history
-  asyncagents dashboard [--project DIR] [--print]                 open the project's running status API page
-                                                                  in the browser (--print: print its URL)
-  asyncagents doctor    [--project DIR]                           say whether the plugin loaded, and what to fix
-The project is the working directory unless --project (or --dir) names one; a symlink to it is
-the same project.`;
 
 async function run(args: string[]): Promise<number> {
   const out = (s: string) => process.stdout.write(s);
@@ -28,7 +22,7 @@ async function run(args: string[]): Promise<number> {
     ls: { run: (rest) => ls(parseFlags(rest, ["project", "wasm"]), out, err) },
     dashboard: { run: (rest) => dashboard(parseFlags(rest, ["project", "wasm", "print"]), out) },
     doctor: { run: (rest) => doctor(parseFlags(rest, ["project", "wasm"]), out) },
-    serve: { run: (rest) => serve(rest) },
+    serve: { run: (rest) => serve(parseFlags(rest, ["project", "wasm", "port"]), out, err) },
   };
   const c = commands[cmd];
   if (!c) {
@@ -42,11 +36,6 @@ async function run(args: string[]): Promise<number> {
     err(`asyncagents ${cmd}: ${(e as Error).message}\n`);
     return 1;
   }
-}
-
-async function serve(rest: string[]): Promise<void> {
-  parseFlags(rest, ["project", "wasm", "port"]);
-  throw new Error("not in the npm package yet: the read-only server is the Go CLI's (`make build`, then dist/asyncagents serve)");
 }
 
 process.exitCode = await run(process.argv.slice(2));

@@ -17,6 +17,8 @@ type DoctorFacts struct {
 	// OpenCodeVersion is what `opencode --version` printed; OpenCodeError why it could not run.
 	OpenCodeVersion string `json:"openCodeVersion,omitempty"`
 	OpenCodeError   string `json:"openCodeError,omitempty"`
+	// OpenCodeNotFound: there is no opencode on the PATH.
+	OpenCodeNotFound bool `json:"openCodeNotFound,omitempty"`
 	// Files are the files of DoctorCandidates that exist, read (Text) or not (Error).
 	Files []config.ConfigFile `json:"files,omitempty"`
 	// ServerFiles are the project's server files (Path, Text), Procs what the host knows of
@@ -81,6 +83,9 @@ func DoctorReport(f DoctorFacts) string {
 	var b strings.Builder
 	line := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
 	line("asyncagents doctor: project %s", f.Project)
+	if f.OpenCodeNotFound {
+		f.OpenCodeError = "no opencode on the PATH"
+	}
 	if f.OpenCodeVersion != "" {
 		line("OpenCode: %s", strings.TrimSpace(f.OpenCodeVersion))
 	} else {
