@@ -1,10 +1,16 @@
 package e2e
 
 import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,7 +23,8 @@ import (
 // The README's quick start, as a new user follows it: the packed tarball named by its file spec
 // in opencode.json and tui.json, and installed into the project for the CLI. A fan-out runs in
 // real OpenCode; then `npx asyncagents doctor` names the plugin's server, the config files and
-// OpenCode's version, and `npx asyncagents ls` prints the table the Go CLI prints.
+// OpenCode's version, `npx asyncagents ls` prints the table the Go CLI prints, `dashboard
+// --print` a one-time link, and `serve` the read-only API over the two tasks.
 func TestQuickStartInstallAndCLI(t *testing.T) {
 	tarball := packTarball(t)
 	spec := "asyncagents@file:" + tarball
@@ -74,6 +81,43 @@ func TestQuickStartInstallAndCLI(t *testing.T) {
 	require.Equal(t, 2, strings.Count(ls, " completed "), ls)
 	goCLI := run(filepath.Join(ocserve.RepoRoot(t), "dist", "asyncagents"), "ls", "--wasm", filepath.Join(ocserve.RepoRoot(t), "dist", "asyncagents.wasm"))
 	require.Equal(t, goCLI, ls, "the npm CLI prints what the Go CLI prints")
+
+	require.Regexp(t, `^http://127\.0\.0\.1:\d+/\?code=\w+\n$`, run("npx", "asyncagents", "dashboard", "--print"))
+
+	// serve: the read-only status API over the history, from the installed package.
+	port := freeTCPPort(t)
+	serve := exec.Command("npx", "asyncagents", "serve", "--port", strconv.Itoa(port))
+	serve.Dir, serve.Env = oc.Dir, cliEnv
+	// Its own process group: npm exec does not pass a signal on to the node it runs.
+	serve.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdout, err := serve.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, serve.Start())
+	t.Cleanup(func() {
+		_ = syscall.Kill(-serve.Process.Pid, syscall.SIGINT)
+		done := make(chan struct{})
+		go func() { _ = serve.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-serve.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+	})
+	lines := bufio.NewScanner(stdout)
+	require.True(t, lines.Scan(), "serve's first line")
+	require.Equal(t, fmt.Sprintf("asyncagents: serving 2 tasks of %s at http://127.0.0.1:%d (read-only)", project, port), lines.Text())
+	require.True(t, lines.Scan())
+	token := strings.TrimPrefix(lines.Text(), "token: ")
+	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/v1/tasks?status=completed", port), nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	require.Equal(t, http.StatusOK, res.StatusCode, "%s", body)
+	require.Contains(t, string(body), `"total":2`)
 }
 
 // With the TUI module in tui.json but the server part not in opencode.json (the install mistake
