@@ -216,6 +216,8 @@ export interface CoreRequest {
    * the servers op.
    */
   doctor?: DoctorFacts;
+  /** Banner is what serve.banner writes out. */
+  banner?: ServeBanner;
 }
 
 /**
@@ -259,7 +261,7 @@ export interface CoreResponse {
   /** follow.look: what to read of the log (core.Machine.FollowLook) */
   follow?: FollowRead;
   /**
-   * doctor.files: the files doctor reads; doctor: its report; servers: the live servers,
+   * doctor.files: the files doctor reads; doctor (and serve.banner): its report; servers: the live servers,
    * the most recently started first
    */
   paths?: string[];
@@ -629,6 +631,18 @@ export interface DoctorFacts {
   probes?: Record<string, string>;
   /** ConfigError is init's configError over the asyncagents config files. */
   configError?: string;
+}
+
+/**
+ * ServeBanner is what `asyncagents serve` prints once it listens: what it serves, and how to
+ * reach it. Auth is $ASYNCAGENTS_API_AUTH as set.
+ */
+export interface ServeBanner {
+  restored: number;
+  project: string;
+  url: string;
+  token: string;
+  auth?: string;
 }
 
 /**

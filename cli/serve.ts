@@ -66,13 +66,7 @@ export async function serve(flags: Flags, out: (s: string) => void, err: (s: str
   }).serverFile!;
   const own = { path: storage.serverJSON!, content };
   writeOwnFile(own);
-  out(`asyncagents: serving ${restored} tasks of ${project} at ${url} (read-only)\n`);
-  if (JSON.parse(content).auth === "none") out(`auth: none (${ENV_API_AUTH}=${auth})\n`);
-  else {
-    out(`token: ${token}\n`);
-    out(`try:   curl -H 'Authorization: Bearer ${token}' ${url}/v1/tasks\n`);
-    out(`open:  asyncagents dashboard --project ${project}\n`);
-  }
+  out(core.call({ op: "serve.banner", banner: { restored, project, url, token, auth } }).report ?? "");
   step({ type: "timer.fired", timerID: HEARTBEAT_TIMER });
   const tick = setInterval(() => {
     try {

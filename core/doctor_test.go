@@ -49,3 +49,11 @@ func TestDoctorCandidatesCoverOpenCodesFilesAndOurs(t *testing.T) {
 		require.Contains(t, c, want)
 	}
 }
+
+func TestServeBannerSaysHowToReachIt(t *testing.T) {
+	b := ServeBanner{Restored: 2, Project: "/p", URL: "http://127.0.0.1:5165", Token: "tok"}
+	require.Equal(t, "asyncagents: serving 2 tasks of /p at http://127.0.0.1:5165 (read-only)\ntoken: tok\n"+
+		"try:   curl -H 'Authorization: Bearer tok' http://127.0.0.1:5165/v1/tasks\nopen:  asyncagents dashboard --project /p\n", b.Text())
+	b.Auth = "NONE"
+	require.Equal(t, "asyncagents: serving 2 tasks of /p at http://127.0.0.1:5165 (read-only)\nauth: none (ASYNCAGENTS_API_AUTH=NONE)\n", b.Text())
+}

@@ -76,6 +76,8 @@ type Request struct {
 	// Doctor is what the host found, for the doctor op; its ServerFiles and Procs alone, for
 	// the servers op.
 	Doctor *core.DoctorFacts `json:"doctor,omitempty"`
+	// Banner is what serve.banner writes out.
+	Banner *core.ServeBanner `json:"banner,omitempty"`
 }
 
 // StorageEnv is a host's environment, as the storage op reads it.
@@ -127,7 +129,7 @@ type Response struct {
 	State string `json:"state,omitempty"`
 	// follow.look: what to read of the log (core.Machine.FollowLook)
 	Follow *core.FollowRead `json:"follow,omitempty"`
-	// doctor.files: the files doctor reads; doctor: its report; servers: the live servers,
+	// doctor.files: the files doctor reads; doctor (and serve.banner): its report; servers: the live servers,
 	// the most recently started first
 	Paths   []string          `json:"paths,omitempty"`
 	Report  string            `json:"report,omitempty"`
@@ -331,6 +333,11 @@ func (r *Runtime) handle(q Request) Response {
 			return Response{Error: "doctor: missing doctor"}
 		}
 		return Response{OK: true, Report: core.DoctorReport(*q.Doctor)}
+	case "serve.banner":
+		if q.Banner == nil {
+			return Response{Error: "serve.banner: missing banner"}
+		}
+		return Response{OK: true, Report: q.Banner.Text()}
 	case "servers":
 		if q.Doctor == nil {
 			return Response{OK: true}

@@ -76,14 +76,11 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("writing its server file: %w", err)
 	}
 	defer removeServerFile()
-	fmt.Fprintf(stdout, "asyncagents: serving %d tasks of %s at %s (read-only)\n", restored, abs, url)
-	if api.NoToken() {
-		fmt.Fprintf(stdout, "auth: none (%s=%s)\n", core.EnvAPIAuth, api.Auth)
-	} else {
-		fmt.Fprintf(stdout, "token: %s\n", api.Token)
-		fmt.Fprintf(stdout, "try:   curl -H 'Authorization: Bearer %s' %s/v1/tasks\n", api.Token, url)
-		fmt.Fprintf(stdout, "open:  asyncagents dashboard --project %s\n", abs)
+	banner, err := c.Do(ctx, abi.Request{Op: "serve.banner", Banner: &core.ServeBanner{Restored: restored, Project: abs, URL: url, Token: api.Token, Auth: api.Auth}})
+	if err != nil {
+		return err
 	}
+	fmt.Fprint(stdout, banner.Report)
 
 	// The heartbeat is the core's timer: one timer event arms it, and each beat re-arms it.
 	s.step(ctx, core.Event{Type: core.EventTimer, TimerID: core.HeartbeatTimer})
