@@ -42,6 +42,9 @@ func DoctorCandidates(xdgConfigHome, home, projectDir string) []string {
 		global = path.Join(home, ".config", "opencode")
 	}
 	var out []string
+	if global != "" {
+		out = append(out, path.Join(global, "config.json")) // OpenCode's older global name, still read
+	}
 	for _, base := range []string{"opencode", "tui"} {
 		for _, d := range []string{global, projectDir, path.Join(projectDir, ".opencode")} {
 			if d != "" && d != ".opencode" {
@@ -127,6 +130,9 @@ func DoctorReport(f DoctorFacts) string {
 		if len(ours) == 0 {
 			line("%s: no asyncagents entry in \"plugin\"", file.Path)
 			continue
+		}
+		if base != "tui" {
+			base = "opencode" // config.json is OpenCode's server config too
 		}
 		found[base] = true
 		line("%s: plugin %s", file.Path, strings.Join(ours, ", "))

@@ -44,7 +44,7 @@ func TestDoctorReportNamesWhatItFoundAndTheFix(t *testing.T) {
 
 func TestDoctorCandidatesCoverOpenCodesFilesAndOurs(t *testing.T) {
 	c := DoctorCandidates("", "/h", "/p")
-	for _, want := range []string{"/h/.config/opencode/opencode.json", "/p/opencode.jsonc", "/p/.opencode/tui.json",
+	for _, want := range []string{"/h/.config/opencode/opencode.json", "/h/.config/opencode/config.json", "/p/opencode.jsonc", "/p/.opencode/tui.json",
 		"/h/.config/opencode/tui.json", "/p/.opencode/asyncagents.jsonc"} {
 		require.Contains(t, c, want)
 	}

@@ -54,13 +54,15 @@ func TestQuickStartInstallAndCLI(t *testing.T) {
 	msg, err := npm.CombinedOutput()
 	require.NoError(t, err, "npm install: %s", msg)
 	cliEnv := append(os.Environ(), "HOME="+oc.Home, "XDG_DATA_HOME="+filepath.Join(oc.Home, ".local", "share"),
-		"XDG_CONFIG_HOME="+filepath.Join(oc.Home, ".config"), "npm_config_offline=true",
+		"XDG_CONFIG_HOME="+filepath.Join(oc.Home, ".config"), "npm_config_offline=true", "npm_config_update_notifier=false",
 		"PATH="+filepath.Dir(ocserve.Binary(t))+string(os.PathListSeparator)+os.Getenv("PATH"))
 	run := func(name string, args ...string) string {
 		cmd := exec.Command(name, args...)
 		cmd.Dir, cmd.Env = oc.Dir, cliEnv
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "%s %v: %s", name, args, out)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		require.NoError(t, err, "%s %v: %s%s", name, args, out, stderr.String())
 		return string(out)
 	}
 
@@ -74,6 +76,8 @@ func TestQuickStartInstallAndCLI(t *testing.T) {
 	require.Contains(t, doctor, "config file: none")
 	require.Regexp(t, `OpenCode: 1\.\d+\.\d+`, doctor)
 	require.NotContains(t, doctor, "no file names asyncagents")
+	goDoctor := run(filepath.Join(ocserve.RepoRoot(t), "dist", "asyncagents"), "doctor", "--wasm", filepath.Join(ocserve.RepoRoot(t), "dist", "asyncagents.wasm"))
+	require.Equal(t, goDoctor, doctor, "both CLIs print the core's report")
 
 	ls := run("npx", "asyncagents", "ls")
 	require.Contains(t, ls, "Quick one")
