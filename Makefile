@@ -60,6 +60,11 @@ dist/asyncagents-worker.js: $(shell find plugin-js bridge -name '*.ts' -not -nam
 dist/asyncagents-tui.js: $(shell find plugin-js/tui bridge -name '*.ts' -not -name '*.test.ts') node_modules/.installed
 	$(BUN) build plugin-js/tui/index.ts --outfile $@ --target bun --minify --external 'opentui:runtime-module:*'
 
+# The npm package's CLI (package.json "bin", cli/): the Go CLI's commands under Node, on the
+# package's own .wasm.
+dist/asyncagents-cli.js: $(shell find cli plugin-js bridge -name '*.ts' -not -name '*.test.ts') node_modules/.installed
+	$(BUN) build cli/main.ts --outfile $@ --target node --minify --banner '#!/usr/bin/env node'
+
 dist/asyncagents: $(shell find core host -name '*.go') core/httpapi/dashboard_csp.go host/dashboard/dashboard.html go.mod
 	go build -o $@ ./host/cmd/asyncagents
 
@@ -75,7 +80,7 @@ dist/asyncagents.schema.json: plugin-js/asyncagents.schema.json
 generate:
 	go run ./internal/cmd/generate
 
-build: deps dist/asyncagents.wasm dist/test/asyncagents.wasm dist/manifest.json dist/asyncagents.js dist/asyncagents-worker.js dist/asyncagents-tui.js dist/asyncagents dist/asyncagents.schema.json dist/dashboard.html
+build: deps dist/asyncagents.wasm dist/test/asyncagents.wasm dist/manifest.json dist/asyncagents.js dist/asyncagents-worker.js dist/asyncagents-tui.js dist/asyncagents-cli.js dist/asyncagents dist/asyncagents.schema.json dist/dashboard.html
 
 test: build test-bun test-go
 

@@ -131,6 +131,23 @@ export const VIEW_COMMAND_DESCRIPTION = "List the background tasks of this proje
 
 export const VIEW_UNAVAILABLE = "asyncagents: the status API is not reachable yet (or is off: ASYNCAGENTS_API_ENABLED=false)";
 
+/**
+ * HeartbeatTimer drives the status API's heartbeat frames. A host that starts no machine of its
+ * own (the CLI's serve) arms it with one timer.fired event; each beat re-arms it.
+ */
+export const HEARTBEAT_TIMER = "sse.heartbeat";
+
+/**
+ * CLIUsage is what both CLIs (host/cmd/asyncagents, the Go one; cli/, the npm package's under
+ * Node) print for help and after an unknown command: one text for the same commands.
+ */
+export const CLI_USAGE = "usage:\n  asyncagents ls        [--project DIR] [--wasm FILE]             print the project's tasks as a table\n  asyncagents serve     [--project DIR] [--wasm FILE] [--port N]  serve the status API over the stored history\n  asyncagents dashboard [--project DIR] [--print]                 open the project's running status API page\n                                                                  in the browser (--print: print its URL)\n  asyncagents doctor    [--project DIR]                           say whether the plugin loaded, and what to fix\nThe project is the working directory unless --project (or --dir) names one; a symlink to it is\nthe same project.";
+
+export const VIEW_NO_SERVER = "No asyncagents server in this OpenCode: put the spec of tui.json in opencode.json's \"plugin\" too, restart OpenCode, and run `npx asyncagents doctor` (or the API is off: ASYNCAGENTS_API_ENABLED=false)";
+
+/** NoServerAfterMs leaves the plugin time to load its core and write its server file. */
+export const VIEW_NO_SERVER_AFTER_MS = 15000;
+
 /** Request is the envelope a host sends: one operation, the time, and the operation's input. */
 export interface CoreRequest {
   op: string;
@@ -213,6 +230,13 @@ export interface CoreRequest {
    * last is the one just seen, the others those the previous Recovery said to keep.
    */
   traps?: Trap[];
+  /**
+   * Doctor is what the host found, for the doctor op; its ServerFiles and Procs alone, for
+   * the servers op.
+   */
+  doctor?: DoctorFacts;
+  /** Banner is what serve.banner writes out. */
+  banner?: ServeBanner;
 }
 
 /**
@@ -255,6 +279,13 @@ export interface CoreResponse {
   state?: string;
   /** follow.look: what to read of the log (core.Machine.FollowLook) */
   follow?: FollowRead;
+  /**
+   * doctor.files: the files doctor reads; doctor (and serve.banner): its report; servers: the live servers,
+   * the most recently started first
+   */
+  paths?: string[];
+  report?: string;
+  servers?: ServerFile[];
 }
 
 /** Event is one input to the state machine. Only the fields of its Type are read. */
@@ -615,6 +646,43 @@ export interface ConfigFile {
 export interface Trap {
   at: number;
   error: string;
+}
+
+/**
+ * DoctorFacts is what a host found out for `asyncagents doctor` (and, its server files and procs
+ * alone, for the servers op): the core decides what they mean and writes the report.
+ */
+export interface DoctorFacts {
+  project?: string;
+  /** OpenCodeVersion is what `opencode --version` printed; OpenCodeError why it could not run. */
+  openCodeVersion?: string;
+  openCodeError?: string;
+  /** OpenCodeNotFound: there is no opencode on the PATH. */
+  openCodeNotFound?: boolean;
+  /** Files are the files of DoctorCandidates that exist, read (Text) or not (Error). */
+  files?: ConfigFile[];
+  /**
+   * ServerFiles are the project's server files (Path, Text), Procs what the host knows of
+   * their pids.
+   */
+  serverFiles?: ConfigFile[];
+  procs?: ProcInfo[];
+  /** Probes are the answers of the live servers' GET /v1/health, by URL: "" when it answered. */
+  probes?: Record<string, string>;
+  /** ConfigError is init's configError over the asyncagents config files. */
+  configError?: string;
+}
+
+/**
+ * ServeBanner is what `asyncagents serve` prints once it listens: what it serves, and how to
+ * reach it. Auth is $ASYNCAGENTS_API_AUTH as set.
+ */
+export interface ServeBanner {
+  restored: number;
+  project: string;
+  url: string;
+  token: string;
+  auth?: string;
 }
 
 /**

@@ -133,7 +133,7 @@ export function procStat(): string {
 }
 
 /** Whether pid runs, with its /proc/<pid>/stat line where there is one (the core reads its start). */
-function procInfo(pid: number): { pid: number; running: boolean; stat?: string } {
+export function procInfo(pid: number): { pid: number; running: boolean; stat?: string } {
   try {
     return { pid, running: true, stat: readFileSync(`/proc/${pid}/stat`, "utf8") };
   } catch {}

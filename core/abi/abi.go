@@ -76,6 +76,11 @@ type Request struct {
 	// Traps are the traps the host saw, for init of an instance made after one (trap.go): the
 	// last is the one just seen, the others those the previous Recovery said to keep.
 	Traps []core.Trap `json:"traps,omitempty"`
+	// Doctor is what the host found, for the doctor op; its ServerFiles and Procs alone, for
+	// the servers op.
+	Doctor *core.DoctorFacts `json:"doctor,omitempty"`
+	// Banner is what serve.banner writes out.
+	Banner *core.ServeBanner `json:"banner,omitempty"`
 }
 
 // StorageEnv is a host's environment, as the storage op reads it.
@@ -127,6 +132,11 @@ type Response struct {
 	State string `json:"state,omitempty"`
 	// follow.look: what to read of the log (core.Machine.FollowLook)
 	Follow *core.FollowRead `json:"follow,omitempty"`
+	// doctor.files: the files doctor reads; doctor (and serve.banner): its report; servers: the live servers,
+	// the most recently started first
+	Paths   []string          `json:"paths,omitempty"`
+	Report  string            `json:"report,omitempty"`
+	Servers []core.ServerFile `json:"servers,omitempty"`
 }
 
 // Runtime owns one Machine behind the JSON envelope. It is what the wasm module exports and
@@ -316,6 +326,26 @@ func (r *Runtime) handle(q Request) Response {
 			return Response{Error: fmt.Sprintf("no task %q", q.TaskID)}
 		}
 		return Response{OK: true, Task: &t}
+	case "doctor.files":
+		if q.Env == nil {
+			return Response{Error: "doctor.files: missing env"}
+		}
+		return Response{OK: true, Paths: core.DoctorCandidates(q.Env.XDGConfigHome, q.Env.Home, q.Env.Directory)}
+	case "doctor":
+		if q.Doctor == nil {
+			return Response{Error: "doctor: missing doctor"}
+		}
+		return Response{OK: true, Report: core.DoctorReport(*q.Doctor)}
+	case "serve.banner":
+		if q.Banner == nil {
+			return Response{Error: "serve.banner: missing banner"}
+		}
+		return Response{OK: true, Report: q.Banner.Text()}
+	case "servers":
+		if q.Doctor == nil {
+			return Response{OK: true}
+		}
+		return Response{OK: true, Servers: core.LiveServerFiles(q.Doctor.ServerFiles, q.Doctor.Procs)}
 	case "panic":
 		// Exists so every host can prove that a panic comes back as an error envelope.
 		panic("requested by the panic op")

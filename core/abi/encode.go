@@ -80,6 +80,15 @@ func (r Response) MarshalJSON() ([]byte, error) {
 	if r.Follow != nil {
 		field("follow", r.Follow)
 	}
+	if len(r.Paths) > 0 {
+		field("paths", r.Paths)
+	}
+	if r.Report != "" {
+		field("report", r.Report)
+	}
+	if len(r.Servers) > 0 {
+		field("servers", r.Servers)
+	}
 	if err != nil {
 		return nil, err
 	}

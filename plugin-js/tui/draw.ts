@@ -6,7 +6,7 @@
 import { createComponent, Index, Show, type Accessor } from "opentui:runtime-module:solid-js";
 import { createElement, effect, insert, setProp } from "opentui:runtime-module:%40opentui%2Fsolid";
 import type { TuiPluginApi } from "@opencode-ai/plugin/tui";
-import type { ViewRow, ViewSection } from "../../bridge/types";
+import { VIEW_NO_SERVER, VIEW_TITLE, type ViewRow, type ViewSection } from "../../bridge/types";
 
 type Props = Record<string, unknown>;
 
@@ -91,10 +91,26 @@ function rowView(api: TuiPluginApi, row: Accessor<ViewRow>): unknown {
   );
 }
 
-/** The sidebar's "Background tasks" section; nothing while the session has no task. */
-export function sectionView(api: TuiPluginApi, section: Accessor<ViewSection | undefined>): unknown {
+/**
+ * The sidebar's "Background tasks" section; nothing while the session has no task. While no
+ * plugin server is found (noServer), the section says so and names the fix.
+ */
+export function sectionView(api: TuiPluginApi, section: Accessor<ViewSection | undefined>, noServer: Accessor<boolean>): unknown {
   const theme = () => api.theme.current;
-  return createComponent(Show, {
+  const missing = createComponent(Show, {
+    get when() {
+      return noServer();
+    },
+    get children() {
+      return h(
+        "box",
+        { flexDirection: "column" },
+        h("text", { fg: () => theme().text, attributes: TEXT_BOLD, content: VIEW_TITLE }),
+        h("text", { fg: () => theme().warning, content: VIEW_NO_SERVER }),
+      );
+    },
+  });
+  const tasks = createComponent(Show, {
     get when() {
       return (section()?.rows.length ?? 0) > 0;
     },
@@ -120,6 +136,7 @@ export function sectionView(api: TuiPluginApi, section: Accessor<ViewSection | u
       );
     },
   });
+  return h("box", { flexDirection: "column" }, missing, tasks);
 }
 
 /** The count beside the prompt; nothing while nothing runs or waits. */

@@ -24,7 +24,7 @@ const tui: TuiPlugin = async (api) => {
   api.slots.register({
     slots: {
       sidebar_content(_ctx: unknown, props: { session_id: string }) {
-        return sectionView(api, section(props.session_id)) as never;
+        return sectionView(api, section(props.session_id), views.noServer) as never;
       },
       session_prompt_right(_ctx: unknown, props: { session_id: string }) {
         return summaryView(api, section(props.session_id)) as never;

@@ -4,7 +4,7 @@
 // while nothing is on screen or nothing runs.
 
 import { createSignal, type Accessor, type Setter } from "opentui:runtime-module:solid-js";
-import { VIEW_LIVE_REFRESH_MS, type ViewSection } from "../../bridge/types";
+import { VIEW_LIVE_REFRESH_MS, VIEW_NO_SERVER_AFTER_MS, type ViewSection } from "../../bridge/types";
 import { findServer, ViewClient } from "./source";
 
 interface Watched {
@@ -25,11 +25,15 @@ export class Views {
   private tick?: ReturnType<typeof setInterval>;
   private pending?: ReturnType<typeof setTimeout>;
   private live = false;
+  /** True once no server file appeared for VIEW_NO_SERVER_AFTER_MS: the server part is not loaded. */
+  readonly noServer: Accessor<boolean>;
+  private readonly setNoServer: Setter<boolean>;
 
   constructor(
     private readonly signal: AbortSignal,
     private readonly log: (message: string) => void,
   ) {
+    [this.noServer, this.setNoServer] = createSignal(false);
     void this.connect();
   }
 
@@ -40,8 +44,10 @@ export class Views {
 
   /** Finds the server file, then follows the event stream; again whenever the stream ends. */
   private async connect(): Promise<void> {
+    const since = Date.now();
     while (!this.signal.aborted) {
       const server = findServer(process.env, process.pid);
+      this.setNoServer(!server && Date.now() - since >= VIEW_NO_SERVER_AFTER_MS);
       if (server) {
         this.client = new ViewClient(server);
         this.changed();

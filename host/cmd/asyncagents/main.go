@@ -5,6 +5,7 @@
 //	asyncagents ls        [--project DIR] [--wasm FILE]             the project's tasks, as a table
 //	asyncagents serve     [--project DIR] [--wasm FILE] [--port N]  the status API over them, read-only
 //	asyncagents dashboard [--project DIR] [--print]                 open the project's running status API page
+//	asyncagents doctor    [--project DIR]                           say whether the plugin loaded, and what to fix
 package main
 
 import (
@@ -19,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/core/abi"
 	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/host"
@@ -53,18 +55,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		return 0
+	case "doctor":
+		if err := doctor(args[1:], stdout); err != nil {
+			fmt.Fprintln(stderr, "asyncagents doctor:", err)
+			return 1
+		}
+		return 0
 	}
 	fmt.Fprintf(stderr, "asyncagents: unknown command %q\n%s\n", args[0], usage)
 	return 2
 }
 
-const usage = `usage:
-  asyncagents ls        [--project DIR] [--wasm FILE]             print the project's tasks as a table
-  asyncagents serve     [--project DIR] [--wasm FILE] [--port N]  serve the status API over the stored history
-  asyncagents dashboard [--project DIR] [--print]                 open the project's running status API page
-                                                                  in the browser (--print: print its URL)
-The project is the working directory unless --project (or --dir) names one; a symlink to it is
-the same project.`
+// usage is the core's, the npm CLI's too.
+const usage = core.CLIUsage
 
 func ls(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("ls", flag.ContinueOnError)

@@ -20,7 +20,6 @@ import (
 	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/core/abi"
 	"github.com/asyncagents/asyncagents/core/config"
-	"github.com/asyncagents/asyncagents/core/view"
 	"github.com/asyncagents/asyncagents/host"
 )
 
@@ -77,14 +76,11 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("writing its server file: %w", err)
 	}
 	defer removeServerFile()
-	fmt.Fprintf(stdout, "asyncagents: serving %s of %s at %s (read-only)\n", view.CountOf(restored, "task", "tasks"), abs, url)
-	if api.NoToken() {
-		fmt.Fprintf(stdout, "auth: none (%s=%s)\n", core.EnvAPIAuth, api.Auth)
-	} else {
-		fmt.Fprintf(stdout, "token: %s\n", api.Token)
-		fmt.Fprintf(stdout, "try:   curl -H 'Authorization: Bearer %s' %s/v1/tasks\n", api.Token, url)
-		fmt.Fprintf(stdout, "open:  asyncagents dashboard --project %s\n", abs)
+	banner, err := c.Do(ctx, abi.Request{Op: "serve.banner", Banner: &core.ServeBanner{Restored: restored, Project: abs, URL: url, Token: api.Token, Auth: api.Auth}})
+	if err != nil {
+		return err
 	}
+	fmt.Fprint(stdout, banner.Report)
 
 	// The heartbeat is the core's timer: one timer event arms it, and each beat re-arms it.
 	s.step(ctx, core.Event{Type: core.EventTimer, TimerID: core.HeartbeatTimer})

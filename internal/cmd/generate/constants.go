@@ -51,6 +51,10 @@ var constants = []constant{
 	{"CommandSlash", "VIEW_COMMAND_SLASH", view.CommandSlash},
 	{"CommandDescription", "VIEW_COMMAND_DESCRIPTION", view.CommandDescription},
 	{"Unavailable", "VIEW_UNAVAILABLE", view.Unavailable},
+	{"HeartbeatTimer", "HEARTBEAT_TIMER", core.HeartbeatTimer},
+	{"CLIUsage", "CLI_USAGE", core.CLIUsage},
+	{"NoServer", "VIEW_NO_SERVER", view.NoServer},
+	{"NoServerAfterMs", "VIEW_NO_SERVER_AFTER_MS", view.NoServerAfterMs},
 }
 
 func tsConstants(d *docSet) (string, error) {

@@ -7,13 +7,13 @@ import (
 	"strings"
 )
 
-// The README's option table sits between these markers; the rest of the README is hand-written.
+// The option table (docs/configuration.md) sits between these markers; the rest is hand-written.
 const (
 	optionsBegin = "<!-- options:begin: written by `make generate` from internal/cmd/generate/options.go -->"
 	optionsEnd   = "<!-- options:end -->"
 )
 
-// optionTable is the README's table of every option, with the core's defaults.
+// optionTable is docs/configuration.md's table of every option, with the core's defaults.
 func optionTable() (string, error) {
 	defs, err := defaults()
 	if err != nil {
@@ -50,7 +50,7 @@ func withOptionTable(readme []byte) ([]byte, error) {
 	i := bytes.Index(readme, []byte(optionsBegin))
 	j := bytes.Index(readme, []byte(optionsEnd))
 	if i < 0 || j < i {
-		return nil, fmt.Errorf("README.md lacks the markers %q and %q", optionsBegin, optionsEnd)
+		return nil, fmt.Errorf("docs/configuration.md lacks the markers %q and %q", optionsBegin, optionsEnd)
 	}
 	table, err := optionTable()
 	if err != nil {

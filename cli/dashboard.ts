@@ -1,0 +1,50 @@
+// asyncagents dashboard: opens the project's running status API page with a one-time code, as
+// host/cmd/asyncagents (dashboard) does. The token never leaves this process.
+
+import { spawn } from "node:child_process";
+import type { ServerFile } from "../bridge/core";
+import { liveServers, openProject, type Flags } from "./project";
+
+export async function dashboard(flags: Flags, out: (s: string) => void): Promise<void> {
+  const { project, core, storage } = await openProject(flags);
+  const live = liveServers(core, storage.serverDir);
+  const f = live[0];
+  if (!f) throw new Error(`no running asyncagents server for ${project}: start OpenCode there, or run \`asyncagents serve --project ${project}\``);
+  const origin = `http://127.0.0.1:${f.port}`;
+  const code = f.auth === "none" ? "" : await askCode(f, origin);
+  const url = origin + "/" + (code ? `?code=${encodeURIComponent(code)}` : "");
+  if (flags.print) {
+    out(url + "\n");
+    return;
+  }
+  const opener = ({ darwin: "open", win32: "explorer" } as Record<string, string>)[process.platform] ?? "xdg-open";
+  const opened = await new Promise<boolean>((done) => {
+    const child = spawn(opener, [url], { detached: true, stdio: "ignore" });
+    child.once("error", () => done(false));
+    child.once("spawn", () => {
+      child.unref();
+      done(true);
+    });
+  });
+  out(opened ? `opening ${url} (the link opens the dashboard once, within a minute)\n` : url + "\n");
+}
+
+async function askCode(f: ServerFile, origin: string): Promise<string> {
+  let res: Response;
+  try {
+    res = await fetch(origin + "/v1/dashboard/code", {
+      method: "POST",
+      headers: { Authorization: `Bearer ${f.token}` },
+      signal: AbortSignal.timeout(10_000),
+    });
+  } catch (err) {
+    throw new Error(`the server at ${origin} did not give a dashboard link: ${(err as Error).message}`);
+  }
+  const body = await res.text();
+  let code = "";
+  try {
+    code = (JSON.parse(body) as { code?: string }).code ?? "";
+  } catch {}
+  if (res.status !== 200 || !code) throw new Error(`the server at ${origin} did not give a dashboard link: ${res.status} ${body.trim()}`);
+  return code;
+}

@@ -1,0 +1,115 @@
+// What every command of the npm CLI starts with, as host/cmd/asyncagents/project.go does for the
+// Go one: the project's real path, the core loaded from the package, and where the core says the
+// project's files are.
+
+import { readdirSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { compile, Core, type ConfigFile, type ServerFile, type Storage, type StorageEnv } from "../bridge/core";
+import { procInfo } from "../plugin-js/histories";
+import { projectPath } from "../plugin-js/shared";
+
+export interface Flags {
+  project: string;
+  wasm?: string;
+  print: boolean;
+  port?: string;
+}
+
+/** Reads --project (or --dir), --wasm, --port and --print, as the Go CLI's flags. */
+export function parseFlags(args: string[], allowed: string[]): Flags {
+  const f: Flags = { project: process.cwd(), print: false };
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    const [name, inline] = a.startsWith("--") ? a.slice(2).split(/=(.*)/s, 2) : [a, undefined];
+    const key = name === "dir" ? "project" : name!;
+    if (!a.startsWith("-") || !allowed.includes(key)) throw new Error(`flag provided but not defined: ${a}`);
+    if (key === "print") {
+      f.print = true;
+      continue;
+    }
+    const value = inline ?? args[++i];
+    if (value === undefined) throw new Error(`flag needs an argument: ${a}`);
+    if (key === "project") f.project = value;
+    else if (key === "wasm") f.wasm = value;
+    else if (key === "port") f.port = value;
+  }
+  return f;
+}
+
+export function storageEnv(project: string, port = ""): StorageEnv {
+  return {
+    xdgDataHome: process.env.XDG_DATA_HOME || undefined,
+    xdgConfigHome: process.env.XDG_CONFIG_HOME || undefined,
+    home: homedir(),
+    directory: project,
+    apiPort: port || undefined,
+    pid: process.pid,
+  };
+}
+
+/** The core module: --wasm, $ASYNCAGENTS_WASM, or the one beside this program in the package. */
+async function loadCore(path?: string): Promise<Core> {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const candidates = [path, process.env.ASYNCAGENTS_WASM, join(here, "asyncagents.wasm")].filter((p): p is string => !!p);
+  for (const p of candidates) {
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(p);
+    } catch {
+      continue;
+    }
+    return Core.instantiate(await compile(new Uint8Array(bytes)), (fd, text) => process.stderr.write(text + "\n"));
+  }
+  throw new Error("the core module asyncagents.wasm was not found: pass --wasm or set ASYNCAGENTS_WASM");
+}
+
+export interface Opened {
+  project: string;
+  core: Core;
+  storage: Storage;
+}
+
+export async function openProject(flags: Flags): Promise<Opened> {
+  const project = projectPath(resolve(flags.project));
+  const core = await loadCore(flags.wasm);
+  const storage = core.call({ op: "storage", env: storageEnv(project, flags.port) }).storage!;
+  return { project, core, storage };
+}
+
+/** Starts the core with the project's config files, as the plugin does; returns init's configError. */
+export function configure(core: Core, storage: Storage, config: Record<string, unknown> = {}): string {
+  const files = readFiles(storage.configFiles ?? []);
+  return core.init(config, files).configError ?? "";
+}
+
+/** The files of paths that exist: their text, or why they could not be read. */
+export function readFiles(paths: string[]): ConfigFile[] {
+  const out: ConfigFile[] = [];
+  for (const path of paths) {
+    try {
+      out.push({ path, text: readFileSync(path, "utf8") });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== "ENOENT" && code !== "ENOTDIR") out.push({ path, text: "", error: (err as Error).message });
+    }
+  }
+  return out;
+}
+
+/** The project's server files and what is known of their pids, for the servers and doctor ops. */
+export function serverFacts(serverDir: string): { serverFiles: ConfigFile[]; procs: ReturnType<typeof procInfo>[] } {
+  let names: string[] = [];
+  try {
+    names = readdirSync(serverDir).filter((n) => n.endsWith(".json"));
+  } catch {}
+  const serverFiles = readFiles(names.map((n) => join(serverDir, n)));
+  const pids = names.map((n) => Number(n.slice(0, -5))).filter((n) => Number.isInteger(n) && n > 0);
+  return { serverFiles, procs: pids.map(procInfo) };
+}
+
+/** The live servers of the project, the most recently started first (the core's servers op). */
+export function liveServers(core: Core, serverDir: string): ServerFile[] {
+  return core.call({ op: "servers", doctor: serverFacts(serverDir) }).servers ?? [];
+}

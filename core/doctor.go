@@ -1,0 +1,161 @@
+package core
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/asyncagents/asyncagents/core/config"
+)
+
+// DoctorFacts is what a host found out for `asyncagents doctor` (and, its server files and procs
+// alone, for the servers op): the core decides what they mean and writes the report.
+type DoctorFacts struct {
+	Project string `json:"project,omitempty"`
+	// OpenCodeVersion is what `opencode --version` printed; OpenCodeError why it could not run.
+	OpenCodeVersion string `json:"openCodeVersion,omitempty"`
+	OpenCodeError   string `json:"openCodeError,omitempty"`
+	// OpenCodeNotFound: there is no opencode on the PATH.
+	OpenCodeNotFound bool `json:"openCodeNotFound,omitempty"`
+	// Files are the files of DoctorCandidates that exist, read (Text) or not (Error).
+	Files []config.ConfigFile `json:"files,omitempty"`
+	// ServerFiles are the project's server files (Path, Text), Procs what the host knows of
+	// their pids.
+	ServerFiles []config.ConfigFile `json:"serverFiles,omitempty"`
+	Procs       []ProcInfo          `json:"procs,omitempty"`
+	// Probes are the answers of the live servers' GET /v1/health, by URL: "" when it answered.
+	Probes map[string]string `json:"probes,omitempty"`
+	// ConfigError is init's configError over the asyncagents config files.
+	ConfigError string `json:"configError,omitempty"`
+}
+
+// DoctorCandidates lists the files doctor reads: OpenCode's config files (server and TUI, global
+// and the project's) and the plugin's own config files.
+func DoctorCandidates(xdgConfigHome, home, projectDir string) []string {
+	global := ""
+	switch {
+	case xdgConfigHome != "":
+		global = path.Join(xdgConfigHome, "opencode")
+	case home != "":
+		global = path.Join(home, ".config", "opencode")
+	}
+	var out []string
+	if global != "" {
+		out = append(out, path.Join(global, "config.json")) // OpenCode's older global name, still read
+	}
+	for _, base := range []string{"opencode", "tui"} {
+		for _, d := range []string{global, projectDir, path.Join(projectDir, ".opencode")} {
+			if d != "" && d != ".opencode" {
+				out = append(out, path.Join(d, base+".json"), path.Join(d, base+".jsonc"))
+			}
+		}
+	}
+	return append(out, config.ConfigCandidates(xdgConfigHome, home, projectDir)...)
+}
+
+// LiveServerFiles are the server files whose writer still runs, the most recently started first.
+// A file not named <pid>.json after its own pid, unreadable, or stale is left out.
+func LiveServerFiles(files []config.ConfigFile, procs []ProcInfo) []ServerFile {
+	byPID := map[int]ProcInfo{}
+	for _, p := range procs {
+		byPID[p.PID] = p
+	}
+	var live []ServerFile
+	for _, file := range files {
+		f, err := ParseServerFile([]byte(file.Text))
+		if err != nil || file.Error != "" || path.Base(file.Path) != strconv.Itoa(f.PID)+".json" {
+			continue
+		}
+		p := byPID[f.PID]
+		start := p.Start
+		if start == "" {
+			start = ProcStatStart(p.Stat)
+		}
+		if f.Live(p.Running, start) {
+			live = append(live, f)
+		}
+	}
+	sort.SliceStable(live, func(i, j int) bool { return live[i].StartedAt > live[j].StartedAt })
+	return live
+}
+
+// DoctorReport is what `asyncagents doctor` prints: what was found, and for what is missing, the fix.
+func DoctorReport(f DoctorFacts) string {
+	var b strings.Builder
+	line := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
+	line("asyncagents doctor: project %s", f.Project)
+	if f.OpenCodeNotFound {
+		f.OpenCodeError = "no opencode on the PATH"
+	}
+	if f.OpenCodeVersion != "" {
+		line("OpenCode: %s", strings.TrimSpace(f.OpenCodeVersion))
+	} else {
+		line("OpenCode: not found (%s); asyncagents needs OpenCode 1.18 or later", f.OpenCodeError)
+	}
+	live := LiveServerFiles(f.ServerFiles, f.Procs)
+	if len(live) == 0 {
+		line("plugin server: none running for this project. Start OpenCode here (restart it after a config")
+		line("  edit); if it runs, the plugin did not load: check the plugin entries below")
+	}
+	for _, s := range live {
+		if msg, probed := f.Probes[s.URL]; probed && msg != "" {
+			line("plugin server: %s (pid %d) does not answer: %s", s.URL, s.PID, msg)
+		} else {
+			line("plugin server: %s (pid %d, started %s) answers", s.URL, s.PID, s.StartedAt)
+		}
+	}
+	found := map[string]bool{}
+	for _, file := range f.Files {
+		base := strings.TrimSuffix(strings.TrimSuffix(path.Base(file.Path), ".jsonc"), ".json")
+		if base == config.ConfigFileBase {
+			continue
+		}
+		if file.Error != "" {
+			line("%s: cannot be read: %s", file.Path, file.Error)
+			continue
+		}
+		entries, err := config.PluginEntries(file.Path, file.Text)
+		if err != nil {
+			line("%s: %v", file.Path, err)
+			continue
+		}
+		var ours []string
+		for _, e := range entries {
+			if strings.Contains(e, "asyncagents") {
+				ours = append(ours, strconv.Quote(e))
+			}
+		}
+		if len(ours) == 0 {
+			line("%s: no asyncagents entry in \"plugin\"", file.Path)
+			continue
+		}
+		if base != "tui" {
+			base = "opencode" // config.json is OpenCode's server config too
+		}
+		found[base] = true
+		line("%s: plugin %s", file.Path, strings.Join(ours, ", "))
+	}
+	if !found["opencode"] {
+		line("opencode.json: no file names asyncagents: add it to \"plugin\" (README, Install), then restart OpenCode")
+	}
+	if !found["tui"] {
+		line("tui.json: no file names asyncagents: the TUI's Background tasks section and /tasks need the same")
+		line("  spec in tui.json's \"plugin\" (README, Install)")
+	}
+	configs := 0
+	for _, file := range f.Files {
+		if strings.HasPrefix(path.Base(file.Path), config.ConfigFileBase+".") {
+			configs++
+			line("config file: %s", file.Path)
+		}
+	}
+	switch {
+	case f.ConfigError != "":
+		line("config error: %s", f.ConfigError)
+	case configs == 0:
+		line("config file: none (the defaults, and the options in opencode.json)")
+	}
+	return b.String()
+}
