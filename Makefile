@@ -60,10 +60,10 @@ dist/asyncagents-worker.js: $(shell find plugin-js bridge -name '*.ts' -not -nam
 dist/asyncagents-tui.js: $(shell find plugin-js/tui bridge -name '*.ts' -not -name '*.test.ts') node_modules/.installed
 	$(BUN) build plugin-js/tui/index.ts --outfile $@ --target bun --minify --external 'opentui:runtime-module:*'
 
-# The npm package's CLI (package.json "bin", cli/): the Go CLI's commands under Node, on the
+# The npm package's CLI (package.json "bin", plugin-js/cli/): the Go CLI's commands under Node, on the
 # package's own .wasm.
-dist/asyncagents-cli.js: $(shell find cli plugin-js bridge -name '*.ts' -not -name '*.test.ts') node_modules/.installed
-	$(BUN) build cli/main.ts --outfile $@ --target node --minify --banner '#!/usr/bin/env node'
+dist/asyncagents-cli.js: $(shell find plugin-js bridge -name '*.ts' -not -name '*.test.ts') node_modules/.installed
+	$(BUN) build plugin-js/cli/main.ts --outfile $@ --target node --minify --banner '#!/usr/bin/env node'
 
 dist/asyncagents: $(shell find core host -name '*.go') core/httpapi/dashboard_csp.go host/dashboard/dashboard.html go.mod
 	go build -o $@ ./host/cmd/asyncagents

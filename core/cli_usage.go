@@ -7,7 +7,7 @@ import (
 	"github.com/asyncagents/asyncagents/core/view"
 )
 
-// CLIUsage is what both CLIs (host/cmd/asyncagents, the Go one; cli/, the npm package's under
+// CLIUsage is what both CLIs (host/cmd/asyncagents, the Go one; plugin-js/cli/, the npm package's under
 // Node) print for help and after an unknown command: one text for the same commands.
 const CLIUsage = `usage:
   asyncagents ls        [--project DIR] [--wasm FILE]             print the project's tasks as a table

@@ -22,7 +22,7 @@ import (
 
 // doctor says whether the plugin loaded for the project: it gathers the facts (the server files
 // and whether their servers answer, OpenCode's and the plugin's config files, OpenCode's version)
-// and prints the core's report (core/doctor.go), as the npm CLI does (cli/doctor.ts).
+// and prints the core's report (core/doctor.go), as the npm CLI does (plugin-js/cli/doctor.ts).
 func doctor(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)

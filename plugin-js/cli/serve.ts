@@ -21,9 +21,9 @@ import {
   type Core,
   type CoreEvent,
   type Effect,
-} from "../bridge/core";
-import { procStat } from "../plugin-js/histories";
-import { removeOwnFile, writeOwnFile } from "../plugin-js/server";
+} from "../../bridge/core";
+import { procStat } from "../histories";
+import { removeOwnFile, writeOwnFile } from "../server";
 import { configure, openProject, storageEnv, type Flags } from "./project";
 
 export async function serve(flags: Flags, out: (s: string) => void, err: (s: string) => void): Promise<void> {

@@ -2,7 +2,7 @@
 // under Node on the package's own core .wasm, so `npx asyncagents` works wherever the plugin was
 // installed (docs/rationale/shape.md says why it is not a Go binary per platform).
 
-import { CLI_USAGE as usage } from "../bridge/types";
+import { CLI_USAGE as usage } from "../../bridge/types";
 import { dashboard } from "./dashboard";
 import { doctor } from "./doctor";
 import { ls } from "./ls";

@@ -2,7 +2,7 @@
 // host/cmd/asyncagents (dashboard) does. The token never leaves this process.
 
 import { spawn } from "node:child_process";
-import type { ServerFile } from "../bridge/core";
+import type { ServerFile } from "../../bridge/core";
 import { liveServers, openProject, type Flags } from "./project";
 
 export async function dashboard(flags: Flags, out: (s: string) => void): Promise<void> {

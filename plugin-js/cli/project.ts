@@ -6,9 +6,9 @@ import { readdirSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { compile, Core, type ConfigFile, type ServerFile, type Storage, type StorageEnv } from "../bridge/core";
-import { procInfo } from "../plugin-js/histories";
-import { projectPath } from "../plugin-js/shared";
+import { compile, Core, type ConfigFile, type ServerFile, type Storage, type StorageEnv } from "../../bridge/core";
+import { procInfo } from "../histories";
+import { projectPath } from "../shared";
 
 export interface Flags {
   project: string;
