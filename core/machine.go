@@ -127,6 +127,7 @@ type pending struct {
 type waiter struct {
 	callID string
 	taskID string
+	page   page // the part of the result it asked for
 }
 
 // pollTimer is the one timer that drives the polling fallback.
