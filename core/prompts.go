@@ -324,6 +324,8 @@ const (
 	outputNextPartFmt      = "[%d characters more; call asyncagents_output(task_id=%q, offset=%d) for the next part]"
 	// tool_task.go
 	argTypeFmt         = "argument %s must be a %s, not a %s"
+	argsUnknownFmt     = "unknown argument %s; the arguments are %s"
+	argKeysUnknownFmt  = "argument %s has no key %s; its keys are %s"
 	argsNotObjectFmt   = "arguments are not a JSON object: %v"
 	taskArgMissingFmt  = "asyncagents_task: argument %s is missing or empty; no task was created"
 	taskArgsMissingFmt = "asyncagents_task: arguments %s are missing or empty; no task was created"

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -55,7 +56,7 @@ func parseArgs(raw json.RawMessage, v any) error {
 		}
 		return fmt.Errorf(argsNotObjectFmt, err)
 	}
-	return nil
+	return checkKeys(raw, reflect.TypeOf(v), "")
 }
 
 func jsonKind(goKind string) string {
