@@ -185,6 +185,12 @@ export interface CoreRequest {
    */
   configFiles?: ConfigFile[];
   /**
+   * Options are the plugin options of opencode.json as the user wrote them, for init: checked
+   * and layered as a config file is (config.ApplyOptions), under the config files. Config then
+   * holds only what the host sets itself.
+   */
+  options?: unknown;
+  /**
    * Seed is random text from the host, for init: it keeps the task IDs of two processes
    * apart (taskid.go). Without it, IDs are unique within the process only.
    */

@@ -157,6 +157,7 @@ type Setup struct {
 func NewMachineWith(cfg config.Config, s Setup) *Machine {
 	m := NewMachine(cfg)
 	m.configError, m.idSeed = s.ConfigError, s.Seed
+	m.cfg.API.ConfigError = s.ConfigError
 	return m
 }
 

@@ -56,6 +56,7 @@ export class Runtime {
   private generation = 0;
   /** Set when the core stopped for good (a trap loop): every call fails with it. */
   private halted?: string;
+  private readonly options: unknown;
   private readonly write = (fd: number, text: string) => this.log(fd === 2 ? "error" : "info", text);
 
   constructor(
@@ -77,9 +78,12 @@ export class Runtime {
       onConfigured?: () => void;
       /** When the plugin started (ms since the epoch): the load log line counts from there. */
       startedAt?: number;
+      /** The plugin options of opencode.json as the user wrote them (the core checks them). */
+      options?: unknown;
     },
   ) {
     this.initConfig = config;
+    this.options = storage.options;
     this.histories = new ProjectHistories(() => this.history, storage.env, log);
     // Compiling the module happens in the background: OpenCode does not wait for it. Events that
     // arrive meanwhile are kept and fed in order.
@@ -100,7 +104,7 @@ export class Runtime {
         // same history). The storage op is pure, so it comes first: init takes the config files.
         this.storagePaths = core.call({ op: "storage", env: storage.env, procStat: procStat() }).storage!;
         this.configFiles = (storage.readConfig ?? readConfigFiles)(this.storagePaths.configFiles ?? []);
-        const init = core.init(config, this.configFiles);
+        const init = core.init(config, this.configFiles, [], this.options);
         this.config = init.config;
         if (init.configError) {
           // The task tool answers with it too; the other tools work on the options alone.
@@ -181,7 +185,7 @@ export class Runtime {
     let recovery: CoreResponse["recovery"];
     try {
       core = Core.instantiateSync(this.module!, this.write);
-      recovery = core.init(this.initConfig, this.configFiles, this.traps).recovery;
+      recovery = core.init(this.initConfig, this.configFiles, this.traps, this.options).recovery;
     } catch (err) {
       return halt(restartFailed(err));
     }

@@ -72,6 +72,9 @@ type APIConfig struct {
 	// ReadOnly marks a server that only reads the stored history (asyncagents serve): it cannot
 	// cancel a task, which the plugin's OpenCode runs.
 	ReadOnly bool `json:"readOnly,omitempty"`
+	// ConfigError is the invalid config (a file, or the plugin's options) that fails every
+	// launch: /v1/health reports it. Set by the machine, never by the user.
+	ConfigError string `json:"-"`
 }
 
 // AgentModels is one agent's models: Models is the fallback chain, tried in order; Model is a

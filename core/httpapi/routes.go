@@ -24,10 +24,15 @@ type APIHealth struct {
 	TaskCount int    `json:"taskCount"`
 	// ReadOnly: this server cannot cancel (asyncagents serve); the dashboard offers no cancel.
 	ReadOnly bool `json:"readOnly,omitempty"`
+	// ConfigError is the invalid config that fails every launch; Status is then "degraded".
+	ConfigError string `json:"configError,omitempty"`
 }
 
 func apiServeHealth(tasks []*task.Task, cfg config.APIConfig, now int64) Response {
-	h := APIHealth{Status: "ok", Version: cfg.Version, TaskCount: len(tasks), ReadOnly: cfg.ReadOnly}
+	h := APIHealth{Status: "ok", Version: cfg.Version, TaskCount: len(tasks), ReadOnly: cfg.ReadOnly, ConfigError: cfg.ConfigError}
+	if h.ConfigError != "" {
+		h.Status = "degraded"
+	}
 	if h.Version == "" {
 		h.Version = version.Version
 	}
