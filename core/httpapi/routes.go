@@ -114,7 +114,9 @@ func apiComputeStats(tasks []*task.Task, now int64) APIStats {
 	return s
 }
 
-// APITaskList is /v1/tasks's answer. Total counts every matching task, before pagination.
+// APITaskList is /v1/tasks's answer. Total counts every matching task, before pagination. The
+// tasks come without their prompt and result ("" both), which can be megabytes each: one 2 MB
+// result made a 2 MB list. The task's own answer (GET /v1/tasks/:id) and its frames have them.
 type APITaskList struct {
 	Tasks  []*task.Task `json:"tasks"`
 	Total  int          `json:"total"`
@@ -209,6 +211,7 @@ func apiServeList(tasks []*task.Task, q []apiQueryParam, now int64) Response {
 		if k > 0 {
 			b = append(b, ',')
 		}
+		t.Prompt, t.Result = "", ""
 		var err error
 		if b, err = task.AppendJSON(b, t); err != nil {
 			return apiFail(500, "internal error: encoding the response failed: "+err.Error())

@@ -57,6 +57,11 @@ func TestALongResultIsReadInParts(t *testing.T) {
 	tk, _ := apiTask(t, sj, id)
 	require.Equal(t, task.StatusCompleted, tk.Status, "%+v", tk.Error)
 	require.Equal(t, len(result), len(tk.Result), "OpenCode kept the whole answer")
+	// The list leaves the result out; the task's own answer (above) has it.
+	code, list := apiGet(t, sj.URL+"/v1/tasks", sj.Token, "")
+	require.Equal(t, 200, code, list)
+	require.Contains(t, list, `"id":"`+id+`"`)
+	require.Less(t, len(list), 100_000, "GET /v1/tasks does not carry the 2 MB result")
 
 	// One session per part, as a model with a smaller context than 2 MB would read them: a
 	// single conversation holding every part is compacted by OpenCode on the way.
