@@ -33,7 +33,7 @@ The task runs in the background. Its result arrives in this conversation as a no
 
 func (m *Machine) outputText(t *run, pg page) (string, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%sagent: %s\ndescription: %s\nstatus: %s\n", t.idLines(), t.Agent, t.Description, t.Status)
+	fmt.Fprintf(&b, "%sagent: %s\ndescription: %s\nstatus: %s\n", t.idLines(), t.Agent, t.Description, t.Shown())
 	if t.Model != "" {
 		fmt.Fprintf(&b, "model: %s\n", t.Model)
 	}

@@ -73,7 +73,7 @@ func (m *Machine) replyOutput(callID string, t *run, pg page) {
 		t.RetrievedAt = m.now
 		m.touch(t)
 	}
-	m.replyTool(callID, text, t.metadata(t.Description, "status", string(t.Status)))
+	m.replyTool(callID, text, t.metadata(t.Description, "status", string(t.Shown())))
 }
 
 // releaseWaiters answers every blocked output call on a task that just finished.

@@ -4,6 +4,6 @@ package httpapi
 
 // The hashes of the dashboard page's inline script and style, for its Content-Security-Policy.
 const (
-	dashboardScriptHash = "sha256-3ae4qzzv0XtnSpUFFy7TL6GLT+Kl0zebWi2cfv4b3Hs="
+	dashboardScriptHash = "sha256-Y+97x8C+S92dIf8FPSh8tn7FhYuYLEsxTdjJCj75PiQ="
 	dashboardStyleHash  = "sha256-gYRE/LS9GI8Fjlb/HRtYO1LwrZop/AavEpvZM+SKY9Q="
 )

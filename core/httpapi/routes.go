@@ -84,10 +84,11 @@ func apiComputeStats(tasks []*task.Task, now int64) APIStats {
 	for _, st := range apiStatusNames {
 		s.ByStatus[string(st)] = 0
 	}
+	s.ByStatus[apiQueued] = 0
 	var sum int64
 	for i := range tasks {
 		t := tasks[i]
-		s.ByStatus[string(t.Status)]++
+		s.ByStatus[string(t.Shown())]++
 		s.ByAgent[t.Agent]++
 		history.Load(t) // the usage is past the head a restore reads
 		addUsage(&s.Tokens, &s.Cost, t)
