@@ -23,9 +23,7 @@ import { ProjectHistories, procStat } from "./histories";
 import { hop, profileSeen, profiling } from "./profile";
 import { restartFailed } from "./trap";
 import { RETURN_WAIT_MS, type PendingCall, type StorageEnv, type ToolAnswer, type ToolCallContext } from "./runtime_types";
-
 export { RETURN_WAIT_MS, type StorageEnv, type ToolAnswer, type ToolCallContext } from "./runtime_types";
-
 type Perform = (e: Effect) => Promise<unknown>;
 type Log = (level: string, message: string) => void;
 
@@ -56,7 +54,7 @@ export class Runtime {
   private generation = 0;
   /** Set when the core stopped for good (a trap loop): every call fails with it. */
   private halted?: string;
-  private readonly options: unknown;
+  private readonly options: unknown; // see the constructor's storage.options
   private readonly write = (fd: number, text: string) => this.log(fd === 2 ? "error" : "info", text);
 
   constructor(
@@ -78,8 +76,7 @@ export class Runtime {
       onConfigured?: () => void;
       /** When the plugin started (ms since the epoch): the load log line counts from there. */
       startedAt?: number;
-      /** The plugin options of opencode.json as the user wrote them (the core checks them). */
-      options?: unknown;
+      options?: unknown; // the plugin options of opencode.json as written: the core checks them
     },
   ) {
     this.initConfig = config;
