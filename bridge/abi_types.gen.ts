@@ -631,7 +631,7 @@ export interface Task {
   description: string;
   prompt: string;
   agent: string;
-  status: "running" | "completed" | "error" | "cancelled" | "resumed";
+  status: "running" | "completed" | "error" | "cancelled" | "resumed" | "queued";
   /**
    * NoticeOwed is when the task's notice to its parent fell due (its end), while OpenCode has
    * not yet accepted it; 0 once it has (NotifiedAt), or when none is owed. It is written before
