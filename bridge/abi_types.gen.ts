@@ -138,7 +138,7 @@ export const VIEW_UNAVAILABLE = "asyncagents: the status API is not reachable ye
 export const HEARTBEAT_TIMER = "sse.heartbeat";
 
 /**
- * CLIUsage is what both CLIs (host/cmd/asyncagents, the Go one; cli/, the npm package's under
+ * CLIUsage is what both CLIs (host/cmd/asyncagents, the Go one; plugin-js/cli/, the npm package's under
  * Node) print for help and after an unknown command: one text for the same commands.
  */
 export const CLI_USAGE = "usage:\n  asyncagents ls        [--project DIR] [--wasm FILE]             print the project's tasks as a table\n  asyncagents serve     [--project DIR] [--wasm FILE] [--port N]  serve the status API over the stored history\n  asyncagents dashboard [--project DIR] [--print]                 open the project's running status API page\n                                                                  in the browser (--print: print its URL)\n  asyncagents doctor    [--project DIR]                           say whether the plugin loaded, and what to fix\nThe project is the working directory unless --project (or --dir) names one; a symlink to it is\nthe same project.";
@@ -215,6 +215,12 @@ export interface CoreRequest {
    * (core/config/file.go).
    */
   configFiles?: ConfigFile[];
+  /**
+   * Options are the plugin options of opencode.json as the user wrote them, for init: checked
+   * and layered as a config file is (config.ApplyOptions), under the config files. Config then
+   * holds only what the host sets itself.
+   */
+  options?: unknown;
   /**
    * Seed is random text from the host, for init: it keeps the task IDs of two processes
    * apart (taskid.go). Without it, IDs are unique within the process only.
@@ -733,7 +739,7 @@ export interface Task {
   description: string;
   prompt: string;
   agent: string;
-  status: "running" | "completed" | "error" | "cancelled" | "resumed";
+  status: "running" | "completed" | "error" | "cancelled" | "resumed" | "queued";
   /**
    * NoticeOwed is when the task's notice to its parent fell due (its end), while OpenCode has
    * not yet accepted it; 0 once it has (NotifiedAt), or when none is owed. It is written before

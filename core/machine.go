@@ -138,6 +138,7 @@ type pending struct {
 type waiter struct {
 	callID string
 	taskID string
+	page   page // the part of the result it asked for
 }
 
 // pollTimer is the one timer that drives the polling fallback.
@@ -172,6 +173,7 @@ func NewMachineWith(cfg config.Config, s Setup) *Machine {
 	m := NewMachine(cfg)
 	m.configError, m.idSeed = s.ConfigError, s.Seed
 	m.store.sync = s.HistorySync
+	m.cfg.API.ConfigError = s.ConfigError
 	return m
 }
 

@@ -160,7 +160,7 @@ func (m *Machine) cutResult(t *run) string {
 		}
 		n++
 	}
-	return fmt.Sprintf("%s\n\n[result cut at %d of %d characters; call asyncagents_output(task_id=%q) for the whole result]", r[:cut], limit, total, t.ID)
+	return fmt.Sprintf("%s\n\n[result cut at %d of %d characters; call asyncagents_output(task_id=%q, offset=%d) for the rest, in parts]", r[:cut], limit, total, t.ID, limit)
 }
 
 // fallbackLine is the notice's line naming the model that answered after a fallback.
@@ -328,8 +328,16 @@ const (
 	outputNoTaskID      = "asyncagents_output: argument task_id is missing or empty"
 	outputBadTimeoutFmt = "asyncagents_output: argument timeout must be a number of seconds above 0 and at most %g, not %g"
 	outputNoTaskFmt     = "asyncagents_output: no background task has task_id %s; task IDs are the full IDs returned by asyncagents_task"
+	// output_page.go
+	outputBadOffsetFmt     = "asyncagents_output: argument offset must be a whole number of characters, 0 or more, not %g"
+	outputBadLimitFmt      = "asyncagents_output: argument limit must be a whole number of characters from 1 to %d, not %g"
+	outputOffsetPastEndFmt = "asyncagents_output: argument offset %d is past the end of the result, which has %d characters"
+	outputPartFmt          = "result: characters %d to %d of %d\n"
+	outputNextPartFmt      = "[%d characters more; call asyncagents_output(task_id=%q, offset=%d) for the next part]"
 	// tool_task.go
 	argTypeFmt         = "argument %s must be a %s, not a %s"
+	argsUnknownFmt     = "unknown argument %s; the arguments are %s"
+	argKeysUnknownFmt  = "argument %s has no key %s; its keys are %s"
 	argsNotObjectFmt   = "arguments are not a JSON object: %v"
 	taskArgMissingFmt  = "asyncagents_task: argument %s is missing or empty; no task was created"
 	taskArgsMissingFmt = "asyncagents_task: arguments %s are missing or empty; no task was created"

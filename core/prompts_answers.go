@@ -37,9 +37,9 @@ status: running
 The task runs in the background. Its result arrives in this conversation as a notice when it finishes; to check before then, call asyncagents_output(task_id="%s").`, t.ID, t.Agent, t.Description, t.ID)
 }
 
-func (m *Machine) outputText(t *run) string {
+func (m *Machine) outputText(t *run, pg page) (string, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%sagent: %s\ndescription: %s\nstatus: %s\n", t.idLines(), t.Agent, t.Description, t.Status)
+	fmt.Fprintf(&b, "%sagent: %s\ndescription: %s\nstatus: %s\n", t.idLines(), t.Agent, t.Description, t.Shown())
 	if t.Model != "" {
 		fmt.Fprintf(&b, "model: %s\n", t.Model)
 	}
@@ -62,7 +62,12 @@ func (m *Machine) outputText(t *run) string {
 	d := FormatDuration(history.Duration(&t.Task, m.now))
 	switch t.Status {
 	case task.StatusCompleted:
-		fmt.Fprintf(&b, "duration: %s\n\n<task_result>\n%s\n</task_result>", d, t.Result)
+		fmt.Fprintf(&b, "duration: %s\n", d)
+		block, err := resultBlock(t, pg, b.String())
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(block)
 	case task.StatusError:
 		fmt.Fprintf(&b, "duration: %s\n", d)
 		if t.Error != nil {
@@ -90,7 +95,7 @@ func (m *Machine) outputText(t *run) string {
 		b.WriteString("\n")
 		fmt.Fprintf(&b, "The task is still running. A notice arrives in this conversation when it finishes; call asyncagents_output(task_id=%q, block=true) to wait for it.", t.ID)
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 func progressText(t *run, now int64) string {

@@ -37,6 +37,8 @@ It answers at once by default. Set block to true to wait until the task finishes
 				{Name: "task_id", Type: "string", Required: true, Description: "The task_id returned by asyncagents_task (or the task's session_id)"},
 				{Name: "block", Type: "boolean", Description: "Wait until the task finishes (default false)"},
 				{Name: "timeout", Type: "number", Description: "With block: the most seconds to wait (default 120, at most 600)"},
+				{Name: "offset", Type: "number", Description: "A long result comes in parts: the character where the part starts (default 0); each answer names the next part's offset"},
+				{Name: "limit", Type: "number", Description: "The most characters of the result in this part (default and most: 40000)"},
 			},
 		},
 		{

@@ -11,6 +11,8 @@ type outputArgs struct {
 	TaskID  string   `json:"task_id"`
 	Block   bool     `json:"block"`
 	Timeout *float64 `json:"timeout"`
+	Offset  *float64 `json:"offset"`
+	Limit   *float64 `json:"limit"`
 }
 
 const waitTimerPrefix = "wait:"
@@ -38,6 +40,11 @@ func (m *Machine) onOutputCall(ev Event) {
 		}
 		timeoutMs = int64(s * 1000)
 	}
+	pg, err := parsePage(a.Offset, a.Limit)
+	if err != nil {
+		m.failTool(ev.CallID, err.Error())
+		return
+	}
 	t := m.task(a.TaskID)
 	if t == nil && m.foreign(a.TaskID) != nil {
 		m.failTool(ev.CallID, fmt.Sprintf(foreignTaskFmt, quote(a.TaskID)))
@@ -48,28 +55,34 @@ func (m *Machine) onOutputCall(ev Event) {
 		return
 	}
 	if t.Status.Terminal() || !a.Block {
-		m.replyOutput(ev.CallID, t)
+		m.replyOutput(ev.CallID, t, pg)
 		return
 	}
-	m.waiters[ev.CallID] = &waiter{callID: ev.CallID, taskID: t.ID}
+	m.waiters[ev.CallID] = &waiter{callID: ev.CallID, taskID: t.ID, page: pg}
 	m.emit(Effect{Kind: EffectTimerSet, TimerID: waitTimer(ev.CallID), DelayMs: timeoutMs})
 }
 
 // replyOutput answers an output call with the task as it stands, marking a result as retrieved.
-func (m *Machine) replyOutput(callID string, t *run) {
+func (m *Machine) replyOutput(callID string, t *run, pg page) {
+	text, err := m.outputText(t, pg)
+	if err != nil {
+		m.failTool(callID, err.Error())
+		return
+	}
 	if t.Status.Terminal() {
 		t.RetrievedAt = m.now
 		m.touch(t)
 	}
-	m.replyTool(callID, m.outputText(t), t.metadata(t.Description, "status", string(t.Status)))
+	m.replyTool(callID, text, t.metadata(t.Description, "status", string(t.Shown())))
 }
 
 // releaseWaiters answers every blocked output call on a task that just finished.
 func (m *Machine) releaseWaiters(t *run) {
 	for _, callID := range m.waiterCalls(t.ID) {
+		page := m.waiters[callID].page
 		delete(m.waiters, callID)
 		m.emit(Effect{Kind: EffectTimerClear, TimerID: waitTimer(callID)})
-		m.replyOutput(callID, t)
+		m.replyOutput(callID, t, page)
 	}
 }
 
@@ -92,6 +105,6 @@ func (m *Machine) onWaitTimeout(callID string) {
 	}
 	delete(m.waiters, callID)
 	if t := m.task(w.taskID); t != nil {
-		m.replyOutput(callID, t)
+		m.replyOutput(callID, t, w.page)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/asyncagents/asyncagents/core/view"
 	"math"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -56,7 +57,7 @@ func parseArgs(raw json.RawMessage, v any) error {
 		}
 		return fmt.Errorf(argsNotObjectFmt, err)
 	}
-	return nil
+	return checkKeys(raw, reflect.TypeOf(v), "")
 }
 
 func jsonKind(goKind string) string {

@@ -63,8 +63,11 @@ export const AsyncAgents: Plugin = async (input, options) => {
   const isObject = userAPI !== null && typeof userAPI === "object" && !Array.isArray(userAPI);
   const headless = headlessRun(process.argv);
   const setup: CoreSetup = {
+    // The options go to the core as the user wrote them, checked there as a config file is (a
+    // wrong type is named with its field, and the status API stays up); config holds what the
+    // plugin sets itself.
+    options: options ?? undefined,
     config: {
-      ...(options ?? {}),
       development: readEnv("NODE_ENV") === "development",
       api: (userAPI === undefined ? ownAPI : isObject ? { ...userAPI, ...ownAPI } : userAPI) as CoreConfig["api"],
       tmux: tmuxConfig(options?.tmux, readEnv("TMUX")) as CoreConfig["tmux"],

@@ -13,7 +13,10 @@ import type { Perform } from "./effects";
 
 /** Everything the core's side needs, as plain data: it crosses to the Worker by postMessage. */
 export interface CoreSetup {
+  /** What the plugin sets itself (development, the status API's token, tmux.inside). */
   config: CoreConfig;
+  /** The plugin options of opencode.json as written: the core checks and applies them. */
+  options?: unknown;
   env: StorageEnv;
   /** The status API's bearer token, and the plugin's start time (server.json's startedAt). */
   token: string;
@@ -72,6 +75,7 @@ export function startLocal(
     thread,
     onConfigured: setup.apiEnabled ? serve : undefined,
     startedAt: setup.startedAt,
+    options: setup.options,
   });
   if (!setup.apiEnabled) return { runtime };
   api = new ApiServer({

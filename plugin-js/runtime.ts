@@ -24,9 +24,7 @@ import { HistoryWrites } from "./history_writes";
 import { hop, profileSeen, profiling } from "./profile";
 import { restartFailed } from "./trap";
 import { RETURN_WAIT_MS, type PendingCall, type StorageEnv, type ToolAnswer, type ToolCallContext } from "./runtime_types";
-
 export { RETURN_WAIT_MS, type StorageEnv, type ToolAnswer, type ToolCallContext } from "./runtime_types";
-
 type Perform = (e: Effect) => Promise<unknown>;
 type Log = (level: string, message: string) => void;
 
@@ -58,6 +56,7 @@ export class Runtime {
   private generation = 0;
   /** Set when the core stopped for good (a trap loop): every call fails with it. */
   private halted?: string;
+  private readonly options: unknown; // see the constructor's storage.options
   private readonly write = (fd: number, text: string) => this.log(fd === 2 ? "error" : "info", text);
 
   constructor(
@@ -79,9 +78,11 @@ export class Runtime {
       onConfigured?: () => void;
       /** When the plugin started (ms since the epoch): the load log line counts from there. */
       startedAt?: number;
+      options?: unknown; // the plugin options of opencode.json as written: the core checks them
     },
   ) {
     this.initConfig = config;
+    this.options = storage.options;
     this.histories = new ProjectHistories(() => this.history, storage.env, log);
     this.writes = new HistoryWrites(() => this.history, log);
     // Compiling the module happens in the background: OpenCode does not wait for it. Events that
@@ -103,7 +104,7 @@ export class Runtime {
         // same history). The storage op is pure, so it comes first: init takes the config files.
         this.storagePaths = core.call({ op: "storage", env: storage.env, procStat: procStat() }).storage!;
         this.configFiles = (storage.readConfig ?? readConfigFiles)(this.storagePaths.configFiles ?? []);
-        const init = core.init(config, this.configFiles, [], true);
+        const init = core.init(config, this.configFiles, [], true, this.options);
         this.config = init.config;
         if (init.configError) {
           // The task tool answers with it too; the other tools work on the options alone.
@@ -184,7 +185,7 @@ export class Runtime {
     let recovery: CoreResponse["recovery"];
     try {
       core = Core.instantiateSync(this.module!, this.write);
-      recovery = core.init(this.initConfig, this.configFiles, this.traps, true).recovery;
+      recovery = core.init(this.initConfig, this.configFiles, this.traps, true, this.options).recovery;
     } catch (err) {
       return halt(restartFailed(err));
     }

@@ -10,7 +10,9 @@ function argSchema(a: ToolSpec["args"][number]): any {
   const z = tool.schema;
   const base =
     a.type === "object"
-      ? z.object(Object.fromEntries((a.fields ?? []).map((f) => [f.name, argSchema(f)])))
+      ? // passthrough: a key the core does not know reaches it, which refuses it by name (zod
+        // would drop it in silence, and `budget: {dollars: 5}` would run with no budget).
+        z.object(Object.fromEntries((a.fields ?? []).map((f) => [f.name, argSchema(f)]))).passthrough()
       : a.type === "boolean"
         ? z.boolean()
         : a.type === "number"

@@ -67,6 +67,10 @@ type Request struct {
 	// ConfigFiles are the config files the storage op named that exist, in its order, for init
 	// (core/config/file.go).
 	ConfigFiles []config.ConfigFile `json:"configFiles,omitempty"`
+	// Options are the plugin options of opencode.json as the user wrote them, for init: checked
+	// and layered as a config file is (config.ApplyOptions), under the config files. Config then
+	// holds only what the host sets itself.
+	Options json.RawMessage `json:"options,omitempty"`
 	// Seed is random text from the host, for init: it keeps the task IDs of two processes
 	// apart (taskid.go). Without it, IDs are unique within the process only.
 	Seed string `json:"seed,omitempty"`
@@ -230,9 +234,13 @@ func (r *Runtime) handle(q Request) Response {
 		if q.Config != nil {
 			cfg = *q.Config
 		}
-		merged, err := config.ApplyConfigFiles(cfg, q.ConfigFiles)
 		configError := ""
+		cfg, err := config.ApplyOptions(cfg, q.Options)
 		if err != nil {
+			configError = err.Error()
+		}
+		merged, err := config.ApplyConfigFiles(cfg, q.ConfigFiles)
+		if err != nil && configError == "" {
 			configError = err.Error()
 		}
 		r.m = core.NewMachineWith(merged, core.Setup{ConfigError: configError, Seed: q.Seed, HistorySync: q.HistorySync})

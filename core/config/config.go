@@ -95,6 +95,9 @@ type APIConfig struct {
 	// Degraded is why the server cannot do all it should (the task history cannot be written):
 	// /v1/health then reads "degraded" with it. Set by the machine, never configured.
 	Degraded string `json:"-"`
+	// ConfigError is the invalid config (a file, or the plugin's options) that fails every
+	// launch: /v1/health reports it. Set by the machine, never by the user.
+	ConfigError string `json:"-"`
 }
 
 // AgentModels is one agent's models: Models is the fallback chain, tried in order; Model is a

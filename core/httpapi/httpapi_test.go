@@ -50,7 +50,7 @@ func TestHTTPRoutes(t *testing.T) {
 		}},
 		{"health with a wrong token still answers", apiWith(apiGet("/v1/health", ""), "authorization", "Bearer nope"), 200, nil},
 		{"stats", apiGet("/v1/stats", ""), 200, func(t *testing.T, r Response) {
-			require.JSONEq(t, `{"byStatus":{"running":1,"completed":1,"error":1,"cancelled":1,"resumed":1},
+			require.JSONEq(t, `{"byStatus":{"running":1,"completed":1,"error":1,"cancelled":1,"resumed":1,"queued":0},
 				"byAgent":{"explore":2,"general":2,"reviewer":1},
 				"duration":{"avg":1833,"max":4000,"min":500,"count":3},"totalTasks":5,"activeTasks":2}`, r.Body)
 		}},
@@ -183,7 +183,7 @@ func TestHTTPListEmpty(t *testing.T) {
 	r := ServeTasks(apiGet("/v1/tasks", ""), nil, tasktest.APIConfig, tasktest.Now)
 	require.JSONEq(t, `{"tasks":[],"total":0,"limit":50,"offset":0}`, r.Body)
 	r = ServeTasks(apiGet("/v1/stats", ""), nil, tasktest.APIConfig, tasktest.Now)
-	require.JSONEq(t, `{"byStatus":{"running":0,"completed":0,"error":0,"cancelled":0,"resumed":0},"byAgent":{},
+	require.JSONEq(t, `{"byStatus":{"running":0,"completed":0,"error":0,"cancelled":0,"resumed":0,"queued":0},"byAgent":{},
 		"duration":{"avg":0,"max":0,"min":0,"count":0},"totalTasks":0,"activeTasks":0}`, r.Body)
 }
 
@@ -363,7 +363,7 @@ func TestHTTPStatsDurations(t *testing.T) {
 		{ID: "c", Agent: "", Status: task.StatusRunning, StartedAt: 0},
 	}
 	r := ServeTasks(apiGet("/v1/stats", ""), tasks, tasktest.APIConfig, tasktest.Now)
-	require.JSONEq(t, `{"byStatus":{"running":1,"completed":2,"error":0,"cancelled":0,"resumed":0},"byAgent":{"x":2,"":1},
+	require.JSONEq(t, `{"byStatus":{"running":1,"completed":2,"error":0,"cancelled":0,"resumed":0,"queued":0},"byAgent":{"x":2,"":1},
 		"duration":{"avg":2,"max":2,"min":1,"count":2},"totalTasks":3,"activeTasks":1}`, r.Body) // 1.5 rounds to 2
 }
 

@@ -24,14 +24,20 @@ type APIHealth struct {
 	TaskCount int    `json:"taskCount"`
 	// ReadOnly: this server cannot cancel (asyncagents serve); the dashboard offers no cancel.
 	ReadOnly bool `json:"readOnly,omitempty"`
-	// Reason says why the status is "degraded" (config.APIConfig.Degraded).
+	// Reason says why the status is "degraded" (config.APIConfig.Degraded): the task history
+	// cannot be written.
 	Reason string `json:"reason,omitempty"`
+	// ConfigError is the invalid config that fails every launch; Status is then "degraded".
+	ConfigError string `json:"configError,omitempty"`
 }
 
 func apiServeHealth(tasks []*task.Task, cfg config.APIConfig, now int64) Response {
-	h := APIHealth{Status: "ok", Version: cfg.Version, TaskCount: len(tasks), ReadOnly: cfg.ReadOnly}
+	h := APIHealth{Status: "ok", Version: cfg.Version, TaskCount: len(tasks), ReadOnly: cfg.ReadOnly, ConfigError: cfg.ConfigError}
 	if cfg.Degraded != "" {
 		h.Status, h.Reason = "degraded", cfg.Degraded
+	}
+	if h.ConfigError != "" {
+		h.Status = "degraded"
 	}
 	if h.Version == "" {
 		h.Version = version.Version
@@ -84,10 +90,11 @@ func apiComputeStats(tasks []*task.Task, now int64) APIStats {
 	for _, st := range apiStatusNames {
 		s.ByStatus[string(st)] = 0
 	}
+	s.ByStatus[apiQueued] = 0
 	var sum int64
 	for i := range tasks {
 		t := tasks[i]
-		s.ByStatus[string(t.Status)]++
+		s.ByStatus[string(t.Shown())]++
 		s.ByAgent[t.Agent]++
 		history.Load(t) // the usage is past the head a restore reads
 		addUsage(&s.Tokens, &s.Cost, t)
@@ -114,7 +121,9 @@ func apiComputeStats(tasks []*task.Task, now int64) APIStats {
 	return s
 }
 
-// APITaskList is /v1/tasks's answer. Total counts every matching task, before pagination.
+// APITaskList is /v1/tasks's answer. Total counts every matching task, before pagination. The
+// tasks come without their prompt and result ("" both), which can be megabytes each: one 2 MB
+// result made a 2 MB list. The task's own answer (GET /v1/tasks/:id) and its frames have them.
 type APITaskList struct {
 	Tasks  []*task.Task `json:"tasks"`
 	Total  int          `json:"total"`
@@ -209,6 +218,7 @@ func apiServeList(tasks []*task.Task, q []apiQueryParam, now int64) Response {
 		if k > 0 {
 			b = append(b, ',')
 		}
+		t.Prompt, t.Result = "", ""
 		var err error
 		if b, err = task.AppendJSON(b, t); err != nil {
 			return apiFail(500, "internal error: encoding the response failed: "+err.Error())

@@ -97,10 +97,7 @@ func apiSortedBy(tasks []*task.Task, f *apiListFilter, now int64) []int {
 
 // apiStatusLabel is the status a user reads: a task waiting for a slot is queued, not running.
 func apiStatusLabel(t *task.Task) string {
-	if t.Queued && t.Status == task.StatusRunning {
-		return apiQueued
-	}
-	return string(t.Status)
+	return string(t.Shown())
 }
 
 // apiQueued is the status filter's name for a task waiting for a slot; its status is running.

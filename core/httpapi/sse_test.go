@@ -60,7 +60,7 @@ func TestSSESnapshotFrame(t *testing.T) {
 	require.Equal(t, apiComputeStats(apiPtrs(tasks), tasktest.Now), snap.Stats)
 
 	_, data = apiParseSSE(t, SnapshotFrame(nil, tasktest.Now))
-	require.JSONEq(t, `{"tasks":[],"stats":{"byStatus":{"running":0,"completed":0,"error":0,"cancelled":0,"resumed":0},"byAgent":{},
+	require.JSONEq(t, `{"tasks":[],"stats":{"byStatus":{"running":0,"completed":0,"error":0,"cancelled":0,"resumed":0,"queued":0},"byAgent":{},
 		"duration":{"avg":0,"max":0,"min":0,"count":0},"totalTasks":0,"activeTasks":0}}`, data[0])
 }
 

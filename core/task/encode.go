@@ -23,7 +23,7 @@ func AppendJSON(b []byte, t *Task) ([]byte, error) {
 	b = jsonw.KeyString(b, "description", t.Description)
 	b = jsonw.KeyString(b, "prompt", t.Prompt)
 	b = jsonw.KeyString(b, "agent", t.Agent)
-	b = jsonw.KeyString(b, "status", string(t.Status))
+	b = jsonw.KeyString(b, "status", string(t.Shown()))
 	b = jsonw.OptInt(b, "noticeOwed", t.NoticeOwed)
 	b = jsonw.KeyInt(b, "startedAt", t.StartedAt)
 	b = jsonw.OptInt(b, "completedAt", t.CompletedAt)

@@ -16,7 +16,21 @@ const (
 	StatusError     Status = "error"
 	StatusCancelled Status = "cancelled"
 	StatusResumed   Status = "resumed"
+	// StatusQueued is what a running task waiting for a start slot (Queued) is shown and written
+	// as: the API, its event frames, /v1/stats and the history say queued, so that a client
+	// reading status alone is not told it runs. Inside the core it stays running with Queued
+	// set (one lifecycle for the spec's five); reading a record turns it back (AdoptLegacyID).
+	StatusQueued Status = "queued"
 )
+
+// Shown is the status a task is shown and written with: queued for a running task that waits
+// for a slot, else its own.
+func (t *Task) Shown() Status {
+	if t.Queued && t.Status == StatusRunning {
+		return StatusQueued
+	}
+	return t.Status
+}
 
 // Terminal reports whether no more work happens on a task in this status.
 func (s Status) Terminal() bool {
@@ -329,6 +343,11 @@ func (t *Task) AdoptLegacyID() {
 		t.ID = t.SessionID
 	case t.SessionID == "" && !strings.HasPrefix(t.ID, IDPrefix):
 		t.SessionID = t.ID
+	}
+	// A record written with the status queued (Shown) is a running task that waits for a slot;
+	// a record of an earlier release says running with queued set, which reads the same.
+	if t.Status == StatusQueued {
+		t.Status, t.Queued = StatusRunning, true
 	}
 }
 

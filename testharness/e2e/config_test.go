@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,4 +87,30 @@ func TestConfigFilesLayered(t *testing.T) {
 	require.Equal(t, int32(1), calls[ocserve.ModelB].Load(), "the child ran on the project's model")
 	require.Zero(t, calls[ocserve.ModelA].Load(), "the global chain was replaced, not extended")
 	require.NotContains(t, e.oc.Logs(), "asyncagents: "+e.oc.Dir)
+}
+
+// A wrong type in opencode.json's plugin options gets a config file's message, naming the
+// source and the field: the plugin loads, the status API answers, /v1/health says degraded with
+// the reason, and asyncagents_task fails with it. Before, the core failed to load on every tool.
+func TestConfigWrongTypeInPluginOptions(t *testing.T) {
+	calls := map[string]*atomic.Int32{ocserve.ModelA: {}, ocserve.ModelB: {}}
+	e, sj := startWithConfig(t, configScript(calls), map[string]any{
+		"plugin": []any{[]any{ocserve.PluginSpec(t), map[string]any{"maxResultChars": "big"}}},
+	})
+	want := `asyncagents: opencode.json (the asyncagents plugin's options): maxResultChars: must be a positive integer, got "big"`
+	code, body := apiGet(t, sj.URL+"/v1/health", sj.Token, "")
+	require.Equal(t, 200, code, body)
+	var h struct{ Status, ConfigError string }
+	require.NoError(t, json.Unmarshal([]byte(body), &h))
+	require.Equal(t, "degraded", h.Status)
+	require.Equal(t, want, h.ConfigError)
+
+	parent := e.prompt("LAUNCH")
+	e.eventually("the launch call to fail", 60*time.Second, func() bool {
+		return finishedParts(e.toolParts(parent, "asyncagents_task"))
+	})
+	part := e.toolParts(parent, "asyncagents_task")[0]
+	require.Equal(t, "error", part.State.Status, "output: %s", part.State.Output)
+	require.Contains(t, part.State.Error, want)
+	require.Zero(t, calls[ocserve.ModelA].Load()+calls[ocserve.ModelB].Load(), "no child prompt")
 }

@@ -27,7 +27,7 @@ export function time(ms: number | undefined): string {
   return sameDay ? d.toLocaleTimeString() : d.toLocaleString();
 }
 
-export const isActive = (t: Task) => t.status === "running" || t.status === "resumed";
+export const isActive = (t: Task) => t.status === "running" || t.status === "queued" || t.status === "resumed";
 
 /** The status as the page names it (queued, waiting, failed...): the core's, in the task's view. */
 export function statusLabel(t: Task): string {

@@ -15,11 +15,9 @@ const STATUSES: [string, string][] = [
   ["cancelled", "Cancelled"],
 ];
 
-/** A status's count; the API counts a queued task as running (its status), the page apart. */
+/** A status's count: the API counts a task waiting for a slot as queued, not running. */
 function count(s: Stats | undefined, key: string): number {
   if (!s) return 0;
-  if (key === "queued") return s.queued ?? 0;
-  if (key === "running") return (s.byStatus.running ?? 0) - (s.queued ?? 0);
   return s.byStatus[key] ?? 0;
 }
 

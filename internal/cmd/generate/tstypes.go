@@ -55,7 +55,7 @@ var tsNames = map[reflect.Type]string{
 var typeValues = map[reflect.Type][]string{
 	reflect.TypeFor[task.Status](): {
 		string(task.StatusRunning), string(task.StatusCompleted), string(task.StatusError),
-		string(task.StatusCancelled), string(task.StatusResumed),
+		string(task.StatusCancelled), string(task.StatusResumed), string(task.StatusQueued),
 	},
 }
 
