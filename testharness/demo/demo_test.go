@@ -71,8 +71,8 @@ func TestDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	visible := regexp.MustCompile(`^(✓|✗|⊘) \*\*`)
-	took := regexp.MustCompile(`in ([0-9.]+)s\.\*\*`)
+	visible := regexp.MustCompile(`^(✓|✗|⊘) (Agent|Resume)`)
+	took := regexp.MustCompile(`in ([0-9.]+)s\.`)
 	seen := map[string]bool{}
 	launched := false
 	var launchedAt, lastNotice time.Duration

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -90,7 +91,7 @@ func TestATimeoutWaitsWithThePermission(t *testing.T) {
 	})
 	got, _ := apiTask(t, sj, id)
 	require.Equal(t, task.StatusRunning, got.Status, "still running while it waits: %+v", got.Error)
-	code, body := answerPermission(t, sj, id, `{"reply":"once"}`)
+	code, body := answerPermission(t, sj, id, fmt.Sprintf(`{"requestId":%q,"reply":"once"}`, tk.WaitingPermission().ID))
 	require.Equal(t, 202, code, body)
 	e.eventually("the task's end", 60*time.Second, func() bool {
 		got, ok := apiTask(t, sj, id)

@@ -34,7 +34,7 @@ func TestTaskModelErrorEndsAsError(t *testing.T) {
 	e.eventually("the failure notice", 60*time.Second, func() bool { return len(e.notices(parent)) == 1 })
 
 	n := e.notices(parent)[0]
-	require.Regexp(t, regexp.MustCompile(`^✗ \*\*Agent "Doomed job" failed in [0-9.]+m?s\.\*\*\nTask Progress: 1/1$`), n.visible)
+	require.Regexp(t, regexp.MustCompile(`^✗ Agent "Doomed job" failed in [0-9.]+m?s\.\nTask Progress: 1/1$`), n.visible)
 	require.Contains(t, n.hidden, "status: error")
 	require.Contains(t, n.hidden, providerMsg)
 
@@ -182,7 +182,7 @@ func TestResumeThatFailsNotices(t *testing.T) {
 	e.promptIn(parent, "RESUME")
 	e.eventually("the failed resume's notice", 60*time.Second, func() bool { return len(e.notices(parent)) == 2 })
 	n := e.notices(parent)[1]
-	require.Regexp(t, regexp.MustCompile(`^✗ \*\*Resume #1 failed in [0-9.]+m?s\.\*\*\nTask Progress: 1/1$`), n.visible)
+	require.Regexp(t, regexp.MustCompile(`^✗ Resume #1 failed in [0-9.]+m?s\.\nTask Progress: 1/1$`), n.visible)
 	require.Contains(t, n.hidden, "status: error")
 	require.Contains(t, n.hidden, providerMsg)
 	stored, ok := findStoredTask(e.oc, taskID)

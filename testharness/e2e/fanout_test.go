@@ -75,7 +75,7 @@ func TestFanOutThree(t *testing.T) {
 	}
 
 	// The notices: exact visible text, progress 1/3, 2/3, 3/3 once each, result in the hidden part.
-	visible := regexp.MustCompile(`^✓ \*\*Agent "Task (alpha|beta|gamma)" finished in [0-9.]+m?s\.\*\*\nTask Progress: ([123])/3$`)
+	visible := regexp.MustCompile(`^✓ Agent "Task (alpha|beta|gamma)" finished in [0-9.]+m?s\.\nTask Progress: ([123])/3$`)
 	var progress []string
 	for _, n := range e.notices(parent) {
 		m := visible.FindStringSubmatch(n.visible)

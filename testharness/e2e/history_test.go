@@ -55,7 +55,7 @@ func TestHistorySurvivesRestart(t *testing.T) {
 	// The plugin loads on the first request; it reconciles the hung task and tells the parent.
 	e.eventually("the interrupted task's notice", 60*time.Second, func() bool { return len(e.notices(parent)) == 2 })
 	n := e.notices(parent)[1]
-	require.Regexp(t, `^✗ \*\*Agent "Hung job" failed in `, n.visible)
+	require.Regexp(t, `^✗ Agent "Hung job" failed in `, n.visible)
 	require.Contains(t, n.hidden, "interrupted: OpenCode stopped while the task ran")
 	e.waitIdle(parent)
 

@@ -130,7 +130,7 @@ func TestCancelListClear(t *testing.T) {
 	require.Contains(t, cancel.State.Output, "Cancelled task "+slowID+` "Slow job" after `)
 	e.waitIdle(parent)
 	e.eventually("the ⊘ notice", 30*time.Second, func() bool { return len(e.notices(parent)) == 2 })
-	require.Regexp(t, `^⊘ \*\*Agent "Slow job" cancelled after [0-9.]+m?s\.\*\*\nTask Progress: 2/2$`, e.notices(parent)[1].visible)
+	require.Regexp(t, `^⊘ Agent "Slow job" cancelled after [0-9.]+m?s\.\nTask Progress: 2/2$`, e.notices(parent)[1].visible)
 	require.Contains(t, e.notices(parent)[1].hidden, "reason: changed my mind")
 	// The child really stopped: OpenCode marks its answer aborted and it is not busy.
 	e.eventually("the child aborted", 30*time.Second, func() bool {
@@ -206,7 +206,7 @@ func TestResume(t *testing.T) {
 	session := e.sessionOf(taskID)
 	require.Contains(t, resume.State.Output, "task_id: "+taskID+"\nsession_id: "+session+"\nagent: general\ndescription: Memory job\nstatus: resumed\nresume: #1\n")
 	n := e.notices(parent)[1]
-	require.Regexp(t, `^✓ \*\*Resume #1 completed in [0-9.]+m?s\.\*\*\nTask Progress: 1/1$`, n.visible)
+	require.Regexp(t, `^✓ Resume #1 completed in [0-9.]+m?s\.\nTask Progress: 1/1$`, n.visible)
 	require.Contains(t, n.hidden, "<task_result>\nfollow-up answer, remembering the first\n</task_result>")
 	children, err := e.oc.Children(e.ctx(10*time.Second), parent)
 	require.NoError(t, err)

@@ -61,5 +61,5 @@ func TestProgressWhileRunning(t *testing.T) {
 	}
 
 	e.eventually("the notice", 60*time.Second, func() bool { return len(e.notices(parent)) == 1 })
-	require.Regexp(t, `^✓ \*\*Agent "Worker" finished in [0-9.]+m?s\.\*\*\nTask Progress: 1/1\n\[hint attached\]$`, e.notices(parent)[0].visible)
+	require.Regexp(t, `^✓ Agent "Worker" finished in [0-9.]+m?s\.\nTask Progress: 1/1\n\[hint attached\]$`, e.notices(parent)[0].visible)
 }

@@ -126,7 +126,7 @@ func TestAHistoryOfTheReleaseBeforeRestoresAndResumes(t *testing.T) {
 	require.Equal(t, "completed", resume.State.Status, resume.State.Error)
 	require.Contains(t, resume.State.Output, "task_id: "+oldID+"\nagent: general\ndescription: Old job\nstatus: resumed\nresume: #1\n", "its ID is still its session's")
 	n := e.notices(parent)[0]
-	require.Regexp(t, `^✓ \*\*Resume #1 completed in `, n.visible)
+	require.Regexp(t, `^✓ Resume #1 completed in `, n.visible)
 	require.Contains(t, n.hidden, "<task_result>\nfollow-up, remembering the old answer\n</task_result>")
 	e.waitIdle(parent)
 	e.promptIn(parent, "LIST")
