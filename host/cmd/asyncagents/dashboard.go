@@ -24,15 +24,11 @@ import (
 // readable by every local user, and its history keeps the link; the code opens the dashboard
 // once, within a minute.
 func dashboard(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("dashboard", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	dir, wasm := projectFlags(fs)
-	printOnly := fs.Bool("print", false, "print the URL, do not open it")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
+	var printOnly *bool
 	ctx := context.Background()
-	project, c, st, err := openProject(ctx, *dir, *wasm, "")
+	project, c, st, err := openCommand(ctx, "dashboard", args, func(fs *flag.FlagSet) {
+		printOnly = fs.Bool("print", false, "print the URL, do not open it")
+	})
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -24,14 +23,8 @@ import (
 // and whether their servers answer, OpenCode's and the plugin's config files, OpenCode's version)
 // and prints the core's report (core/doctor.go), as the npm CLI does (plugin-js/cli/doctor.ts).
 func doctor(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	dir, wasm := projectFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
 	ctx := context.Background()
-	project, c, st, err := openProject(ctx, *dir, *wasm, "")
+	project, c, st, err := openCommand(ctx, "doctor", args, nil)
 	if err != nil {
 		return err
 	}

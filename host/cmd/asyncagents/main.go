@@ -11,7 +11,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -70,14 +69,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 const usage = core.CLIUsage
 
 func ls(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("ls", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	dir, wasm := projectFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
 	ctx := context.Background()
-	project, c, st, err := openProject(ctx, *dir, *wasm, "")
+	project, c, st, err := openCommand(ctx, "ls", args, nil)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -22,6 +23,21 @@ func projectFlags(fs *flag.FlagSet) (dir, wasm *string) {
 	fs.StringVar(dir, "dir", cwd, "the same as --project")
 	wasm = fs.String("wasm", "", "the core module (default: $ASYNCAGENTS_WASM, next to this program, or dist/)")
 	return dir, wasm
+}
+
+// openCommand parses a command's flags (the project's, and those extra adds) and opens its
+// project as openProject does.
+func openCommand(ctx context.Context, name string, args []string, extra func(*flag.FlagSet)) (project string, c *host.Core, st core.Storage, err error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dir, wasm := projectFlags(fs)
+	if extra != nil {
+		extra(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		return "", nil, st, err
+	}
+	return openProject(ctx, *dir, *wasm, "")
 }
 
 // openProject is what every command starts with: the project's real path, the core loaded (the
