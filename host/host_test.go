@@ -91,16 +91,18 @@ func TestMemoryStaysBoundedAcrossLargeAnswers(t *testing.T) {
 	_, err := inst.Do(ctx, abi.Request{Op: "restore", Now: 1, History: fixture.History(10_000)})
 	require.NoError(t, err)
 	req := abi.Request{Op: "http", Now: 2, HTTP: &httpapi.Request{Method: "GET", Path: "/v1/events", Headers: map[string]string{"host": "127.0.0.1"}}}
-	var after5 uint32
-	for i := 0; i < 30; i++ {
+	// The linear memory reaches its high-water mark within the first ten answers (the collector's
+	// goal over a 10 MB answer and 10,000 live tasks); from there on it must stay flat.
+	var after10 uint32
+	for i := 0; i < 40; i++ {
 		res, err := inst.Do(ctx, req)
 		require.NoError(t, err)
 		require.Greater(t, len(res.HTTP.Body), 8<<20, "a snapshot of 10,000 tasks")
-		if i == 4 {
-			after5 = inst.MemoryBytes()
+		if i == 9 {
+			after10 = inst.MemoryBytes()
 		}
 	}
-	require.LessOrEqual(t, inst.MemoryBytes(), after5+32<<20, "memory grew from %d MB after 5 answers to %d MB after 30", after5>>20, inst.MemoryBytes()>>20)
+	require.LessOrEqual(t, inst.MemoryBytes(), after10+32<<20, "memory grew from %d MB after 10 answers to %d MB after 40", after10>>20, inst.MemoryBytes()>>20)
 }
 
 // DoHistory, which serve and ls use to hand the core a history read from disk, restores what Do
