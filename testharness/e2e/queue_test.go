@@ -15,19 +15,7 @@ import (
 // queued: it has its ID at once and no session (nothing idle waits in OpenCode) until the first task
 // ends; then its session is created, its child runs and it completes.
 func TestStartQueue(t *testing.T) {
-	model := mockmodel.Start(t, func(req mockmodel.Request) mockmodel.Reply {
-		switch {
-		case req.LastUser == "CHILD first":
-			return mockmodel.Reply{Text: "first done", Delay: 5 * time.Second} // the window to look at the queued one
-		case req.LastUser == "CHILD second":
-			return mockmodel.Reply{Text: "second done"}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
-			return mockmodel.Reply{Text: "ok"}
-		case req.LastUser == "TWO":
-			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("First", "CHILD first", "general"), taskCall("Second", "CHILD second", "general")}}
-		}
-		return mockmodel.Reply{Text: "?"}
-	})
+	model := mockmodel.Start(t, twoTasksScript(5*time.Second))
 	e, parent := launchTwoWithOneSlot(t, model)
 	oc := e.oc
 	var queuedID string
@@ -153,5 +141,23 @@ func TestDelegationRights(t *testing.T) {
 	for _, name := range []string{"CHILD lead", "CHILD leaf"} {
 		require.NotContains(t, tools[name], "todowrite")
 		require.NotContains(t, tools[name], "question")
+	}
+}
+
+// twoTasksScript launches "First" and "Second" on "TWO"; the first child answers after firstTakes
+// (the window to look at the second while it waits), the second at once.
+func twoTasksScript(firstTakes time.Duration) mockmodel.Script {
+	return func(req mockmodel.Request) mockmodel.Reply {
+		switch {
+		case req.LastUser == "CHILD first":
+			return mockmodel.Reply{Text: "first done", Delay: firstTakes}
+		case req.LastUser == "CHILD second":
+			return mockmodel.Reply{Text: "second done"}
+		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
+			return mockmodel.Reply{Text: "ok"}
+		case req.LastUser == "TWO":
+			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("First", "CHILD first", "general"), taskCall("Second", "CHILD second", "general")}}
+		}
+		return mockmodel.Reply{Text: "?"}
 	}
 }

@@ -8,26 +8,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/asyncagents/asyncagents/testharness/mockmodel"
 	"github.com/asyncagents/asyncagents/testharness/ocserve"
 )
 
 // A task waiting for a slot reads status "queued" in GET /v1/tasks and its own answer, and
 // /v1/stats counts it as queued, not running; once it starts it reads running, then completed.
 func TestAQueuedTaskReadsQueued(t *testing.T) {
-	e, sj := startWithConfig(t, func(req mockmodel.Request) mockmodel.Reply {
-		switch {
-		case req.LastUser == "CHILD first":
-			return mockmodel.Reply{Text: "first done", Delay: 8 * time.Second} // the window to look at the queued one
-		case req.LastUser == "CHILD second":
-			return mockmodel.Reply{Text: "second done"}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "**Agent"):
-			return mockmodel.Reply{Text: "ok"}
-		case req.LastUser == "TWO":
-			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("First", "CHILD first", "general"), taskCall("Second", "CHILD second", "general")}}
-		}
-		return mockmodel.Reply{Text: "?"}
-	}, map[string]any{"plugin": []any{[]any{ocserve.PluginSpec(t), map[string]any{"maxConcurrentStarts": 1}}}})
+	e, sj := startWithConfig(t, twoTasksScript(8*time.Second), map[string]any{"plugin": []any{[]any{ocserve.PluginSpec(t), map[string]any{"maxConcurrentStarts": 1}}}})
 	parent := e.prompt("TWO")
 	e.eventually("both launches answered", 60*time.Second, func() bool {
 		parts := e.toolParts(parent, "asyncagents_task")
