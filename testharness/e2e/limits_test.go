@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -126,24 +125,7 @@ func TestUsageCountsTheChildsSubagents(t *testing.T) {
 	require.Len(t, subs, 1, "the child ran one subagent")
 
 	sum := func(session string) (task.Tokens, float64) {
-		var tok task.Tokens
-		var cost float64
-		for _, m := range e.messages(session) {
-			if m.Info.Role != "assistant" {
-				continue
-			}
-			var info struct {
-				Tokens struct {
-					Input, Output, Reasoning int64
-					Cache                    struct{ Read, Write int64 }
-				} `json:"tokens"`
-				Cost float64 `json:"cost"`
-			}
-			require.NoError(t, json.Unmarshal(m.Info.Raw, &info))
-			tok.Add(task.Tokens{Input: info.Tokens.Input, Output: info.Tokens.Output, Reasoning: info.Tokens.Reasoning,
-				CacheRead: info.Tokens.Cache.Read, CacheWrite: info.Tokens.Cache.Write})
-			cost += info.Cost
-		}
+		tok, cost, _ := sessionUsage(t, e, session)
 		return tok, cost
 	}
 	want, wantCost := sum(child)

@@ -41,26 +41,7 @@ func TestUsageIsTheSumOfTheChildsMessages(t *testing.T) {
 	e.eventually("the launch's answer", 30*time.Second, func() bool { return finishedParts(e.toolParts(parent, "asyncagents_task")) })
 	taskID := idOf(e.toolParts(parent, "asyncagents_task")[0])
 
-	var want task.Tokens
-	var wantCost float64
-	answers := 0
-	for _, m := range e.messages(e.sessionOf(taskID)) {
-		if m.Info.Role != "assistant" {
-			continue
-		}
-		var info struct {
-			Tokens struct {
-				Input, Output, Reasoning int64
-				Cache                    struct{ Read, Write int64 }
-			} `json:"tokens"`
-			Cost float64 `json:"cost"`
-		}
-		require.NoError(t, json.Unmarshal(m.Info.Raw, &info))
-		want.Add(task.Tokens{Input: info.Tokens.Input, Output: info.Tokens.Output, Reasoning: info.Tokens.Reasoning,
-			CacheRead: info.Tokens.Cache.Read, CacheWrite: info.Tokens.Cache.Write})
-		wantCost += info.Cost
-		answers++
-	}
+	want, wantCost, answers := sessionUsage(t, e, e.sessionOf(taskID))
 	require.Equal(t, 2, answers, "the tool step and the answer")
 	require.Greater(t, want.Input, int64(0), "the mock reports usage")
 	require.Greater(t, wantCost, 0.0, "the priced model costs something")
@@ -88,4 +69,30 @@ func pricedProvider(url string) map[string]any {
 		"options": map[string]any{"baseURL": url, "apiKey": "mock-key", "includeUsage": true},
 		"models":  map[string]any{"mock-a": priced, "mock-b": priced},
 	}}
+}
+
+// sessionUsage adds up what OpenCode recorded for a session's assistant messages: their tokens,
+// their cost, and how many there are.
+func sessionUsage(t *testing.T, e *env, session string) (task.Tokens, float64, int) {
+	var tok task.Tokens
+	var cost float64
+	answers := 0
+	for _, m := range e.messages(session) {
+		if m.Info.Role != "assistant" {
+			continue
+		}
+		var info struct {
+			Tokens struct {
+				Input, Output, Reasoning int64
+				Cache                    struct{ Read, Write int64 }
+			} `json:"tokens"`
+			Cost float64 `json:"cost"`
+		}
+		require.NoError(t, json.Unmarshal(m.Info.Raw, &info))
+		tok.Add(task.Tokens{Input: info.Tokens.Input, Output: info.Tokens.Output, Reasoning: info.Tokens.Reasoning,
+			CacheRead: info.Tokens.Cache.Read, CacheWrite: info.Tokens.Cache.Write})
+		cost += info.Cost
+		answers++
+	}
+	return tok, cost, answers
 }
