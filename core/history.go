@@ -71,10 +71,14 @@ func ChecksummedLine(recordJSON string) string { return history.Checksummed([]by
 // starts on requests in the order they come: a notice behind a child's start waits for it.
 //
 // A step whose notices would tell of changes it writes ends with a sync instead, and the notices
-// wait for its answer (storage_fault.go). While the history cannot be written, nothing is
+// wait for its answer (storage_fault.go); the step's work for OpenCode waits with them, to go
+// after them. While the history cannot be written, nothing is
 // appended: the changed tasks are held in memory, and the retry rewrites them all.
 func (m *Machine) persistDirty() {
 	sync := m.wantsSync()
+	if sync || m.store.syncing > 0 {
+		m.holdBehindNotices()
+	}
 	if !sync {
 		before := len(m.out)
 		m.flushOutbox()

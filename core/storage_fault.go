@@ -41,6 +41,8 @@ type storageState struct {
 	retryMs    int64 // the retry timer's next delay
 	syncing    int   // syncs asked for and not answered yet: the outbox waits for them
 	sync       bool  // the host answers history.sync (Setup.HistorySync)
+	// behind: the OpenCode work of steps whose notices wait for a sync (holdBehindNotices)
+	behind []Effect
 }
 
 // StorageFault is the error that keeps the history from being written, "" when there is none.
@@ -65,7 +67,7 @@ func (m *Machine) onHistorySynced(p pending, ev Event) {
 		m.storageFailed(ev.Error)
 	case p.storageRetry && m.store.fault != "":
 		m.log("info", fmt.Sprintf(storageRecoveredFmt, FormatDuration(m.now-m.store.faultSince)))
-		m.store = storageState{syncing: m.store.syncing, sync: true}
+		m.store = storageState{syncing: m.store.syncing, sync: true, behind: m.store.behind}
 		m.toast(ToastSuccess, storageToastTitle, storageRecoveredToast)
 		m.healthChanged()
 	}
@@ -73,7 +75,27 @@ func (m *Machine) onHistorySynced(p pending, ev Event) {
 		for parent := range m.outbox {
 			m.markReady(parent)
 		}
+		// The notices go first at the end of this step (persistDirty), then the work held.
+		m.out = append(m.out, m.store.behind...)
+		m.store.behind = nil
 	}
+}
+
+// holdBehindNotices takes out of the step's effects the work for OpenCode (a queued child's
+// session and prompt, when a child's end freed its slot) while the step's notices wait for a
+// sync: OpenCode starts on requests in the order they come, and a notice sent after a child's
+// start waits for it (persistDirty). The work goes once the sync is answered, after the notices.
+// The tools' answers, timers and the rest are not held: only requests that OpenCode queues.
+func (m *Machine) holdBehindNotices() {
+	kept := m.out[:0]
+	for _, e := range m.out {
+		if (e.Kind == EffectSessionCreate || e.Kind == EffectPromptAsync) && !e.Notice {
+			m.store.behind = append(m.store.behind, e)
+			continue
+		}
+		kept = append(kept, e)
+	}
+	m.out = kept
 }
 
 // storageFailed enters (or stays in) the fault: told once, retried on a timer.

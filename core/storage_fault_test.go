@@ -162,3 +162,27 @@ func TestReconciledEndToldBeforeIsNotToldTwice(t *testing.T) {
 		}
 	}
 }
+
+// A child's end frees its slot while its notice waits for the history's sync: the next queued
+// child's session waits with the notice and goes after it, as without a sync, since OpenCode
+// starts on requests in the order they come (a notice behind a child's start waits for it).
+func TestANoticeWaitingForASyncStillGoesAheadOfTheNextQueuedStart(t *testing.T) {
+	h := newFB(t, config.Config{})
+	h.m = NewMachineWith(config.Config{MaxConcurrentStarts: 1}, Setup{HistorySync: true})
+	first := h.launchFrom("ses_p", "A")
+	queued := h.launchFrom("ses_p", "Q")
+	require.True(t, h.m.task(queued).Queued)
+	h.idleParent()
+	eff := finishTask(h, h.m.task(first).SessionID, "done")
+	sync, notice, start := kindAt(eff, EffectHistorySync), -1, -1
+	for i, e := range eff {
+		if e.Kind == EffectPromptAsync && e.Notice && notice < 0 {
+			notice = i
+		}
+		if e.Kind == EffectSessionCreate && e.TaskID == queued {
+			start = i
+		}
+	}
+	require.True(t, sync >= 0 && notice > sync, "the notice waits for the sync: sync %d, notice %d", sync, notice)
+	require.Greater(t, start, notice, "the queued child's session is created after the notice is sent")
+}
