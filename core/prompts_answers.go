@@ -7,6 +7,7 @@ import (
 
 	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/text"
 )
 
 // --- Tool answers. ---
@@ -57,9 +58,9 @@ func (m *Machine) outputText(t *run, pg page) (string, error) {
 	}
 	b.WriteString(steersBlock(&t.Task))
 	if p := t.WaitingPermission(); p != nil && !t.Status.Terminal() {
-		fmt.Fprintf(&b, permissionOutputFmt, p.What(), FormatDuration(max(m.now-p.At, 0)))
+		fmt.Fprintf(&b, permissionOutputFmt, p.What(), text.Duration(max(m.now-p.At, 0)))
 	}
-	d := FormatDuration(history.Duration(&t.Task, m.now))
+	d := text.Duration(history.Duration(&t.Task, m.now))
 	switch t.Status {
 	case task.StatusCompleted:
 		fmt.Fprintf(&b, "duration: %s\n", d)
@@ -84,7 +85,7 @@ func (m *Machine) outputText(t *run, pg page) (string, error) {
 	default:
 		fmt.Fprintf(&b, "running for: %s\n%s\n", d, progressText(t, m.now))
 		if t.StalledSince != 0 {
-			fmt.Fprintf(&b, "stalled: no progress for %s\n", stallAge(m.now-t.StalledSince))
+			fmt.Fprintf(&b, "stalled: no progress for %s\n", text.Silence(m.now-t.StalledSince))
 		}
 		if line := m.retryText(t); line != "" {
 			b.WriteString(line + "\n")
@@ -104,7 +105,7 @@ func progressText(t *run, now int64) string {
 	if len(p.LastTools) > 0 {
 		tools = strings.Join(p.LastTools, ", ")
 	}
-	return fmt.Sprintf("progress: %d tool calls; last tools: %s; last activity %s ago", p.ToolCalls, tools, FormatDuration(now-p.LastUpdate))
+	return fmt.Sprintf("progress: %d tool calls; last tools: %s; last activity %s ago", p.ToolCalls, tools, text.Duration(now-p.LastUpdate))
 }
 
 // listLine is one task in asyncagents_list: the whole ID with the spec's (resumed) and (forked)
@@ -119,7 +120,7 @@ func (m *Machine) listLine(t *run) string {
 		id += " | session " + t.SessionID
 	}
 	if t.StalledSince != 0 && !t.Status.Terminal() {
-		status += fmt.Sprintf(" (stalled: no progress for %s)", stallAge(m.now-t.StalledSince))
+		status += fmt.Sprintf(" (stalled: no progress for %s)", text.Silence(m.now-t.StalledSince))
 	}
 	if p := t.WaitingPermission(); p != nil && !t.Status.Terminal() {
 		status += " (waiting for permission: " + p.What() + ")"
@@ -127,7 +128,7 @@ func (m *Machine) listLine(t *run) string {
 	if line := m.retryText(t); line != "" {
 		status += " (" + line + ")"
 	}
-	line := fmt.Sprintf("- %s | %s | %q | @%s | %s | %d tool calls", id, status, t.Description, t.Agent, FormatDuration(history.Duration(&t.Task, m.now)), t.Progress.ToolCalls)
+	line := fmt.Sprintf("- %s | %s | %q | @%s | %s | %d tool calls", id, status, t.Description, t.Agent, text.Duration(history.Duration(&t.Task, m.now)), t.Progress.ToolCalls)
 	if u := usageLine(&t.Task); u != "" {
 		line += " | " + u
 	}

@@ -2,6 +2,7 @@ package core
 
 import (
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/text"
 	"github.com/asyncagents/asyncagents/core/view"
 )
 
@@ -41,7 +42,7 @@ func (m *Machine) retryText(t *run) string {
 	}
 	s := view.Retrying(t.Retry)
 	if t.Retry.Next > m.now {
-		s += ", next try in " + FormatDuration(t.Retry.Next-m.now)
+		s += ", next try in " + text.Duration(t.Retry.Next-m.now)
 	}
 	return s
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/text"
 )
 
 // TaskOf is how the dashboard shows t beside its record: the status as a word, the budget as a
@@ -49,10 +50,10 @@ func budget(t *task.Task) string {
 	}
 	if g.Tokens > 0 {
 		tok, _ := t.Usage()
-		parts = append(parts, budgetTokens(Count(tok.Total()), Count(g.Tokens)))
+		parts = append(parts, budgetTokens(text.Count(tok.Total()), text.Count(g.Tokens)))
 	}
 	if g.CostUsd > 0 {
-		parts = append(parts, budgetCost(Cost(t.Cost), Cost(g.CostUsd)))
+		parts = append(parts, budgetCost(text.Cost(t.Cost), text.Cost(g.CostUsd)))
 	}
 	return strings.Join(parts, " · ")
 }

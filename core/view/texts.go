@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/text"
 )
 
 // The texts the terminal UI shows, with the other user-facing strings of the core.
@@ -73,16 +74,7 @@ func started(ago string) string { return "started " + ago + " ago" }
 
 func listNoMatch(query string) string { return fmt.Sprintf("No background task matches %q", query) }
 
-func moreFinished(n int) string { return "+" + CountOf(n, "more finished", "more finished") }
-
-// CountOf writes n with its noun, which agrees with it: "1 background task", "3 background tasks".
-// Every count the core writes goes through it.
-func CountOf[N ~int | ~int64](n N, one, many string) string {
-	if n == 1 || n == -1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
+func moreFinished(n int) string { return "+" + text.CountOf(n, "more finished", "more finished") }
 
 func cancelPrompt(description string) string {
 	return fmt.Sprintf("Cancel %q? Its child session is aborted and its parent is told.", description)
@@ -114,7 +106,7 @@ func outcomeFailed(class string) string {
 func outcomeStopped(why string) string { return "stopped: the task ended (" + why + ")" }
 
 func budgetSteps(used, limit int) string {
-	return fmt.Sprintf("%d of %s", used, CountOf(limit, "model call", "model calls"))
+	return fmt.Sprintf("%d of %s", used, text.CountOf(limit, "model call", "model calls"))
 }
 func budgetTokens(used, limit string) string { return used + " of " + limit + " tokens" }
 func budgetCost(used, limit string) string   { return used + " of " + limit }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/text"
 )
 
 // Row is one task as a list line: a mark and the description, then the detail (agent, elapsed
@@ -95,7 +96,7 @@ func MakeRow(t *task.Task, now int64, o Opts) Row {
 	default:
 		r.Group, r.Mark, r.Tone = GroupFinished, MarkCancelled, ToneMuted
 	}
-	r.Elapsed = Elapsed(t.Duration(now))
+	r.Elapsed = text.Elapsed(t.Duration(now))
 	r.Usage = Usage(t)
 	r.Detail = joinNonEmpty(" · ", r.Agent, r.Elapsed, r.Usage)
 	if note, warn := attention(t, now); note != "" {
@@ -122,7 +123,7 @@ func attention(t *task.Task, now int64) (note string, warn bool) {
 	case t.Retry != nil && !t.Status.Terminal():
 		return Retrying(t.Retry), true
 	case t.StalledSince > 0 && !t.Status.Terminal():
-		return noteStalled(Elapsed(now - t.StalledSince)), true
+		return noteStalled(text.Elapsed(now - t.StalledSince)), true
 	case t.Status == task.StatusError && t.Error != nil && t.Error.Name == ErrBudgetExceeded:
 		return noteOverBudget, true
 	case t.Queued && t.Waiting != nil:
@@ -257,7 +258,7 @@ func TaskList(tasks []*task.Task, now int64, o Opts, query string) List {
 		if !matches(r, query) {
 			continue
 		}
-		r.ListDetail = joinNonEmpty(" · ", r.Origin, started(Ago(now-t.StartedAt)), r.ShortID, r.Detail, r.Note)
+		r.ListDetail = joinNonEmpty(" · ", r.Origin, started(text.Ago(now-t.StartedAt)), r.ShortID, r.Detail, r.Note)
 		l.Live = l.Live || r.Group == GroupRunning
 		l.Rows = append(l.Rows, r)
 	}
