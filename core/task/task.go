@@ -191,6 +191,17 @@ type PermissionRequest struct {
 	TimedOut   bool     `json:"timedOut,omitempty"`
 }
 
+// A permission request's replies, as OpenCode names them: the machine's timeout gives
+// PermissionReject, and the status API takes any of PermissionReplies.
+const (
+	PermissionOnce   = "once"
+	PermissionAlways = "always"
+	PermissionReject = "reject"
+)
+
+// PermissionReplies is every reply OpenCode takes, in the order the status API names them.
+var PermissionReplies = []string{PermissionOnce, PermissionAlways, PermissionReject}
+
 // What is the request in a few words: "bash echo hi".
 func (p *PermissionRequest) What() string {
 	if len(p.Patterns) == 0 {
