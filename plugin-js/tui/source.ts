@@ -7,6 +7,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { readEvents } from "../../bridge/sse";
 import { SERVER_DIR_PREFIX, STORAGE_DIR_NAME, type ViewList, type ViewSection } from "../../bridge/types";
 
 export interface ServerInfo {
@@ -93,16 +94,8 @@ export class ViewClient {
   async follow(changed: () => void, signal: AbortSignal): Promise<void> {
     const res = await fetch(this.server.url + "/v1/events", { headers: this.headers(), signal });
     if (!res.ok || !res.body) throw new Error(`/v1/events: ${res.status}`);
-    const decoder = new TextDecoder();
-    let buf = "";
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      buf += decoder.decode(chunk, { stream: true });
-      let end: number;
-      while ((end = buf.indexOf("\n\n")) >= 0) {
-        const frame = buf.slice(0, end);
-        buf = buf.slice(end + 2);
-        if (!/^event: heartbeat$/m.test(frame)) changed();
-      }
-    }
+    await readEvents(res.body, (name) => {
+      if (name !== "heartbeat") changed();
+    });
   }
 }
