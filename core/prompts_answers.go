@@ -8,6 +8,7 @@ import (
 	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/asyncagents/asyncagents/core/text"
+	"github.com/asyncagents/asyncagents/core/view"
 )
 
 // --- Tool answers. ---
@@ -28,7 +29,7 @@ agent: %s
 description: %s
 status: queued
 
-It waits for a slot: %s. It starts when one frees. Its result arrives in this conversation as a notice when it finishes; to check before then, call asyncagents_output(task_id="%s").`, t.ID, t.Agent, t.Description, waitText(t.Waiting), t.ID)
+It waits for a slot: %s. It starts when one frees. Its result arrives in this conversation as a notice when it finishes; to check before then, call asyncagents_output(task_id="%s").`, t.ID, t.Agent, t.Description, view.Waiting(t.Waiting), t.ID)
 	}
 	return fmt.Sprintf(`task_id: %s
 agent: %s
@@ -54,7 +55,7 @@ func (m *Machine) outputText(t *run, pg page) (string, error) {
 		fmt.Fprintf(&b, "%s\n", line)
 	}
 	if t.Queued {
-		fmt.Fprintf(&b, "queued: %s\n", waitText(t.Waiting))
+		fmt.Fprintf(&b, "queued: %s\n", view.Waiting(t.Waiting))
 	}
 	b.WriteString(steersBlock(&t.Task))
 	if p := t.WaitingPermission(); p != nil && !t.Status.Terminal() {
@@ -114,7 +115,7 @@ func (m *Machine) listLine(t *run) string {
 	id := markedID(&t.Task)
 	status := string(t.Status)
 	if t.Queued {
-		status = "queued (" + waitText(t.Waiting) + ")"
+		status = "queued (" + view.Waiting(t.Waiting) + ")"
 	}
 	if t.SessionID != "" && t.SessionID != t.ID {
 		id += " | session " + t.SessionID

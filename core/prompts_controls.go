@@ -62,8 +62,8 @@ const (
 // as the dashboard shows it (core/view): "budget: 2 of 3 model calls · 1.2k of 5k tokens · $0.01
 // of $0.50". Empty for a task without a budget.
 func budgetLine(t *task.Task) string {
-	if v := view.TaskOf(t); v.Budget != "" {
-		return "budget: " + v.Budget
+	if b := view.Budget(t); b != "" {
+		return "budget: " + b
 	}
 	return ""
 }

@@ -7,13 +7,25 @@ import (
 	"github.com/asyncagents/asyncagents/core/text"
 )
 
-// TaskOf is how the dashboard shows t beside its record: the status as a word, the budget as a
-// line, what the child waits for permission to do. The status API puts it in every task it
-// writes (its answers and its event stream), so the page decides none of it.
-func TaskOf(t *task.Task) *task.View {
-	v := &task.View{Label: label(t), Budget: budget(t), Attempts: attempts(t)}
+// TaskOf is how the dashboard shows t beside its record at now: the status as a word, the budget
+// as a line, its duration, tokens and cost, where it waits in a queue, what the child waits for
+// permission to do. The status API puts it in every task it writes (its answers and its event
+// stream), so the page decides and formats none of it.
+func TaskOf(t *task.Task, now int64) *task.View {
+	v := &task.View{Label: label(t), Budget: Budget(t), Attempts: attempts(t), Duration: text.Duration(t.Duration(now))}
+	tok, cost := t.Usage()
+	if t.Tokens != nil {
+		v.Tokens = text.Count(tok.Total())
+	}
+	if cost != 0 {
+		v.Cost = text.Cost(cost)
+	}
+	if t.Queued {
+		v.Queue = Waiting(t.Waiting)
+	}
 	if p := t.WaitingPermission(); p != nil && !t.Status.Terminal() {
 		v.Permission, v.PermissionAt, v.PermissionID = p.What(), p.At, p.ID
+		v.PermissionWait = text.Duration(max(now-p.At, 0))
 	}
 	if t.Retry != nil && !t.Status.Terminal() {
 		v.Retry = Retrying(t.Retry)
@@ -37,9 +49,9 @@ func label(t *task.Task) string {
 	return string(t.Status)
 }
 
-// budget is the usage against t's budget: "2 of 3 model calls · 1.2k of 5k tokens · $0.01 of
+// Budget is the usage against t's budget: "2 of 3 model calls · 1.2k of 5k tokens · $0.01 of
 // $0.50", "" for a task without one.
-func budget(t *task.Task) string {
+func Budget(t *task.Task) string {
 	g := t.Budget
 	if g == nil {
 		return ""
