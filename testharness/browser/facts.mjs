@@ -44,7 +44,7 @@ await run(async (browser) => {
   assert(text.includes("(2.0s)"), `A's span: ${text}`);
   assert(text.includes("(59s)"), `B answered 59 s after it began, not at its start: ${text}`);
   const facts = await page.locator("dl.facts").innerText();
-  assert(/Duration\s+1m 0s/.test(facts), `the task's duration: ${facts}`);
+  assert(/Duration\s+1m 1s\s/.test(facts), `the task's duration: ${facts}`);
   await shot(page, shots, "facts-fallback");
 
   // The running task's page says it retries.
