@@ -120,6 +120,10 @@ export const STORAGE_DIR_NAME = "opencode/asyncagents";
 
 export const SERVER_DIR_PREFIX = "servers-";
 
+export const DATA_HOME_DEFAULT = ".local/share";
+
+export const SERVER_FILE_EXT = ".json";
+
 /** LiveRefreshMs is how often a client reads a live view again, for the elapsed times. */
 export const VIEW_LIVE_REFRESH_MS = 1000;
 

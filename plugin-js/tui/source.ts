@@ -8,7 +8,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { readEvents } from "../../bridge/sse";
-import { SERVER_DIR_PREFIX, STORAGE_DIR_NAME, type ViewList, type ViewSection } from "../../bridge/types";
+import { DATA_HOME_DEFAULT, SERVER_DIR_PREFIX, SERVER_FILE_EXT, STORAGE_DIR_NAME, type ViewList, type ViewSection } from "../../bridge/types";
 
 export interface ServerInfo {
   url: string;
@@ -22,7 +22,9 @@ export interface ServerInfo {
  * newest file wins.
  */
 export function findServer(env: Record<string, string | undefined>, pid: number): ServerInfo | undefined {
-  const data = env.XDG_DATA_HOME || join(env.HOME || homedir(), ".local", "share");
+  // The core's names (core/storage.go): the data directory, the storage folder in it, the
+  // projects' folders of server files, and each file's name after its pid.
+  const data = env.XDG_DATA_HOME || join(env.HOME || homedir(), DATA_HOME_DEFAULT);
   const dir = join(data, STORAGE_DIR_NAME);
   let names: string[];
   try {
@@ -33,7 +35,7 @@ export function findServer(env: Record<string, string | undefined>, pid: number)
   let best: { info: ServerInfo; mtime: number } | undefined;
   for (const name of names) {
     if (!name.startsWith(SERVER_DIR_PREFIX)) continue;
-    const file = join(dir, name, `${pid}.json`);
+    const file = join(dir, name, `${pid}${SERVER_FILE_EXT}`);
     try {
       const mtime = statSync(file).mtimeMs;
       const f = JSON.parse(readFileSync(file, "utf8")) as { url?: string; token?: string; port?: number; pid?: number };
