@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-
-	"github.com/asyncagents/asyncagents/core/text"
 )
 
 // The outbox: a task's notice is owed from the moment the task ends until OpenCode has accepted
@@ -306,7 +304,7 @@ func (m *Machine) refused(parent string, b *parentBox, why string) {
 	}
 	delay := int64(noticeRetryBaseMs) << (tries - 1)
 	delay = min(delay, noticeRetryMaxMs)
-	m.log("warn", why+fmt.Sprintf(noticeRetryFmt, text.Duration(delay)))
+	m.log("warn", why+noticeRetry(delay))
 	b.retrying = true
 	m.emit(Effect{Kind: EffectTimerSet, TimerID: noticeRetryPrefix + parent, DelayMs: delay})
 }

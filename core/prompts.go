@@ -243,6 +243,9 @@ func (m *Machine) stallHidden(t *run) string {
 		t.idLines(), t.Agent, t.Description, text.Silence(m.now-t.StalledSince), t.ID, t.ID)
 }
 
+// noticeRetry is the log's "trying again" after a refused notice (outbox.go).
+func noticeRetry(delayMs int64) string { return "; trying again in " + text.Duration(delayMs) }
+
 // markedID is the task ID with the spec's list marks: (resumed) when resumeCount > 0, (forked)
 // when forked.
 func markedID(t *task.Task) string {
@@ -286,7 +289,6 @@ const (
 	// outbox.go (the log's, not a conversation's)
 	noticeRefusedFmt     = "could not deliver the notice of task %s to its parent: %s"
 	noticeCheckFailedFmt = "could not read the messages of session %s, to see which of the notices owed to it arrived before the restart: %s"
-	noticeRetryFmt       = "; trying again in %s"
 	noticeGiveUpFmt      = "; gave up after %d tries (the notice stays owed: the next start delivers it)"
 	noticeParentGoneFmt  = "session %s is gone (deleted while the notices of its tasks %s were owed): its tasks are forgotten, as when OpenCode says a parent session was deleted"
 	// tool_list.go
