@@ -58,7 +58,8 @@ func (m *Machine) outputText(t *run, pg page) (string, error) {
 		fmt.Fprintf(&b, "queued: %s\n", view.Waiting(t.Waiting))
 	}
 	b.WriteString(steersBlock(&t.Task))
-	if p := t.WaitingPermission(); p != nil && !t.Status.Terminal() {
+	hold := view.HoldOf(&t.Task)
+	if p := hold.Permission; p != nil {
 		fmt.Fprintf(&b, permissionOutputFmt, p.What(), text.Duration(max(m.now-p.At, 0)))
 	}
 	d := text.Duration(history.Duration(&t.Task, m.now))
@@ -85,8 +86,8 @@ func (m *Machine) outputText(t *run, pg page) (string, error) {
 		}
 	default:
 		fmt.Fprintf(&b, "running for: %s\n%s\n", d, progressText(t, m.now))
-		if t.StalledSince != 0 {
-			fmt.Fprintf(&b, "stalled: no progress for %s\n", text.Silence(m.now-t.StalledSince))
+		if hold.StalledSince != 0 {
+			fmt.Fprintf(&b, "stalled: no progress for %s\n", text.Silence(m.now-hold.StalledSince))
 		}
 		if line := m.retryText(t); line != "" {
 			b.WriteString(line + "\n")
@@ -120,10 +121,11 @@ func (m *Machine) listLine(t *run) string {
 	if t.SessionID != "" && t.SessionID != t.ID {
 		id += " | session " + t.SessionID
 	}
-	if t.StalledSince != 0 && !t.Status.Terminal() {
-		status += fmt.Sprintf(" (stalled: no progress for %s)", text.Silence(m.now-t.StalledSince))
+	hold := view.HoldOf(&t.Task)
+	if hold.StalledSince != 0 {
+		status += fmt.Sprintf(" (stalled: no progress for %s)", text.Silence(m.now-hold.StalledSince))
 	}
-	if p := t.WaitingPermission(); p != nil && !t.Status.Terminal() {
+	if p := hold.Permission; p != nil {
 		status += " (waiting for permission: " + p.What() + ")"
 	}
 	if line := m.retryText(t); line != "" {

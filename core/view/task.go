@@ -23,14 +23,33 @@ func TaskOf(t *task.Task, now int64) *task.View {
 	if t.Queued {
 		v.Queue = Waiting(t.Waiting)
 	}
-	if p := t.WaitingPermission(); p != nil && !t.Status.Terminal() {
+	h := HoldOf(t)
+	if p := h.Permission; p != nil {
 		v.Permission, v.PermissionAt, v.PermissionID = p.What(), p.At, p.ID
 		v.PermissionWait = text.Duration(max(now-p.At, 0))
 	}
-	if t.Retry != nil && !t.Status.Terminal() {
-		v.Retry = Retrying(t.Retry)
+	if h.Retry != nil {
+		v.Retry = Retrying(h.Retry)
 	}
 	return v
+}
+
+// Hold is what holds a task at work, decided once for the tools' answers, the terminal UI's rows
+// and the dashboard: the permission its child asks the user for, the model call OpenCode
+// retries, since when it has made no progress (0: it has not stalled). All zero once the task
+// ended: a note of a task that ended would tell what no longer is.
+type Hold struct {
+	Permission   *task.PermissionRequest
+	Retry        *task.Retry
+	StalledSince int64
+}
+
+// HoldOf is t's Hold.
+func HoldOf(t *task.Task) Hold {
+	if t.Status.Terminal() {
+		return Hold{}
+	}
+	return Hold{Permission: t.WaitingPermission(), Retry: t.Retry, StalledSince: t.StalledSince}
 }
 
 // label is the status as a page names it: a running task that waits for a slot is queued, one

@@ -48,3 +48,20 @@ func TestTaskOf(t *testing.T) {
 		})
 	}
 }
+
+// What holds a task at work is told while it works, and nothing of it once it ended: the tools'
+// answers, the rows and the dashboard all read it here.
+func TestHoldOf(t *testing.T) {
+	asking := []task.PermissionRequest{{ID: "per_1", Permission: "bash", At: 1}}
+	retry := &task.Retry{Attempt: 2, Message: "HTTP 500"}
+	working := task.Task{Status: task.StatusRunning, Permissions: asking, Retry: retry, StalledSince: 7}
+	h := HoldOf(&working)
+	require.Equal(t, "per_1", h.Permission.ID)
+	require.Equal(t, retry, h.Retry)
+	require.Equal(t, int64(7), h.StalledSince)
+	for _, s := range []task.Status{task.StatusCompleted, task.StatusError, task.StatusCancelled} {
+		ended := working
+		ended.Status = s
+		require.Equal(t, Hold{}, HoldOf(&ended), s)
+	}
+}

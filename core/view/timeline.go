@@ -98,8 +98,8 @@ func BatchTimeline(tasks []*task.Task, batchID string, now int64) (Timeline, boo
 		for _, s := range t.Stalls {
 			seg(SegmentStalled, s.From, s.To, segmentStalled)
 		}
-		if t.StalledSince > 0 && !t.Status.Terminal() {
-			seg(SegmentStalled, t.StalledSince, end(t), segmentStalled)
+		if since := HoldOf(t).StalledSince; since > 0 {
+			seg(SegmentStalled, since, end(t), segmentStalled)
 		}
 		for _, p := range t.Permissions {
 			to := p.RepliedAt

@@ -114,16 +114,17 @@ func MakeRow(t *task.Task, now int64, o Opts) Row {
 // attention is the note of a task that needs a look, and whether it is a warning. Checked in
 // order: the first that applies is the one shown.
 func attention(t *task.Task, now int64) (note string, warn bool) {
+	h := HoldOf(t)
 	switch {
 	// Waiting for permission before the stall: a task that waits for the user is silent, and the
 	// wait is what the user can end.
-	case t.WaitingPermission() != nil && !t.Status.Terminal():
-		return notePermission(t.WaitingPermission().What()), true
+	case h.Permission != nil:
+		return notePermission(h.Permission.What()), true
 	// A retry says why the task is silent, which a stall does not.
-	case t.Retry != nil && !t.Status.Terminal():
-		return Retrying(t.Retry), true
-	case t.StalledSince > 0 && !t.Status.Terminal():
-		return noteStalled(text.Elapsed(now - t.StalledSince)), true
+	case h.Retry != nil:
+		return Retrying(h.Retry), true
+	case h.StalledSince > 0:
+		return noteStalled(text.Elapsed(now - h.StalledSince)), true
 	case t.Status == task.StatusError && t.Error != nil && t.Error.Name == ErrBudgetExceeded:
 		return noteOverBudget, true
 	case t.Queued && t.Waiting != nil:
