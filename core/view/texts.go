@@ -66,18 +66,13 @@ func Retrying(r *task.Retry) string {
 
 func notePermission(what string) string { return "waits for permission: " + what }
 
-// Waiting says what a queued task waits for, in the tools' answers and on the dashboard:
-// "position 2 in the queue of concurrency.models["a/b"], 1 at once". A row's note says it
-// shorter (noteQueued).
+// Waiting says what a queued task waits for, in the tools' answers, the terminal UI's rows and
+// on the dashboard: "position 2 in the queue of concurrency.models["a/b"], 1 at once".
 func Waiting(w *task.Wait) string {
 	if w == nil {
 		return "waiting for a slot"
 	}
 	return fmt.Sprintf("position %d in the queue of %s, %d at once", w.Position, w.Limit, w.Max)
-}
-
-func noteQueued(position int, limit string, maxAtOnce int) string {
-	return fmt.Sprintf("queued #%d for %s (%d at once)", position, limit, maxAtOnce)
 }
 
 func started(ago string) string { return "started " + ago + " ago" }

@@ -128,7 +128,7 @@ func attention(t *task.Task, now int64) (note string, warn bool) {
 	case t.Status == task.StatusError && t.Error != nil && t.Error.Name == ErrBudgetExceeded:
 		return noteOverBudget, true
 	case t.Queued && t.Waiting != nil:
-		return noteQueued(t.Waiting.Position, t.Waiting.Limit, t.Waiting.Max), false
+		return Waiting(t.Waiting), false
 	}
 	return "", false
 }

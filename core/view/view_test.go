@@ -53,7 +53,7 @@ func TestMakeRow(t *testing.T) {
 			group: GroupRunning, mark: "●", tone: ToneAccent, detail: "explore · 1s", cancel: true},
 		{name: "queued, with its place", task: task.Task{Status: task.StatusRunning, Queued: true, StartedAt: now - 3_000,
 			Waiting: &task.Wait{Limit: "maxConcurrentStarts", Max: 2, Position: 3}},
-			group: GroupQueued, mark: "○", tone: ToneMuted, note: "queued #3 for maxConcurrentStarts (2 at once)", detail: "explore · 3s", cancel: true},
+			group: GroupQueued, mark: "○", tone: ToneMuted, note: "position 3 in the queue of maxConcurrentStarts, 2 at once", detail: "explore · 3s", cancel: true},
 		{name: "stalled", task: task.Task{Status: task.StatusRunning, StartedAt: now - 400_000, StalledSince: now - 310_000},
 			group: GroupRunning, mark: "●", tone: ToneWarning, note: "stalled for 5m10s", detail: "explore · 6m40s", cancel: true},
 		{name: "waiting for permission, before a stall", task: task.Task{Status: task.StatusRunning, StartedAt: now - 5_000, StalledSince: now - 1_000,
