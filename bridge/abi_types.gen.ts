@@ -120,6 +120,10 @@ export const STORAGE_DIR_NAME = "opencode/asyncagents";
 
 export const SERVER_DIR_PREFIX = "servers-";
 
+export const DATA_HOME_DEFAULT = ".local/share";
+
+export const SERVER_FILE_EXT = ".json";
+
 /** LiveRefreshMs is how often a client reads a live view again, for the elapsed times. */
 export const VIEW_LIVE_REFRESH_MS = 1000;
 
@@ -1381,6 +1385,24 @@ export interface View {
    */
   retry?: string;
   /**
+   * Duration is how long the task has run, or ran, as of the answer ("4.2s", "2m 5s"); a page
+   * showing a task at work reads it again to see it grow.
+   */
+  duration: string;
+  /**
+   * Tokens is every token the task spent, short ("12.3k"), and Cost what it cost ("$0.0125"):
+   * "" while OpenCode reported none.
+   */
+  tokens?: string;
+  cost?: string;
+  /**
+   * Queue is where a queued task waits ("position 2 in the queue of concurrency.default, 3 at
+   * once"), "" when it does not.
+   */
+  queue?: string;
+  /** PermissionWait is how long the child has waited for the permission, as of the answer. */
+  permissionWait?: string;
+  /**
    * Attempts are the model attempts as a page lists them, nil when there is nothing to show
    * (no chain of models, or one model that did not fail).
    */
@@ -1463,6 +1485,8 @@ export interface AttemptView {
   tone: string;
   from: number;
   to?: number;
+  /** Took is how long the attempt lasted ("2m 5s"), "" while it runs. */
+  took?: string;
   error?: string;
   compacted?: boolean;
 }

@@ -101,7 +101,7 @@ func (m *Machine) ServeHTTPEffects(req httpapi.Request, cfg config.APIConfig, no
 	effects := m.out
 	m.out = nil
 	out := t.Task
-	httpapi.Shown(&out)
+	httpapi.Shown(&out, m.now)
 	b, err := task.AppendJSON(nil, &out)
 	if err != nil {
 		r.Status, r.Body = 500, `{"error":"internal error: encoding the response failed"}`

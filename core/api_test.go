@@ -41,7 +41,7 @@ func TestHTTPMachineServesItsOwnTasks(t *testing.T) {
 	require.NotContains(t, m.ServeHTTP(apiGet("/v1/task-groups/b2", ""), tasktest.APIConfig, tasktest.Now).Body, `"lastTools":null`)
 	require.NotContains(t, m.ServeHTTP(apiGet("/v1/tasks/ses_d", ""), tasktest.APIConfig, tasktest.Now).Body, `"lastTools":null`)
 	require.NotContains(t, m.SnapshotFrame(tasktest.Now), `"lastTools":null`)
-	require.NotContains(t, httpapi.TaskFrame(task.StatusRunning, false, m.tasks["ses_d"].Task), `"lastTools":null`)
+	require.NotContains(t, httpapi.TaskFrame(task.StatusRunning, false, m.tasks["ses_d"].Task, m.now), `"lastTools":null`)
 }
 
 // BenchmarkListTasks10kViaMachine is GET /v1/tasks as the envelope would run it: from the

@@ -21,7 +21,7 @@ func TestAttemptsAsAPageShowsThem(t *testing.T) {
 	h.call(ToolCancel, fmt.Sprintf(`{"task_id":%q}`, id))
 	tk, _ := h.m.Task(id)
 	require.Equal(t, task.StatusCancelled, tk.Status)
-	require.Nil(t, view.TaskOf(&tk).Attempts, "one model, nothing failed: no fallback to show")
+	require.Nil(t, view.TaskOf(&tk, 0).Attempts, "one model, nothing failed: no fallback to show")
 
 	h = newFB(t, chainAB)
 	started := h.now
@@ -35,7 +35,7 @@ func TestAttemptsAsAPageShowsThem(t *testing.T) {
 	h.call(ToolCancel, fmt.Sprintf(`{"task_id":%q}`, id))
 	tk, _ = h.m.Task(id)
 	require.Equal(t, task.StatusCancelled, tk.Status)
-	got := view.TaskOf(&tk).Attempts
+	got := view.TaskOf(&tk, 0).Attempts
 	require.Len(t, got, 2)
 	require.Equal(t, "mock/mock-a", got[0].Model)
 	require.Equal(t, "failed (rate_limit)", got[0].Outcome)

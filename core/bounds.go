@@ -1,6 +1,10 @@
 package core
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/asyncagents/asyncagents/core/text"
+)
 
 // What the machine keeps per session and per effect has an end, so its memory stays flat over a
 // long day: a task's per-call bookkeeping goes when it ends (finish), the parent models are
@@ -89,6 +93,6 @@ func (m *Machine) expirePending() {
 	sortInt64s(late)
 	for _, id := range late {
 		m.onEffectDone(Event{Type: EventEffectDone, EffectID: id, OK: false,
-			Error: fmt.Sprintf(pendingExpiredFmt, FormatDuration(pendingTimeoutMs))})
+			Error: fmt.Sprintf(pendingExpiredFmt, text.Duration(pendingTimeoutMs))})
 	}
 }

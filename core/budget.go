@@ -2,10 +2,10 @@ package core
 
 import (
 	"fmt"
-	"github.com/asyncagents/asyncagents/core/view"
+	"github.com/asyncagents/asyncagents/core/task"
 	"math"
 
-	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/text"
 )
 
 // Budgets with an automatic stop. A task's budget is asyncagents_task's budget over the config's
@@ -81,7 +81,7 @@ func (m *Machine) onStepFinished(t *run, session, partID, reason string) {
 	}
 	m.touch(t)
 	if g := t.Budget; g != nil && g.Steps > 0 && t.Steps >= g.Steps && reason != "stop" {
-		m.stopForBudget(t, fmt.Sprintf(budgetStepsFmt, view.CountOf(t.Steps, "step", "steps"), g.Steps))
+		m.stopForBudget(t, fmt.Sprintf(budgetStepsFmt, text.CountOf(t.Steps, "step", "steps"), g.Steps))
 	}
 }
 
@@ -95,7 +95,7 @@ func (m *Machine) checkSpending(t *run, final bool) {
 		tok, cost := t.Usage()
 		switch {
 		case g.Tokens > 0 && tok.Total() > g.Tokens:
-			m.stopForBudget(t, fmt.Sprintf(budgetTokensFmt, view.CountOf(tok.Total(), "token", "tokens"), g.Tokens))
+			m.stopForBudget(t, fmt.Sprintf(budgetTokensFmt, text.CountOf(tok.Total(), "token", "tokens"), g.Tokens))
 			return
 		case g.CostUsd > 0 && cost > g.CostUsd:
 			m.stopForBudget(t, fmt.Sprintf(budgetCostFmt, cost, g.CostUsd))

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/asyncagents/asyncagents/core/config"
-	"github.com/asyncagents/asyncagents/core/view"
+	"github.com/asyncagents/asyncagents/core/text"
 )
 
 // CLIUsage is what both CLIs (host/cmd/asyncagents, the Go one; plugin-js/cli/, the npm package's under
@@ -30,7 +30,7 @@ type ServeBanner struct {
 
 // Text is the banner's lines.
 func (b ServeBanner) Text() string {
-	s := fmt.Sprintf("asyncagents: serving %s of %s at %s (read-only)\n", view.CountOf(b.Restored, "task", "tasks"), b.Project, b.URL)
+	s := fmt.Sprintf("asyncagents: serving %s of %s at %s (read-only)\n", text.CountOf(b.Restored, "task", "tasks"), b.Project, b.URL)
 	if (config.APIConfig{Auth: b.Auth}).NoToken() {
 		return s + fmt.Sprintf("auth: none (%s=%s)\n", EnvAPIAuth, b.Auth)
 	}

@@ -2,10 +2,10 @@ package core
 
 import (
 	"fmt"
-	"github.com/asyncagents/asyncagents/core/view"
+	"github.com/asyncagents/asyncagents/core/task"
 	"strings"
 
-	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/text"
 )
 
 // The parent remembers its tasks through compaction. When OpenCode compacts a parent's
@@ -68,7 +68,7 @@ func (m *Machine) onParentCompacted(sessionID string) {
 		tasks: []noticeTask{{id: tasks[0].ID}},
 		agent: tasks[0].ParentAgent,
 		parts: []TextPart{
-			{Type: "text", Text: fmt.Sprintf(compactedVisibleFmt, view.CountOf(running, "background task", "background tasks"), len(tasks)-running)},
+			{Type: "text", Text: fmt.Sprintf(compactedVisibleFmt, text.CountOf(running, "background task", "background tasks"), len(tasks)-running)},
 			{Type: "text", Text: compactedHiddenHead + b.String() + compactionContextTail, Synthetic: true},
 		},
 	})
@@ -104,7 +104,7 @@ func (m *Machine) rememberLine(t *run) string {
 	case t.Status == task.StatusError && t.Error != nil:
 		state = "failed: " + firstLineCut(t.Error.Message)
 	case !t.Status.Terminal():
-		state = "running for " + FormatDuration(m.now-t.StartedAt)
+		state = "running for " + text.Duration(m.now-t.StartedAt)
 	}
 	return fmt.Sprintf("- %s%s @%s %q: %s\n", t.ID, sessionSuffix(t), t.Agent, t.Description, state)
 }

@@ -1,8 +1,6 @@
 package core
 
 import (
-	"fmt"
-
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
@@ -155,13 +153,4 @@ func (m *Machine) refreshWaits() {
 			m.touch(t)
 		}
 	}
-}
-
-// waitText says what a queued task waits for: "position 2 in the queue of
-// concurrency.models["a/b"], 1 at once".
-func waitText(w *task.Wait) string {
-	if w == nil {
-		return "waiting for a slot"
-	}
-	return fmt.Sprintf("position %d in the queue of %s, %d at once", w.Position, w.Limit, w.Max)
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/asyncagents/asyncagents/core/errclass"
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/text"
 )
 
 // Model fallback chains. A task whose agent has a chain (asyncagents.json agents.<name>.models,
@@ -416,7 +417,7 @@ func (m *Machine) onAttemptTimer(id string) {
 		m.armAttemptTimer(t, limit-idle)
 		return
 	}
-	e := &task.TaskError{Name: "AttemptTimeout", Message: fmt.Sprintf(attemptTimeoutFmt, t.Model, FormatDuration(idle))}
+	e := &task.TaskError{Name: "AttemptTimeout", Message: fmt.Sprintf(attemptTimeoutFmt, t.Model, text.Duration(idle))}
 	if !m.hasNextModel(t) {
 		m.endAttempt(t, false, e, errclass.ErrTimeout)
 		m.recordHealth(t.Model, false, e.Message)

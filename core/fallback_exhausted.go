@@ -2,10 +2,10 @@ package core
 
 import (
 	"fmt"
-	"github.com/asyncagents/asyncagents/core/view"
+	"github.com/asyncagents/asyncagents/core/task"
 	"strings"
 
-	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/text"
 )
 
 // exhaust marks t's chain as run out, when it is a chain: its failure then reads as every
@@ -27,6 +27,6 @@ func allModelsFailed(t *run, last *task.TaskError) *task.TaskError {
 		errs = append(errs, last.Message)
 	}
 	e := *last
-	e.Message = fmt.Sprintf(allModelsFailedFmt, view.CountOf(len(t.FallbackInfo.Attempts), "attempt", "attempts"), strings.Join(errs, " | "))
+	e.Message = fmt.Sprintf(allModelsFailedFmt, text.CountOf(len(t.FallbackInfo.Attempts), "attempt", "attempts"), strings.Join(errs, " | "))
 	return &e
 }

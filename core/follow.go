@@ -56,7 +56,7 @@ func (m *Machine) Follow(now int64, lines string, replace bool) (RestoreResult, 
 		m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: httpapi.ResyncFrame(len(changes))})
 	} else {
 		for _, c := range changes {
-			m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: taskFrame(c.event, c.t.public())})
+			m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: taskFrame(c.event, c.t.public(), m.now)})
 		}
 	}
 	res.Restored = len(m.tasks)

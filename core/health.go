@@ -3,10 +3,10 @@ package core
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/asyncagents/asyncagents/core/view"
+	"github.com/asyncagents/asyncagents/core/httpapi"
 	"sort"
 
-	"github.com/asyncagents/asyncagents/core/httpapi"
+	"github.com/asyncagents/asyncagents/core/text"
 )
 
 // Model health: a circuit breaker per model. fallback.failureThreshold consecutive provider
@@ -74,7 +74,7 @@ func (m *Machine) recordHealth(model string, ok bool, errText string) {
 		h.LastError, h.LastFailureAt, h.At = firstLine(errText), m.now, m.now
 		if cooldown := m.cfg.Fallback.Cooldown(); cooldown > 0 && h.Failures >= m.cfg.Fallback.FailureThreshold {
 			h.OpenUntil = m.now + cooldown
-			m.log("warn", fmt.Sprintf("model %s failed %s in a row; skipping it until %s", model, view.CountOf(h.Failures, "time", "times"), httpapi.ISOMillis(h.OpenUntil)))
+			m.log("warn", fmt.Sprintf("model %s failed %s in a row; skipping it until %s", model, text.CountOf(h.Failures, "time", "times"), httpapi.ISOMillis(h.OpenUntil)))
 		}
 	}
 	m.out = append(m.out, Effect{Kind: EffectStateWrite, File: ModelHealthFile, Content: m.healthContent()})

@@ -102,7 +102,7 @@ func (m *Machine) persistDirty() {
 		if t := m.tasks[id]; t != nil {
 			pub := t.public()
 			prev, known := t.sseSent, t.sseSent != ""
-			frames = append(frames, Effect{Kind: EffectSSEBroadcast, Frame: taskFrame(httpapi.TaskEventName(prev, t.Status, !known), pub)})
+			frames = append(frames, Effect{Kind: EffectSSEBroadcast, Frame: taskFrame(httpapi.TaskEventName(prev, t.Status, !known), pub, m.now)})
 			t.sseSent = t.Status
 			if !held {
 				keep, keptBytes := keepFields(t, &pub)
@@ -138,8 +138,8 @@ func (m *Machine) persistDirty() {
 
 // taskFrame is the event stream's frame of a task's change: the task as the API shows it
 // (httpapi.Shown, with its view), not as the history keeps it.
-func taskFrame(event string, pub task.Task) string {
-	httpapi.Shown(&pub)
+func taskFrame(event string, pub task.Task, now int64) string {
+	httpapi.Shown(&pub, now)
 	rec, _ := task.AppendJSON(nil, &pub)
 	return httpapi.SSEFrame(event, json.RawMessage(rec))
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/asyncagents/asyncagents/core/errclass"
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/text"
 )
 
 // Liveness: no task hangs silently. A running task with no activity (a new message part, or a
@@ -142,7 +143,7 @@ func (m *Machine) notifyStall(t *run) {
 // timeOut ends t at its wall-clock limit: the task fails with what it did so far, and its child
 // is aborted.
 func (m *Machine) timeOut(t *run) {
-	e := &task.TaskError{Name: "Timeout", Message: fmt.Sprintf(timedOutFmt, shortDuration(t.TimeoutMs))}
+	e := &task.TaskError{Name: "Timeout", Message: fmt.Sprintf(timedOutFmt, text.ShortDuration(t.TimeoutMs))}
 	if t.FallbackInfo != nil {
 		m.endAttempt(t, false, e, errclass.ErrTimeout)
 	}

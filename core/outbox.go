@@ -304,7 +304,7 @@ func (m *Machine) refused(parent string, b *parentBox, why string) {
 	}
 	delay := int64(noticeRetryBaseMs) << (tries - 1)
 	delay = min(delay, noticeRetryMaxMs)
-	m.log("warn", why+fmt.Sprintf(noticeRetryFmt, FormatDuration(delay)))
+	m.log("warn", why+noticeRetry(delay))
 	b.retrying = true
 	m.emit(Effect{Kind: EffectTimerSet, TimerID: noticeRetryPrefix + parent, DelayMs: delay})
 }

@@ -24,13 +24,6 @@ import (
 // Message. Replies when OpenCode has answered.
 const EffectPermissionReply = "permission.reply"
 
-// Permission replies, as OpenCode names them.
-const (
-	PermissionOnce   = "once"
-	PermissionAlways = "always"
-	PermissionReject = "reject"
-)
-
 // permissionTimerPrefix names the timer of an unanswered request's timeout.
 const permissionTimerPrefix = "permission:"
 
@@ -172,7 +165,7 @@ func (m *Machine) onPermissionTimeout(rest string) {
 	r.TimedOut = true
 	m.touch(t)
 	m.log("info", fmt.Sprintf(permissionTimedOutLogFmt, t.ID, requestID))
-	m.replyPermission(t, requestID, PermissionReject, permissionTimeoutMessage)
+	m.replyPermission(t, requestID, task.PermissionReject, permissionTimeoutMessage)
 }
 
 // replyPermission forwards an answer to OpenCode; the mark clears on permission.replied.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/stretchr/testify/require"
 )
 
@@ -70,7 +71,7 @@ func TestPermissionTimeout(t *testing.T) {
 	replies := ofKind(eff, EffectPermissionReply)
 	require.Len(t, replies, 1)
 	require.Equal(t, "per_4", replies[0].RequestID)
-	require.Equal(t, PermissionReject, replies[0].Answer)
+	require.Equal(t, task.PermissionReject, replies[0].Answer)
 	require.Contains(t, replies[0].Message, "Go on without it")
 	require.True(t, h.m.task(id).WaitingPermission().TimedOut)
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/task"
-	"github.com/asyncagents/asyncagents/core/view"
+	"github.com/asyncagents/asyncagents/core/text"
 )
 
 // Every word a model or a user reads from the core lives in the prompts files: this one (the
@@ -27,10 +27,10 @@ func (m *Machine) visibleNotice(t *run, done, total int) string {
 	var head string
 	if t.ResumeCount > 0 {
 		verb := map[task.Status]string{task.StatusCompleted: "completed in", task.StatusError: "failed in", task.StatusCancelled: "cancelled after"}[t.Status]
-		head = fmt.Sprintf("Resume #%d %s %s.", t.ResumeCount, verb, FormatDuration(m.noticeDuration(t)))
+		head = fmt.Sprintf("Resume #%d %s %s.", t.ResumeCount, verb, text.Duration(m.noticeDuration(t)))
 	} else {
 		verb := map[task.Status]string{task.StatusCompleted: "finished in", task.StatusError: "failed in", task.StatusCancelled: "cancelled after"}[t.Status]
-		head = fmt.Sprintf("Agent %q %s %s.", t.Description, verb, FormatDuration(history.Duration(&t.Task, m.now)))
+		head = fmt.Sprintf("Agent %q %s %s.", t.Description, verb, text.Duration(history.Duration(&t.Task, m.now)))
 	}
 	text := fmt.Sprintf("%s %s\nTask Progress: %d/%d", icon, m.bold(head), done, total)
 	if line := fallbackLine(t); line != "" {
@@ -74,7 +74,7 @@ func (m *Machine) hiddenNotice(t *run, total, running int) string {
 		b.WriteString("You can continue working or just say 'waiting' and halt.\n")
 		b.WriteString("WATCH OUT for leftovers, you will likely WANT to wait for all agents to complete.")
 	} else {
-		fmt.Fprintf(&b, "All %s finished.", view.CountOf(total, "task", "tasks"))
+		fmt.Fprintf(&b, "All %s finished.", text.CountOf(total, "task", "tasks"))
 	}
 	b.WriteString("\n\n")
 	b.WriteString(m.usageBlock(t))
@@ -91,7 +91,7 @@ func (m *Machine) usageBlock(t *run) string {
 			tok.Input, tok.Output, tok.Reasoning, tok.CacheRead, tok.CacheWrite)
 	}
 	if t.Cost != 0 {
-		fmt.Fprintf(&b, "cost: %s\n", formatCost(t.Cost))
+		fmt.Fprintf(&b, "cost: %s\n", text.Cost(t.Cost))
 	}
 	if t.Steps > 0 {
 		fmt.Fprintf(&b, "model_calls: %d\n", t.Steps)
@@ -120,26 +120,19 @@ func usageLine(t *task.Task) string {
 	if t.Tokens == nil && cost == 0 {
 		return ""
 	}
-	s := fmt.Sprintf("%s tokens (%s in, %s out", formatCount(tok.Total()), formatCount(tok.Input), formatCount(tok.Output))
+	s := fmt.Sprintf("%s tokens (%s in, %s out", text.Count(tok.Total()), text.Count(tok.Input), text.Count(tok.Output))
 	if tok.Reasoning > 0 {
-		s += ", " + formatCount(tok.Reasoning) + " reasoning"
+		s += ", " + text.Count(tok.Reasoning) + " reasoning"
 	}
 	if c := tok.CacheRead + tok.CacheWrite; c > 0 {
-		s += ", " + formatCount(c) + " cache"
+		s += ", " + text.Count(c) + " cache"
 	}
 	s += ")"
 	if cost != 0 {
-		s += ", " + formatCost(cost)
+		s += ", " + text.Cost(cost)
 	}
 	return s
 }
-
-// formatCount and formatCost are the views' formats (core/view), so a notice and the terminal
-// UI write a usage alike.
-var (
-	formatCount = view.Count
-	formatCost  = view.Cost
-)
 
 // cutResult bounds the result carried in a notice, counting characters (runes), not bytes.
 func (m *Machine) cutResult(t *run) string {
@@ -208,11 +201,11 @@ func taskToast(t *run, ms int64) (variant, title, message string) {
 		if t.Error != nil {
 			msg = firstLine(t.Error.Message)
 		}
-		return ToastError, title + " failed", fmt.Sprintf("after %s: %s", FormatDuration(ms), msg)
+		return ToastError, title + " failed", fmt.Sprintf("after %s: %s", text.Duration(ms), msg)
 	case task.StatusCancelled:
-		return ToastInfo, title + " cancelled", "after " + FormatDuration(ms)
+		return ToastInfo, title + " cancelled", "after " + text.Duration(ms)
 	}
-	return ToastSuccess, title + " finished", "in " + FormatDuration(ms)
+	return ToastSuccess, title + " finished", "in " + text.Duration(ms)
 }
 
 // batchToast is a batch's ending as a toast: how its tasks ended.
@@ -224,7 +217,7 @@ func batchToast(done, failed, cancelled int) (variant, title, message string) {
 	if cancelled > 0 {
 		message += fmt.Sprintf(", %d cancelled", cancelled)
 	}
-	title = view.CountOf(done, "background task", "background tasks") + " done"
+	title = text.CountOf(done, "background task", "background tasks") + " done"
 	if failed > 0 {
 		return ToastError, title, message
 	}
@@ -236,41 +229,22 @@ func batchToast(done, failed, cancelled int) (variant, title, message string) {
 // stallText is the one line that tells of a stalled task: the parent's visible notice, the
 // reminders in the log, and any other place a stall is shown in short.
 func (m *Machine) stallText(t *run) string {
-	return fmt.Sprintf("⚠ Agent %q has made no progress for %s", t.Description, stallAge(m.now-t.StalledSince))
+	return fmt.Sprintf("⚠ Agent %q has made no progress for %s", t.Description, text.Silence(m.now-t.StalledSince))
 }
 
 // stallToast is a stall as a TUI toast: the same words as the notice's visible line.
 func (m *Machine) stallToast(t *run) (variant, title, message string) {
-	return ToastWarning, fmt.Sprintf("Agent %q stalled", t.Description), fmt.Sprintf("no progress for %s", stallAge(m.now-t.StalledSince))
+	return ToastWarning, fmt.Sprintf("Agent %q stalled", t.Description), fmt.Sprintf("no progress for %s", text.Silence(m.now-t.StalledSince))
 }
 
 // stallHidden is the stall notice's part for the model.
 func (m *Machine) stallHidden(t *run) string {
 	return fmt.Sprintf("Background task stalled.\n%sagent: %s\ndescription: %s\nstatus: running, no progress for %s (no new message part, and no tool at work)\n\nThe task is still running and may recover; no other notice comes until it finishes. To see what it did so far, call asyncagents_output(task_id=%q); to stop it, asyncagents_cancel(task_id=%q).",
-		t.idLines(), t.Agent, t.Description, stallAge(m.now-t.StalledSince), t.ID, t.ID)
+		t.idLines(), t.Agent, t.Description, text.Silence(m.now-t.StalledSince), t.ID, t.ID)
 }
 
-// stallAge is how long a task has been silent, in its largest unit: "2m", "45s", "1h 3m". It is
-// looked at once a poll, so a finer figure would only tell the poll's timing.
-func stallAge(ms int64) string {
-	switch {
-	case ms >= 3_600_000:
-		return shortDuration(ms)
-	case ms >= 60_000:
-		return fmt.Sprintf("%dm", ms/60_000)
-	default:
-		return fmt.Sprintf("%ds", max(ms, 0)/1000)
-	}
-}
-
-// shortDuration is FormatDuration without a zero last unit: "2m", not "2m 0s"; "6s", not "6.0s".
-func shortDuration(ms int64) string {
-	s := strings.TrimSuffix(strings.TrimSuffix(FormatDuration(ms), " 0s"), " 0m")
-	if strings.HasSuffix(s, ".0s") {
-		s = strings.TrimSuffix(s, ".0s") + "s"
-	}
-	return s
-}
+// noticeRetry is the log's "trying again" after a refused notice (outbox.go).
+func noticeRetry(delayMs int64) string { return "; trying again in " + text.Duration(delayMs) }
 
 // markedID is the task ID with the spec's list marks: (resumed) when resumeCount > 0, (forked)
 // when forked.
@@ -315,7 +289,6 @@ const (
 	// outbox.go (the log's, not a conversation's)
 	noticeRefusedFmt     = "could not deliver the notice of task %s to its parent: %s"
 	noticeCheckFailedFmt = "could not read the messages of session %s, to see which of the notices owed to it arrived before the restart: %s"
-	noticeRetryFmt       = "; trying again in %s"
 	noticeGiveUpFmt      = "; gave up after %d tries (the notice stays owed: the next start delivers it)"
 	noticeParentGoneFmt  = "session %s is gone (deleted while the notices of its tasks %s were owed): its tasks are forgotten, as when OpenCode says a parent session was deleted"
 	// tool_list.go

@@ -7,6 +7,8 @@ import (
 
 	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/text"
+	"github.com/asyncagents/asyncagents/core/view"
 )
 
 // --- Tool answers. ---
@@ -27,7 +29,7 @@ agent: %s
 description: %s
 status: queued
 
-It waits for a slot: %s. It starts when one frees. Its result arrives in this conversation as a notice when it finishes; to check before then, call asyncagents_output(task_id="%s").`, t.ID, t.Agent, t.Description, waitText(t.Waiting), t.ID)
+It waits for a slot: %s. It starts when one frees. Its result arrives in this conversation as a notice when it finishes; to check before then, call asyncagents_output(task_id="%s").`, t.ID, t.Agent, t.Description, view.Waiting(t.Waiting), t.ID)
 	}
 	return fmt.Sprintf(`task_id: %s
 agent: %s
@@ -53,13 +55,14 @@ func (m *Machine) outputText(t *run, pg page) (string, error) {
 		fmt.Fprintf(&b, "%s\n", line)
 	}
 	if t.Queued {
-		fmt.Fprintf(&b, "queued: %s\n", waitText(t.Waiting))
+		fmt.Fprintf(&b, "queued: %s\n", view.Waiting(t.Waiting))
 	}
 	b.WriteString(steersBlock(&t.Task))
-	if p := t.WaitingPermission(); p != nil && !t.Status.Terminal() {
-		fmt.Fprintf(&b, permissionOutputFmt, p.What(), FormatDuration(max(m.now-p.At, 0)))
+	hold := view.HoldOf(&t.Task)
+	if p := hold.Permission; p != nil {
+		fmt.Fprintf(&b, permissionOutputFmt, p.What(), text.Duration(max(m.now-p.At, 0)))
 	}
-	d := FormatDuration(history.Duration(&t.Task, m.now))
+	d := text.Duration(history.Duration(&t.Task, m.now))
 	switch t.Status {
 	case task.StatusCompleted:
 		fmt.Fprintf(&b, "duration: %s\n", d)
@@ -83,8 +86,8 @@ func (m *Machine) outputText(t *run, pg page) (string, error) {
 		}
 	default:
 		fmt.Fprintf(&b, "running for: %s\n%s\n", d, progressText(t, m.now))
-		if t.StalledSince != 0 {
-			fmt.Fprintf(&b, "stalled: no progress for %s\n", stallAge(m.now-t.StalledSince))
+		if hold.StalledSince != 0 {
+			fmt.Fprintf(&b, "stalled: no progress for %s\n", text.Silence(m.now-hold.StalledSince))
 		}
 		if line := m.retryText(t); line != "" {
 			b.WriteString(line + "\n")
@@ -104,7 +107,7 @@ func progressText(t *run, now int64) string {
 	if len(p.LastTools) > 0 {
 		tools = strings.Join(p.LastTools, ", ")
 	}
-	return fmt.Sprintf("progress: %d tool calls; last tools: %s; last activity %s ago", p.ToolCalls, tools, FormatDuration(now-p.LastUpdate))
+	return fmt.Sprintf("progress: %d tool calls; last tools: %s; last activity %s ago", p.ToolCalls, tools, text.Duration(now-p.LastUpdate))
 }
 
 // listLine is one task in asyncagents_list: the whole ID with the spec's (resumed) and (forked)
@@ -113,21 +116,22 @@ func (m *Machine) listLine(t *run) string {
 	id := markedID(&t.Task)
 	status := string(t.Status)
 	if t.Queued {
-		status = "queued (" + waitText(t.Waiting) + ")"
+		status = "queued (" + view.Waiting(t.Waiting) + ")"
 	}
 	if t.SessionID != "" && t.SessionID != t.ID {
 		id += " | session " + t.SessionID
 	}
-	if t.StalledSince != 0 && !t.Status.Terminal() {
-		status += fmt.Sprintf(" (stalled: no progress for %s)", stallAge(m.now-t.StalledSince))
+	hold := view.HoldOf(&t.Task)
+	if hold.StalledSince != 0 {
+		status += fmt.Sprintf(" (stalled: no progress for %s)", text.Silence(m.now-hold.StalledSince))
 	}
-	if p := t.WaitingPermission(); p != nil && !t.Status.Terminal() {
+	if p := hold.Permission; p != nil {
 		status += " (waiting for permission: " + p.What() + ")"
 	}
 	if line := m.retryText(t); line != "" {
 		status += " (" + line + ")"
 	}
-	line := fmt.Sprintf("- %s | %s | %q | @%s | %s | %d tool calls", id, status, t.Description, t.Agent, FormatDuration(history.Duration(&t.Task, m.now)), t.Progress.ToolCalls)
+	line := fmt.Sprintf("- %s | %s | %q | @%s | %s | %d tool calls", id, status, t.Description, t.Agent, text.Duration(history.Duration(&t.Task, m.now)), t.Progress.ToolCalls)
 	if u := usageLine(&t.Task); u != "" {
 		line += " | " + u
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/text"
 	"github.com/asyncagents/asyncagents/core/view"
 )
 
@@ -21,7 +22,7 @@ func (m *Machine) cascadeVisible(stopped []*run) string {
 	for i, t := range stopped {
 		names[i] = fmt.Sprintf("%q", t.Description)
 	}
-	return fmt.Sprintf("⊘ %s (%s).", m.bold(fmt.Sprintf("Interrupted: %s cancelled", view.CountOf(len(stopped), "background task", "background tasks"))), strings.Join(names, ", "))
+	return fmt.Sprintf("⊘ %s (%s).", m.bold(fmt.Sprintf("Interrupted: %s cancelled", text.CountOf(len(stopped), "background task", "background tasks"))), strings.Join(names, ", "))
 }
 
 // cascadeHidden tells the model which tasks stopped with its interrupted turn and where their
@@ -30,7 +31,7 @@ func (m *Machine) cascadeHidden(stopped []*run) string {
 	var b strings.Builder
 	b.WriteString("Your turn was interrupted, so these background tasks were cancelled (and any tasks they had launched). Each keeps its partial work: asyncagents_output(task_id=...) shows it, and asyncagents_task(resume=...) continues one.\n\n")
 	for _, t := range stopped {
-		state := "cancelled after " + FormatDuration(history.Duration(&t.Task, m.now))
+		state := "cancelled after " + text.Duration(history.Duration(&t.Task, m.now))
 		if t.SessionID == "" {
 			state = "cancelled while queued, never started"
 		}
@@ -61,8 +62,8 @@ const (
 // as the dashboard shows it (core/view): "budget: 2 of 3 model calls · 1.2k of 5k tokens · $0.01
 // of $0.50". Empty for a task without a budget.
 func budgetLine(t *task.Task) string {
-	if v := view.TaskOf(t); v.Budget != "" {
-		return "budget: " + v.Budget
+	if b := view.Budget(t); b != "" {
+		return "budget: " + b
 	}
 	return ""
 }

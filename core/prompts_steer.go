@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/text"
 )
 
 // The texts of steering (tool_message.go), of the parent's memory across compaction
@@ -47,7 +48,7 @@ func steersBlock(t *task.Task) string {
 	for _, s := range t.Steers {
 		when := "before it started"
 		if !s.BeforeStart {
-			when = "after " + FormatDuration(max(s.At-t.StartedAt, 0))
+			when = "after " + text.Duration(max(s.At-t.StartedAt, 0))
 		}
 		fmt.Fprintf(&b, "- %s: %s\n", when, s.Text)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/view"
 )
 
 // resumeReq is a resume between its tool call and the check that the task's session still exists.
@@ -110,7 +111,7 @@ func (m *Machine) onResumeChecked(p pending, ev Event) {
 	if m.admit(t) {
 		m.startResume(t)
 	} else {
-		reply += fmt.Sprintf(resumeQueuedFmt, waitText(t.Waiting))
+		reply += fmt.Sprintf(resumeQueuedFmt, view.Waiting(t.Waiting))
 	}
 	m.replyTool(r.callID, reply, t.metadata(fmt.Sprintf(resumeTitleFmt, t.ResumeCount, t.Description)))
 	m.armPoll()

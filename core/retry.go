@@ -2,6 +2,7 @@ package core
 
 import (
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/text"
 	"github.com/asyncagents/asyncagents/core/view"
 )
 
@@ -36,12 +37,13 @@ func (m *Machine) clearRetry(t *run) {
 // retryText is t's retry for the tools' answers: the view's words and when the next try goes
 // ("retrying (attempt 3): HTTP 500 …, next try in 8.0s"), "" when OpenCode is not retrying.
 func (m *Machine) retryText(t *run) string {
-	if t.Retry == nil || t.Status.Terminal() {
+	r := view.HoldOf(&t.Task).Retry
+	if r == nil {
 		return ""
 	}
-	s := view.Retrying(t.Retry)
-	if t.Retry.Next > m.now {
-		s += ", next try in " + FormatDuration(t.Retry.Next-m.now)
+	s := view.Retrying(r)
+	if r.Next > m.now {
+		s += ", next try in " + text.Duration(r.Next-m.now)
 	}
 	return s
 }

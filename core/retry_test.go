@@ -35,8 +35,8 @@ func TestARetryIsShownUntilTheChildWorksAgain(t *testing.T) {
 	row := view.MakeRow(&tk, h.now, view.Opts{})
 	require.Equal(t, want, row.Note)
 	require.Equal(t, view.ToneWarning, row.Tone)
-	require.Equal(t, want, view.TaskOf(&tk).Retry)
-	require.Equal(t, "running", view.TaskOf(&tk).Label)
+	require.Equal(t, want, view.TaskOf(&tk, 0).Retry)
+	require.Equal(t, "running", view.TaskOf(&tk, 0).Label)
 	require.Contains(t, h.outputText(id), want+", next try in ")
 	require.Contains(t, h.listText(), "| running ("+want+", next try in ")
 

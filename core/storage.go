@@ -42,7 +42,7 @@ type Storage struct {
 func StoragePaths(xdgDataHome, home, projectDir string) Storage {
 	data := xdgDataHome
 	if data == "" {
-		data = path.Join(home, ".local", "share")
+		data = path.Join(home, DataHomeDefault)
 	}
 	dir := path.Join(data, StorageDirName)
 	key := projectKey(projectDir)
@@ -56,13 +56,17 @@ func StoragePaths(xdgDataHome, home, projectDir string) Storage {
 	}
 }
 
-// StorageDirName is the plugin's storage directory under the data directory, and
-// ServerDirPrefix starts the name of each project's folder of server files in it. OpenCode's
-// terminal UI module, which runs in the plugin's process without the core, finds its process's
-// server file as <data>/StorageDirName/ServerDirPrefix*/<pid>.json.
+// StorageDirName is the plugin's storage directory under the data directory ($XDG_DATA_HOME,
+// else DataHomeDefault under the home directory), ServerDirPrefix starts the name of each
+// project's folder of server files in it, and ServerFileExt ends a server file's name after its
+// process's pid. OpenCode's terminal UI module, which runs in the plugin's process without the
+// core, finds its process's server file with these names (bridge/abi_types.gen.ts) as
+// <data>/StorageDirName/ServerDirPrefix*/<pid>ServerFileExt.
 const (
+	DataHomeDefault = ".local/share"
 	StorageDirName  = "opencode/asyncagents"
 	ServerDirPrefix = "servers-"
+	ServerFileExt   = ".json"
 )
 
 // OwnHistory makes s the storage of process pid (started at procStart, "" where unknown): its
@@ -88,7 +92,7 @@ func projectKey(projectDir string) string {
 // ServerFilePath is the server file of process pid, in a project's ServerDir: each process that
 // serves the project has its own, so none overwrites or removes another's.
 func ServerFilePath(serverDir string, pid int) string {
-	return path.Join(serverDir, strconv.Itoa(pid)+".json")
+	return path.Join(serverDir, strconv.Itoa(pid)+ServerFileExt)
 }
 
 // DefaultAPIPort is the status API's first port; ASYNCAGENTS_API_PORT overrides it.

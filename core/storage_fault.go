@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/asyncagents/asyncagents/core/httpapi"
+	"github.com/asyncagents/asyncagents/core/text"
 )
 
 // Storage faults: a history write that fails (a full disk, a read-only data folder) loses nothing
@@ -66,7 +67,7 @@ func (m *Machine) onHistorySynced(p pending, ev Event) {
 	case !ev.OK:
 		m.storageFailed(ev.Error)
 	case p.storageRetry && m.store.fault != "":
-		m.log("info", fmt.Sprintf(storageRecoveredFmt, FormatDuration(m.now-m.store.faultSince)))
+		m.log("info", fmt.Sprintf(storageRecoveredFmt, text.Duration(m.now-m.store.faultSince)))
 		m.store = storageState{syncing: m.store.syncing, sync: true, behind: m.store.behind}
 		m.toast(ToastSuccess, storageToastTitle, storageRecoveredToast)
 		m.healthChanged()

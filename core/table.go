@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/text"
 )
 
 // TasksTable renders tasks for a terminal (`asyncagents ls`): one row a task, newest last, with
@@ -26,7 +27,7 @@ func TasksTable(tasks []task.Task, now int64) string {
 		if session == "" {
 			session = "-" // queued, or its session was never made
 		}
-		rows = append(rows, []string{id, session, status, t.Agent, t.Description, started, FormatDuration(t.Duration(now)), fmt.Sprint(t.Progress.ToolCalls)})
+		rows = append(rows, []string{id, session, status, t.Agent, t.Description, started, text.Duration(t.Duration(now)), fmt.Sprint(t.Progress.ToolCalls)})
 	}
 	widths := make([]int, len(rows[0]))
 	for _, r := range rows {

@@ -2,11 +2,11 @@ package core
 
 import (
 	"fmt"
-	"github.com/asyncagents/asyncagents/core/view"
+	"github.com/asyncagents/asyncagents/core/history"
 	"strings"
 
-	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/text"
 )
 
 // cancelArgs are asyncagents_cancel's arguments.
@@ -39,7 +39,7 @@ func (m *Machine) onCancelCall(ev Event) {
 				t := m.sessionTask(id, ev.SessionID)
 				if t != nil && !t.Status.Terminal() {
 					m.cancel(t, a.Reason)
-					lines = append(lines, fmt.Sprintf(cancelledLineFmt, t.ID, t.Description, FormatDuration(history.Duration(&t.Task, m.now))))
+					lines = append(lines, fmt.Sprintf(cancelledLineFmt, t.ID, t.Description, text.Duration(history.Duration(&t.Task, m.now))))
 				}
 			}
 		})
@@ -51,12 +51,12 @@ func (m *Machine) onCancelCall(ev Event) {
 		}
 		var out []string
 		if len(lines) > 0 {
-			out = append(out, fmt.Sprintf(cancelledManyFmt, view.CountOf(len(lines), "running task", "running tasks"), strings.Join(lines, "\n")))
+			out = append(out, fmt.Sprintf(cancelledManyFmt, text.CountOf(len(lines), "running task", "running tasks"), strings.Join(lines, "\n")))
 		}
 		if starting > 0 {
 			out = append(out, cancelStarting(starting))
 		}
-		m.replyTool(ev.CallID, strings.Join(out, "\n"), map[string]any{"title": "cancelled " + view.CountOf(len(lines)+starting, "task", "tasks")})
+		m.replyTool(ev.CallID, strings.Join(out, "\n"), map[string]any{"title": "cancelled " + text.CountOf(len(lines)+starting, "task", "tasks")})
 		return
 	}
 	t := m.task(a.TaskID)
@@ -72,7 +72,7 @@ func (m *Machine) onCancelCall(ev Event) {
 	default:
 		wasQueued := t.Queued
 		m.cancel(t, a.Reason)
-		msg := fmt.Sprintf(cancelledOneFmt, t.ID, t.Description, FormatDuration(history.Duration(&t.Task, m.now)))
+		msg := fmt.Sprintf(cancelledOneFmt, t.ID, t.Description, text.Duration(history.Duration(&t.Task, m.now)))
 		if wasQueued {
 			msg = fmt.Sprintf(cancelledQueuedFmt, t.ID, t.Description)
 		}

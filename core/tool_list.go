@@ -2,10 +2,10 @@ package core
 
 import (
 	"fmt"
-	"github.com/asyncagents/asyncagents/core/view"
+	"github.com/asyncagents/asyncagents/core/task"
 	"strings"
 
-	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/text"
 )
 
 // onListCall lists the calling session's tasks, oldest first.
@@ -23,7 +23,7 @@ func (m *Machine) onListCall(ev Event) {
 		return
 	}
 	m.replyTool(ev.CallID, fmt.Sprintf(listHeadFmt, len(lines), strings.Join(lines, "\n")),
-		map[string]any{"title": view.CountOf(len(lines), "task", "tasks")})
+		map[string]any{"title": text.CountOf(len(lines), "task", "tasks")})
 }
 
 // onClearCall forgets the calling session's finished tasks. Running (and queued) tasks are kept
@@ -47,14 +47,14 @@ func (m *Machine) onClearCall(ev Event) {
 	}
 	m.order = order
 	m.storeChanged()
-	out := fmt.Sprintf(clearedFmt, view.CountOf(cleared, "finished task", "finished tasks"))
+	out := fmt.Sprintf(clearedFmt, text.CountOf(cleared, "finished task", "finished tasks"))
 	switch {
 	case kept == 1:
 		out += clearKeptOne
 	case kept > 1:
 		out += fmt.Sprintf(clearKeptFmt, kept)
 	}
-	m.replyTool(ev.CallID, out, map[string]any{"title": "cleared " + view.CountOf(cleared, "task", "tasks")})
+	m.replyTool(ev.CallID, out, map[string]any{"title": "cleared " + text.CountOf(cleared, "task", "tasks")})
 }
 
 // onSessionDeleted: a deleted parent takes its tasks along. Running ones are aborted (nobody is

@@ -3,13 +3,13 @@ package core
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/asyncagents/asyncagents/core/view"
+	"github.com/asyncagents/asyncagents/core/task"
 	"math"
 	"reflect"
 	"sort"
 	"strings"
 
-	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/text"
 )
 
 // taskArgs are asyncagents_task's arguments.
@@ -133,7 +133,7 @@ func (m *Machine) onTaskCall(ev Event) {
 		// A task's child launching tasks of its own: only as deep as MaxDepth allows.
 		l.depth = p.Depth + 1
 		if l.depth > m.cfg.MaxDepth {
-			m.failTool(ev.CallID, fmt.Sprintf(taskNestingFmt, view.CountOf(p.Depth, "level", "levels"), m.cfg.MaxDepth))
+			m.failTool(ev.CallID, fmt.Sprintf(taskNestingFmt, text.CountOf(p.Depth, "level", "levels"), m.cfg.MaxDepth))
 			return
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/text"
 	"github.com/stretchr/testify/require"
 )
 
@@ -104,7 +105,7 @@ func TestUsageInTheTools(t *testing.T) {
 		require.Len(t, replies, 1)
 		require.Contains(t, replies[0].Output, "2M tokens ("+want, tool)
 	}
-	require.Equal(t, "950", formatCount(950))
-	require.Equal(t, "1k", formatCount(1000))
-	require.Equal(t, "$0.0004", formatCost(0.00042))
+	require.Equal(t, "950", text.Count(950))
+	require.Equal(t, "1k", text.Count(1000))
+	require.Equal(t, "$0.0004", text.Cost(0.00042))
 }

@@ -4,14 +4,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// providerErrorCase is one row of testdata/provider_errors.json: an error as a provider (or
-// OpenCode) really words it, where the wording comes from, and the class it must get.
+// providerErrorCase is one row of testdata/provider_errors/*.json (a file per provider family):
+// an error as a provider (or OpenCode) really words it, where the wording comes from, and the
+// class it must get.
 type providerErrorCase struct {
 	Provider string        `json:"provider"`
 	Source   string        `json:"source"`
@@ -21,11 +23,19 @@ type providerErrorCase struct {
 
 func loadProviderErrors(t *testing.T) []providerErrorCase {
 	t.Helper()
-	raw, err := os.ReadFile("testdata/provider_errors.json")
+	files, err := filepath.Glob(filepath.Join("testdata", "provider_errors", "*.json"))
 	require.NoError(t, err)
+	require.NotEmpty(t, files)
 	var cases []providerErrorCase
-	require.NoError(t, json.Unmarshal(raw, &cases))
-	require.GreaterOrEqual(t, len(cases), 40)
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		require.NoError(t, err)
+		var some []providerErrorCase
+		require.NoError(t, json.Unmarshal(raw, &some), f)
+		require.NotEmpty(t, some, f)
+		cases = append(cases, some...)
+	}
+	require.GreaterOrEqual(t, len(cases), 100)
 	return cases
 }
 

@@ -199,8 +199,8 @@ func historyConversation(t *task.Task) APIConversation {
 
 // apiServeMessages answers GET /v1/tasks/:id/messages: the history's conversation as the Body,
 // and the session to read for a host that can ask OpenCode.
-func apiServeMessages(t *task.Task) Response {
-	history := historyConversation(apiOut(t))
+func apiServeMessages(t *task.Task, now int64) Response {
+	history := historyConversation(apiOut(t, now))
 	r := apiJSON(history)
 	r.Messages = t.ChildSession()
 	return r

@@ -119,30 +119,30 @@ func ServeTasks(req Request, tasks []task.Task, cfg config.APIConfig, now int64)
 // apiOut is the copy of a task the API shows: as Machine.Tasks shows it, with lastTools an
 // array even before the first tool, and how a page shows it (view.TaskOf). The copy is
 // shallow; the task itself is not changed.
-func apiOut(t *task.Task) *task.Task {
+func apiOut(t *task.Task, now int64) *task.Task {
 	history.Load(t)
 	c := *t
-	Shown(&c)
+	Shown(&c, now)
 	return &c
 }
 
 // Shown makes t, a copy of a task, the API's: lastTools an array even before the first tool,
-// and its view set. Every task the API writes goes through it, its event frames included.
-func Shown(t *task.Task) {
+// and its view at now set. Every task the API writes goes through it, its event frames included.
+func Shown(t *task.Task, now int64) {
 	if t.Progress.LastTools == nil {
 		t.Progress.LastTools = []string{}
 	}
-	t.View = view.TaskOf(t)
+	t.View = view.TaskOf(t, now)
 }
 
 // apiOutAll is apiOut for tasks[i] for each i of idx, in one allocation.
-func apiOutAll(tasks []*task.Task, idx []int) []*task.Task {
+func apiOutAll(tasks []*task.Task, idx []int, now int64) []*task.Task {
 	copies := make([]task.Task, len(idx))
 	out := make([]*task.Task, len(idx))
 	for k, i := range idx {
 		history.Load(tasks[i])
 		copies[k] = *tasks[i]
-		Shown(&copies[k])
+		Shown(&copies[k], now)
 		out[k] = &copies[k]
 	}
 	return out
@@ -240,7 +240,7 @@ func Serve(req Request, tasks []*task.Task, cfg config.APIConfig, now int64) (re
 		if t == nil {
 			return apiFail(404, fmt.Sprintf("task %s not found", apiEcho(segs[2])))
 		}
-		return apiJSON(apiOut(t))
+		return apiJSON(apiOut(t, now))
 	case len(segs) == 4 && segs[1] == "tasks" && segs[2] != "" && segs[3] == "logs":
 		t := apiFindTask(tasks, segs[2])
 		if t == nil {
@@ -255,7 +255,7 @@ func Serve(req Request, tasks []*task.Task, cfg config.APIConfig, now int64) (re
 		if t == nil {
 			return apiFail(404, fmt.Sprintf("task %s not found", apiEcho(segs[2])))
 		}
-		return apiServeMessages(t)
+		return apiServeMessages(t, now)
 	case len(segs) == 3 && segs[1] == "task-groups" && segs[2] != "":
 		return apiServeGroup(tasks, segs[2], now)
 	case isEvents:

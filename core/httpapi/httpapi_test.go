@@ -408,6 +408,6 @@ func apiRequireCORS(t testing.TB, r Response) {
 // null, and no slice shared.
 func publicOf(t task.Task) task.Task {
 	t.Progress.LastTools = append([]string{}, t.Progress.LastTools...)
-	t.View = view.TaskOf(&t) // its own tests: core/view/task_test.go
+	t.View = view.TaskOf(&t, 0) // its own tests: core/view/task_test.go
 	return t
 }

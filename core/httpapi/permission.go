@@ -3,6 +3,9 @@ package httpapi
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/asyncagents/asyncagents/core/config"
@@ -45,14 +48,15 @@ func apiServePermission(req Request, tasks []*task.Task, id string, q []apiQuery
 		Message   *string `json:"message"`
 	}
 	if err := json.Unmarshal([]byte(req.Body), &body); err != nil {
-		return apiFail(400, `the body must be a JSON object {"requestId": string, "reply": "once"|"always"|"reject", "message"?: string}: `+err.Error())
+		return apiFail(400, `the body must be a JSON object {"requestId": string, "reply": `+quoted(task.PermissionReplies, "|")+`, "message"?: string}: `+err.Error())
 	}
 	reply := ""
 	if body.Reply != nil {
 		reply = *body.Reply
 	}
-	if reply != "once" && reply != "always" && reply != "reject" {
-		return apiFail(400, fmt.Sprintf(`reply must be "once", "always" or "reject", got %s`, apiEcho(reply)))
+	if !slices.Contains(task.PermissionReplies, reply) {
+		last := len(task.PermissionReplies) - 1
+		return apiFail(400, fmt.Sprintf(`reply must be %s or %q, got %s`, quoted(task.PermissionReplies[:last], ", "), task.PermissionReplies[last], apiEcho(reply)))
 	}
 	if body.RequestID == nil || *body.RequestID == "" {
 		return apiFail(400, "requestId is required: the ID of the request answered (the task's view.permissionId)")
@@ -78,4 +82,13 @@ func apiServePermission(req Request, tasks []*task.Task, id string, q []apiQuery
 		}
 	}
 	return apiFail(409, fmt.Sprintf("request %s of task %s is no longer pending (answered, or not this task's); nothing was sent", apiEcho(rid), t.ID))
+}
+
+// quoted writes words quoted and joined by sep: "once"|"always"|"reject".
+func quoted(words []string, sep string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = strconv.Quote(w)
+	}
+	return strings.Join(q, sep)
 }

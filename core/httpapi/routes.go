@@ -11,6 +11,7 @@ import (
 	"github.com/asyncagents/asyncagents/core/internal/jsonw"
 	"github.com/asyncagents/asyncagents/core/internal/version"
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/text"
 	"github.com/asyncagents/asyncagents/core/view"
 )
 
@@ -59,9 +60,32 @@ type APIStats struct {
 	ActiveTasks int              `json:"activeTasks"`
 	// Queued counts the running tasks still waiting for a slot (no session yet).
 	Queued int `json:"queued,omitempty"`
-	// Tokens and Cost sum every task's (absent while no task has any).
-	Tokens *task.Tokens `json:"tokens,omitempty"`
-	Cost   float64      `json:"cost,omitempty"`
+	// Tokens and Cost sum every task's (absent while no task has any); View writes them.
+	Tokens *task.Tokens  `json:"tokens,omitempty"`
+	Cost   float64       `json:"cost,omitempty"`
+	View   *APIUsageView `json:"view,omitempty"`
+}
+
+// APIUsageView is a sum of tokens and cost as a page shows it ("12.3k", "$0.25"), each "" while
+// there is none, so the page formats neither.
+type APIUsageView struct {
+	Tokens string `json:"tokens,omitempty"`
+	Cost   string `json:"cost,omitempty"`
+}
+
+// usageView is the view of a sum, nil when there is none.
+func usageView(tokens *task.Tokens, cost float64) *APIUsageView {
+	if tokens == nil && cost == 0 {
+		return nil
+	}
+	v := &APIUsageView{}
+	if tokens != nil {
+		v.Tokens = text.Count(tokens.Total())
+	}
+	if cost != 0 {
+		v.Cost = text.Cost(cost)
+	}
+	return v
 }
 
 // addUsage adds t's tokens and cost to a sum.
@@ -118,6 +142,7 @@ func apiComputeStats(tasks []*task.Task, now int64) APIStats {
 	if n := int64(s.Duration.Count); n > 0 {
 		s.Duration.Avg = (sum + n/2) / n
 	}
+	s.View = usageView(s.Tokens, s.Cost)
 	return s
 }
 
@@ -214,7 +239,7 @@ func apiServeList(tasks []*task.Task, q []apiQueryParam, now int64) Response {
 	// Written as encoding/json writes APITaskList (TestAPITaskListEncodesAsTheStruct), with the
 	// tasks' own encoder (appendTask).
 	b := append(make([]byte, 0, 64+len(page)*1536), `{"tasks":[`...)
-	for k, t := range apiOutAll(tasks, page) {
+	for k, t := range apiOutAll(tasks, page, now) {
 		if k > 0 {
 			b = append(b, ',')
 		}
@@ -329,9 +354,10 @@ type APIGroupStats struct {
 	CompletionRate float64 `json:"completionRate"`
 	TotalToolCalls int     `json:"totalToolCalls"`
 	Duration       int64   `json:"duration"`
-	// Tokens and Cost sum the batch's tasks' (absent while none has any).
-	Tokens *task.Tokens `json:"tokens,omitempty"`
-	Cost   float64      `json:"cost,omitempty"`
+	// Tokens and Cost sum the batch's tasks' (absent while none has any); View writes them.
+	Tokens *task.Tokens  `json:"tokens,omitempty"`
+	Cost   float64       `json:"cost,omitempty"`
+	View   *APIUsageView `json:"view,omitempty"`
 }
 
 func apiServeGroup(tasks []*task.Task, batchID string, now int64) Response {
@@ -342,7 +368,7 @@ func apiServeGroup(tasks []*task.Task, batchID string, now int64) Response {
 		if t.BatchID != batchID {
 			continue
 		}
-		g.Tasks = append(g.Tasks, apiOut(t)) // read whole (history.Load): the stats below read past the head
+		g.Tasks = append(g.Tasks, apiOut(t, now)) // read whole (history.Load): the stats below read past the head
 		s := &g.Stats
 		switch t.Status {
 		case task.StatusCompleted:
@@ -373,6 +399,7 @@ func apiServeGroup(tasks []*task.Task, batchID string, now int64) Response {
 	if last > first {
 		g.Stats.Duration = last - first
 	}
+	g.Stats.View = usageView(g.Stats.Tokens, g.Stats.Cost)
 	return apiJSON(g)
 }
 

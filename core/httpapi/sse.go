@@ -77,7 +77,7 @@ func SnapshotFrame(tasks []task.Task, now int64) string {
 
 // Snapshot is SnapshotFrame over tasks shared, not copied.
 func Snapshot(tasks []*task.Task, now int64) string {
-	s := SSESnapshotData{Tasks: apiOutAll(tasks, apiNewestFirst(tasks, nil)), Stats: apiComputeStats(tasks, now)}
+	s := SSESnapshotData{Tasks: apiOutAll(tasks, apiNewestFirst(tasks, nil), now), Stats: apiComputeStats(tasks, now)}
 	return SSEFrame(SSESnapshot, s)
 }
 
@@ -103,8 +103,8 @@ func TaskEventName(prev, next task.Status, created bool) string {
 
 // TaskFrame renders the event for a task change: the task itself is the data, as the API shows
 // it everywhere.
-func TaskFrame(prev task.Status, created bool, t task.Task) string {
-	return SSEFrame(TaskEventName(prev, t.Status, created), apiOut(&t))
+func TaskFrame(prev task.Status, created bool, t task.Task, now int64) string {
+	return SSEFrame(TaskEventName(prev, t.Status, created), apiOut(&t, now))
 }
 
 // SSEHeartbeatData is a heartbeat event's data.

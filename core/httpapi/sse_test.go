@@ -90,7 +90,7 @@ func TestSSETaskEventName(t *testing.T) {
 
 func TestSSETaskFrame(t *testing.T) {
 	tk := tasktest.Tasks()[2]
-	ev, data := apiParseSSE(t, TaskFrame(task.StatusRunning, false, tk))
+	ev, data := apiParseSSE(t, TaskFrame(task.StatusRunning, false, tk, 0))
 	require.Equal(t, []string{"task.error"}, ev)
 	want, _ := json.Marshal(publicOf(tk))
 	require.JSONEq(t, string(want), data[0])

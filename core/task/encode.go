@@ -146,6 +146,12 @@ func AppendJSON(b []byte, t *Task) ([]byte, error) {
 		b = jsonw.OptInt(b, "permissionAt", v.PermissionAt)
 		b = jsonw.OptString(b, "permissionId", v.PermissionID)
 		b = jsonw.OptString(b, "retry", v.Retry)
+		b = append(b, `,"duration":`...)
+		b = jsonw.String(b, v.Duration)
+		b = jsonw.OptString(b, "tokens", v.Tokens)
+		b = jsonw.OptString(b, "cost", v.Cost)
+		b = jsonw.OptString(b, "queue", v.Queue)
+		b = jsonw.OptString(b, "permissionWait", v.PermissionWait)
 		if len(v.Attempts) > 0 {
 			var err error
 			if b, err = jsonw.KeyValue(b, "attempts", v.Attempts); err != nil {

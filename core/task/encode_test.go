@@ -26,7 +26,8 @@ func TestTaskEncodesAsTheStruct(t *testing.T) {
 		Permissions: []PermissionRequest{{ID: "per_1", SessionID: "ses_1", Permission: "bash", Patterns: []string{"echo hi"}, At: 3, Reply: "once", RepliedAt: 4, TimedOut: true}},
 		Retry:       &Retry{Attempt: 3, Message: "HTTP 500", Next: 14},
 		NoticeOwed:  11, NotifiedAt: 12, View: &View{Label: "failed", Budget: "9 of 3 model calls", Permission: "bash echo hi", PermissionAt: 13, Retry: "retrying",
-			Attempts: []AttemptView{{Model: "a/b", Outcome: "failed (rate_limit)", Tone: "error", From: 1, To: 2, Error: "429", Compacted: true}, {Model: "c/d", Outcome: "at work", Tone: "accent", From: 3}}}}
+			Duration: "2m 5s", Tokens: "12.3k", Cost: "$0.01", Queue: "position 1", PermissionWait: "3s",
+			Attempts: []AttemptView{{Model: "a/b", Outcome: "failed (rate_limit)", Tone: "error", From: 1, To: 2, Took: "1ms", Error: "429", Compacted: true}, {Model: "c/d", Outcome: "at work", Tone: "accent", From: 3}}}}
 	cases := encodetest.FieldVariants(t, all)
 	for _, s := range encodetest.AwkwardStrings {
 		c := all
@@ -34,7 +35,7 @@ func TestTaskEncodesAsTheStruct(t *testing.T) {
 		c.Progress.LastTools = []string{s, s}
 		c.Models = []string{s}
 		c.Partial = &Partial{Text: s, Tools: []ToolRun{{Name: s, Title: s}}}
-		c.View = &View{Label: s, Budget: s, Permission: s, Retry: s}
+		c.View = &View{Label: s, Budget: s, Permission: s, Retry: s, Duration: s, Tokens: s, Cost: s, Queue: s, PermissionWait: s}
 		c.Retry = &Retry{Message: s}
 		cases = append(cases, c)
 	}

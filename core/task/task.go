@@ -191,6 +191,17 @@ type PermissionRequest struct {
 	TimedOut   bool     `json:"timedOut,omitempty"`
 }
 
+// A permission request's replies, as OpenCode names them: the machine's timeout gives
+// PermissionReject, and the status API takes any of PermissionReplies.
+const (
+	PermissionOnce   = "once"
+	PermissionAlways = "always"
+	PermissionReject = "reject"
+)
+
+// PermissionReplies is every reply OpenCode takes, in the order the status API names them.
+var PermissionReplies = []string{PermissionOnce, PermissionAlways, PermissionReject}
+
 // What is the request in a few words: "bash echo hi".
 func (p *PermissionRequest) What() string {
 	if len(p.Patterns) == 0 {
@@ -217,6 +228,18 @@ type View struct {
 	// Retry is OpenCode's retry of the child's model call in a few words ("retrying (attempt
 	// 3): HTTP 500 …"), "" when none.
 	Retry string `json:"retry,omitempty"`
+	// Duration is how long the task has run, or ran, as of the answer ("4.2s", "2m 5s"); a page
+	// showing a task at work reads it again to see it grow.
+	Duration string `json:"duration"`
+	// Tokens is every token the task spent, short ("12.3k"), and Cost what it cost ("$0.0125"):
+	// "" while OpenCode reported none.
+	Tokens string `json:"tokens,omitempty"`
+	Cost   string `json:"cost,omitempty"`
+	// Queue is where a queued task waits ("position 2 in the queue of concurrency.default, 3 at
+	// once"), "" when it does not.
+	Queue string `json:"queue,omitempty"`
+	// PermissionWait is how long the child has waited for the permission, as of the answer.
+	PermissionWait string `json:"permissionWait,omitempty"`
 	// Attempts are the model attempts as a page lists them, nil when there is nothing to show
 	// (no chain of models, or one model that did not fail).
 	Attempts []AttemptView `json:"attempts,omitempty"`
@@ -226,11 +249,13 @@ type View struct {
 // ("answered", "failed (rate_limit)", "at work", "cancelled"), the tone to draw it in, its start
 // and end (0 while it runs), its error, and whether it followed a compaction.
 type AttemptView struct {
-	Model     string `json:"model"`
-	Outcome   string `json:"outcome"`
-	Tone      string `json:"tone"`
-	From      int64  `json:"from"`
-	To        int64  `json:"to,omitempty"`
+	Model   string `json:"model"`
+	Outcome string `json:"outcome"`
+	Tone    string `json:"tone"`
+	From    int64  `json:"from"`
+	To      int64  `json:"to,omitempty"`
+	// Took is how long the attempt lasted ("2m 5s"), "" while it runs.
+	Took      string `json:"took,omitempty"`
 	Error     string `json:"error,omitempty"`
 	Compacted bool   `json:"compacted,omitempty"`
 }
@@ -322,12 +347,18 @@ const MaxPartialTools = 50
 // MaxLastTools is how many recent tool names Progress keeps.
 const MaxLastTools = 5
 
-// Duration is how long the task has run, or ran: until now while it runs. A task a restore read
+// Duration is how long the task has run, or ran: until now while it runs, until its last activity
+// when it ended without its time. A task a restore read
 // only the head of must be loaded first (its end is not in the head).
 func (t *Task) Duration(now int64) int64 {
 	end := t.CompletedAt
-	if end == 0 || !t.Status.Terminal() {
+	switch {
+	case !t.Status.Terminal():
 		end = now
+	case end == 0:
+		// A record that ended without its time (an earlier release's): its last activity is the
+		// nearest to its end that it tells, not now, which would grow it for ever.
+		end = max(t.Progress.LastUpdate, t.StartedAt)
 	}
 	if end < t.StartedAt {
 		return 0

@@ -2,6 +2,7 @@ package view
 
 import (
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/text"
 )
 
 // attempts is t's model attempts as a page lists them, nil when they tell nothing: a task with
@@ -40,6 +41,9 @@ func attempts(t *task.Task) []task.AttemptView {
 		}
 		if v.To == 0 && last && t.Status.Terminal() {
 			v.To = t.CompletedAt // a record of an earlier release: the task's end is the attempt's
+		}
+		if v.To != 0 {
+			v.Took = text.Duration(v.To - v.From)
 		}
 		out[i] = v
 	}

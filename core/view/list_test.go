@@ -45,9 +45,3 @@ func TestListFilterKeepsNewestFirst(t *testing.T) {
 	require.Empty(t, none.Rows)
 	require.Equal(t, `No background task matches "nothing"`, none.Empty)
 }
-
-func TestAgo(t *testing.T) {
-	for ms, want := range map[int64]string{-1: "0s", 59_999: "59s", 60_000: "1m", 3_599_999: "59m", 3_600_000: "1h", 86_400_000: "1d"} {
-		require.Equal(t, want, Ago(ms))
-	}
-}

@@ -4,20 +4,52 @@ import (
 	"strings"
 
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/text"
 )
 
-// TaskOf is how the dashboard shows t beside its record: the status as a word, the budget as a
-// line, what the child waits for permission to do. The status API puts it in every task it
-// writes (its answers and its event stream), so the page decides none of it.
-func TaskOf(t *task.Task) *task.View {
-	v := &task.View{Label: label(t), Budget: budget(t), Attempts: attempts(t)}
-	if p := t.WaitingPermission(); p != nil && !t.Status.Terminal() {
-		v.Permission, v.PermissionAt, v.PermissionID = p.What(), p.At, p.ID
+// TaskOf is how the dashboard shows t beside its record at now: the status as a word, the budget
+// as a line, its duration, tokens and cost, where it waits in a queue, what the child waits for
+// permission to do. The status API puts it in every task it writes (its answers and its event
+// stream), so the page decides and formats none of it.
+func TaskOf(t *task.Task, now int64) *task.View {
+	v := &task.View{Label: label(t), Budget: Budget(t), Attempts: attempts(t), Duration: text.Duration(t.Duration(now))}
+	tok, cost := t.Usage()
+	if t.Tokens != nil {
+		v.Tokens = text.Count(tok.Total())
 	}
-	if t.Retry != nil && !t.Status.Terminal() {
-		v.Retry = Retrying(t.Retry)
+	if cost != 0 {
+		v.Cost = text.Cost(cost)
+	}
+	if t.Queued {
+		v.Queue = Waiting(t.Waiting)
+	}
+	h := HoldOf(t)
+	if p := h.Permission; p != nil {
+		v.Permission, v.PermissionAt, v.PermissionID = p.What(), p.At, p.ID
+		v.PermissionWait = text.Duration(max(now-p.At, 0))
+	}
+	if h.Retry != nil {
+		v.Retry = Retrying(h.Retry)
 	}
 	return v
+}
+
+// Hold is what holds a task at work, decided once for the tools' answers, the terminal UI's rows
+// and the dashboard: the permission its child asks the user for, the model call OpenCode
+// retries, since when it has made no progress (0: it has not stalled). All zero once the task
+// ended: a note of a task that ended would tell what no longer is.
+type Hold struct {
+	Permission   *task.PermissionRequest
+	Retry        *task.Retry
+	StalledSince int64
+}
+
+// HoldOf is t's Hold.
+func HoldOf(t *task.Task) Hold {
+	if t.Status.Terminal() {
+		return Hold{}
+	}
+	return Hold{Permission: t.WaitingPermission(), Retry: t.Retry, StalledSince: t.StalledSince}
 }
 
 // label is the status as a page names it: a running task that waits for a slot is queued, one
@@ -36,9 +68,9 @@ func label(t *task.Task) string {
 	return string(t.Status)
 }
 
-// budget is the usage against t's budget: "2 of 3 model calls · 1.2k of 5k tokens · $0.01 of
+// Budget is the usage against t's budget: "2 of 3 model calls · 1.2k of 5k tokens · $0.01 of
 // $0.50", "" for a task without one.
-func budget(t *task.Task) string {
+func Budget(t *task.Task) string {
 	g := t.Budget
 	if g == nil {
 		return ""
@@ -49,10 +81,10 @@ func budget(t *task.Task) string {
 	}
 	if g.Tokens > 0 {
 		tok, _ := t.Usage()
-		parts = append(parts, budgetTokens(Count(tok.Total()), Count(g.Tokens)))
+		parts = append(parts, budgetTokens(text.Count(tok.Total()), text.Count(g.Tokens)))
 	}
 	if g.CostUsd > 0 {
-		parts = append(parts, budgetCost(Cost(t.Cost), Cost(g.CostUsd)))
+		parts = append(parts, budgetCost(text.Cost(t.Cost), text.Cost(g.CostUsd)))
 	}
 	return strings.Join(parts, " · ")
 }

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/text"
 )
 
 // The texts the terminal UI shows, with the other user-facing strings of the core.
@@ -65,24 +66,20 @@ func Retrying(r *task.Retry) string {
 
 func notePermission(what string) string { return "waits for permission: " + what }
 
-func noteQueued(position int, limit string, maxAtOnce int) string {
-	return fmt.Sprintf("queued #%d for %s (%d at once)", position, limit, maxAtOnce)
+// Waiting says what a queued task waits for, in the tools' answers, the terminal UI's rows and
+// on the dashboard: "position 2 in the queue of concurrency.models["a/b"], 1 at once".
+func Waiting(w *task.Wait) string {
+	if w == nil {
+		return "waiting for a slot"
+	}
+	return fmt.Sprintf("position %d in the queue of %s, %d at once", w.Position, w.Limit, w.Max)
 }
 
 func started(ago string) string { return "started " + ago + " ago" }
 
 func listNoMatch(query string) string { return fmt.Sprintf("No background task matches %q", query) }
 
-func moreFinished(n int) string { return "+" + CountOf(n, "more finished", "more finished") }
-
-// CountOf writes n with its noun, which agrees with it: "1 background task", "3 background tasks".
-// Every count the core writes goes through it.
-func CountOf[N ~int | ~int64](n N, one, many string) string {
-	if n == 1 || n == -1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
+func moreFinished(n int) string { return "+" + text.CountOf(n, "more finished", "more finished") }
 
 func cancelPrompt(description string) string {
 	return fmt.Sprintf("Cancel %q? Its child session is aborted and its parent is told.", description)
@@ -114,7 +111,7 @@ func outcomeFailed(class string) string {
 func outcomeStopped(why string) string { return "stopped: the task ended (" + why + ")" }
 
 func budgetSteps(used, limit int) string {
-	return fmt.Sprintf("%d of %s", used, CountOf(limit, "model call", "model calls"))
+	return fmt.Sprintf("%d of %s", used, text.CountOf(limit, "model call", "model calls"))
 }
 func budgetTokens(used, limit string) string { return used + " of " + limit + " tokens" }
 func budgetCost(used, limit string) string   { return used + " of " + limit }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/text"
 )
 
 // Timeline is a batch drawn over time, for the dashboard's batch page: one bar per task from its
@@ -76,7 +77,7 @@ func BatchTimeline(tasks []*task.Task, batchID string, now int64) (Timeline, boo
 	}
 	span := max(last-first, 1)
 	pct := func(ms int64) float64 { return math.Round(float64(ms)*10000/float64(span)) / 100 }
-	tl := Timeline{BatchID: batchID, Name: BatchName(mine), Span: Elapsed(last - first), Bars: make([]Bar, 0, len(mine)),
+	tl := Timeline{BatchID: batchID, Name: BatchName(mine), Span: text.Elapsed(last - first), Bars: make([]Bar, 0, len(mine)),
 		Legend: []LegendItem{{SegmentQueued, legendQueued}, {SegmentStalled, legendStalled}, {SegmentPermission, legendPermission}}}
 	for _, t := range mine {
 		r := MakeRow(t, now, Opts{ReadOnly: true})
@@ -85,7 +86,7 @@ func BatchTimeline(tasks []*task.Task, batchID string, now int64) (Timeline, boo
 			Left: pct(t.StartedAt - first), Width: pct(end(t) - t.StartedAt), Segments: []Segment{}}
 		seg := func(kind string, from, to int64, title func(string) string) {
 			if to > from {
-				b.Segments = append(b.Segments, Segment{Kind: kind, Left: pct(from - first), Width: pct(to - from), Title: title(Elapsed(to - from))})
+				b.Segments = append(b.Segments, Segment{Kind: kind, Left: pct(from - first), Width: pct(to - from), Title: title(text.Elapsed(to - from))})
 			}
 		}
 		switch {
@@ -97,8 +98,8 @@ func BatchTimeline(tasks []*task.Task, batchID string, now int64) (Timeline, boo
 		for _, s := range t.Stalls {
 			seg(SegmentStalled, s.From, s.To, segmentStalled)
 		}
-		if t.StalledSince > 0 && !t.Status.Terminal() {
-			seg(SegmentStalled, t.StalledSince, end(t), segmentStalled)
+		if since := HoldOf(t).StalledSince; since > 0 {
+			seg(SegmentStalled, since, end(t), segmentStalled)
 		}
 		for _, p := range t.Permissions {
 			to := p.RepliedAt

@@ -11,6 +11,7 @@ import (
 
 	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/text"
 )
 
 // Row is one task as a list line: a mark and the description, then the detail (agent, elapsed
@@ -95,7 +96,7 @@ func MakeRow(t *task.Task, now int64, o Opts) Row {
 	default:
 		r.Group, r.Mark, r.Tone = GroupFinished, MarkCancelled, ToneMuted
 	}
-	r.Elapsed = Elapsed(t.Duration(now))
+	r.Elapsed = text.Elapsed(t.Duration(now))
 	r.Usage = Usage(t)
 	r.Detail = joinNonEmpty(" · ", r.Agent, r.Elapsed, r.Usage)
 	if note, warn := attention(t, now); note != "" {
@@ -113,20 +114,21 @@ func MakeRow(t *task.Task, now int64, o Opts) Row {
 // attention is the note of a task that needs a look, and whether it is a warning. Checked in
 // order: the first that applies is the one shown.
 func attention(t *task.Task, now int64) (note string, warn bool) {
+	h := HoldOf(t)
 	switch {
 	// Waiting for permission before the stall: a task that waits for the user is silent, and the
 	// wait is what the user can end.
-	case t.WaitingPermission() != nil && !t.Status.Terminal():
-		return notePermission(t.WaitingPermission().What()), true
+	case h.Permission != nil:
+		return notePermission(h.Permission.What()), true
 	// A retry says why the task is silent, which a stall does not.
-	case t.Retry != nil && !t.Status.Terminal():
-		return Retrying(t.Retry), true
-	case t.StalledSince > 0 && !t.Status.Terminal():
-		return noteStalled(Elapsed(now - t.StalledSince)), true
+	case h.Retry != nil:
+		return Retrying(h.Retry), true
+	case h.StalledSince > 0:
+		return noteStalled(text.Elapsed(now - h.StalledSince)), true
 	case t.Status == task.StatusError && t.Error != nil && t.Error.Name == ErrBudgetExceeded:
 		return noteOverBudget, true
 	case t.Queued && t.Waiting != nil:
-		return noteQueued(t.Waiting.Position, t.Waiting.Limit, t.Waiting.Max), false
+		return Waiting(t.Waiting), false
 	}
 	return "", false
 }
@@ -257,7 +259,7 @@ func TaskList(tasks []*task.Task, now int64, o Opts, query string) List {
 		if !matches(r, query) {
 			continue
 		}
-		r.ListDetail = joinNonEmpty(" · ", r.Origin, started(Ago(now-t.StartedAt)), r.ShortID, r.Detail, r.Note)
+		r.ListDetail = joinNonEmpty(" · ", r.Origin, started(text.Ago(now-t.StartedAt)), r.ShortID, r.Detail, r.Note)
 		l.Live = l.Live || r.Group == GroupRunning
 		l.Rows = append(l.Rows, r)
 	}

@@ -9,19 +9,6 @@ import (
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
-func TestElapsed(t *testing.T) {
-	for _, c := range []struct {
-		ms   int64
-		want string
-	}{
-		{-5, "0s"}, {0, "0s"}, {999, "0s"}, {9_900, "9s"}, {42_000, "42s"}, {59_999, "59s"},
-		{60_000, "1m00s"}, {125_000, "2m05s"}, {3_599_000, "59m59s"}, {3_600_000, "1h00m"}, {3_780_000, "1h03m"},
-		{100 * 3_600_000, "100h00m"},
-	} {
-		require.Equal(t, c.want, Elapsed(c.ms), "%d ms", c.ms)
-	}
-}
-
 func TestUsage(t *testing.T) {
 	for _, c := range []struct {
 		name   string
@@ -66,7 +53,7 @@ func TestMakeRow(t *testing.T) {
 			group: GroupRunning, mark: "●", tone: ToneAccent, detail: "explore · 1s", cancel: true},
 		{name: "queued, with its place", task: task.Task{Status: task.StatusRunning, Queued: true, StartedAt: now - 3_000,
 			Waiting: &task.Wait{Limit: "maxConcurrentStarts", Max: 2, Position: 3}},
-			group: GroupQueued, mark: "○", tone: ToneMuted, note: "queued #3 for maxConcurrentStarts (2 at once)", detail: "explore · 3s", cancel: true},
+			group: GroupQueued, mark: "○", tone: ToneMuted, note: "position 3 in the queue of maxConcurrentStarts, 2 at once", detail: "explore · 3s", cancel: true},
 		{name: "stalled", task: task.Task{Status: task.StatusRunning, StartedAt: now - 400_000, StalledSince: now - 310_000},
 			group: GroupRunning, mark: "●", tone: ToneWarning, note: "stalled for 5m10s", detail: "explore · 6m40s", cancel: true},
 		{name: "waiting for permission, before a stall", task: task.Task{Status: task.StatusRunning, StartedAt: now - 5_000, StalledSince: now - 1_000,
@@ -188,9 +175,6 @@ func TestTaskList(t *testing.T) {
 
 // A count agrees with its noun: one of it, or several, or none.
 func TestCountOf(t *testing.T) {
-	require.Equal(t, "1 background task", CountOf(1, "background task", "background tasks"))
-	require.Equal(t, "0 background tasks", CountOf(0, "background task", "background tasks"))
-	require.Equal(t, "3 steps", CountOf(int64(3), "step", "steps"))
 	require.Equal(t, "2 of 1 model call", budgetSteps(2, 1))
 	require.Equal(t, "+1 more finished", moreFinished(1))
 }

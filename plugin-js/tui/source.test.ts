@@ -48,7 +48,8 @@ test("the client reads with the token, follows task frames, and cancels with the
       const url = new URL(req.url);
       seen.push({ path: url.pathname + url.search, auth: req.headers.get("authorization"), origin: req.headers.get("origin") });
       if (url.pathname === "/v1/events") {
-        const frames = ["event: snapshot\ndata: {}\n\n", "event: heartbeat\ndata: {}\n\n", "event: task.updated\ndata: {}\n\n"];
+        // Line ends of all three kinds the standard allows: each frame is one event.
+        const frames = ["event: snapshot\ndata: {}\n\n", "event: heartbeat\rdata: {}\r\r", "event: task.updated\r\ndata: {}\r\n\r\n", "event: task.created\r\ndata: {}\r\n\r\n"];
         return new Response(new ReadableStream({ start: (c) => { for (const f of frames) c.enqueue(enc.encode(f)); c.close(); } }), {
           headers: { "Content-Type": "text/event-stream" },
         });
@@ -64,7 +65,7 @@ test("the client reads with the token, follows task frames, and cancels with the
 
     let changes = 0;
     await client.follow(() => changes++, new AbortController().signal);
-    expect(changes).toBe(2); // the snapshot and the update; the heartbeat is not a change
+    expect(changes).toBe(3); // the snapshot, the update and the creation; the heartbeat is not a change
 
     expect(await client.cancel("bg_1", "cancelled from OpenCode's terminal UI")).toBe("task bg_1 already ended (completed); nothing was cancelled");
     const cancel = seen.at(-1)!;

@@ -7,7 +7,8 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { SERVER_DIR_PREFIX, STORAGE_DIR_NAME, type ViewList, type ViewSection } from "../../bridge/types";
+import { readEvents } from "../../bridge/sse";
+import { DATA_HOME_DEFAULT, SERVER_DIR_PREFIX, SERVER_FILE_EXT, STORAGE_DIR_NAME, type ViewList, type ViewSection } from "../../bridge/types";
 
 export interface ServerInfo {
   url: string;
@@ -21,7 +22,9 @@ export interface ServerInfo {
  * newest file wins.
  */
 export function findServer(env: Record<string, string | undefined>, pid: number): ServerInfo | undefined {
-  const data = env.XDG_DATA_HOME || join(env.HOME || homedir(), ".local", "share");
+  // The core's names (core/storage.go): the data directory, the storage folder in it, the
+  // projects' folders of server files, and each file's name after its pid.
+  const data = env.XDG_DATA_HOME || join(env.HOME || homedir(), DATA_HOME_DEFAULT);
   const dir = join(data, STORAGE_DIR_NAME);
   let names: string[];
   try {
@@ -32,7 +35,7 @@ export function findServer(env: Record<string, string | undefined>, pid: number)
   let best: { info: ServerInfo; mtime: number } | undefined;
   for (const name of names) {
     if (!name.startsWith(SERVER_DIR_PREFIX)) continue;
-    const file = join(dir, name, `${pid}.json`);
+    const file = join(dir, name, `${pid}${SERVER_FILE_EXT}`);
     try {
       const mtime = statSync(file).mtimeMs;
       const f = JSON.parse(readFileSync(file, "utf8")) as { url?: string; token?: string; port?: number; pid?: number };
@@ -93,16 +96,8 @@ export class ViewClient {
   async follow(changed: () => void, signal: AbortSignal): Promise<void> {
     const res = await fetch(this.server.url + "/v1/events", { headers: this.headers(), signal });
     if (!res.ok || !res.body) throw new Error(`/v1/events: ${res.status}`);
-    const decoder = new TextDecoder();
-    let buf = "";
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      buf += decoder.decode(chunk, { stream: true });
-      let end: number;
-      while ((end = buf.indexOf("\n\n")) >= 0) {
-        const frame = buf.slice(0, end);
-        buf = buf.slice(end + 2);
-        if (!/^event: heartbeat$/m.test(frame)) changed();
-      }
-    }
+    await readEvents(res.body, (name) => {
+      if (name !== "heartbeat") changed();
+    });
   }
 }

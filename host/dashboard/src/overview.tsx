@@ -2,7 +2,7 @@
 // The overview: how many tasks are in each status, the recent batches as "n/m done", and where
 // the API is.
 
-import { cost, tokens } from "./format";
+import { shown } from "./format";
 import { groups, health, stats } from "./store";
 import type { Stats } from "./types";
 
@@ -37,8 +37,8 @@ export function Overview() {
           </div>
         ))}
         <div class="count usage">
-          <span class="n">{tokens(s?.tokens)}</span>
-          <span class="label">Tokens{s?.cost ? ` · ${cost(s.cost)}` : ""}</span>
+          <span class="n">{shown(s?.view?.tokens)}</span>
+          <span class="label">Tokens{s?.view?.cost ? ` · ${s.view.cost}` : ""}</span>
         </div>
       </div>
       <div class="side">
@@ -61,7 +61,7 @@ export function Overview() {
                     </span>
                     {g.stats.tokens && (
                       <span class="muted batch-usage">
-                        {tokens(g.stats.tokens)} tokens{g.stats.cost ? ` · ${cost(g.stats.cost)}` : ""}
+                        {shown(g.stats.view?.tokens)} tokens{g.stats.view?.cost ? ` · ${g.stats.view.cost}` : ""}
                       </span>
                     )}
                   </li>

@@ -7,8 +7,6 @@
 
 import { useState } from "preact/hooks";
 import { post, seg } from "./api";
-import { duration } from "./format";
-import { now } from "./store";
 import type { Task } from "./types";
 
 type Reply = "once" | "always" | "reject";
@@ -38,7 +36,7 @@ export function PermissionCard({ t, readOnly }: { t: Task; readOnly: boolean }) 
     <section class="card permission" aria-live="polite">
       <h2>Waiting for permission</h2>
       <p>
-        The subagent asks to run <code>{what}</code> ({duration(Math.max(now.value - (t.view?.permissionAt ?? now.value), 0))} ago). The parent agent cannot answer this: you do.
+        The subagent asks to run <code>{what}</code> ({t.view?.permissionWait} ago). The parent agent cannot answer this: you do.
       </p>
       {readOnly ? (
         <p class="muted">Answer it in OpenCode: this server only reads the history.</p>

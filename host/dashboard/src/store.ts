@@ -5,7 +5,9 @@
 // changes may have been missed meanwhile.
 
 import { batch, signal } from "@preact/signals";
+import { VIEW_LIVE_REFRESH_MS } from "../../../bridge/abi_types.gen";
 import { APIError, get, seg, tradeCode } from "./api";
+import { isActive } from "./format";
 import { openStream, type Stream } from "./stream";
 import type { Group, Health, Stats, Task, TaskList } from "./types";
 
@@ -29,7 +31,6 @@ export const connection = signal<Connection>({ state: "connecting" });
 export const list = signal<TaskList>({ tasks: [], total: 0, limit: PAGE_SIZE, offset: 0 });
 export const listError = signal("");
 export const groups = signal<Group[]>([]);
-export const now = signal(Date.now());
 
 /** The list's filters: the API's status filter and search, and the page. */
 export const statusFilter = signal("");
@@ -66,7 +67,13 @@ export async function start(): Promise<void> {
     access.value = "failed";
     return;
   }
-  setInterval(() => (now.value = Date.now()), 1000);
+  // The durations are the core's, as of each answer: while a task shown is at work, it is read
+  // again each VIEW_LIVE_REFRESH_MS to see them grow, as the terminal UI reads its views.
+  setInterval(() => {
+    if (list.value.tasks.some(isActive)) void refreshList();
+    const open = openTask.value;
+    if (open && isActive(open)) void loadTask(open.id).catch(() => undefined); // the stream tells when the server is gone
+  }, VIEW_LIVE_REFRESH_MS);
   void refreshAll();
   connect();
 }

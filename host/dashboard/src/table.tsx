@@ -3,8 +3,8 @@
 // tasks at a time. Live: the stream updates the rows shown and brings new tasks in.
 
 import { useRef } from "preact/hooks";
-import { cost, duration, statusLabel, taskDuration, time, tokens } from "./format";
-import { list, listError, now, offset, PAGE_SIZE, refreshList, search, searchPending, sortDesc, sortKey, statusFilter, type SortKey } from "./store";
+import { shown, statusLabel, time } from "./format";
+import { list, listError, offset, PAGE_SIZE, refreshList, search, searchPending, sortDesc, sortKey, statusFilter, type SortKey } from "./store";
 
 const FILTERS: [string, string][] = [
   ["", "All statuses"],
@@ -109,10 +109,10 @@ export function TaskTable() {
                     {t.view?.retry && <div class="retry">{t.view.retry}</div>}
                   </td>
                   <td class="col-startedAt">{time(t.startedAt)}</td>
-                  <td class="col-duration">{duration(taskDuration(t, now.value))}</td>
+                  <td class="col-duration">{shown(t.view?.duration)}</td>
                   <td class="col-model">{t.model ?? "–"}</td>
-                  <td class="col-tokens">{tokens(t.tokens)}</td>
-                  <td class="col-cost">{cost(t.cost)}</td>
+                  <td class="col-tokens">{shown(t.view?.tokens)}</td>
+                  <td class="col-cost">{shown(t.view?.cost)}</td>
                 </tr>
               );
             })}

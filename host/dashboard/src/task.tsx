@@ -4,10 +4,10 @@
 
 import { useEffect, useRef, useState } from "preact/hooks";
 import { APIError, get, post, seg } from "./api";
-import { budgetText, cost, duration, isActive, statusLabel, taskDuration, time, tokens } from "./format";
+import { budgetText, isActive, shown, statusLabel, time } from "./format";
 import { Markdown } from "./markdown";
 import { PermissionCard } from "./permission";
-import { health, loadTask, now, openTask } from "./store";
+import { health, loadTask, openTask } from "./store";
 import type { APIConversation, APIToolCall, Task, ViewTimeline } from "./types";
 
 export function TaskPage({ id }: { id: string }) {
@@ -53,7 +53,7 @@ function TaskDetail({ t }: { t: Task }) {
         <dt>Started</dt>
         <dd>{time(t.startedAt)}</dd>
         <dt>Duration</dt>
-        <dd>{duration(taskDuration(t, now.value))}</dd>
+        <dd>{shown(t.view?.duration)}</dd>
         <dt>Tool calls</dt>
         <dd>
           {t.progress.toolCalls}
@@ -61,7 +61,7 @@ function TaskDetail({ t }: { t: Task }) {
         </dd>
         <dt>Tokens</dt>
         <dd>
-          {tokens(t.tokens)}
+          {shown(t.view?.tokens)}
           {t.tokens && (
             <span class="muted">
               {" "}
@@ -70,13 +70,11 @@ function TaskDetail({ t }: { t: Task }) {
           )}
         </dd>
         <dt>Cost</dt>
-        <dd>{cost(t.cost)}</dd>
-        {t.queued && t.waiting && (
+        <dd>{shown(t.view?.cost)}</dd>
+        {t.view?.queue && (
           <>
             <dt>Waits for</dt>
-            <dd>
-              a slot under <code>{t.waiting.limit}</code> ({t.waiting.max} at once): position {t.waiting.position} in its queue
-            </dd>
+            <dd>a slot: {t.view.queue}</dd>
           </>
         )}
         {(t.steps ?? 0) > 0 && (
@@ -179,7 +177,7 @@ function Timeline({ t }: { t: Task }) {
             {a.compacted ? ", after a compaction" : ""}{" "}
             <span class="muted">
               {time(a.from)}
-              {a.to ? ` – ${time(a.to)} (${duration(a.to - a.from)})` : ""}
+              {a.to ? ` – ${time(a.to)} (${a.took})` : ""}
             </span>
             {a.error && <div class="muted">{a.error}</div>}
           </li>

@@ -16,6 +16,14 @@ export interface Stats {
   queued?: number;
   tokens?: Tokens;
   cost?: number;
+  /** The sums as the page shows them (the core's). */
+  view?: UsageView;
+}
+
+/** A sum of tokens and cost as the core writes it for the page ("12.3k", "$0.25"). */
+export interface UsageView {
+  tokens?: string;
+  cost?: string;
 }
 
 export interface TaskList {
@@ -29,7 +37,7 @@ export interface Group {
   batchId: string;
   /** The batch as its user knows it: its first tasks' descriptions (the core's). */
   name: string;
-  stats: { completed: number; running: number; error: number; cancelled: number; total: number; tokens?: Tokens; cost?: number };
+  stats: { completed: number; running: number; error: number; cancelled: number; total: number; tokens?: Tokens; cost?: number; view?: UsageView };
 }
 
 export interface Health {

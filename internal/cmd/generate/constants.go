@@ -46,6 +46,8 @@ var constants = []constant{
 	{"MaxRequestBodyBytes", "MAX_REQUEST_BODY_BYTES", httpapi.MaxRequestBodyBytes},
 	{"StorageDirName", "STORAGE_DIR_NAME", core.StorageDirName},
 	{"ServerDirPrefix", "SERVER_DIR_PREFIX", core.ServerDirPrefix},
+	{"DataHomeDefault", "DATA_HOME_DEFAULT", core.DataHomeDefault},
+	{"ServerFileExt", "SERVER_FILE_EXT", core.ServerFileExt},
 	{"LiveRefreshMs", "VIEW_LIVE_REFRESH_MS", view.LiveRefreshMs},
 	{"SectionTitle", "VIEW_TITLE", view.SectionTitle},
 	{"CommandSlash", "VIEW_COMMAND_SLASH", view.CommandSlash},
