@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/asyncagents/asyncagents/core/httpapi"
+	"github.com/asyncagents/asyncagents/core/ocevents"
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
@@ -39,16 +40,7 @@ const maxSessionsBelow = 4096
 
 // onSessionCreated remembers a session created under a task's child (a subagent the child ran
 // itself), so that a permission request there is traced to the task.
-func (m *Machine) onSessionCreatedEvent(props json.RawMessage) {
-	var p struct {
-		Info struct {
-			ID       string `json:"id"`
-			ParentID string `json:"parentID"`
-		} `json:"info"`
-	}
-	if json.Unmarshal(props, &p) != nil || p.Info.ID == "" || p.Info.ParentID == "" {
-		return
-	}
+func (m *Machine) onSessionCreatedEvent(p ocevents.SessionCreated) {
 	if m.taskBelow(p.Info.ParentID) == nil {
 		return
 	}
@@ -76,19 +68,7 @@ func (m *Machine) taskBelow(session string) *run {
 }
 
 // onPermissionAsked marks the task whose child (or a session below it) asks.
-func (m *Machine) onPermissionAsked(props json.RawMessage) {
-	var p struct {
-		ID         string   `json:"id"`
-		SessionID  string   `json:"sessionID"`
-		Permission string   `json:"permission"`
-		Patterns   []string `json:"patterns"`
-		Tool       *struct {
-			CallID string `json:"callID"`
-		} `json:"tool"`
-	}
-	if json.Unmarshal(props, &p) != nil || p.ID == "" {
-		return
-	}
+func (m *Machine) onPermissionAsked(p ocevents.PermissionAsked) {
 	t := m.taskBelow(p.SessionID)
 	if t == nil || t.Status.Terminal() || t.pendingPermission(p.ID) != nil {
 		return
@@ -137,15 +117,7 @@ func (m *Machine) topTask(t *run) *run {
 }
 
 // onPermissionReplied clears the request, whoever answered it.
-func (m *Machine) onPermissionReplied(props json.RawMessage) {
-	var p struct {
-		SessionID string `json:"sessionID"`
-		RequestID string `json:"requestID"`
-		Reply     string `json:"reply"`
-	}
-	if json.Unmarshal(props, &p) != nil || p.RequestID == "" {
-		return
-	}
+func (m *Machine) onPermissionReplied(p ocevents.PermissionReplied) {
 	t := m.taskBelow(p.SessionID)
 	if t == nil {
 		return
