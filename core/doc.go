@@ -21,7 +21,8 @@
 //	  │                  dashboard's one-time codes; reads a Store (the tasks, a change
 //	  │                  counter), never the machine
 //	history              the history's lines: format, checksums, decoding, head-first reading
-//	  │                  (internal/tasktest beside it: the tests' task fixtures)
+//	  │                  (internal/tasktest beside it: the tests' task fixtures); slots beside
+//	  │                  it too: the start queue's policy over the tasks and the limits
 //	task                 the task record: Task, Status, errors, progress, fallback record, encoder
 //	  │
 //	config               every limit and switch, defaults, the config files

@@ -21,7 +21,7 @@ var layers = [][]string{
 	{"internal/xxh64", "internal/jsonw", "internal/encodetest", "internal/version", "errclass", "forkctx", "conformance", "ocevents"},
 	{"config"},
 	{"task"},
-	{"history", "internal/tasktest"},
+	{"history", "internal/tasktest", "slots"},
 	{"view"},
 	{"httpapi"},
 	{"."},
