@@ -21,8 +21,10 @@
 //	  │                  dashboard's one-time codes; reads a Store (the tasks, a change
 //	  │                  counter), never the machine
 //	history              the history's lines: format, checksums, decoding, head-first reading
-//	  │                  (internal/tasktest beside it: the tests' task fixtures); slots beside
-//	  │                  it too: the start queue's policy over the tasks and the limits
+//	  │                  (internal/tasktest beside it: the tests' task fixtures); beside it
+//	  │                  too, the policies that return decisions to the machine: slots (the
+//	  │                  start queue over the tasks and the limits), budget (a task's budget,
+//	  │                  the limit passed, the one walk up the session tree)
 //	task                 the task record: Task, Status, errors, progress, fallback record, encoder
 //	  │
 //	config               every limit and switch, defaults, the config files

@@ -21,7 +21,7 @@ var layers = [][]string{
 	{"internal/xxh64", "internal/jsonw", "internal/encodetest", "internal/version", "errclass", "forkctx", "conformance", "ocevents"},
 	{"config"},
 	{"task"},
-	{"history", "internal/tasktest", "slots"},
+	{"history", "internal/tasktest", "slots", "budget"},
 	{"view"},
 	{"httpapi"},
 	{"."},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/asyncagents/asyncagents/core/budget"
 	"github.com/asyncagents/asyncagents/core/httpapi"
 	"github.com/asyncagents/asyncagents/core/ocevents"
 	"github.com/asyncagents/asyncagents/core/task"
@@ -53,18 +54,17 @@ func (m *Machine) onSessionCreatedEvent(p ocevents.SessionCreated) {
 	m.sessionsBelow[p.Info.ID] = p.Info.ParentID
 }
 
-// taskBelow is the task whose child session is session, or is above it.
+// taskBelow is the task whose child session is session, or is above it (the sessions below
+// tasks' children lead up to them: budget's walk, at most 8 steps).
 func (m *Machine) taskBelow(session string) *run {
-	for range 8 {
-		if session == "" {
-			return nil
-		}
-		if t := m.task(session); t != nil && t.SessionID != "" {
-			return t
-		}
-		session = m.sessionsBelow[session]
+	at, ok := budget.Find(session, 8, func(s string) string { return m.sessionsBelow[s] }, func(s string) bool {
+		t := m.task(s)
+		return t != nil && t.SessionID != ""
+	})
+	if !ok {
+		return nil
 	}
-	return nil
+	return m.task(at)
 }
 
 // onPermissionAsked marks the task whose child (or a session below it) asks.
