@@ -95,11 +95,7 @@ func (m *Machine) stopForBudget(t *run, what string) {
 	started := !t.Queued && t.SessionID != ""
 	m.log("info", "task "+t.ID+": budget exceeded: "+what)
 	m.stopTogether(func() {
-		m.finish(t, task.StatusError, "", budgetExceeded(what))
-		if started {
-			m.request(Effect{Kind: EffectAbort, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID})
-			m.cancelBelow(t.SessionID, "its parent task's budget was exceeded")
-		}
+		m.stop(t, task.StatusError, budgetExceeded(what), started, "its parent task's budget was exceeded")
 	})
 }
 
