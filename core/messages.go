@@ -8,27 +8,8 @@ import (
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
-// message is the part of an OpenCode message (GET /session/:id/message) the core reads.
-type message struct {
-	Info struct {
-		ID    string          `json:"id"`
-		Role  string          `json:"role"`
-		Error *ocevents.Error `json:"error"`
-		Time  struct {
-			Created   int64 `json:"created"`
-			Completed int64 `json:"completed"`
-		} `json:"time"`
-		Finish  string          `json:"finish"`
-		Summary json.RawMessage `json:"summary"` // true on a compaction's summary, never a task's answer
-		ocevents.Usage
-	} `json:"info"`
-	Parts []struct {
-		Type      string `json:"type"`
-		Text      string `json:"text"`
-		Synthetic bool   `json:"synthetic"`
-		Ignored   bool   `json:"ignored"`
-	} `json:"parts"`
-}
+// message is the part of an OpenCode message the core reads (ocevents.Message).
+type message = ocevents.Message
 
 // outcome is what a child's messages say about its run. unsettled marks an error on an assistant
 // message OpenCode has not completed yet: its turn is still winding down, and a prompt sent now

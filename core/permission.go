@@ -90,7 +90,7 @@ func (m *Machine) onPermissionAsked(p ocevents.PermissionAsked) {
 			continue
 		}
 		m.post(to.ParentSessionID, notice{
-			tasks:      []noticeTask{{id: t.ID}},
+			tasks:      []noticeTask{{ID: t.ID}},
 			permission: p.ID,
 			agent:      to.ParentAgent,
 			parts: []TextPart{

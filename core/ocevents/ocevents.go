@@ -151,6 +151,28 @@ type Usage struct {
 	Cost float64 `json:"cost"`
 }
 
+// Message is the part of an OpenCode message (GET /session/:id/message) the core reads.
+type Message struct {
+	Info struct {
+		ID    string `json:"id"`
+		Role  string `json:"role"`
+		Error *Error `json:"error"`
+		Time  struct {
+			Created   int64 `json:"created"`
+			Completed int64 `json:"completed"`
+		} `json:"time"`
+		Finish  string          `json:"finish"`
+		Summary json.RawMessage `json:"summary"` // true on a compaction's summary, never a task's answer
+		Usage
+	} `json:"info"`
+	Parts []struct {
+		Type      string `json:"type"`
+		Text      string `json:"text"`
+		Synthetic bool   `json:"synthetic"`
+		Ignored   bool   `json:"ignored"`
+	} `json:"parts"`
+}
+
 // Decode reads an event of a subscribed type into its typed value (SessionIdle,
 // MessageUpdated...). It returns nil for a type the core does not read and for an event that does
 // not parse or lacks what identifies it.
