@@ -53,8 +53,7 @@ func (m *Machine) waitForSlot(t *run) bool {
 
 // startQueued starts queued tasks, oldest first within each limit, while slots are free.
 func (m *Machine) startQueued() {
-	if m.startsHeld > 0 {
-		m.startsOwed = true
+	if m.starts.Defer() {
 		return
 	}
 	active := m.activeTasks()

@@ -7,6 +7,7 @@ import (
 	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/httpapi"
 	"github.com/asyncagents/asyncagents/core/outbox"
+	"github.com/asyncagents/asyncagents/core/slots"
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
@@ -94,10 +95,9 @@ type Machine struct {
 	followMarks   map[string]followMark
 	followPending map[string]followPending
 
-	// startsHeld counts the stops under way that end several tasks at once, startsOwed that a
-	// slot freed meanwhile: the queue waits until they are done (stop_together.go).
-	startsHeld int
-	startsOwed bool
+	// starts holds the start queue while stops that end several tasks at once are under way
+	// (stop_together.go).
+	starts slots.Hold
 
 	out []Effect
 }
