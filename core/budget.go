@@ -2,9 +2,9 @@ package core
 
 import (
 	"fmt"
-	"github.com/asyncagents/asyncagents/core/task"
-	"math"
 
+	"github.com/asyncagents/asyncagents/core/budget"
+	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/asyncagents/asyncagents/core/text"
 )
 
@@ -17,49 +17,16 @@ import (
 // call, so the overshoot is one model call at most. A call that ends the turn (finish "stop") is
 // never stopped: its answer is the task's result, and the spending is already done.
 
-// budgetArgs is asyncagents_task's budget argument; nil fields take the config's defaults.
-type budgetArgs struct {
-	Steps   *float64 `json:"steps"`
-	Tokens  *float64 `json:"tokens"`
-	CostUsd *float64 `json:"costUsd"`
-}
+// budgetArgs is asyncagents_task's budget argument (budget.Args).
+type budgetArgs = budget.Args
 
 // taskBudget is the budget a new task runs under, or an error naming the field that is wrong.
 func (m *Machine) taskBudget(a *budgetArgs) (*task.Budget, error) {
-	d := m.cfg.Budget
-	g := task.Budget{Steps: d.Steps, Tokens: d.Tokens, CostUsd: d.CostUsd}
-	if a != nil {
-		whole := func(name string, v *float64) (int64, error) {
-			if math.IsNaN(*v) || *v < 0 || *v != math.Trunc(*v) || *v > 1e15 {
-				return 0, fmt.Errorf(budgetArgFmt, name, "a whole number >= 0 (0: no limit)", *v)
-			}
-			return int64(*v), nil
-		}
-		if a.Steps != nil {
-			n, err := whole("steps", a.Steps)
-			if err != nil {
-				return nil, err
-			}
-			g.Steps = int(n)
-		}
-		if a.Tokens != nil {
-			n, err := whole("tokens", a.Tokens)
-			if err != nil {
-				return nil, err
-			}
-			g.Tokens = n
-		}
-		if a.CostUsd != nil {
-			if v := *a.CostUsd; math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-				return nil, fmt.Errorf(budgetArgFmt, "costUsd", "a number of US dollars >= 0 (0: no limit)", v)
-			}
-			g.CostUsd = *a.CostUsd
-		}
+	g, err := budget.For(m.cfg.Budget, a)
+	if e, ok := err.(*budget.ArgError); ok {
+		return nil, fmt.Errorf(budgetArgFmt, e.Field, e.Want, e.Got)
 	}
-	if g == (task.Budget{}) {
-		return nil, nil
-	}
-	return &g, nil
+	return g, err
 }
 
 // onStepFinished counts one model call of t's child, or of a subagent it runs (session: where
@@ -80,8 +47,8 @@ func (m *Machine) onStepFinished(t *run, session, partID, reason string) {
 		t.setUsageMark(mark)
 	}
 	m.touch(t)
-	if g := t.Budget; g != nil && g.Steps > 0 && t.Steps >= g.Steps && reason != "stop" {
-		m.stopForBudget(t, fmt.Sprintf(budgetStepsFmt, text.CountOf(t.Steps, "step", "steps"), g.Steps))
+	if budget.StepsUsed(t.Budget, t.Steps, reason) {
+		m.stopForBudget(t, fmt.Sprintf(budgetStepsFmt, text.CountOf(t.Steps, "step", "steps"), t.Budget.Steps))
 	}
 }
 
@@ -93,11 +60,11 @@ func (m *Machine) checkSpending(t *run, final bool) {
 	}
 	if g := t.Budget; g != nil {
 		tok, cost := t.Usage()
-		switch {
-		case g.Tokens > 0 && tok.Total() > g.Tokens:
+		switch budget.Spent(g, tok.Total(), cost) {
+		case budget.Tokens:
 			m.stopForBudget(t, fmt.Sprintf(budgetTokensFmt, text.CountOf(tok.Total(), "token", "tokens"), g.Tokens))
 			return
-		case g.CostUsd > 0 && cost > g.CostUsd:
+		case budget.CostUsd:
 			m.stopForBudget(t, fmt.Sprintf(budgetCostFmt, cost, g.CostUsd))
 			return
 		}
@@ -107,7 +74,7 @@ func (m *Machine) checkSpending(t *run, final bool) {
 		return
 	}
 	root := m.rootSession(t.ParentSessionID)
-	if spent := m.sessionCost(root); spent > limit {
+	if spent := m.sessionCost(root); budget.SessionPassed(limit, spent) {
 		what := fmt.Sprintf(budgetSessionCostFmt, spent, limit)
 		m.stopTogether(func() {
 			for _, r := range m.activeTasks() {
@@ -128,25 +95,22 @@ func (m *Machine) stopForBudget(t *run, what string) {
 	started := !t.Queued && t.SessionID != ""
 	m.log("info", "task "+t.ID+": budget exceeded: "+what)
 	m.stopTogether(func() {
-		m.finish(t, task.StatusError, "", budgetExceeded(what))
-		if started {
-			m.request(Effect{Kind: EffectAbort, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID})
-			m.cancelBelow(t.SessionID, "its parent task's budget was exceeded")
-		}
+		m.stop(t, task.StatusError, budgetExceeded(what), started, "its parent task's budget was exceeded")
 	})
 }
 
 // rootSession is the user's session above session: a task's child session leads to its task's
 // parent, and so on up.
 func (m *Machine) rootSession(session string) string {
-	for range m.cfg.MaxDepth + 1 {
-		t := m.task(session)
-		if t == nil || t.ParentSessionID == "" {
-			return session
-		}
-		session = t.ParentSessionID
+	return budget.Root(session, m.cfg.MaxDepth+1, m.parentOf)
+}
+
+// parentOf is the session above a task's child session: its task's parent ("" for any other).
+func (m *Machine) parentOf(session string) string {
+	if t := m.task(session); t != nil {
+		return t.ParentSessionID
 	}
-	return session
+	return ""
 }
 
 // sessionCost is what every task under the user's session root has cost, nested ones included.
@@ -167,7 +131,7 @@ func (m *Machine) refuseOverBudget(callID, session string) bool {
 	if limit <= 0 {
 		return false
 	}
-	if spent := m.sessionCost(m.rootSession(session)); spent >= limit {
+	if spent := m.sessionCost(m.rootSession(session)); budget.SessionRefuses(limit, spent) {
 		m.failTool(callID, fmt.Sprintf(budgetSessionRefusedFmt, spent, limit))
 		return true
 	}

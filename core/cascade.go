@@ -9,9 +9,6 @@ package core
 // nothing: that is the point of background tasks. An abort of a session that is already idle
 // sends nothing a plugin can see, so nothing cascades then (the README says what to do instead).
 
-// abortedError is the name OpenCode gives the error of an interrupted turn.
-const abortedError = "MessageAbortedError"
-
 // cascadeReason is the cancel reason of a task stopped with its parent.
 const cascadeReason = "the parent's turn was interrupted"
 

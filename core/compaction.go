@@ -65,7 +65,7 @@ func (m *Machine) onParentCompacted(sessionID string) {
 	}
 	// Not owed: a crash before it is sent loses a reminder, never a result.
 	m.post(sessionID, notice{
-		tasks: []noticeTask{{id: tasks[0].ID}},
+		tasks: []noticeTask{{ID: tasks[0].ID}},
 		agent: tasks[0].ParentAgent,
 		parts: []TextPart{
 			{Type: "text", Text: fmt.Sprintf(compactedVisibleFmt, text.CountOf(running, "background task", "background tasks"), len(tasks)-running)},

@@ -74,19 +74,20 @@ func (w *slotWorld) oc(typ, props string) {
 
 // check: no limit runs more than its value, and no task waits while its slot is free.
 func (w *slotWorld) check() {
-	u := w.m.slotsInUse()
-	require.LessOrEqual(w.t, u.total, slotConfig.MaxConcurrentStarts)
+	lim := w.m.limits()
+	u := lim.InUse(records(w.m.activeTasks()))
+	require.LessOrEqual(w.t, u.Total, slotConfig.MaxConcurrentStarts)
 	for _, t := range w.m.activeTasks() {
 		l := w.m.cfg.Concurrency.LimitFor(t.Model)
 		if l.Max > 0 {
-			require.LessOrEqual(w.t, u.byKey[l.Key], l.Max, "limit %s", l.Option)
+			require.LessOrEqual(w.t, u.ByKey[l.Key], l.Max, "limit %s", l.Option)
 		}
 		if t.refill {
 			w.refills++
 		}
 		if t.Queued {
 			require.NotNil(w.t, t.Waiting, "a queued task says what it waits for")
-			require.NotNil(w.t, w.m.blockedBy(t.Model, u), "task %s on %s waits while its slot is free (a leak)", t.ID, t.Model)
+			require.NotNil(w.t, lim.BlockedBy(t.Model, u), "task %s on %s waits while its slot is free (a leak)", t.ID, t.Model)
 		}
 	}
 }

@@ -15,22 +15,35 @@
 //
 //	abi                  the wire layer the hosts see: envelopes, their encoding, the Runtime
 //	  │
-//	core                 the machine (this package): decisions and effects
+//	core                 the machine (this package): handlers, decisions carried out as effects
 //	  │
 //	httpapi              the status API: routes, answers, SSE frames, the answer cache, the
 //	  │                  dashboard's one-time codes; reads a Store (the tasks, a change
 //	  │                  counter), never the machine
-//	history              the history's lines: format, checksums, decoding, head-first reading
-//	  │                  (internal/tasktest beside it: the tests' task fixtures)
+//	view                 what the task list, the output and the dashboard show of the tasks
+//	  │
+//	history, slots,      history: the history's lines: format, checksums, decoding, head-first
+//	budget               reading (internal/tasktest beside it: the tests' task fixtures); slots
+//	  │                  and budget, policies over the tasks: slots the start queue (slot use,
+//	  │                  blocked-by, who starts, queue places), budget a task's budget, the
+//	  │                  limit it passed, and the one walk up the session tree that the
+//	  │                  session's budget and the permission routing use
 //	task                 the task record: Task, Status, errors, progress, fallback record, encoder
 //	  │
-//	config               every limit and switch, defaults, the config files
+//	config, outbox       every limit and switch, defaults, the config files; outbox (the notices'
+//	  │                  delivery policy: per-parent boxes, backoff, delivered / named since)
 //	  │
 //	leaves               errclass (provider errors), forkctx (fork context, token estimate),
 //	                     text (every format of a duration, count, token figure or cost),
+//	                     ocevents (OpenCode's events and messages, decoded into typed values),
 //	                     conformance (the cases every host runs), internal/xxh64 (checksum),
 //	                     internal/jsonw (JSON field writer), internal/version,
 //	                     internal/encodetest (the encoders' tests' variants)
+//
+// Packages named in one row share a layer and do not import each other. The policies hold no
+// machine: given the tasks, the config or a lookup function, they return what to do, and the
+// machine does it (emits the effects, arms the timers, writes the history). Their state lives in
+// their own types, held by one field of the Machine (outbox.Boxes).
 //
 // What decides stays with the machine; each package below it gets plain values or a small
 // interface. What the machine keeps of a task beside its record (the fallback loop's place, the

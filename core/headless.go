@@ -58,11 +58,11 @@ func (m *Machine) onTurnEndHook(ev Event) {
 // its way (queued, with OpenCode, or accepted and not yet seen in the session), or, when none
 // has reached it since the hold began, a task or launch of its own is still under way.
 func (m *Machine) turnOwed(session string, since int64) bool {
-	if b := m.outbox[session]; b != nil {
-		if b.sending > 0 {
+	if b := m.outbox.Get(session); b != nil {
+		if b.Sending > 0 {
 			return true
 		}
-		for _, n := range b.queue {
+		for _, n := range b.Queue {
 			if n.wake {
 				return true
 			}

@@ -3,7 +3,6 @@ package core
 import (
 	"encoding/json"
 	"strconv"
-	"strings"
 
 	"github.com/asyncagents/asyncagents/core/errclass"
 	"github.com/asyncagents/asyncagents/core/task"
@@ -138,33 +137,16 @@ func (m *Machine) onReconcileMessages(p pending, ev Event) {
 // told the parent already, and the record of it never reached the disk. A notice of the task's
 // end sent since it started (or resumed) counts, and is recorded as accepted instead.
 func (m *Machine) checkBeforeTelling(t *run) {
-	b := m.outbox[t.ParentSessionID]
+	b := m.outbox.Get(t.ParentSessionID)
 	if b == nil || !t.Status.Terminal() || t.NoticeOwed == 0 {
 		return
 	}
-	for i := range b.queue {
-		for j := range b.queue[i].tasks {
-			if nt := &b.queue[i].tasks[j]; nt.id == t.ID {
-				nt.endSince = max(t.StartedAt, t.ResumedAt)
-				b.check = true
+	for i := range b.Queue {
+		for j := range b.Queue[i].tasks {
+			if nt := &b.Queue[i].tasks[j]; nt.ID == t.ID {
+				nt.EndSince = max(t.StartedAt, t.ResumedAt)
+				b.Check = true
 			}
 		}
 	}
-}
-
-// endNamedSince reports whether the parent's messages hold, since since, a notice of the end of
-// task id: a synthetic part that names it and tells of an end.
-func endNamedSince(msgs []message, id string, since int64) bool {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		msg := &msgs[i]
-		if msg.Info.Role != "user" || msg.Info.Time.Created < since {
-			continue
-		}
-		for _, part := range msg.Parts {
-			if part.Type == "text" && part.Synthetic && strings.Contains(part.Text, id) && tellsOfEnd(part.Text) {
-				return true
-			}
-		}
-	}
-	return false
 }

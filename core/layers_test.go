@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"go/build"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -18,10 +20,10 @@ const modulePath = "github.com/asyncagents/asyncagents"
 // package may import the module's packages only from layers below its own: the leaves import
 // none, and nothing imports upward. A new package under core/ must be given its layer here.
 var layers = [][]string{
-	{"internal/xxh64", "internal/jsonw", "internal/encodetest", "internal/version", "errclass", "forkctx", "conformance", "text"},
-	{"config"},
+	{"internal/xxh64", "internal/jsonw", "internal/encodetest", "internal/version", "errclass", "forkctx", "conformance", "ocevents", "text"},
+	{"config", "outbox"},
 	{"task"},
-	{"history", "internal/tasktest"},
+	{"history", "internal/tasktest", "slots", "budget"},
 	{"view"},
 	{"httpapi"},
 	{"."},
@@ -57,6 +59,21 @@ func TestLayers(t *testing.T) {
 	require.Contains(t, imports, importPath("."))
 	require.Contains(t, imports, importPath("errclass"))
 	require.Empty(t, layerViolations(imports))
+}
+
+// TestDocListsEveryLayer: doc.go's chart names every package of the layers, so a reader finds
+// each one there.
+func TestDocListsEveryLayer(t *testing.T) {
+	b, err := os.ReadFile("doc.go")
+	require.NoError(t, err)
+	doc := string(b)
+	for _, l := range layers {
+		for _, p := range l {
+			if p != "." {
+				require.Regexp(t, `\b`+regexp.QuoteMeta(p)+`\b`, doc, "doc.go does not name %s", p)
+			}
+		}
+	}
 }
 
 // TestLayersCatchesAnUpwardImport: the check itself reports a leaf that imports the machine, a

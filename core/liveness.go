@@ -129,7 +129,7 @@ func (m *Machine) notifyStall(t *run) {
 	}
 	m.toast(m.stallToast(t))
 	m.post(t.ParentSessionID, notice{
-		tasks:        []noticeTask{{id: t.ID}},
+		tasks:        []noticeTask{{ID: t.ID}},
 		stalledSince: t.StalledSince,
 		wake:         m.cfg.Headless.Waits(),
 		agent:        t.ParentAgent,

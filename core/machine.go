@@ -6,6 +6,8 @@ import (
 
 	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/httpapi"
+	"github.com/asyncagents/asyncagents/core/outbox"
+	"github.com/asyncagents/asyncagents/core/slots"
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
@@ -57,10 +59,9 @@ type Machine struct {
 	sessionsBelow map[string]string
 	// compactedAt is when each parent was last compacted (compaction.go); not persisted.
 	compactedAt map[string]int64
-	// outbox holds the notices owed to each parent until OpenCode accepts them; outboxReady the
-	// parents whose outbox is looked at when the step ends (outbox.go).
-	outbox      map[string]*parentBox
-	outboxReady map[string]bool
+	// outbox holds the notices owed to each parent until OpenCode accepts them, and the parents
+	// whose outbox is looked at when the step ends (outbox.go).
+	outbox outbox.Boxes[notice]
 	// headless follows the held turn ends of a non-interactive run (headless.go).
 	headless headlessState
 
@@ -94,10 +95,9 @@ type Machine struct {
 	followMarks   map[string]followMark
 	followPending map[string]followPending
 
-	// startsHeld counts the stops under way that end several tasks at once, startsOwed that a
-	// slot freed meanwhile: the queue waits until they are done (stop_together.go).
-	startsHeld int
-	startsOwed bool
+	// starts holds the start queue while stops that end several tasks at once are under way
+	// (stop_together.go).
+	starts slots.Hold
 
 	out []Effect
 }

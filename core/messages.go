@@ -4,30 +4,12 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/asyncagents/asyncagents/core/ocevents"
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
-// message is the part of an OpenCode message (GET /session/:id/message) the core reads.
-type message struct {
-	Info struct {
-		ID    string      `json:"id"`
-		Role  string      `json:"role"`
-		Error *eventError `json:"error"`
-		Time  struct {
-			Created   int64 `json:"created"`
-			Completed int64 `json:"completed"`
-		} `json:"time"`
-		Finish  string          `json:"finish"`
-		Summary json.RawMessage `json:"summary"` // true on a compaction's summary, never a task's answer
-		usageJSON
-	} `json:"info"`
-	Parts []struct {
-		Type      string `json:"type"`
-		Text      string `json:"text"`
-		Synthetic bool   `json:"synthetic"`
-		Ignored   bool   `json:"ignored"`
-	} `json:"parts"`
-}
+// message is the part of an OpenCode message the core reads (ocevents.Message).
+type message = ocevents.Message
 
 // outcome is what a child's messages say about its run. unsettled marks an error on an assistant
 // message OpenCode has not completed yet: its turn is still winding down, and a prompt sent now
@@ -63,7 +45,7 @@ func outcomeOf(msgs []message, since int64) outcome {
 		return outcome{}
 	}
 	if e := last.Info.Error; e != nil {
-		return outcome{done: true, err: e.taskError(), unsettled: last.Info.Time.Completed == 0}
+		return outcome{done: true, err: taskError(e), unsettled: last.Info.Time.Completed == 0}
 	}
 	if last.Info.Time.Completed == 0 || last.Info.Finish == "tool-calls" {
 		return outcome{}
@@ -115,7 +97,7 @@ func (m *Machine) onMessages(p pending, ev Event) {
 	// The messages say what each answer spent, the one the events may not have finished telling.
 	for i := range msgs {
 		if msgs[i].Info.Role == "assistant" {
-			m.noteUsage(t, t.SessionID, msgs[i].Info.ID, msgs[i].Info.usageJSON)
+			m.noteUsage(t, t.SessionID, msgs[i].Info.ID, msgs[i].Info.Usage)
 		}
 	}
 	o := outcomeOf(msgs, t.attemptAt)

@@ -95,7 +95,7 @@ func (m *Machine) notifyParent(t *run) {
 func (m *Machine) endNotice(t *run) notice {
 	done, total, running := m.batchProgress(t)
 	return notice{
-		tasks: []noticeTask{{id: t.ID, owedAt: t.NoticeOwed}},
+		tasks: []noticeTask{{ID: t.ID, OwedAt: t.NoticeOwed}},
 		wake:  m.shouldWake(t, running),
 		agent: t.ParentAgent,
 		parts: []TextPart{
@@ -127,7 +127,7 @@ func (m *Machine) onParentStatus(sessionID string, busy bool) {
 		return
 	}
 	delete(m.busy, sessionID)
-	if m.outbox[sessionID] != nil {
+	if m.outbox.Get(sessionID) != nil {
 		m.markReady(sessionID)
 	}
 }

@@ -1,41 +1,19 @@
 package core
 
 import (
-	"encoding/json"
-
+	"github.com/asyncagents/asyncagents/core/ocevents"
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
-// SubscribedEvents are the OpenCode event types the core reads. Hosts forward only these, so the
-// busy stream of text deltas never crosses into the core.
-func SubscribedEvents() []string {
-	return []string{"session.idle", "session.status", "session.error", "session.deleted", "session.updated", "session.compacted",
-		"session.created", "message.updated", "message.part.updated", "permission.asked", "permission.replied"}
-}
+// SubscribedEvents are the OpenCode event types the core reads (ocevents.Subscribed).
+func SubscribedEvents() []string { return ocevents.Subscribed() }
 
 func (m *Machine) onOpenCode(e OpenCodeEvent) {
-	switch e.Type {
-	case "session.idle":
-		var p struct {
-			SessionID string `json:"sessionID"`
-		}
-		if json.Unmarshal(e.Properties, &p) == nil {
-			m.onParentStatus(p.SessionID, false)
-			m.onChildIdle(p.SessionID)
-		}
-	case "session.status":
-		var p struct {
-			SessionID string `json:"sessionID"`
-			Status    struct {
-				Type    string `json:"type"`
-				Message string `json:"message"` // the provider error OpenCode is retrying
-				Attempt int    `json:"attempt"`
-				Next    int64  `json:"next"` // when the next try goes, Unix ms
-			} `json:"status"`
-		}
-		if json.Unmarshal(e.Properties, &p) != nil || p.SessionID == "" {
-			return
-		}
+	switch p := ocevents.Decode(e.Type, e.Properties).(type) {
+	case ocevents.SessionIdle:
+		m.onParentStatus(p.SessionID, false)
+		m.onChildIdle(p.SessionID)
+	case ocevents.SessionStatus:
 		if p.Status.Type == "idle" {
 			m.onParentStatus(p.SessionID, false)
 			if t := m.task(p.SessionID); t != nil {
@@ -52,61 +30,36 @@ func (m *Machine) onOpenCode(e OpenCodeEvent) {
 				}
 			}
 		}
-	case "session.error":
-		var p struct {
-			SessionID string      `json:"sessionID"`
-			Error     *eventError `json:"error"`
-		}
-		if json.Unmarshal(e.Properties, &p) != nil || p.Error == nil {
-			return
-		}
+	case ocevents.SessionError:
 		// A held turn end waits for nothing that will come: OpenCode reports a notice it took
 		// and then failed to store (prompt_async answers first) as the session's error.
 		m.releaseSession(p.SessionID)
-		if p.Error.Name == abortedError {
+		if p.Error.Name == ocevents.AbortedError {
 			m.onTurnAborted(p.SessionID)
 		}
 		if t := m.task(p.SessionID); t != nil && !t.Status.Terminal() && !t.switching {
-			t.sessionError = p.Error.taskError()
+			t.sessionError = taskError(p.Error)
 		}
-	case "session.deleted":
-		var p struct {
-			Info struct {
-				ID string `json:"id"`
-			} `json:"info"`
-		}
-		if json.Unmarshal(e.Properties, &p) == nil && p.Info.ID != "" {
-			m.sessionModel.forget(p.Info.ID)
-			m.forgetHeadless(p.Info.ID)
-			m.onSessionDeleted(p.Info.ID)
-		}
-	case "session.compacted":
-		var p struct {
-			SessionID string `json:"sessionID"`
-		}
-		if json.Unmarshal(e.Properties, &p) == nil && p.SessionID != "" && m.task(p.SessionID) == nil {
+	case ocevents.SessionDeleted:
+		m.sessionModel.forget(p.Info.ID)
+		m.forgetHeadless(p.Info.ID)
+		m.onSessionDeleted(p.Info.ID)
+	case ocevents.SessionCompacted:
+		if m.task(p.SessionID) == nil {
 			m.onParentCompacted(p.SessionID) // a child's own compaction is the fallback loop's (fallback.go)
 		}
-	case "session.created":
-		m.onSessionCreatedEvent(e.Properties)
-	case "permission.asked":
-		m.onPermissionAsked(e.Properties)
-	case "permission.replied":
-		m.onPermissionReplied(e.Properties)
-	case "session.updated":
-		var p struct {
-			Info struct {
-				ID    string `json:"id"`
-				Title string `json:"title"`
-			} `json:"info"`
-		}
-		if json.Unmarshal(e.Properties, &p) == nil && p.Info.ID != "" && p.Info.Title != "" {
-			m.onSessionTitle(p.Info.ID, p.Info.Title)
-		}
-	case "message.updated":
-		m.onMessageUpdated(e.Properties)
-	case "message.part.updated":
-		m.onPartUpdated(e.Properties)
+	case ocevents.SessionCreated:
+		m.onSessionCreatedEvent(p)
+	case ocevents.PermissionAsked:
+		m.onPermissionAsked(p)
+	case ocevents.PermissionReplied:
+		m.onPermissionReplied(p)
+	case ocevents.SessionUpdated:
+		m.onSessionTitle(p.Info.ID, p.Info.Title)
+	case ocevents.MessageUpdated:
+		m.onMessageUpdated(p)
+	case ocevents.PartUpdated:
+		m.onPartUpdated(p)
 	}
 }
 
@@ -152,31 +105,7 @@ func (m *Machine) onChildIdle(sessionID string) {
 }
 
 // onPartUpdated counts the child's tool calls for progress.
-func (m *Machine) onPartUpdated(props json.RawMessage) {
-	var p struct {
-		Part struct {
-			ID        string `json:"id"`
-			SessionID string `json:"sessionID"`
-			MessageID string `json:"messageID"`
-			Type      string `json:"type"`
-			CallID    string `json:"callID"`
-			Tool      string `json:"tool"`
-			Text      string `json:"text"`
-			Synthetic bool   `json:"synthetic"`
-			Ignored   bool   `json:"ignored"`
-			Reason    string `json:"reason"` // a step-finish part's: stop, tool-calls, length...
-			Time      struct {
-				End int64 `json:"end"`
-			} `json:"time"`
-			State struct {
-				Status string `json:"status"` // a tool part's: pending, running, completed, error
-				Title  string `json:"title"`
-			} `json:"state"`
-		} `json:"part"`
-	}
-	if json.Unmarshal(props, &p) != nil {
-		return
-	}
+func (m *Machine) onPartUpdated(p ocevents.PartUpdated) {
 	if t := m.task(p.Part.SessionID); t != nil && p.Part.Type == "tool" && p.Part.CallID != "" {
 		// A tool at work (a long build, a test run) is the child working, not the model
 		// hanging: the attempt timeout waits for it.

@@ -3,8 +3,9 @@ package core
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
+
+	"github.com/asyncagents/asyncagents/core/outbox"
 )
 
 // The outbox: a task's notice is owed from the moment the task ends until OpenCode has accepted
@@ -54,58 +55,24 @@ type notice struct {
 	parts []TextPart
 }
 
-type noticeTask struct {
-	id     string
-	owedAt int64
-	// endSince is set on the end notice of a restored task the reconcile found ended: a notice
-	// of its end sent since then (by a process whose record of it was never written) counts as
-	// this one (history_reconcile.go).
-	endSince int64
-}
+// noticeTask is a task a notice tells of (outbox.Task).
+type noticeTask = outbox.Task
 
-// parentBox is the outbox of one parent session.
-type parentBox struct {
-	queue []notice
-	// check: the notices were restored, and the parent's messages must be read before they go
-	// (checking: that read is under way).
-	check, checking bool
-	// retrying: a retry timer is armed.
-	retrying bool
-	// sending: a notice to this parent is with OpenCode and not answered yet. What falls due
-	// meanwhile waits for the answer and goes with the rest as one message: when OpenCode is
-	// busy (children finishing back to back in a folder that is no git repository), every
-	// request waits behind that work, and one message for several notices waits once.
-	sending int
-	// waking: a message in flight asks for a model turn. Nothing else goes until it is answered,
-	// and it went only once nothing else was in flight: the message that wakes the parent is the
-	// last to reach it (a line after it would land in the turn it started, and cost one more).
-	waking bool
-}
+// parentBox is the outbox of one parent session (outbox.Box).
+type parentBox = outbox.Box[notice]
 
-// maxNoticesInFlight is how many notice messages to one parent may be with OpenCode at once: one
-// more than one lets a notice that falls due go at once while the previous is answered (children
-// finishing spread out), and the bound still folds a burst of back-to-back ones into few requests.
-const maxNoticesInFlight = 2
-
+// The delivery's bounds (package outbox).
 const (
-	noticeRetryPrefix = "notice.retry:"
-	noticeRetryBaseMs = 1000
-	noticeRetryMaxMs  = 60_000
-	noticeMaxTries    = 10
+	maxNoticesInFlight = outbox.MaxInFlight
+	noticeRetryMaxMs   = outbox.RetryMaxMs
+	noticeMaxTries     = outbox.MaxTries
 )
 
+// noticeRetryPrefix names the timer of a parent's retry after a refusal.
+const noticeRetryPrefix = "notice.retry:"
+
 // box returns parent's outbox, made on first use.
-func (m *Machine) box(parent string) *parentBox {
-	if m.outbox == nil {
-		m.outbox = map[string]*parentBox{}
-	}
-	b := m.outbox[parent]
-	if b == nil {
-		b = &parentBox{}
-		m.outbox[parent] = b
-	}
-	return b
-}
+func (m *Machine) box(parent string) *parentBox { return m.outbox.Box(parent) }
 
 // owe marks each task's record as owing its parent a notice from now on, and returns them as the
 // tasks of that notice.
@@ -114,7 +81,7 @@ func (m *Machine) owe(ts ...*run) []noticeTask {
 	for _, t := range ts {
 		t.NoticeOwed = m.now
 		m.touch(t)
-		out = append(out, noticeTask{id: t.ID, owedAt: t.NoticeOwed})
+		out = append(out, noticeTask{ID: t.ID, OwedAt: t.NoticeOwed})
 	}
 	return out
 }
@@ -123,30 +90,19 @@ func (m *Machine) owe(ts ...*run) []noticeTask {
 // that parent then.
 func (m *Machine) post(parent string, n notice) {
 	b := m.box(parent)
-	b.queue = append(b.queue, n)
+	b.Queue = append(b.Queue, n)
 	m.markReady(parent)
 }
 
 // markReady has parent's outbox looked at when the step ends.
-func (m *Machine) markReady(parent string) {
-	if m.outboxReady == nil {
-		m.outboxReady = map[string]bool{}
-	}
-	m.outboxReady[parent] = true
-}
+func (m *Machine) markReady(parent string) { m.outbox.MarkReady(parent) }
 
 // flushOutbox sends what is ready, one message per parent, in parent order (deterministic).
 func (m *Machine) flushOutbox() {
-	if len(m.outboxReady) == 0 || m.store.syncing > 0 {
+	if !m.outbox.AnyReady() || m.store.syncing > 0 {
 		return // a sync's answer comes first (storage_fault.go)
 	}
-	parents := make([]string, 0, len(m.outboxReady))
-	for p := range m.outboxReady {
-		parents = append(parents, p)
-	}
-	m.outboxReady = nil
-	sort.Strings(parents)
-	for _, p := range parents {
+	for _, p := range m.outbox.TakeReady() {
 		m.flushParent(p)
 	}
 }
@@ -156,32 +112,32 @@ func (m *Machine) flushOutbox() {
 // (a notice that does not wake it would cost a turn now: a noReply message to a busy session
 // still costs one in OpenCode 1.18).
 func (m *Machine) flushParent(parent string) {
-	b := m.outbox[parent]
-	if b == nil || b.checking || b.retrying || b.waking || b.sending >= maxNoticesInFlight {
+	b := m.outbox.Get(parent)
+	if b == nil || b.Waits() {
 		return
 	}
-	if b.check {
-		b.checking = true
+	if b.Check {
+		b.Checking = true
 		m.request(Effect{Kind: EffectMessages, SessionID: parent}, pending{outbox: parent})
 		return
 	}
-	queue := b.queue[:0]
+	queue := b.Queue[:0]
 	wake := false
-	for _, n := range b.queue {
+	for _, n := range b.Queue {
 		if n.stalledSince != 0 {
-			if t := m.task(n.tasks[0].id); t == nil || t.StalledSince != n.stalledSince {
+			if t := m.task(n.tasks[0].ID); t == nil || t.StalledSince != n.stalledSince {
 				continue // the stall is over (or the task ended): the notice would mislead
 			}
 		}
 		if n.permission != "" {
-			if t := m.task(n.tasks[0].id); t == nil || t.Status.Terminal() || t.pendingPermission(n.permission) == nil {
+			if t := m.task(n.tasks[0].ID); t == nil || t.Status.Terminal() || t.pendingPermission(n.permission) == nil {
 				continue // answered meanwhile: the user has seen it, and the child goes on
 			}
 		}
 		queue = append(queue, n)
 		wake = wake || n.wake
 	}
-	b.queue = queue
+	b.Queue = queue
 	if len(queue) == 0 {
 		m.dropBox(parent)
 		return
@@ -189,12 +145,12 @@ func (m *Machine) flushParent(parent string) {
 	if !wake && m.busy[parent] {
 		return // onParentStatus flushes it when the parent goes idle
 	}
-	if wake && b.sending > 0 {
+	if wake && b.Sending > 0 {
 		return // it goes last: onNoticeDone looks again when the one in flight is answered
 	}
-	b.queue = nil
-	b.sending++
-	b.waking = wake
+	b.Queue = nil
+	b.Sending++
+	b.Waking = wake
 	if wake {
 		m.noteWake(parent)
 	}
@@ -202,7 +158,7 @@ func (m *Machine) flushParent(parent string) {
 	for _, n := range queue {
 		e.Parts = append(e.Parts, n.parts...)
 		for _, t := range n.tasks {
-			e.TaskIDs = append(e.TaskIDs, t.id)
+			e.TaskIDs = append(e.TaskIDs, t.ID)
 		}
 	}
 	if warning, ok := m.storageWarning(); ok {
@@ -217,19 +173,19 @@ func (m *Machine) flushParent(parent string) {
 
 // dropBox forgets parent's outbox once nothing is in it or under way for it.
 func (m *Machine) dropBox(parent string) {
-	if b := m.outbox[parent]; b != nil && len(b.queue) == 0 && !b.check && !b.checking && !b.retrying && b.sending == 0 {
-		delete(m.outbox, parent)
+	if b := m.outbox.Get(parent); b != nil && b.Idle() {
+		m.outbox.Delete(parent)
 	}
 }
 
 // onNoticeDone records OpenCode's answer to a notice: accepted, each task's notice is no longer
 // owed; refused, the notice goes again after a backoff, with whatever joined the queue meanwhile.
 func (m *Machine) onNoticeDone(p pending, ev Event) {
-	if b := m.outbox[p.outbox]; b != nil {
-		b.sending = max(b.sending-1, 0)
+	if b := m.outbox.Get(p.outbox); b != nil {
+		b.Sending = max(b.Sending-1, 0)
 		for _, n := range p.notices {
 			if n.wake {
-				b.waking = false
+				b.Waking = false
 			}
 		}
 	}
@@ -237,8 +193,8 @@ func (m *Machine) onNoticeDone(p pending, ev Event) {
 		for _, n := range p.notices {
 			m.accepted(n)
 		}
-		if b := m.outbox[p.outbox]; b != nil {
-			if len(b.queue) > 0 {
+		if b := m.outbox.Get(p.outbox); b != nil {
+			if len(b.Queue) > 0 {
 				m.markReady(p.outbox) // what fell due while this one was out
 			}
 			m.dropBox(p.outbox)
@@ -249,7 +205,7 @@ func (m *Machine) onNoticeDone(p pending, ev Event) {
 	// again: no record owes it any more.
 	var again []notice
 	for _, n := range p.notices {
-		if m.task(n.tasks[0].id) != nil {
+		if m.task(n.tasks[0].ID) != nil {
 			n.tries++
 			again = append(again, n)
 		}
@@ -263,11 +219,11 @@ func (m *Machine) onNoticeDone(p pending, ev Event) {
 		return
 	}
 	b := m.box(p.outbox)
-	b.queue = append(again, b.queue...)
+	b.Queue = append(again, b.Queue...)
 	// A failed answer does not prove OpenCode has not stored the message (a request that timed
 	// out, a connection cut after the write): the retry reads the parent's messages first, as a
 	// restore does.
-	b.check = true
+	b.Check = true
 	m.refused(p.outbox, b, fmt.Sprintf(noticeRefusedFmt, strings.Join(noticeTaskIDs(again), ", "), ev.Error))
 }
 
@@ -276,43 +232,32 @@ func (m *Machine) onNoticeDone(p pending, ev Event) {
 // a notice refused noticeMaxTries times is given up for this process (it stays owed in the
 // history: the next restore tries again). The other notices of the outbox keep their own count.
 func (m *Machine) refused(parent string, b *parentBox, why string) {
-	tries := 0
-	keep := b.queue[:0]
-	var gaveUp int
-	for _, n := range b.queue {
-		if n.tries >= noticeMaxTries {
-			gaveUp = max(gaveUp, n.tries)
-			continue
-		}
-		tries = max(tries, n.tries)
-		keep = append(keep, n)
-	}
-	b.queue = keep
+	var tries, gaveUp int
+	b.Queue, tries, gaveUp = outbox.GiveUp(b.Queue, func(n notice) int { return n.tries })
 	if gaveUp > 0 {
 		m.log("error", why+fmt.Sprintf(noticeGiveUpFmt, gaveUp))
 	}
 	if tries == 0 {
 		// Nothing refused is left to retry: the rest go as they would have.
-		b.check = b.check && len(b.queue) > 0
-		if b.retrying {
-			b.retrying = false
+		b.Check = b.Check && len(b.Queue) > 0
+		if b.Retrying {
+			b.Retrying = false
 			m.emit(Effect{Kind: EffectTimerClear, TimerID: noticeRetryPrefix + parent})
 		}
 		m.markReady(parent)
 		m.dropBox(parent)
 		return
 	}
-	delay := int64(noticeRetryBaseMs) << (tries - 1)
-	delay = min(delay, noticeRetryMaxMs)
+	delay := outbox.Backoff(tries)
 	m.log("warn", why+noticeRetry(delay))
-	b.retrying = true
+	b.Retrying = true
 	m.emit(Effect{Kind: EffectTimerSet, TimerID: noticeRetryPrefix + parent, DelayMs: delay})
 }
 
 // onNoticeRetry tries parent's outbox again when its backoff is over.
 func (m *Machine) onNoticeRetry(parent string) {
-	if b := m.outbox[parent]; b != nil {
-		b.retrying = false
+	if b := m.outbox.Get(parent); b != nil {
+		b.Retrying = false
 		m.flushParent(parent)
 	}
 }
@@ -320,11 +265,11 @@ func (m *Machine) onNoticeRetry(parent string) {
 // accepted records that OpenCode has a notice: each task it tells of owes it no more.
 func (m *Machine) accepted(n notice) {
 	for _, nt := range n.tasks {
-		if nt.owedAt == 0 {
+		if nt.OwedAt == 0 {
 			continue
 		}
 		// A task that ended again since (a resume) owes its new notice still.
-		if t := m.task(nt.id); t != nil && t.NoticeOwed == nt.owedAt {
+		if t := m.task(nt.ID); t != nil && t.NoticeOwed == nt.OwedAt {
 			t.NoticeOwed, t.NotifiedAt = 0, m.now
 			m.touch(t)
 		}
@@ -335,7 +280,7 @@ func noticeTaskIDs(ns []notice) []string {
 	var ids []string
 	for _, n := range ns {
 		for _, t := range n.tasks {
-			ids = append(ids, t.id)
+			ids = append(ids, t.ID)
 		}
 	}
 	return ids
@@ -351,7 +296,7 @@ func (m *Machine) restoreOutbox() {
 		}
 		to := m.owedTo(m.task(t.ID))
 		m.post(to, m.endNotice(m.task(t.ID)))
-		m.box(to).check = true
+		m.box(to).Check = true
 	}
 	m.flushOutbox()
 }
@@ -359,14 +304,14 @@ func (m *Machine) restoreOutbox() {
 // onOutboxChecked sends the restored notices the parent's messages do not hold yet, and records
 // the others as accepted: they were sent before the crash, which came before the record.
 func (m *Machine) onOutboxChecked(p pending, ev Event) {
-	b := m.outbox[p.outbox]
+	b := m.outbox.Get(p.outbox)
 	if b == nil {
 		return
 	}
-	b.checking = false
+	b.Checking = false
 	var msgs []message
 	if sessionGone(ev, p.outbox) {
-		m.parentGone(p.outbox, b.queue)
+		m.parentGone(p.outbox, b.Queue)
 		return
 	}
 	if !ev.OK || json.Unmarshal(ev.Result, &msgs) != nil {
@@ -374,51 +319,23 @@ func (m *Machine) onOutboxChecked(p pending, ev Event) {
 		if ev.OK {
 			why = "the answer is not a list of messages"
 		}
-		for i := range b.queue {
-			b.queue[i].tries++ // the read was for them all
+		for i := range b.Queue {
+			b.Queue[i].tries++ // the read was for them all
 		}
 		m.refused(p.outbox, b, fmt.Sprintf(noticeCheckFailedFmt, p.outbox, why))
 		return
 	}
-	b.check = false
-	queue := b.queue[:0]
-	for _, n := range b.queue {
-		if noticeDelivered(msgs, n) {
+	b.Check = false
+	queue := b.Queue[:0]
+	for _, n := range b.Queue {
+		if outbox.Delivered(msgs, n.tasks, tellsOfEnd) {
 			m.accepted(n)
 			continue
 		}
 		queue = append(queue, n)
 	}
-	b.queue = queue
+	b.Queue = queue
 	m.flushParent(p.outbox)
-}
-
-// noticeDelivered reports whether the parent's messages hold n: for each task it tells of, a
-// user message created at or after the notice fell due whose synthetic text names the task.
-func noticeDelivered(msgs []message, n notice) bool {
-	for _, t := range n.tasks {
-		switch {
-		case t.endSince != 0 && endNamedSince(msgs, t.id, t.endSince):
-		case t.owedAt == 0 || !namedSince(msgs, t.id, t.owedAt):
-			return false
-		}
-	}
-	return true
-}
-
-func namedSince(msgs []message, id string, since int64) bool {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		msg := &msgs[i]
-		if msg.Info.Role != "user" || msg.Info.Time.Created < since {
-			continue
-		}
-		for _, part := range msg.Parts {
-			if part.Type == "text" && part.Synthetic && strings.Contains(part.Text, id) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // parentGone handles a parent OpenCode says is not there (deleted while OpenCode was down, so no
@@ -441,10 +358,10 @@ const sessionNotFoundPrefix = "Session not found: "
 
 // dropOutbox forgets what is owed to a parent that is gone.
 func (m *Machine) dropOutbox(parent string) {
-	if b := m.outbox[parent]; b != nil {
-		if b.retrying {
+	if b := m.outbox.Get(parent); b != nil {
+		if b.Retrying {
 			m.emit(Effect{Kind: EffectTimerClear, TimerID: noticeRetryPrefix + parent})
 		}
-		delete(m.outbox, parent)
+		m.outbox.Delete(parent)
 	}
 }

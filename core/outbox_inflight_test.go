@@ -133,11 +133,11 @@ func TestGivingUpOneNoticeKeepsTheOthers(t *testing.T) {
 		}
 	}
 	require.True(t, gaveUp, "bg_a1's notice was given up")
-	b := m.outbox["ses_a"]
+	b := m.outbox.Get("ses_a")
 	require.NotNil(t, b, "the outbox keeps the rest")
-	require.Len(t, b.queue, 1)
-	require.Equal(t, "bg_r2", b.queue[0].tasks[0].id)
-	require.Equal(t, noticeMaxTries-1, b.queue[0].tries, "its own count, neither reset nor dropped")
+	require.Len(t, b.Queue, 1)
+	require.Equal(t, "bg_r2", b.Queue[0].tasks[0].ID)
+	require.Equal(t, noticeMaxTries-1, b.Queue[0].tries, "its own count, neither reset nor dropped")
 
 	check := ofKind(step(Event{Type: EventTimer, TimerID: noticeRetryPrefix + "ses_a"}), EffectMessages)
 	require.Len(t, check, 1)

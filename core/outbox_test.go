@@ -137,7 +137,7 @@ func TestNoticeWaitsForTheOneInFlight(t *testing.T) {
 		tk, _ = m.Task(id)
 		require.Zero(t, tk.NoticeOwed, id)
 	}
-	require.Empty(t, m.outbox, "nothing left in the outbox")
+	require.Zero(t, m.outbox.Len(), "nothing left in the outbox")
 }
 
 // A child's end frees its slot, and the same step starts the next queued child; its notice goes
@@ -191,7 +191,7 @@ func TestANoticeToADeletedParentIsDropped(t *testing.T) {
 	require.Empty(t, ofKind(out, EffectPromptAsync))
 	require.Empty(t, ofKind(out, EffectTimerSet), "no retry")
 	require.Len(t, ofKind(out, EffectHistoryAppend), 1, "the history says it is gone")
-	require.Nil(t, m.outbox["ses_gone"])
+	require.Nil(t, m.outbox.Get("ses_gone"))
 
 	out = m.Step(5200, Event{Type: EventEffectDone, EffectID: reads[1].ID, OK: true, Result: json.RawMessage(`[]`)})
 	sent := ofKind(out, EffectPromptAsync)

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/asyncagents/asyncagents/core/budget"
 	"github.com/asyncagents/asyncagents/core/httpapi"
+	"github.com/asyncagents/asyncagents/core/ocevents"
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
@@ -32,16 +34,7 @@ const maxSessionsBelow = 4096
 
 // onSessionCreated remembers a session created under a task's child (a subagent the child ran
 // itself), so that a permission request there is traced to the task.
-func (m *Machine) onSessionCreatedEvent(props json.RawMessage) {
-	var p struct {
-		Info struct {
-			ID       string `json:"id"`
-			ParentID string `json:"parentID"`
-		} `json:"info"`
-	}
-	if json.Unmarshal(props, &p) != nil || p.Info.ID == "" || p.Info.ParentID == "" {
-		return
-	}
+func (m *Machine) onSessionCreatedEvent(p ocevents.SessionCreated) {
 	if m.taskBelow(p.Info.ParentID) == nil {
 		return
 	}
@@ -54,34 +47,21 @@ func (m *Machine) onSessionCreatedEvent(props json.RawMessage) {
 	m.sessionsBelow[p.Info.ID] = p.Info.ParentID
 }
 
-// taskBelow is the task whose child session is session, or is above it.
+// taskBelow is the task whose child session is session, or is above it (the sessions below
+// tasks' children lead up to them: budget's walk, at most 8 steps).
 func (m *Machine) taskBelow(session string) *run {
-	for range 8 {
-		if session == "" {
-			return nil
-		}
-		if t := m.task(session); t != nil && t.SessionID != "" {
-			return t
-		}
-		session = m.sessionsBelow[session]
+	at, ok := budget.Find(session, 8, func(s string) string { return m.sessionsBelow[s] }, func(s string) bool {
+		t := m.task(s)
+		return t != nil && t.SessionID != ""
+	})
+	if !ok {
+		return nil
 	}
-	return nil
+	return m.task(at)
 }
 
 // onPermissionAsked marks the task whose child (or a session below it) asks.
-func (m *Machine) onPermissionAsked(props json.RawMessage) {
-	var p struct {
-		ID         string   `json:"id"`
-		SessionID  string   `json:"sessionID"`
-		Permission string   `json:"permission"`
-		Patterns   []string `json:"patterns"`
-		Tool       *struct {
-			CallID string `json:"callID"`
-		} `json:"tool"`
-	}
-	if json.Unmarshal(props, &p) != nil || p.ID == "" {
-		return
-	}
+func (m *Machine) onPermissionAsked(p ocevents.PermissionAsked) {
 	t := m.taskBelow(p.SessionID)
 	if t == nil || t.Status.Terminal() || t.pendingPermission(p.ID) != nil {
 		return
@@ -103,7 +83,7 @@ func (m *Machine) onPermissionAsked(props json.RawMessage) {
 			continue
 		}
 		m.post(to.ParentSessionID, notice{
-			tasks:      []noticeTask{{id: t.ID}},
+			tasks:      []noticeTask{{ID: t.ID}},
 			permission: p.ID,
 			agent:      to.ParentAgent,
 			parts: []TextPart{
@@ -130,15 +110,7 @@ func (m *Machine) topTask(t *run) *run {
 }
 
 // onPermissionReplied clears the request, whoever answered it.
-func (m *Machine) onPermissionReplied(props json.RawMessage) {
-	var p struct {
-		SessionID string `json:"sessionID"`
-		RequestID string `json:"requestID"`
-		Reply     string `json:"reply"`
-	}
-	if json.Unmarshal(props, &p) != nil || p.RequestID == "" {
-		return
-	}
+func (m *Machine) onPermissionReplied(p ocevents.PermissionReplied) {
 	t := m.taskBelow(p.SessionID)
 	if t == nil {
 		return

@@ -8,11 +8,9 @@ package core
 
 // stopTogether runs stop with the start queue held; nested calls hold it until the outermost ends.
 func (m *Machine) stopTogether(stop func()) {
-	m.startsHeld++
+	m.starts.Begin()
 	defer func() {
-		m.startsHeld--
-		if m.startsHeld == 0 && m.startsOwed {
-			m.startsOwed = false
+		if m.starts.End() {
 			m.startQueued()
 		}
 	}()

@@ -51,7 +51,7 @@ func (m *Machine) StorageFault() string { return m.store.fault }
 
 // wantsSync reports whether this step's writes must be confirmed before its notices go.
 func (m *Machine) wantsSync() bool {
-	return m.store.sync && m.store.fault == "" && len(m.dirty) > 0 && len(m.outboxReady) > 0
+	return m.store.sync && m.store.fault == "" && len(m.dirty) > 0 && m.outbox.AnyReady()
 }
 
 // requestSync asks the host whether the writes so far are on disk.
@@ -73,7 +73,7 @@ func (m *Machine) onHistorySynced(p pending, ev Event) {
 		m.healthChanged()
 	}
 	if m.store.syncing == 0 {
-		for parent := range m.outbox {
+		for _, parent := range m.outbox.Parents() {
 			m.markReady(parent)
 		}
 		// The notices go first at the end of this step (persistDirty), then the work held.

@@ -90,18 +90,26 @@ func (m *Machine) cancel(t *run, reason string) (below []*run) {
 }
 
 func (m *Machine) cancelOne(t *run, reason string) []*run {
-	// A task whose session is still being created has nothing to abort: the session is
-	// deleted when it arrives (onSessionCreated).
-	started := !t.Queued && t.SessionID != ""
 	t.CancelReason = reason
-	m.finish(t, task.StatusCancelled, "", nil)
+	return m.stop(t, task.StatusCancelled, nil, t.SessionID != "", reason)
+}
+
+// stop is the one way a task is stopped before its child ends it (a cancel, a budget, its parent
+// session deleted): it ends in finish first, so a completion racing in finds it ended, then its
+// child is aborted (a queued one never started; one whose session is still being created has
+// nothing to abort: the session is deleted when it arrives, onSessionCreated). With below, the
+// tasks its child launched are cancelled with it, all the way down, for belowReason; it returns
+// them.
+func (m *Machine) stop(t *run, status task.Status, taskErr *task.TaskError, below bool, belowReason string) []*run {
+	started := !t.Queued && t.SessionID != ""
+	m.finish(t, status, "", taskErr)
 	if started {
 		m.request(Effect{Kind: EffectAbort, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID})
 	}
-	if t.SessionID == "" {
+	if !below || t.SessionID == "" {
 		return nil
 	}
-	return m.cancelBelow(t.SessionID, reason)
+	return m.cancelBelow(t.SessionID, belowReason)
 }
 
 // cancelStarting says how many launches without a task yet will be cancelled.

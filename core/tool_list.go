@@ -60,6 +60,15 @@ func (m *Machine) onClearCall(ev Event) {
 // onSessionDeleted: a deleted parent takes its tasks along. Running ones are aborted (nobody is
 // left to notify), then all of them are forgotten. Other sessions' tasks are untouched.
 func (m *Machine) onSessionDeleted(sessionID string) {
+	m.stopTogether(func() { m.forgetSessionTasks(sessionID) })
+	m.dropOutbox(sessionID)
+	delete(m.busy, sessionID)
+	m.startQueued()
+}
+
+// forgetSessionTasks stops the deleted session's running tasks, quietly (nobody is left to tell),
+// and forgets all of its tasks.
+func (m *Machine) forgetSessionTasks(sessionID string) {
 	order := m.order[:0]
 	for _, id := range m.order {
 		// The parent and the status are in a restored task's head, and a task at work is always
@@ -73,19 +82,12 @@ func (m *Machine) onSessionDeleted(sessionID string) {
 			continue
 		}
 		if !t.Status.Terminal() {
-			started := !t.Queued && t.SessionID != ""
-			t.Status, t.CompletedAt, t.CancelReason, t.Queued, t.Waiting = task.StatusCancelled, m.now, "parent session deleted", false, nil
-			m.releaseWaiters(t)
-			if started {
-				m.request(Effect{Kind: EffectAbort, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID})
-			}
+			t.quiet, t.CancelReason = true, "parent session deleted"
+			m.stop(t, task.StatusCancelled, nil, false, "")
 		}
 		m.tmuxClose(t)
 		m.forget(id)
 	}
 	m.order = order
 	m.storeChanged()
-	m.dropOutbox(sessionID)
-	delete(m.busy, sessionID)
-	m.startQueued()
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/asyncagents/asyncagents/core/ocevents"
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
@@ -57,18 +58,8 @@ func (t *trackedMessage) outcome() (o outcome, known bool) {
 	return outcome{done: true, result: strings.Join(texts, "\n\n")}, true
 }
 
-// eventError is OpenCode's error object (MessageV2 errors): a name and data, with the provider's
-// status and response body for an APIError.
-type eventError struct {
-	Name string `json:"name"`
-	Data struct {
-		Message      string `json:"message"`
-		StatusCode   int    `json:"statusCode"`
-		ResponseBody string `json:"responseBody"`
-	} `json:"data"`
-}
-
-func (e *eventError) taskError() *task.TaskError {
+// taskError is the task's record of OpenCode's error object.
+func taskError(e *ocevents.Error) *task.TaskError {
 	if e == nil {
 		return nil
 	}
@@ -81,27 +72,7 @@ func (e *eventError) taskError() *task.TaskError {
 
 // onMessageUpdated follows the child's messages: a newer assistant message replaces the tracked
 // one, a newer user message (a follow-up prompt) clears it.
-func (m *Machine) onMessageUpdated(props json.RawMessage) {
-	var p struct {
-		Info struct {
-			ID        string          `json:"id"`
-			SessionID string          `json:"sessionID"`
-			Role      string          `json:"role"`
-			Finish    string          `json:"finish"`
-			Provider  string          `json:"providerID"`
-			ModelID   string          `json:"modelID"`
-			Summary   json.RawMessage `json:"summary"` // true on a compaction's summary; an object on user messages
-			Error     *eventError     `json:"error"`
-			Time      struct {
-				Created   int64 `json:"created"`
-				Completed int64 `json:"completed"`
-			} `json:"time"`
-			usageJSON
-		} `json:"info"`
-	}
-	if json.Unmarshal(props, &p) != nil {
-		return
-	}
+func (m *Machine) onMessageUpdated(p ocevents.MessageUpdated) {
 	if p.Info.Role == "assistant" && p.Info.Provider != "" && p.Info.ModelID != "" {
 		// The model a parent's turn runs on: a task it launches inherits it by default.
 		m.sessionModel.set(p.Info.SessionID, p.Info.Provider+"/"+p.Info.ModelID)
@@ -109,7 +80,7 @@ func (m *Machine) onMessageUpdated(props json.RawMessage) {
 	if p.Info.Role == "user" {
 		m.noteUserMessage(p.Info.SessionID, p.Info.Time.Created) // a headless run's wake arrived (headless.go)
 	}
-	if p.Info.Role == "assistant" && p.Info.Error != nil && p.Info.Error.Name == abortedError {
+	if p.Info.Role == "assistant" && p.Info.Error != nil && p.Info.Error.Name == ocevents.AbortedError {
 		m.onTurnAborted(p.Info.SessionID) // an abort that landed outside the model stream says so here only
 	}
 	t := m.task(p.Info.SessionID)
@@ -117,7 +88,7 @@ func (m *Machine) onMessageUpdated(props json.RawMessage) {
 		// A subagent the child runs through OpenCode's task tool spends for the task: its
 		// answer is no end of the task's turn, so the budget may stop the task at any call.
 		if up := m.taskBelow(p.Info.SessionID); up != nil && !up.Status.Terminal() {
-			m.noteUsage(up, p.Info.SessionID, p.Info.ID, p.Info.usageJSON)
+			m.noteUsage(up, p.Info.SessionID, p.Info.ID, p.Info.Usage)
 			m.checkSpending(up, false)
 		}
 		return
@@ -127,7 +98,7 @@ func (m *Machine) onMessageUpdated(props json.RawMessage) {
 	}
 	info := p.Info
 	if info.Role == "assistant" {
-		m.noteUsage(t, info.SessionID, info.ID, info.usageJSON)
+		m.noteUsage(t, info.SessionID, info.ID, info.Usage)
 		m.checkSpending(t, info.Finish == "stop")
 		if t.Status.Terminal() {
 			return
@@ -156,7 +127,7 @@ func (m *Machine) onMessageUpdated(props json.RawMessage) {
 	tm.created = info.Time.Created
 	tm.completed = info.Time.Completed
 	tm.finish = info.Finish
-	tm.err = info.Error.taskError()
+	tm.err = taskError(info.Error)
 	m.finishOnCompletion(t, tm)
 }
 

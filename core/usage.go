@@ -1,26 +1,14 @@
 package core
 
-import "github.com/asyncagents/asyncagents/core/task"
+import (
+	"github.com/asyncagents/asyncagents/core/ocevents"
+	"github.com/asyncagents/asyncagents/core/task"
+)
 
 // messageUsage is what one assistant message of a child spent, as OpenCode last reported it.
 type messageUsage struct {
 	tokens task.Tokens
 	cost   float64
-}
-
-// usageJSON is the usage on an OpenCode assistant message (message.updated's info, and the
-// messages read from the session).
-type usageJSON struct {
-	Tokens *struct {
-		Input     int64 `json:"input"`
-		Output    int64 `json:"output"`
-		Reasoning int64 `json:"reasoning"`
-		Cache     struct {
-			Read  int64 `json:"read"`
-			Write int64 `json:"write"`
-		} `json:"cache"`
-	} `json:"tokens"`
-	Cost float64 `json:"cost"`
 }
 
 // noteUsage records what the child's assistant message id spent. A message's figures grow as it
@@ -31,7 +19,7 @@ type usageJSON struct {
 // through OpenCode's task tool (session is where the message is). The record keeps, per session,
 // the latest message counted and its figures (task.UsageMark): after a restart a message up to it
 // is not counted again, and the latest one replaces the figures counted for it.
-func (m *Machine) noteUsage(t *run, session, id string, u usageJSON) {
+func (m *Machine) noteUsage(t *run, session, id string, u ocevents.Usage) {
 	if id == "" || u.Tokens == nil {
 		return
 	}
