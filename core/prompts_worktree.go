@@ -5,6 +5,7 @@ package core
 const (
 	isolationNoGitFmt       = "asyncagents_task: isolation \"worktree\" needs a git repository, and %s is in none; launch without isolation, or run git init first; no task was created"
 	isolationOnResume       = "asyncagents_task: isolation applies to a new task; a resume goes on where the task worked; no task was resumed"
+	resumeWorktreeGoneFmt   = "task %s's worktree is removed (its changes: %s), so it cannot go on where it worked; launch a new task with isolation \"worktree\" instead"
 	worktreeErrorPrefix     = "could not create the task's worktree: "
 	worktreeNoChanges       = "worktree: no changes (its worktree and branch are removed)"
 	worktreeBranchFmt       = "branch: %s (%s)"
@@ -26,7 +27,7 @@ const (
 	mergeAppliedFmt         = "Merged task %s: its changes are in your working tree as uncommitted changes (%s). The branch %s is kept; its worktree is removed."
 	mergeDiscardedFmt       = "Discarded task %s: its worktree and the branch %s are removed."
 	mergeDiscardFailedFmt   = "asyncagents_merge: could not discard task %s: %s"
-	clearUnmergedFmt            = "Kept %s with changes not merged (asyncagents_merge merges or discards them): %s."
+	clearUnmergedFmt        = "Kept %s with changes not merged (asyncagents_merge merges or discards them): %s."
 	worktreesLeftFmt        = "worktrees kept at start, holding changes no task of the history claims: %s"
 	worktreeRemoveFailedFmt = "could not remove the worktree of task %s: %s"
 )

@@ -326,3 +326,18 @@ func holdsUnmerged(t *run) bool {
 	history.Load(&t.Task)
 	return t.Worktree.Unmerged()
 }
+
+// worktreeBlock is worktreeLines as a block of a notice or an answer ("" for a task with none).
+func (m *Machine) worktreeBlock(t *run) string {
+	lines := m.worktreeLines(t)
+	if len(lines) == 0 {
+		return ""
+	}
+	return strings.Join(lines, "\n") + "\n\n"
+}
+
+// worktreeGone reports whether an isolated task's worktree no longer exists (it changed nothing,
+// or was merged or discarded): a resume cannot go on in it.
+func worktreeGone(t *run) bool {
+	return t.Worktree != nil && !t.Worktree.Unmerged()
+}
