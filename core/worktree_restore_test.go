@@ -1,0 +1,74 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/history"
+	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/stretchr/testify/require"
+)
+
+// At start the machine lists the project's worktrees: it removes those no task of the history
+// needs that hold nothing (a crash during creation, a task forgotten), keeps those of tasks whose
+// branches wait for a merge, and names those that hold changes no task claims.
+func TestStartReconcilesWorktrees(t *testing.T) {
+	pending := task.Task{ID: "bg_pending", SessionID: "ses_1", ParentSessionID: "ses_p", Description: "d", Agent: "general", Status: task.StatusCompleted, StartedAt: 1, CompletedAt: 2,
+		Worktree: &task.Worktree{Path: wtFolder + "/bg_pending", Branch: "asyncagents/bg_pending", Base: "s", Commit: "c", Merge: task.MergePending, Files: []task.FileChange{{Path: "a.go", Added: 1}}}}
+	merged := pending
+	merged.ID, merged.Worktree = "bg_merged", &task.Worktree{Path: wtFolder + "/bg_merged", Branch: "asyncagents/bg_merged", Base: "s", Merge: task.MergeMerged}
+	hist := history.Line(history.Record{Task: &pending}) + history.Line(history.Record{Task: &merged})
+	m := NewMachineWith(config.Config{}, Setup{Project: wtProject, Worktrees: wtFolder})
+	_, eff := m.Restore(1000, hist)
+	list := ofKind(eff, EffectWorktreeList)
+	require.Len(t, list, 1)
+	require.Equal(t, wtProject, list[0].Directory)
+	require.Equal(t, wtFolder, list[0].Path)
+	found := []map[string]any{
+		{"path": wtFolder + "/bg_pending", "branch": "asyncagents/bg_pending", "changed": true},
+		{"path": wtFolder + "/bg_merged", "branch": "asyncagents/bg_merged", "changed": false},
+		{"path": wtFolder + "/bg_crash", "branch": "asyncagents/bg_crash", "changed": false},
+		{"path": wtFolder + "/bg_gone", "branch": "asyncagents/bg_gone", "changed": true},
+	}
+	raw, _ := json.Marshal(map[string]any{"worktrees": found})
+	eff = m.Step(1001, Event{Type: EventEffectDone, EffectID: list[0].ID, OK: true, Result: raw})
+	var removed []string
+	for _, e := range ofKind(eff, EffectWorktreeRemove) {
+		removed = append(removed, e.Branch)
+	}
+	require.Equal(t, []string{"asyncagents/bg_merged", "asyncagents/bg_crash"}, removed)
+	logs := ofKind(eff, EffectLog)
+	require.Len(t, logs, 1)
+	require.Contains(t, logs[0].Message, wtFolder+"/bg_gone (asyncagents/bg_gone)")
+
+	// Without a project (a host that passed no env), nothing is listed.
+	_, eff = NewMachine(config.Config{}).Restore(1000, hist)
+	require.Empty(t, ofKind(eff, EffectWorktreeList))
+}
+
+// A resume of an isolated task goes on in its worktree and commits anew at its end; a task whose
+// worktree is gone cannot be resumed there.
+func TestResumeGoesOnInTheWorktree(t *testing.T) {
+	h := newWT(t, config.Config{})
+	id, _, _ := h.launchIso("r", `,"isolation":"worktree"`)
+	h.files[id] = `[{"path":"a.go","added":1,"removed":0}]`
+	h.finishTask(id)
+	path := wtFolder + "/" + id
+	eff := h.run(Event{Type: EventToolCall, CallID: "res", Tool: ToolTask, SessionID: "ses_p", Args: []byte(fmt.Sprintf(`{"resume":%q,"prompt":"more"}`, id))})
+	get := ofKind(eff, EffectSessionGet)
+	require.Len(t, get, 1)
+	require.Equal(t, path, get[0].Directory)
+	eff = h.run(Event{Type: EventEffectDone, EffectID: get[0].ID, OK: true, Result: []byte(`{"id":"` + h.m.task(id).SessionID + `"}`)})
+	require.Equal(t, path, prompts(eff, h.m.task(id).SessionID)[0].Directory)
+	require.Empty(t, h.m.task(id).Worktree.Merge, "at work again")
+	h.files[id] = `[{"path":"a.go","added":4,"removed":0}]`
+	h.finishTask(id)
+	require.Len(t, h.doneOfKind(EffectWorktreeCommit), 2)
+	require.Equal(t, 4, h.m.task(id).Worktree.Files[0].Added)
+
+	require.Empty(t, h.merge(fmt.Sprintf(`{"task_id":%q,"discard":true}`, id)).Error)
+	eff = h.run(Event{Type: EventToolCall, CallID: "res2", Tool: ToolTask, SessionID: "ses_p", Args: []byte(fmt.Sprintf(`{"resume":%q,"prompt":"more"}`, id))})
+	require.Contains(t, ofKind(eff, EffectToolReply)[0].Error, "worktree is removed (its changes: discarded)")
+}
