@@ -49,7 +49,9 @@ func TestMergeAnswers(t *testing.T) {
 		{name: "nothing changed", args: func(s setup) string { return fmt.Sprintf(`{"task_id":%q}`, s.nothing) }, err: "changed nothing"},
 		{name: "dirty in the same files", args: func(s setup) string { return fmt.Sprintf(`{"task_id":%q}`, s.iso) }, dirty: []string{"README.md", "src/x.go"},
 			err: "uncommitted changes in files task", merge: task.MergePending,
-			check: func(t *testing.T, s setup) { require.Empty(t, s.h.doneOfKind(EffectWorktreeMerge), "nothing was merged") }},
+			check: func(t *testing.T, s setup) {
+				require.Empty(t, s.h.doneOfKind(EffectWorktreeMerge), "nothing was merged")
+			}},
 		{name: "dirty elsewhere", args: func(s setup) string { return fmt.Sprintf(`{"task_id":%q}`, s.iso) }, dirty: []string{"README.md"},
 			out: "Merged task", merge: task.MergeMerged},
 		{name: "conflict", args: func(s setup) string { return fmt.Sprintf(`{"task_id":%q}`, s.iso) }, clash: []string{"src/x.go"},
