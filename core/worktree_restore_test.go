@@ -72,3 +72,17 @@ func TestResumeGoesOnInTheWorktree(t *testing.T) {
 	eff = h.run(Event{Type: EventToolCall, CallID: "res2", Tool: ToolTask, SessionID: "ses_p", Args: []byte(fmt.Sprintf(`{"resume":%q,"prompt":"more"}`, id))})
 	require.Contains(t, ofKind(eff, EffectToolReply)[0].Error, "worktree is removed (its changes: discarded)")
 }
+
+// `asyncagents ls` shows the branch and the merge state, and only when a task has a branch.
+func TestLsShowsBranchAndMerge(t *testing.T) {
+	plain := task.Task{ID: "bg_plain", Status: task.StatusCompleted, Agent: "general", Description: "p", StartedAt: 1, CompletedAt: 2}
+	require.NotContains(t, TasksTable([]task.Task{plain}, 3), "BRANCH")
+	pending := plain
+	pending.ID, pending.Worktree = "bg_iso", &task.Worktree{Branch: "asyncagents/bg_iso", Base: "s", Merge: task.MergePending}
+	preparing := task.Task{ID: "bg_prep", Status: task.StatusRunning, Agent: "general", Description: "q", StartedAt: 1, Worktree: &task.Worktree{Branch: "asyncagents/bg_prep"}}
+	out := TasksTable([]task.Task{plain, pending, preparing}, 3)
+	require.Contains(t, out, "BRANCH")
+	require.Regexp(t, `bg_iso .*asyncagents/bg_iso\s+pending`, out)
+	require.Regexp(t, `bg_prep .*preparing .*asyncagents/bg_prep\s+at work`, out)
+	require.Regexp(t, `bg_plain .*-\s+-\n`, out)
+}

@@ -341,3 +341,28 @@ func (m *Machine) worktreeBlock(t *run) string {
 func worktreeGone(t *run) bool {
 	return t.Worktree != nil && !t.Worktree.Unmerged()
 }
+
+// anyIsolated reports whether any of tasks ran in a worktree.
+func anyIsolated(tasks []task.Task) bool {
+	for i := range tasks {
+		if tasks[i].Worktree != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// branchCells are a task's BRANCH and MERGE cells in `asyncagents ls`: "-" where none applies,
+// "at work" before its end.
+func branchCells(t *task.Task) []string {
+	w := t.Worktree
+	switch {
+	case w == nil:
+		return []string{"-", "-"}
+	case w.Merge == "":
+		return []string{w.Branch, "at work"}
+	case w.Merge == task.MergeNone || w.Merge == task.MergeDiscarded:
+		return []string{"-", w.Merge}
+	}
+	return []string{w.Branch, w.Merge}
+}
