@@ -4,6 +4,6 @@ package httpapi
 
 // The hashes of the dashboard page's inline script and style, for its Content-Security-Policy.
 const (
-	dashboardScriptHash = "sha256-g7VHrdHg1kJtTLzND+HG0oV4YsI6aw2vj4XoXDBxKGg="
+	dashboardScriptHash = "sha256-Rq27U7b5LK4dygxUwbDyeO9wlqj6NGFNNgCr9USNVSE="
 	dashboardStyleHash  = "sha256-WMyd7yv9ghgVjjdz2MDVCd9uyZXl8NXFMo82B/1lg/M="
 )
