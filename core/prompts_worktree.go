@@ -27,6 +27,7 @@ const (
 	mergeAppliedFmt         = "Merged task %s: its changes are in your working tree as uncommitted changes (%s). The branch %s is kept; its worktree is removed."
 	mergeDiscardedFmt       = "Discarded task %s: its worktree and the branch %s are removed."
 	mergeDiscardFailedFmt   = "asyncagents_merge: could not discard task %s: %s"
+	apiForeignMergeFmt      = "task %s belongs to another OpenCode process on this project; merge it from that process's dashboard or with asyncagents_merge there"
 	clearUnmergedFmt        = "Kept %s with changes not merged (asyncagents_merge merges or discards them): %s."
 	worktreesLeftFmt        = "worktrees kept at start, holding changes no task of the history claims: %s"
 	worktreeRemoveFailedFmt = "could not remove the worktree of task %s: %s"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/asyncagents/asyncagents/core/httpapi"
 	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/asyncagents/asyncagents/core/worktree"
 )
@@ -36,6 +37,7 @@ type mergeArgs struct {
 type mergeCall struct {
 	callID, taskID string
 	discard        bool
+	fromAPI        bool // the dashboard's Merge button: no tool call to answer
 }
 
 // onMergeCall checks the call, then queues it: merges run one at a time, so that each reads the
@@ -86,11 +88,11 @@ func (m *Machine) nextMerge() {
 		m.wt.merges = m.wt.merges[1:]
 		t := m.task(c.taskID)
 		if t == nil || t.Worktree == nil || t.Worktree.Merge != task.MergePending {
-			m.failTool(c.callID, fmt.Sprintf(mergeDoneFmt, c.taskID, "merged or discarded"))
+			m.mergeAnswer(c.taskID, c.callID, "", fmt.Sprintf(mergeDoneFmt, c.taskID, "merged or discarded"))
 			continue
 		}
 		m.wt.merging = true
-		wp := &wtPending{callID: c.callID, discard: c.discard}
+		wp := &wtPending{callID: c.callID, discard: c.discard, fromAPI: c.fromAPI}
 		if c.discard {
 			m.removeWorktree(t, true, *wp)
 			continue
@@ -118,31 +120,77 @@ func (m *Machine) onWorktreeDone(p pending, ev Event) {
 }
 
 // endMerge answers the merge at work and lets the next one go.
-func (m *Machine) endMerge(callID, output, errText string) {
-	if errText != "" {
-		m.failTool(callID, errText)
-	} else {
-		m.replyTool(callID, output, map[string]any{"title": "merge"})
+func (m *Machine) endMerge(taskID string, wp *wtPending, output, errText string) {
+	callID := ""
+	if !wp.fromAPI {
+		callID = wp.callID
 	}
+	m.mergeAnswer(taskID, callID, output, errText)
 	m.wt.merging = false
 	m.nextMerge()
+}
+
+// mergeAnswer answers a merge: the tool call (none for the dashboard's), and the task's
+// mergeNote, which the dashboard shows.
+func (m *Machine) mergeAnswer(taskID, callID, output, errText string) {
+	if t := m.task(taskID); t != nil && t.Worktree != nil {
+		t.Worktree.MergeNote = output + errText
+		m.touch(t)
+		m.storeChanged()
+	}
+	switch {
+	case callID == "":
+	case errText != "":
+		m.failTool(callID, errText)
+	default:
+		m.replyTool(callID, output, map[string]any{"title": "merge"})
+	}
+}
+
+// mergeFromAPI queues the dashboard's merge and answers 202 with the task as it is.
+func (m *Machine) mergeFromAPI(r httpapi.Response, now int64) (httpapi.Response, []Effect) {
+	id := r.Merge.ID
+	discard := r.MergeDiscard
+	r.Merge, r.MergeDiscard = nil, false
+	t := m.task(id)
+	if t == nil {
+		return httpapi.Fail(409, fmt.Sprintf(apiForeignMergeFmt, id)), nil
+	}
+	m.changes++
+	if now > m.now {
+		m.now = now
+	}
+	m.out = nil
+	m.wt.merges = append(m.wt.merges, mergeCall{taskID: t.ID, discard: discard, fromAPI: true})
+	m.nextMerge()
+	m.persistDirty()
+	effects := m.out
+	m.out = nil
+	out := t.Task
+	httpapi.Shown(&out)
+	b, err := task.AppendJSON(nil, &out)
+	if err != nil {
+		return httpapi.Fail(500, "internal error: encoding the response failed"), effects
+	}
+	r.Body = string(b)
+	return r, effects
 }
 
 func (m *Machine) onInspected(p pending, ev Event) {
 	t := m.task(p.taskID)
 	if t == nil || t.Worktree == nil {
-		m.endMerge(p.wt.callID, "", fmt.Sprintf(mergeNoTaskFmt, quote(p.taskID)))
+		m.endMerge(p.taskID, p.wt, "", fmt.Sprintf(mergeNoTaskFmt, quote(p.taskID)))
 		return
 	}
 	var got struct {
 		Dirty []string `json:"dirty"`
 	}
 	if !ev.OK || json.Unmarshal(ev.Result, &got) != nil {
-		m.endMerge(p.wt.callID, "", fmt.Sprintf(mergeFailedFmt, t.ID, ev.Error))
+		m.endMerge(p.taskID, p.wt, "", fmt.Sprintf(mergeFailedFmt, t.ID, ev.Error))
 		return
 	}
 	if both := worktree.Blocking(got.Dirty, worktreeFiles(t)); len(both) > 0 {
-		m.endMerge(p.wt.callID, "", fmt.Sprintf(mergeDirtyFmt, t.ID, strings.Join(both, ", ")))
+		m.endMerge(p.taskID, p.wt, "", fmt.Sprintf(mergeDirtyFmt, t.ID, strings.Join(both, ", ")))
 		return
 	}
 	w := t.Worktree
@@ -157,18 +205,18 @@ func (m *Machine) onMerged(p pending, ev Event) {
 	}
 	switch {
 	case t == nil || t.Worktree == nil:
-		m.endMerge(p.wt.callID, "", fmt.Sprintf(mergeNoTaskFmt, quote(p.taskID)))
+		m.endMerge(p.taskID, p.wt, "", fmt.Sprintf(mergeNoTaskFmt, quote(p.taskID)))
 	case !ev.OK || json.Unmarshal(ev.Result, &got) != nil:
-		m.endMerge(p.wt.callID, "", fmt.Sprintf(mergeFailedFmt, t.ID, ev.Error))
+		m.endMerge(p.taskID, p.wt, "", fmt.Sprintf(mergeFailedFmt, t.ID, ev.Error))
 	case len(got.Conflicts) > 0:
 		w := t.Worktree
-		m.endMerge(p.wt.callID, "", fmt.Sprintf(mergeConflictFmt, t.ID, strings.Join(got.Conflicts, ", "), w.Branch, w.Branch))
+		m.endMerge(p.taskID, p.wt, "", fmt.Sprintf(mergeConflictFmt, t.ID, strings.Join(got.Conflicts, ", "), w.Branch, w.Branch))
 	default:
 		t.Worktree.Merge = task.MergeMerged
 		m.touch(t)
 		m.storeChanged()
 		m.removeWorktree(t, false, wtPending{})
-		m.endMerge(p.wt.callID, fmt.Sprintf(mergeAppliedFmt, t.ID, strings.Join(got.Applied, ", "), t.Worktree.Branch), "")
+		m.endMerge(p.taskID, p.wt, fmt.Sprintf(mergeAppliedFmt, t.ID, strings.Join(got.Applied, ", "), t.Worktree.Branch), "")
 	}
 }
 
@@ -183,13 +231,13 @@ func (m *Machine) onWorktreeRemoved(p pending, ev Event) {
 	}
 	switch {
 	case !ev.OK:
-		m.endMerge(p.wt.callID, "", fmt.Sprintf(mergeDiscardFailedFmt, p.taskID, ev.Error))
+		m.endMerge(p.taskID, p.wt, "", fmt.Sprintf(mergeDiscardFailedFmt, p.taskID, ev.Error))
 	case t == nil || t.Worktree == nil:
-		m.endMerge(p.wt.callID, "", fmt.Sprintf(mergeNoTaskFmt, quote(p.taskID)))
+		m.endMerge(p.taskID, p.wt, "", fmt.Sprintf(mergeNoTaskFmt, quote(p.taskID)))
 	default:
 		t.Worktree.Merge = task.MergeDiscarded
 		m.touch(t)
 		m.storeChanged()
-		m.endMerge(p.wt.callID, fmt.Sprintf(mergeDiscardedFmt, t.ID, t.Worktree.Branch), "")
+		m.endMerge(p.taskID, p.wt, fmt.Sprintf(mergeDiscardedFmt, t.ID, t.Worktree.Branch), "")
 	}
 }

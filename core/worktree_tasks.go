@@ -30,6 +30,7 @@ type worktreeState struct {
 type wtPending struct {
 	callID  string
 	discard bool
+	fromAPI bool
 	dir     string
 }
 

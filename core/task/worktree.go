@@ -14,6 +14,9 @@ type Worktree struct {
 	Diff    string       `json:"diff,omitempty"`
 	DiffCut bool         `json:"diffCut,omitempty"`
 	Merge   string       `json:"merge,omitempty"`
+	// MergeNote is the answer of the latest merge or discard asked for (asyncagents_merge or
+	// the dashboard's Merge button): the dashboard shows it.
+	MergeNote string `json:"mergeNote,omitempty"`
 }
 
 // FileChange is one file a task changed, with its added and removed lines (-1 each for a
