@@ -1393,6 +1393,11 @@ export interface Worktree {
   diff?: string;
   diffCut?: boolean;
   merge?: string;
+  /**
+   * MergeNote is the answer of the latest merge or discard asked for (asyncagents_merge or
+   * the dashboard's Merge button): the dashboard shows it.
+   */
+  mergeNote?: string;
 }
 
 /**

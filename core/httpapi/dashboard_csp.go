@@ -4,6 +4,6 @@ package httpapi
 
 // The hashes of the dashboard page's inline script and style, for its Content-Security-Policy.
 const (
-	dashboardScriptHash = "sha256-Rq27U7b5LK4dygxUwbDyeO9wlqj6NGFNNgCr9USNVSE="
+	dashboardScriptHash = "sha256-WJ8OptDxmsxRv3AJE3bckqYhUQ9VEumJOe7nZ+5z5nk="
 	dashboardStyleHash  = "sha256-WMyd7yv9ghgVjjdz2MDVCd9uyZXl8NXFMo82B/1lg/M="
 )
