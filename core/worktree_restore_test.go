@@ -86,3 +86,22 @@ func TestLsShowsBranchAndMerge(t *testing.T) {
 	require.Regexp(t, `bg_prep .*preparing .*asyncagents/bg_prep\s+at work`, out)
 	require.Regexp(t, `bg_plain .*-\s+-\n`, out)
 }
+
+// A task cancelled while its worktree is being created gets no session, and its worktree and
+// branch are removed once they exist.
+func TestCancelWhilePreparing(t *testing.T) {
+	h := newWT(t, config.Config{})
+	h.hold[EffectWorktreeCreate] = true
+	id, _, _ := h.launchIso("c", `,"isolation":"worktree"`)
+	eff := h.run(Event{Type: EventToolCall, CallID: "cancel", Tool: ToolCancel, SessionID: "ses_p", Args: []byte(fmt.Sprintf(`{"task_id":%q}`, id))})
+	require.Empty(t, ofKind(eff, EffectToolReply)[0].Error)
+	require.Equal(t, task.StatusCancelled, h.m.task(id).Status)
+	delete(h.hold, EffectWorktreeCreate)
+	eff = h.release()
+	require.Empty(t, ofKind(eff, EffectSessionCreate), "no session for a cancelled task")
+	rm := h.doneOfKind(EffectWorktreeRemove)
+	require.Len(t, rm, 1)
+	require.Equal(t, "asyncagents/"+id, rm[0].Branch)
+	require.Equal(t, task.MergeNone, h.m.task(id).Worktree.Merge)
+	require.NotContains(t, h.merge(fmt.Sprintf(`{"task_id":%q}`, id)).Error, "still")
+}

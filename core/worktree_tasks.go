@@ -232,7 +232,7 @@ func (m *Machine) overlaps(t *run) []worktree.Overlap {
 // and merge state, the files with + and -, and the overlap with other tasks.
 func (m *Machine) worktreeLines(t *run) []string {
 	w := t.Worktree
-	if w == nil || w.Merge == "" {
+	if w == nil || w.Merge == "" || w.Base == "" { // at work, or its worktree never existed
 		return nil
 	}
 	if w.Merge == task.MergeNone {

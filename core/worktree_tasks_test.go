@@ -84,6 +84,7 @@ func TestIsolatedTaskEnds(t *testing.T) {
 	require.Equal(t, task.StatusError, tk.Status)
 	require.Contains(t, tk.Error.Message, "the repository is in the middle of a merge")
 	require.Equal(t, task.MergeNone, tk.Worktree.Merge)
+	require.NotContains(t, h.outputText(bad), "no changes", "no worktree was made: nothing to say of it")
 	require.Empty(t, ofKind(h.effects, EffectSessionCreate)[3:], "no session for the failed one")
 }
 
