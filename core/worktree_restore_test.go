@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/asyncagents/asyncagents/core/config"
@@ -104,4 +105,26 @@ func TestCancelWhilePreparing(t *testing.T) {
 	require.Equal(t, "asyncagents/"+id, rm[0].Branch)
 	require.Equal(t, task.MergeNone, h.m.task(id).Worktree.Merge)
 	require.NotContains(t, h.merge(fmt.Sprintf(`{"task_id":%q}`, id)).Error, "still")
+}
+
+// The history holds a preparing task, with its folder and branch, before the host is asked to
+// make them.
+func TestHistoryHoldsPreparingTaskBeforeCreate(t *testing.T) {
+	h := newWT(t, config.Config{})
+	h.hold[EffectWorktreeCreate] = true
+	id, _, eff := h.launchIso("h", `,"isolation":"worktree"`)
+	at := func(kind string, cond func(Effect) bool) int {
+		for i, e := range eff {
+			if e.Kind == kind && cond(e) {
+				return i
+			}
+		}
+		return -1
+	}
+	line := at(EffectHistoryAppend, func(e Effect) bool {
+		return strings.Contains(e.Line, `"status":"preparing"`) && strings.Contains(e.Line, `"branch":"asyncagents/`+id+`"`)
+	})
+	create := at(EffectWorktreeCreate, func(Effect) bool { return true })
+	require.GreaterOrEqual(t, line, 0, "the history line of the preparing task")
+	require.Greater(t, create, line)
 }

@@ -95,8 +95,9 @@ func (m *Machine) prepareWorktree(t *run) bool {
 	}
 	if !t.creating {
 		t.creating = true
-		// The history gets the task, its folder and branch, in this step: a crash during the
-		// creation is reconciled at the next start (reconcileWorktrees).
+		// The step's history lines go out before its other effects (persistDirty): the history
+		// holds the task, its folder and branch, before the creation, and a crash during it is
+		// reconciled at the next start (reconcileWorktrees).
 		m.touch(t)
 		m.request(Effect{Kind: EffectWorktreeCreate, TaskID: t.ID, Directory: m.wt.project, Path: t.Worktree.Path, Branch: t.Worktree.Branch}, pending{taskID: t.ID})
 	}
