@@ -128,3 +128,18 @@ func TestHistoryHoldsPreparingTaskBeforeCreate(t *testing.T) {
 	require.GreaterOrEqual(t, line, 0, "the history line of the preparing task")
 	require.Greater(t, create, line)
 }
+
+// A forked isolated task gets its own worktree; the parent's conversation it forks is read from
+// the parent's own directory.
+func TestForkGetsItsOwnWorktree(t *testing.T) {
+	h := newWT(t, config.Config{})
+	a, _, _ := h.launchIso("a", `,"isolation":"worktree"`)
+	f, _, eff := h.launchIso("f", `,"isolation":"worktree","fork":true`)
+	require.NotEqual(t, h.m.task(a).Worktree.Path, h.m.task(f).Worktree.Path)
+	require.Equal(t, "asyncagents/"+f, h.m.task(f).Worktree.Branch)
+	read := ofKind(eff, EffectMessages)
+	require.Len(t, read, 1)
+	require.Equal(t, "ses_p", read[0].SessionID)
+	require.Empty(t, read[0].Directory)
+	require.Equal(t, wtFolder+"/"+f, ofKind(eff, EffectSessionCreate)[0].Directory)
+}
