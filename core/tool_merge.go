@@ -226,6 +226,10 @@ func (m *Machine) onWorktreeRemoved(p pending, ev Event) {
 	if !ev.OK {
 		m.log("warn", fmt.Sprintf(worktreeRemoveFailedFmt, p.taskID, ev.Error))
 	}
+	if p.wt != nil && p.wt.recreate && t != nil && t.Worktree != nil {
+		m.onLeftoverRemoved(t)
+		return
+	}
 	if p.wt == nil || !p.wt.discard {
 		return
 	}

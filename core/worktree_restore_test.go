@@ -143,3 +143,24 @@ func TestForkGetsItsOwnWorktree(t *testing.T) {
 	require.Empty(t, read[0].Directory)
 	require.Equal(t, wtFolder+"/"+f, ofKind(eff, EffectSessionCreate)[0].Directory)
 }
+
+// A task restored while preparing (the process died during the creation) has what was left of
+// its worktree removed, then the worktree made again, and runs.
+func TestRestoredPreparingTaskIsMadeAgain(t *testing.T) {
+	prep := task.Task{ID: "bg_prep", ParentSessionID: "ses_p", Description: "d", Prompt: "p", Agent: "general", Status: task.StatusRunning, StartedAt: 1, Depth: 1,
+		Worktree: &task.Worktree{Path: wtFolder + "/bg_prep", Branch: "asyncagents/bg_prep"}}
+	h := newWT(t, config.Config{})
+	_, eff := h.m.Restore(h.now, history.Line(history.Record{Task: &prep}))
+	require.Equal(t, task.StatusPreparing, h.m.task("bg_prep").Shown())
+	rm := ofKind(eff, EffectWorktreeRemove)
+	require.Len(t, rm, 1)
+	require.Equal(t, "asyncagents/bg_prep", rm[0].Branch)
+	require.Empty(t, ofKind(eff, EffectWorktreeCreate), "made again only once the leftover is gone")
+	h.found = `[]`
+	for _, e := range ofKind(eff, EffectWorktreeList) {
+		h.answerWT(e)
+	}
+	eff = h.answerWT(rm[0])
+	require.Len(t, ofKind(h.done, EffectWorktreeCreate), 1)
+	require.Equal(t, wtFolder+"/bg_prep", ofKind(eff, EffectSessionCreate)[0].Directory)
+}

@@ -21,17 +21,22 @@ type worktreeState struct {
 	project, folder string
 	noGit           bool
 	committing      map[string]bool
-	merges          []mergeCall // asyncagents_merge calls, one at work at a time (tool_merge.go)
-	merging         bool
+	// launched: isolated tasks launched by this machine whose worktree is not made yet; one that
+	// is not (restored from the history) may have left a worktree behind (a crash during its
+	// creation), which is removed before it is made again.
+	launched map[string]bool
+	merges   []mergeCall // asyncagents_merge calls, one at work at a time (tool_merge.go)
+	merging  bool
 }
 
 // wtPending is what a worktree effect's answer goes back to: the tool call it answers, and the
 // directory a session.status read covered.
 type wtPending struct {
-	callID  string
-	discard bool
-	fromAPI bool
-	dir     string
+	callID   string
+	discard  bool
+	fromAPI  bool
+	dir      string
+	recreate bool // a leftover's removal, before the worktree is made again
 }
 
 // maxDiffBytes caps the diff a task's record keeps for the dashboard.
@@ -57,6 +62,10 @@ func (m *Machine) isolate(t *run, isolation string) {
 		return
 	}
 	t.Worktree = &task.Worktree{Path: worktree.Path(m.wt.folder, t.ID), Branch: worktree.Branch(t.ID)}
+	if m.wt.launched == nil {
+		m.wt.launched = map[string]bool{}
+	}
+	m.wt.launched[t.ID] = true
 }
 
 // worktreeDir is the directory t's session works in: its worktree while it exists, else "".
@@ -93,6 +102,13 @@ func (m *Machine) prepareWorktree(t *run) bool {
 	if t.Worktree == nil || t.Worktree.Base != "" {
 		return false
 	}
+	if !t.creating && !m.wt.launched[t.ID] {
+		// Restored while preparing: what the crash left of its worktree goes first.
+		t.creating = true
+		m.wt.launched = mapWith(m.wt.launched, t.ID)
+		m.removeWorktree(t, true, wtPending{recreate: true})
+		return true
+	}
 	if !t.creating {
 		t.creating = true
 		// The step's history lines go out before its other effects (persistDirty): the history
@@ -104,6 +120,25 @@ func (m *Machine) prepareWorktree(t *run) bool {
 	return true
 }
 
+func mapWith(m map[string]bool, id string) map[string]bool {
+	if m == nil {
+		m = map[string]bool{}
+	}
+	m[id] = true
+	return m
+}
+
+// onLeftoverRemoved makes the worktree of a task restored while preparing, once what was left of
+// it is gone.
+func (m *Machine) onLeftoverRemoved(t *run) {
+	t.creating = false
+	if t.Status.Terminal() {
+		t.Worktree.Merge = task.MergeNone
+		return
+	}
+	m.prepareWorktree(t)
+}
+
 // onWorktreeCreated starts the session in the new worktree, or fails the task with git's words.
 func (m *Machine) onWorktreeCreated(p pending, ev Event) {
 	t := m.task(p.taskID)
@@ -111,6 +146,7 @@ func (m *Machine) onWorktreeCreated(p pending, ev Event) {
 		return
 	}
 	t.creating = false
+	delete(m.wt.launched, t.ID)
 	var made struct {
 		Base string `json:"base"`
 		Head string `json:"head"`
