@@ -80,6 +80,9 @@ func (m *Machine) ServeHTTPEffects(req httpapi.Request, cfg config.APIConfig, no
 	if r.Permission != nil {
 		return m.answerPermission(r, now)
 	}
+	if r.Merge != nil {
+		return m.mergeFromAPI(r, now) // tool_merge.go
+	}
 	if r.Cancel == nil {
 		return r, nil
 	}

@@ -36,6 +36,7 @@
 //	leaves               errclass (provider errors), forkctx (fork context, token estimate),
 //	                     text (every format of a duration, count, token figure or cost),
 //	                     ocevents (OpenCode's events and messages, decoded into typed values),
+//	                     worktree (isolated tasks' names, overlap, merge refusal, reconcile),
 //	                     conformance (the cases every host runs), internal/xxh64 (checksum),
 //	                     internal/jsonw (JSON field writer), internal/version,
 //	                     internal/encodetest (the encoders' tests' variants)

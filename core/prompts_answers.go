@@ -58,6 +58,7 @@ func (m *Machine) outputText(t *run, pg page) (string, error) {
 		fmt.Fprintf(&b, "queued: %s\n", view.Waiting(t.Waiting))
 	}
 	b.WriteString(steersBlock(&t.Task))
+	b.WriteString(m.worktreeBlock(t))
 	hold := view.HoldOf(&t.Task)
 	if p := hold.Permission; p != nil {
 		fmt.Fprintf(&b, permissionOutputFmt, p.What(), text.Duration(max(m.now-p.At, 0)))

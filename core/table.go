@@ -16,9 +16,13 @@ func TasksTable(tasks []task.Task, now int64) string {
 		return "No background tasks found\n"
 	}
 	rows := [][]string{{"TASK ID", "SESSION", "STATUS", "AGENT", "DESCRIPTION", "STARTED", "TIME", "TOOLS"}}
+	isolated := anyIsolated(tasks) // the branch columns only where a task has a branch
+	if isolated {
+		rows[0] = append(rows[0], "BRANCH", "MERGE")
+	}
 	for _, t := range tasks {
 		id := markedID(&t)
-		status := string(t.Status)
+		status := string(t.Shown()) // queued, preparing
 		if t.Queued {
 			status = "queued"
 		}
@@ -27,7 +31,11 @@ func TasksTable(tasks []task.Task, now int64) string {
 		if session == "" {
 			session = "-" // queued, or its session was never made
 		}
-		rows = append(rows, []string{id, session, status, t.Agent, t.Description, started, text.Duration(t.Duration(now)), fmt.Sprint(t.Progress.ToolCalls)})
+		row := []string{id, session, status, t.Agent, t.Description, started, text.Duration(t.Duration(now)), fmt.Sprint(t.Progress.ToolCalls)}
+		if isolated {
+			row = append(row, branchCells(&t)...)
+		}
+		rows = append(rows, row)
 	}
 	widths := make([]int, len(rows[0]))
 	for _, r := range rows {

@@ -37,7 +37,7 @@ type ArgSpec struct {
 var childDeniedTools = []string{"todowrite", "todoread", "question"}
 
 // delegationTools are denied too, unless the child's agent has delegation rights.
-var delegationTools = []string{"task", ToolTask, ToolOutput, ToolCancel, ToolList, ToolClear, ToolMessage}
+var delegationTools = []string{"task", ToolTask, ToolOutput, ToolCancel, ToolList, ToolClear, ToolMessage, ToolMerge}
 
 func childPermission(canDelegate bool) []PermissionRule {
 	denied := childDeniedTools
@@ -85,6 +85,8 @@ func (m *Machine) onToolCall(ev Event) {
 		m.onClearCall(ev)
 	case ToolMessage:
 		m.onMessageCall(ev)
+	case ToolMerge:
+		m.onMergeCall(ev)
 	default:
 		m.failTool(ev.CallID, unknownToolPrefix+quote(ev.Tool))
 	}

@@ -70,6 +70,10 @@ type Response struct {
 	// Permission is a POST /v1/tasks/:id/permission that passed its checks (permission.go): the
 	// machine forwards the answer and answers with the task. Never on the wire.
 	Permission *PermissionAnswer `json:"-"`
+	// Merge is the task a POST /v1/tasks/:id/merge merges (or discards, MergeDiscard), once every
+	// check passed (merge.go): the machine carries it out. Never on the wire.
+	Merge        *task.Task `json:"-"`
+	MergeDiscard bool       `json:"-"`
 
 	// mint and trade mark a POST /v1/dashboard/code or /session that passed its checks, for
 	// Codes.Finish, which holds the codes (dashboard_code.go).
@@ -106,7 +110,7 @@ var apiStatusNames = []task.Status{task.StatusRunning, task.StatusCompleted, tas
 // subscriber limit (503).
 func ServeTasks(req Request, tasks []task.Task, cfg config.APIConfig, now int64) Response {
 	r := Serve(req, apiPtrs(tasks), cfg, now)
-	if r.Cancel != nil {
+	if r.Cancel != nil || r.Merge != nil {
 		// Nothing is changed here: a cancel is the machine's.
 		return apiFail(500, "internal error: a cancel needs the machine (Machine.ServeHTTPEffects)")
 	}
@@ -198,8 +202,9 @@ func Serve(req Request, tasks []*task.Task, cfg config.APIConfig, now int64) (re
 	}
 	isCancel := len(segs) == 4 && segs[0] == "v1" && segs[1] == "tasks" && segs[2] != "" && segs[3] == "cancel"
 	isPermission := len(segs) == 4 && segs[0] == "v1" && segs[1] == "tasks" && segs[2] != "" && segs[3] == "permission"
+	isMerge := len(segs) == 4 && segs[0] == "v1" && segs[1] == "tasks" && segs[2] != "" && segs[3] == "merge"
 	isDashboard := len(segs) == 3 && segs[0] == "v1" && segs[1] == "dashboard" && (segs[2] == "code" || segs[2] == "session")
-	if req.Method != "GET" && !(req.Method == "POST" && (isCancel || isPermission || isDashboard)) {
+	if req.Method != "GET" && !(req.Method == "POST" && (isCancel || isPermission || isMerge || isDashboard)) {
 		r := apiFail(405, fmt.Sprintf("method %s not allowed on %s: the API is read-only (GET, OPTIONS) but for POST /v1/tasks/:id/cancel, /v1/tasks/:id/permission, /v1/dashboard/code and /v1/dashboard/session", apiEcho(req.Method), apiEcho(path)))
 		r.Headers["Allow"] = apiAllowMethods
 		return r
@@ -217,6 +222,9 @@ func Serve(req Request, tasks []*task.Task, cfg config.APIConfig, now int64) (re
 	}
 	if isCancel && req.Method == "POST" {
 		return apiServeCancel(req, tasks, segs[2], q, cfg)
+	}
+	if isMerge && req.Method == "POST" {
+		return apiServeMerge(req, tasks, segs[2], q, cfg)
 	}
 	if isPermission && req.Method == "POST" {
 		return apiServePermission(req, tasks, segs[2], q, cfg)

@@ -5,6 +5,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { APIError, get, post, seg } from "./api";
 import { budgetText, isActive, shown, statusLabel, time } from "./format";
+import { Changes } from "./changes";
 import { Markdown } from "./markdown";
 import { PermissionCard } from "./permission";
 import { health, loadTask, openTask } from "./store";
@@ -119,6 +120,7 @@ function TaskDetail({ t }: { t: Task }) {
         <h2>Result</h2>
         {t.result ? <Markdown text={t.result} /> : <p class="muted">{isActive(t) ? "Still running." : "No result."}</p>}
       </section>
+      <Changes t={t} />
       {t.view?.attempts?.length ? <Timeline t={t} /> : null}
       <Lineage t={t} />
       <Logs t={t} />
