@@ -31,3 +31,21 @@ test("a toast that fails, or a client without a TUI, is ignored", async () => {
   const without = makeExecutor(clientWithToasts(), "/work/p");
   expect(await without({ id: 0, kind: "tui.toast", message: "m", variant: "info" })).toBeNull();
 });
+
+test("a session effect that names a directory (an isolated task's worktree) is sent to that instance", async () => {
+  const seen: any[] = [];
+  const record = async (opts: any) => (seen.push(opts.query), { data: { id: "ses_1" } });
+  const client: Client = {
+    app: { agents: record },
+    session: { create: record, promptAsync: record, messages: record, status: record, abort: record, get: record, delete: record, summarize: record },
+    _client: { post: record },
+  };
+  const perform = makeExecutor(client, "/work/p");
+  const wt = "/data/worktrees/k/bg_1";
+  for (const kind of ["session.create", "session.promptAsync", "session.messages", "session.status", "session.abort", "session.get", "session.delete", "session.summarize", "permission.reply"]) {
+    await perform({ id: 1, kind, sessionID: "ses_1", directory: wt } as any);
+  }
+  expect(seen).toEqual(Array(9).fill({ directory: wt }));
+  await perform({ id: 2, kind: "session.status" });
+  expect(seen[9]).toEqual({ directory: "/work/p" });
+});

@@ -4,6 +4,7 @@
 
 import type { Effect } from "../bridge/core";
 import type { TmuxPanes } from "./tmux";
+import { WORKTREE_EFFECTS, type WorktreeEffect } from "./worktree";
 
 // The slice of the v1 SDK client this file uses. Typed loosely on purpose: the server accepts
 // fields (session permission) that the v1 types lack.
@@ -62,8 +63,12 @@ function unwrap(what: string, r: Result): any {
 }
 
 export function makeExecutor(client: Client, directory: string, tmux?: TmuxPanes) {
-  const query = { directory };
   return async function perform(e: Effect): Promise<unknown> {
+    // An isolated task's session lives in its worktree's instance: every request about it names
+    // that directory (OpenCode's ?directory=); empty means the plugin's own.
+    const query = { directory: (e as { directory?: string }).directory || directory };
+    const worktree = WORKTREE_EFFECTS[e.kind];
+    if (worktree) return worktree(e as unknown as WorktreeEffect);
     switch (e.kind) {
       case "agents.list": {
         const agents = unwrap("listing agents", await client.app.agents({ query })) as any[];
