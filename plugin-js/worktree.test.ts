@@ -272,3 +272,16 @@ test("list: asyncagents worktrees and stray folders, with whether they hold chan
   expect(byPath[join(trees, "bg_stray")]).toEqual({ path: join(trees, "bg_stray"), branch: "", changed: false });
   expect(r.worktrees.length).toBe(4);
 });
+
+test("create links the project's ignored .opencode dependencies, and nothing git would commit", async () => {
+  write(repo, ".opencode/.gitignore", "node_modules\npackage.json\n");
+  write(repo, ".opencode/node_modules/@opencode-ai/plugin/index.js", "x");
+  write(repo, ".opencode/package.json", "{}");
+  write(repo, ".opencode/bun.lock", "tracked lock");
+  const r = await create("bg_17");
+  expect(readFileSync(join(r.path, ".opencode/node_modules/@opencode-ai/plugin/index.js"), "utf8")).toBe("x");
+  expect(readFileSync(join(r.path, ".opencode/package.json"), "utf8")).toBe("{}");
+  expect(sh(r.path, "status", "--porcelain")).toBe("");
+  const c = await run("worktree.commit", { taskID: "bg_17", path: r.path, base: r.base, message: "m" });
+  expect(c.files).toEqual([]);
+});

@@ -4,7 +4,7 @@
 // words when it fails. The user's index, stash and branches are never touched: snapshots of the
 // parent's tree go through a copy of the index (GIT_INDEX_FILE).
 
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -150,12 +150,33 @@ async function create(e: WorktreeEffect) {
     await removeWorktree(top, path, branch).catch(() => undefined);
     throw err;
   }
+  await linkOpenCodeDependencies(top, path);
   const hold = process.env[HOLD_FILE_ENV];
   if (hold) {
     writeFileSync(hold, path);
     await new Promise(() => {});
   }
   return { path, base, head };
+}
+
+/**
+ * Gives the worktree's .opencode the project's installed dependencies. git ignores them, so the
+ * worktree has none, and OpenCode would install them (npm, network) before it loads any plugin in
+ * the worktree's instance: the child's start waited 21 s for it offline (TestWorktreeInstance).
+ * Only what the worktree lacks is added, which is only what git ignores.
+ */
+async function linkOpenCodeDependencies(top: string, path: string): Promise<void> {
+  const from = join(top, ".opencode");
+  const to = join(path, ".opencode");
+  if (!existsSync(join(from, "node_modules"))) return;
+  for (const name of ["node_modules", "package.json", "package-lock.json", "bun.lock"]) {
+    if (!existsSync(join(from, name)) || existsSync(join(to, name))) continue;
+    // What git would commit is no business of ours: only what it ignores.
+    if ((await run(path, ["check-ignore", "-q", `.opencode/${name}`])).code !== 0) continue;
+    mkdirSync(to, { recursive: true });
+    if (name === "node_modules") symlinkSync(join(from, name), join(to, name));
+    else copyFileSync(join(from, name), join(to, name));
+  }
 }
 
 async function commit(e: WorktreeEffect) {
