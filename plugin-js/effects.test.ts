@@ -1,5 +1,7 @@
 import { expect, test } from "bun:test";
 import { makeExecutor, type Client } from "./effects";
+import { coreFor, SharedCore } from "./shared";
+import type { TmuxPanes } from "./tmux";
 
 function clientWithToasts(showToast?: (opts: any) => Promise<any>): Client {
   const none = async () => ({ data: null });
@@ -48,4 +50,16 @@ test("a session effect that names a directory (an isolated task's worktree) is s
   expect(seen).toEqual(Array(9).fill({ directory: wt }));
   await perform({ id: 2, kind: "session.status" });
   expect(seen[9]).toEqual({ directory: "/work/p" });
+});
+
+test("a session effect naming a worktree records it as the plugin's project's before OpenCode hears of it", async () => {
+  const none = async () => ({ data: { id: "ses_1" } });
+  const client: Client = { app: { agents: none }, session: { create: none, promptAsync: none, messages: none, status: none, abort: none, get: none, delete: none, summarize: none } };
+  let started = 0;
+  const start = () => (started++, new SharedCore({ callTool: async () => ({ output: "" }), feed() {}, dispose: async () => {} }, {} as TmuxPanes));
+  const project = coreFor("/p/effects-owner", start);
+  await makeExecutor(client, "/p/effects-owner")({ id: 1, kind: "session.create", directory: "/data/worktrees/k/bg_9" } as any);
+  const wt = coreFor("/data/worktrees/k/bg_9", start);
+  expect(wt.shared).toBe(project.shared);
+  expect(started).toBe(1);
 });

@@ -5,6 +5,7 @@
 import type { Effect } from "../bridge/core";
 import type { TmuxPanes } from "./tmux";
 import { WORKTREE_EFFECTS, type WorktreeEffect } from "./worktree";
+import { ownWorktree } from "./shared";
 
 // The slice of the v1 SDK client this file uses. Typed loosely on purpose: the server accepts
 // fields (session permission) that the v1 types lack.
@@ -68,7 +69,14 @@ export function makeExecutor(client: Client, directory: string, tmux?: TmuxPanes
     // that directory (OpenCode's ?directory=); empty means the plugin's own.
     const query = { directory: (e as { directory?: string }).directory || directory };
     const worktree = WORKTREE_EFFECTS[e.kind];
-    if (worktree) return worktree(e as unknown as WorktreeEffect);
+    if (worktree) {
+      const w = e as unknown as WorktreeEffect;
+      if (w.kind === "worktree.create" && w.path) ownWorktree(w.path, directory);
+      return worktree(w);
+    }
+    // Recorded before the request that may start the worktree's instance, so that the plugin
+    // OpenCode loads there joins this core (shared.ts).
+    if (query.directory !== directory) ownWorktree(query.directory, directory);
     switch (e.kind) {
       case "agents.list": {
         const agents = unwrap("listing agents", await client.app.agents({ query })) as any[];
