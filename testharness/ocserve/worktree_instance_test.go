@@ -103,6 +103,39 @@ func TestWorktreeInstance(t *testing.T) {
 	require.NoError(t, s.Abort(ctx, child.ID))
 	assert.True(t, waitNotBusy(ctx, s, in, child.ID, 10*time.Second), "abort without ?directory= stops the worktree child")
 
+	// A permission request of a worktree child is pending in the worktree's instance only, and
+	// its reply must go there.
+	var asking SessionInfo
+	rules := []map[string]any{{"permission": "bash", "pattern": "*", "action": "ask"}}
+	require.NoError(t, s.Do(ctx, http.MethodPost, "/session"+in, map[string]any{"parentID": parent, "title": "asks", "permission": rules}, &asking))
+	require.NoError(t, os.Remove(filepath.Join(wt, "edited.txt")))
+	require.NoError(t, s.Do(ctx, http.MethodPost, "/session/"+asking.ID+"/prompt_async"+in, body, nil))
+	type pending struct{ ID, SessionID string }
+	var inWTPending, inProjectPending []pending
+	require.Eventually(t, func() bool {
+		inWTPending = nil
+		return s.Do(ctx, http.MethodGet, "/permission"+in, nil, &inWTPending) == nil && len(inWTPending) == 1
+	}, 30*time.Second, 200*time.Millisecond, "the worktree's instance lists the request")
+	require.NoError(t, s.Do(ctx, http.MethodGet, "/permission", nil, &inProjectPending))
+	assert.Empty(t, inProjectPending, "the project's instance does not list it")
+	reply := map[string]any{"reply": "once"}
+	errProject := s.Do(ctx, http.MethodPost, "/permission/"+inWTPending[0].ID+"/reply", reply, nil)
+	var notFound *HTTPError
+	require.ErrorAs(t, errProject, &notFound, "a reply sent to the project's instance does not reach the request")
+	assert.Equal(t, http.StatusNotFound, notFound.Status, notFound.Body)
+	answered := func(bound time.Duration) bool {
+		deadline := time.Now().Add(bound)
+		for time.Now().Before(deadline) {
+			if _, err := os.Stat(filepath.Join(wt, "edited.txt")); err == nil {
+				return true
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		return false
+	}
+	require.NoError(t, s.Do(ctx, http.MethodPost, "/permission/"+inWTPending[0].ID+"/reply"+in, reply, nil))
+	assert.True(t, answered(30*time.Second), "a reply with ?directory= does")
+
 	// Which plugin instances ran, and whose event hook heard the child.
 	b, _ := os.ReadFile(spyLog)
 	log := string(b)
