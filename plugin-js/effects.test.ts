@@ -1,6 +1,9 @@
 import { expect, test } from "bun:test";
 import { makeExecutor, type Client } from "./effects";
 import { coreFor, SharedCore } from "./shared";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { TmuxPanes } from "./tmux";
 
 function clientWithToasts(showToast?: (opts: any) => Promise<any>): Client {
@@ -62,4 +65,15 @@ test("a session effect naming a worktree records it as the plugin's project's be
   const wt = coreFor("/data/worktrees/k/bg_9", start);
   expect(wt.shared).toBe(project.shared);
   expect(started).toBe(1);
+});
+
+test("a worktree effect without a directory works on the plugin's own project", async () => {
+  const none = async () => ({ data: null });
+  const client: Client = { app: { agents: none }, session: { create: none, promptAsync: none, messages: none, status: none, abort: none, get: none, delete: none, summarize: none } };
+  const dir = mkdtempSync(join(tmpdir(), "aa-effects-"));
+  try {
+    await expect(makeExecutor(client, dir)({ id: 1, kind: "worktree.inspect" })).rejects.toThrow(`not a git repository: ${dir}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

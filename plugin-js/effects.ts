@@ -70,7 +70,8 @@ export function makeExecutor(client: Client, directory: string, tmux?: TmuxPanes
     const query = { directory: (e as { directory?: string }).directory || directory };
     const worktree = WORKTREE_EFFECTS[e.kind];
     if (worktree) {
-      const w = e as unknown as WorktreeEffect;
+      // A worktree effect's directory is the project; empty means the plugin's own.
+      const w = { ...(e as unknown as WorktreeEffect), directory: query.directory };
       if (w.kind === "worktree.create" && w.path) ownWorktree(w.path, directory);
       return worktree(w);
     }
