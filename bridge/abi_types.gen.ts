@@ -325,6 +325,12 @@ export interface Effect {
   reply?: boolean;
   sessionID?: string;
   /**
+   * Directory is the directory an effect works in: on a session effect of an isolated task its
+   * worktree (the host sends OpenCode ?directory=), on a worktree effect the project. Empty:
+   * the plugin's own directory.
+   */
+  directory?: string;
+  /**
    * TaskID names the task a session effect works for (session.create has no session yet);
    * hosts may log or profile by it.
    */
@@ -376,6 +382,15 @@ export interface Effect {
   /** permission.reply: the request and the answer (core/permission.go) */
   requestID?: string;
   answer?: string;
+  /**
+   * worktree.*: the worktree's folder and branch, its snapshot commit (Base), the commit to
+   * merge, and the cap on a commit's diff
+   */
+  path?: string;
+  branch?: string;
+  base?: string;
+  commit?: string;
+  maxBytes?: number;
   /** sse.broadcast: a Server-Sent Events frame for every open stream of the status API */
   frame?: string;
 }
@@ -539,6 +554,12 @@ export interface CoreConfig {
   /** Permission handles a child's permission requests. */
   permission?: PermissionConfig;
   /**
+   * Isolation is where a task's child works when asyncagents_task and the agent's config say
+   * nothing: IsolationNone (the parent's directory, the default) or IsolationWorktree (a git
+   * worktree of its own, core/worktree).
+   */
+  isolation?: string;
+  /**
    * Headless is how a non-interactive run (`opencode run`) treats the tasks of its turn
    * (core/headless.go).
    */
@@ -635,6 +656,11 @@ export interface StorageEnv {
   apiPort?: string;
   /** the host's process: names its server file */
   pid?: number;
+  /**
+   * Git, for init: false when the project directory is in no git repository (isolated tasks
+   * are then refused at launch); absent: unknown, worktree.create finds out.
+   */
+  git?: boolean;
 }
 
 /** ConfigFile is one config file as the host read it. */
@@ -827,6 +853,8 @@ export interface Task {
    * unanswered one means the task waits for the user (core/permission.go).
    */
   permissions?: PermissionRequest[];
+  /** Worktree is the git worktree an isolated task works in (nil: the parent's directory). */
+  worktree?: Worktree;
   /**
    * Retry is OpenCode retrying the child's model call after a provider error (its
    * session.status "retry"), nil when it is not: set at each retry, cleared by the child's next
@@ -884,6 +912,11 @@ export interface Storage {
   serverJSON: string;
   /** ModelHealth is the circuit breaker's state file (health.go), shared by every project. */
   modelHealth: string;
+  /**
+   * Worktrees is this project's folder of isolated tasks' worktrees (core/worktree): outside
+   * the repository, so neither OpenCode's snapshots nor the user's git status see them.
+   */
+  worktrees: string;
   /** the ports the status API tries, in order (then any) */
   apiPorts: number[];
   /**
@@ -1110,6 +1143,8 @@ export interface APIConfig {
 export interface AgentModels {
   model?: string;
   models?: string[];
+  /** Isolation is the agent's tasks' isolation over the global one ("" for the global's). */
+  isolation?: string;
 }
 
 /** FallbackConfig tunes the fallback loop (fallback.go). */
@@ -1343,6 +1378,24 @@ export interface PermissionRequest {
 }
 
 /**
+ * Worktree is where an isolated task's child works and what came of it: its folder and branch
+ * (core/worktree names them), the snapshot of the parent's tree it started from (Base) and the
+ * parent's HEAD then, and once the task ended the commit of its changes, the files it changed,
+ * its diff for the dashboard (cut to the core's cap: DiffCut) and the merge state.
+ */
+export interface Worktree {
+  path: string;
+  branch: string;
+  base?: string;
+  head?: string;
+  commit?: string;
+  files?: FileChange[];
+  diff?: string;
+  diffCut?: boolean;
+  merge?: string;
+}
+
+/**
  * Retry is one retry of a child's model call, as OpenCode reports it: the attempt (1 for the
  * first retry), the provider's error, and when the next try goes (Unix ms).
  */
@@ -1450,6 +1503,16 @@ export interface FallbackAttempt {
 export interface ToolRun {
   name: string;
   title?: string;
+}
+
+/**
+ * FileChange is one file a task changed, with its added and removed lines (-1 each for a
+ * binary file), as git's numstat gives them.
+ */
+export interface FileChange {
+  path: string;
+  added: number;
+  removed: number;
 }
 
 /**

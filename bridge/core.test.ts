@@ -18,6 +18,7 @@ test("init lists the tools and the events the core wants", async () => {
     "asyncagents_cancel",
     "asyncagents_list",
     "asyncagents_message",
+    "asyncagents_merge",
     "asyncagents_clear",
   ]);
   expect(res.subscribe).toContain("session.idle");

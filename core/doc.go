@@ -27,6 +27,7 @@
 //	config               every limit and switch, defaults, the config files
 //	  │
 //	leaves               errclass (provider errors), forkctx (fork context, token estimate),
+//	                     worktree (isolated tasks' names, overlap, merge refusal, reconcile),
 //	                     conformance (the cases every host runs), internal/xxh64 (checksum),
 //	                     internal/jsonw (JSON field writer), internal/version,
 //	                     internal/encodetest (the encoders' tests' variants)

@@ -32,6 +32,19 @@ const (
 	// "success", "warning" or "error"). No reply: a toast that fails is ignored. A host
 	// without a TUI ignores it.
 	EffectToast = "tui.toast"
+	// The worktree effects of an isolated task (core/worktree, docs/rationale/worktrees.md); all
+	// reply. create snapshots the parent's tree (Directory) onto Branch at Path, replies
+	// {path, base, head}; commit turns Path's changes since Base into one commit with Message,
+	// replies {commit, files, diff, diffCut} (diff cut to MaxBytes); remove removes Path and
+	// Branch (empty keeps it); inspect replies {dirty} for Directory; merge applies Commit over
+	// Base to Directory's tree, replies {conflicts} or {applied}; list replies {worktrees} of
+	// Directory and of the folder Path.
+	EffectWorktreeCreate  = "worktree.create"
+	EffectWorktreeCommit  = "worktree.commit"
+	EffectWorktreeRemove  = "worktree.remove"
+	EffectWorktreeInspect = "worktree.inspect"
+	EffectWorktreeMerge   = "worktree.merge"
+	EffectWorktreeList    = "worktree.list"
 )
 
 // Effect is one thing the core asks a host to do. When Reply is set, the host must feed back an
@@ -42,6 +55,10 @@ type Effect struct {
 	Reply bool   `json:"reply,omitempty"`
 
 	SessionID string `json:"sessionID,omitempty"`
+	// Directory is the directory an effect works in: on a session effect of an isolated task its
+	// worktree (the host sends OpenCode ?directory=), on a worktree effect the project. Empty:
+	// the plugin's own directory.
+	Directory string `json:"directory,omitempty"`
 	// TaskID names the task a session effect works for (session.create has no session yet);
 	// hosts may log or profile by it.
 	TaskID string `json:"taskID,omitempty"`
@@ -89,6 +106,14 @@ type Effect struct {
 	// permission.reply: the request and the answer (core/permission.go)
 	RequestID string `json:"requestID,omitempty"`
 	Answer    string `json:"answer,omitempty"`
+
+	// worktree.*: the worktree's folder and branch, its snapshot commit (Base), the commit to
+	// merge, and the cap on a commit's diff
+	Path     string `json:"path,omitempty"`
+	Branch   string `json:"branch,omitempty"`
+	Base     string `json:"base,omitempty"`
+	Commit   string `json:"commit,omitempty"`
+	MaxBytes int    `json:"maxBytes,omitempty"`
 
 	// sse.broadcast: a Server-Sent Events frame for every open stream of the status API
 	Frame string `json:"frame,omitempty"`

@@ -44,7 +44,7 @@ func (m *Machine) onEffectDone(ev Event) {
 			m.onReconcileStatus(p, ev)
 			return
 		}
-		m.onStatus(ev)
+		m.onStatus(p, ev)
 	case EffectSessionGet:
 		m.onResumeChecked(p, ev)
 	case EffectSessionDelete:
@@ -65,5 +65,7 @@ func (m *Machine) onEffectDone(ev Event) {
 		if !ev.OK {
 			m.log("warn", "could not abort the child session of task "+p.taskID+": "+ev.Error)
 		}
+	default:
+		m.onWorktreeDone(p, ev)
 	}
 }

@@ -88,6 +88,7 @@ func (m *Machine) RestoreIndexed(now int64, hist, index string) (RestoreResult, 
 		// A read-only view (asyncagents serve) shows the history as written: the tasks are
 		// another process's, so it starts none and asks OpenCode nothing.
 		m.reconcile()
+		m.reconcileWorktrees() // isolated tasks' worktrees no task needs (worktree_tasks.go)
 		m.restoreOutbox()
 	}
 	out := m.out

@@ -18,7 +18,7 @@ const modulePath = "github.com/asyncagents/asyncagents"
 // package may import the module's packages only from layers below its own: the leaves import
 // none, and nothing imports upward. A new package under core/ must be given its layer here.
 var layers = [][]string{
-	{"internal/xxh64", "internal/jsonw", "internal/encodetest", "internal/version", "errclass", "forkctx", "conformance"},
+	{"internal/xxh64", "internal/jsonw", "internal/encodetest", "internal/version", "errclass", "forkctx", "conformance", "worktree"},
 	{"config"},
 	{"task"},
 	{"history", "internal/tasktest"},

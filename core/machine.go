@@ -14,6 +14,8 @@ import (
 type Machine struct {
 	cfg config.Config
 	now int64
+	// wt is what isolated tasks need of the project (worktree_tasks.go).
+	wt worktreeState
 	// configError is set when a config file is invalid (core/config/file.go): asyncagents_task then
 	// fails with it, and the other tools work on.
 	configError string
@@ -132,6 +134,8 @@ type pending struct {
 	at int64
 	// storageRetry marks the sync after a rewrite that retries a failed write (storage_fault.go).
 	storageRetry bool
+	// wt: a worktree effect's tool call, or a status read's directory (worktree_tasks.go).
+	wt *wtPending
 }
 
 // waiter is an asyncagents_output(block: true) call waiting for its task to finish.
@@ -166,6 +170,10 @@ type Setup struct {
 	// notices wait for their ends to be written (storage_fault.go). A host that keeps no file
 	// has nothing to confirm, and a sync would cost it a step per notice.
 	HistorySync bool
+	// Project is the project's directory and Worktrees its worktrees' folder (Storage), for
+	// isolated tasks; NoGit: the host found no git repository there (isolation is refused).
+	Project, Worktrees string
+	NoGit              bool
 }
 
 // NewMachineWith returns an empty machine with cfg and what init gave besides it.
@@ -173,6 +181,7 @@ func NewMachineWith(cfg config.Config, s Setup) *Machine {
 	m := NewMachine(cfg)
 	m.configError, m.idSeed = s.ConfigError, s.Seed
 	m.store.sync = s.HistorySync
+	m.wt.project, m.wt.folder, m.wt.noGit = s.Project, s.Worktrees, s.NoGit
 	m.cfg.API.ConfigError = s.ConfigError
 	return m
 }
@@ -256,6 +265,7 @@ func (m *Machine) Tasks() []task.Task {
 func (m *Machine) emit(e Effect) int64 {
 	m.nextEffect++
 	e.ID = m.nextEffect
+	e = m.stampDirectory(e)
 	m.out = append(m.out, e)
 	return e.ID
 }

@@ -84,6 +84,9 @@ func (m *Machine) launchesInFlight(batch string) int {
 // parent only when its batch is done or a task failed; the others are stored with noReply, and
 // wait while the parent is busy.
 func (m *Machine) notifyParent(t *run) {
+	if m.commitFirst(t) { // the notice tells what the task changed (worktree_tasks.go)
+		return
+	}
 	if t.ParentSessionID == "" || t.quiet {
 		return
 	}

@@ -17,6 +17,7 @@ func (m *Machine) onTimer(id string) {
 			return
 		}
 		m.request(Effect{Kind: EffectStatus}, pending{})
+		m.pollWorktrees()
 	case id == indexTimer:
 		m.writeIndex()
 	case id == storageRetryTimer:
@@ -42,7 +43,7 @@ func (m *Machine) onTimer(id string) {
 
 // onStatus is the polling fallback: a running task whose child OpenCode no longer lists as busy
 // may have finished while its session.idle event was lost, so its messages are checked.
-func (m *Machine) onStatus(ev Event) {
+func (m *Machine) onStatus(p pending, ev Event) {
 	if ev.OK {
 		busy := map[string]json.RawMessage{}
 		if json.Unmarshal(ev.Result, &busy) == nil {
@@ -50,6 +51,7 @@ func (m *Machine) onStatus(ev Event) {
 				t := m.task(id)
 				_, isBusy := busy[t.SessionID]
 				switch {
+				case !p.coversDir(worktreeDir(t)): // another instance's status read answers for it
 				case t.SessionID == "" || t.Queued: // its session is being created, or it waits for a slot
 				case isBusy:
 				case t.switching:

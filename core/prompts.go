@@ -36,6 +36,9 @@ func (m *Machine) visibleNotice(t *run, done, total int) string {
 	if line := fallbackLine(t); line != "" {
 		text += "\n" + line
 	}
+	for _, line := range m.worktreeLines(t) { // isolated tasks: branch, files, overlap
+		text += "\n" + line
+	}
 	if m.cfg.Development {
 		text += "\n[hint attached]"
 	}
@@ -53,6 +56,7 @@ func (m *Machine) bold(s string) string {
 func (m *Machine) hiddenNotice(t *run, total, running int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Background task %s.\n%sagent: %s\ndescription: %s\nstatus: %s\n\n", t.Status, t.idLines(), t.Agent, t.Description, t.Status)
+	b.WriteString(m.worktreeBlock(t))
 	switch t.Status {
 	case task.StatusCompleted:
 		b.WriteString("<task_result>\n")

@@ -56,6 +56,7 @@ func (m *Machine) outputText(t *run, pg page) (string, error) {
 		fmt.Fprintf(&b, "queued: %s\n", waitText(t.Waiting))
 	}
 	b.WriteString(steersBlock(&t.Task))
+	b.WriteString(m.worktreeBlock(t))
 	if p := t.WaitingPermission(); p != nil && !t.Status.Terminal() {
 		fmt.Fprintf(&b, permissionOutputFmt, p.What(), FormatDuration(max(m.now-p.At, 0)))
 	}

@@ -19,6 +19,7 @@ A new task starts with a fresh context: put everything it needs in the prompt (f
 				{Name: "prompt", Type: "string", Required: true, Description: "The full task for the subagent, with all the context it needs; with resume, the follow-up message"},
 				{Name: "agent", Type: "string", Description: "The subagent to run for a new task (a non-primary agent, e.g. general or explore; not needed with resume)"},
 				{Name: "fork", Type: "boolean", Description: "Give the new task this conversation's context (default false)"},
+				{Name: "isolation", Type: "string", Description: "\"worktree\": the subagent works in a git worktree of its own, built from your working tree as it is now, so that its edits never touch your files or another task's; its changes come back as a branch, which asyncagents_merge applies. Use it for tasks that edit code in parallel. \"none\" (the default unless the user's config says otherwise): it works in your directory"},
 				{Name: "resume", Type: "string", Description: "The task_id (or session_id) of a completed task to continue with prompt, instead of starting a new task"},
 				{Name: "timeout", Type: "number", Description: "A wall-clock limit in seconds (with resume: for the follow-up): at it the subagent is stopped and the task fails, with the work it did so far (default: no limit)"},
 				{Name: "budget", Type: "object", Description: "Limits on what the task may spend (over the user's configured defaults; 0: no limit). Past one, the subagent is stopped and the task fails with the figures and the work it did so far. Set one for open-ended or exploratory work that could loop", Fields: []ArgSpec{
@@ -56,6 +57,7 @@ It answers at once by default. Set block to true to wait until the task finishes
 			Args:        []ArgSpec{},
 		},
 		messageTool(),
+		mergeTool(),
 		{
 			Name:        ToolClear,
 			Description: "Forget this session's finished background tasks (completed, failed or cancelled), to tidy asyncagents_list. Running and queued tasks are kept and keep running; to stop them, use asyncagents_cancel.",

@@ -6,6 +6,9 @@ import "github.com/asyncagents/asyncagents/core/task"
 // a forked child gets its context first.
 func (m *Machine) startTask(t *run) {
 	if t.SessionID == "" {
+		if m.prepareWorktree(t) {
+			return
+		}
 		if !t.creating {
 			m.createSession(t)
 		}

@@ -37,6 +37,8 @@ func (m *Machine) onResumeCall(ev Event, a taskArgs, timeoutMs int64, budget *ta
 		fail(resumeUnderWayFmt, t.ID, t.ResumeCount)
 	case t.Status != task.StatusCompleted:
 		fail(resumeNotCompletedFmt, t.ID, t.Status)
+	case worktreeGone(t):
+		fail(resumeWorktreeGoneFmt, t.ID, t.Worktree.Merge)
 	default:
 		r := &resumeReq{callID: ev.CallID, taskID: t.ID, prompt: a.Prompt, sessionID: ev.SessionID, messageID: ev.MessageID, agent: ev.Agent, timeoutMs: timeoutMs}
 		if a.Budget != nil {
@@ -73,6 +75,9 @@ func (m *Machine) onResumeChecked(p pending, ev Event) {
 		return
 	}
 	t.Status = task.StatusResumed
+	if t.Worktree != nil {
+		t.Worktree.Merge = "" // at work again in its worktree: its end commits anew
+	}
 	if r.timeoutMs > 0 {
 		t.TimeoutMs = r.timeoutMs
 	}

@@ -37,6 +37,10 @@ func (m *Machine) pruneHistory(persist bool) int {
 		if len(m.tasks) <= maxTasks && t.StartedAt >= cutoff {
 			break // launch order: the finished tasks after this one are newer
 		}
+		if holdsUnmerged(t) {
+			i++ // its branch waits for asyncagents_merge: kept like a task at work
+			continue
+		}
 		m.dropTask(t, persist)
 		dropped++
 		if i == 0 {

@@ -26,7 +26,10 @@ type Storage struct {
 	ServerJSON string `json:"serverJSON"`
 	// ModelHealth is the circuit breaker's state file (health.go), shared by every project.
 	ModelHealth string `json:"modelHealth"`
-	APIPorts    []int  `json:"apiPorts"` // the ports the status API tries, in order (then any)
+	// Worktrees is this project's folder of isolated tasks' worktrees (core/worktree): outside
+	// the repository, so neither OpenCode's snapshots nor the user's git status see them.
+	Worktrees string `json:"worktrees"`
+	APIPorts  []int  `json:"apiPorts"` // the ports the status API tries, in order (then any)
 	// ConfigFiles are the config file candidates, lowest precedence first (core/config/file.go): the
 	// host reads those that exist and passes them to init.
 	ConfigFiles []string `json:"configFiles"`
@@ -52,6 +55,7 @@ func StoragePaths(xdgDataHome, home, projectDir string) Storage {
 		HistoryIndex: path.Join(dir, "history-"+key+".idx"),
 		ServerDir:    path.Join(dir, ServerDirPrefix+key),
 		ModelHealth:  path.Join(dir, ModelHealthFile),
+		Worktrees:    path.Join(dir, "worktrees", key),
 		HistoryKey:   key,
 	}
 }

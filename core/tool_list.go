@@ -30,12 +30,15 @@ func (m *Machine) onListCall(ev Event) {
 // and keep running: clearing is housekeeping, cancelling is asyncagents_cancel.
 func (m *Machine) onClearCall(ev Event) {
 	cleared, kept := 0, 0
+	var unmerged []string
 	order := m.order[:0]
 	for _, id := range m.order {
 		t := m.tasks[id] // parent and status are in a restored task's head: no need to read it whole
 		switch {
 		case t == nil:
 			continue
+		case t.ParentSessionID == ev.SessionID && t.Status.Terminal() && holdsUnmerged(t):
+			unmerged = append(unmerged, t.ID) // its branch waits for asyncagents_merge
 		case t.ParentSessionID == ev.SessionID && t.Status.Terminal():
 			m.forget(id)
 			cleared++
@@ -53,6 +56,9 @@ func (m *Machine) onClearCall(ev Event) {
 		out += clearKeptOne
 	case kept > 1:
 		out += fmt.Sprintf(clearKeptFmt, kept)
+	}
+	if len(unmerged) > 0 {
+		out += " " + fmt.Sprintf(clearUnmergedFmt, view.CountOf(len(unmerged), "finished task", "finished tasks"), strings.Join(unmerged, ", "))
 	}
 	m.replyTool(ev.CallID, out, map[string]any{"title": "cleared " + view.CountOf(cleared, "task", "tasks")})
 }

@@ -23,6 +23,8 @@ type taskArgs struct {
 	Timeout *float64 `json:"timeout"`
 	// Budget is the task's limits over the config's defaults (budget.go).
 	Budget *budgetArgs `json:"budget"`
+	// Isolation is where the child works: "none" or "worktree" (worktree_tasks.go).
+	Isolation string `json:"isolation"`
 }
 
 // maxTaskTimeoutMs bounds asyncagents_task's timeout: a year, far past any real task, and well
@@ -121,10 +123,18 @@ func (m *Machine) onTaskCall(ev Event) {
 		return
 	}
 	if strings.TrimSpace(a.Resume) != "" {
+		if a.Isolation != "" {
+			m.failTool(ev.CallID, isolationOnResume)
+			return
+		}
 		m.onResumeCall(ev, a, given, budget)
 		return
 	}
 	if err := a.validate(); err != nil {
+		m.failTool(ev.CallID, err.Error())
+		return
+	}
+	if err := m.launchIsolation(&a); err != nil {
 		m.failTool(ev.CallID, err.Error())
 		return
 	}
@@ -243,6 +253,7 @@ func (m *Machine) checkAgentAndLaunch(l *launch) {
 		},
 		canDelegate: l.canDelegate,
 	}
+	m.isolate(t, l.args.Isolation)
 	t.Models = m.resolveChain(t.Agent, l.sessionID)
 	m.firstModel(t)
 	m.tasks[t.ID] = t

@@ -85,6 +85,8 @@ func (m *Machine) onToolCall(ev Event) {
 		m.onClearCall(ev)
 	case ToolMessage:
 		m.onMessageCall(ev)
+	case ToolMerge:
+		m.onMergeCall(ev)
 	default:
 		m.failTool(ev.CallID, unknownToolPrefix+quote(ev.Tool))
 	}

@@ -66,7 +66,7 @@ func TestTypedAPI(t *testing.T) {
 	init, err := inst.Init(ctx, config.Config{PollIntervalMs: 500})
 	require.NoError(t, err)
 	require.Equal(t, int64(500), init.Config.PollIntervalMs)
-	require.Len(t, init.Tools, 6)
+	require.Len(t, init.Tools, 7)
 
 	effects, err := inst.Step(ctx, 1, core.Event{Type: core.EventToolCall, CallID: "c", Tool: core.ToolOutput, Args: []byte(`{"task_id":"nope"}`)})
 	require.NoError(t, err)

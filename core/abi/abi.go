@@ -95,6 +95,9 @@ type StorageEnv struct {
 	Directory     string `json:"directory,omitempty"`
 	APIPort       string `json:"apiPort,omitempty"` // ASYNCAGENTS_API_PORT as set
 	PID           int    `json:"pid,omitempty"`     // the host's process: names its server file
+	// Git, for init: false when the project directory is in no git repository (isolated tasks
+	// are then refused at launch); absent: unknown, worktree.create finds out.
+	Git *bool `json:"git,omitempty"`
 }
 
 // Response is the envelope the core answers with. OK false means Error says what went wrong and
@@ -243,7 +246,12 @@ func (r *Runtime) handle(q Request) Response {
 		if err != nil && configError == "" {
 			configError = err.Error()
 		}
-		r.m = core.NewMachineWith(merged, core.Setup{ConfigError: configError, Seed: q.Seed, HistorySync: q.HistorySync})
+		setup := core.Setup{ConfigError: configError, Seed: q.Seed, HistorySync: q.HistorySync}
+		if e := q.Env; e != nil && e.Directory != "" {
+			setup.Project, setup.NoGit = e.Directory, e.Git != nil && !*e.Git
+			setup.Worktrees = core.StoragePaths(e.XDGDataHome, e.Home, e.Directory).Worktrees
+		}
+		r.m = core.NewMachineWith(merged, setup)
 		c := r.m.Config()
 		return Response{OK: true, ABI: ABIVersion, Version: core.Version, Tools: core.Tools(), Subscribe: core.SubscribedEvents(), Config: &c, ConfigError: configError, Recovery: core.Recover(q.Traps)}
 	case "step":

@@ -40,6 +40,7 @@ func appendEffect(b []byte, e *core.Effect) ([]byte, error) {
 		b = append(b, `,"reply":true`...)
 	}
 	b = jsonw.OptString(b, "sessionID", e.SessionID)
+	b = jsonw.OptString(b, "directory", e.Directory)
 	b = jsonw.OptString(b, "taskID", e.TaskID)
 	if e.Notice {
 		b = append(b, `,"notice":true`...)
@@ -88,6 +89,11 @@ func appendEffect(b []byte, e *core.Effect) ([]byte, error) {
 	b = jsonw.OptString(b, "file", e.File)
 	b = jsonw.OptString(b, "requestID", e.RequestID)
 	b = jsonw.OptString(b, "answer", e.Answer)
+	b = jsonw.OptString(b, "path", e.Path)
+	b = jsonw.OptString(b, "branch", e.Branch)
+	b = jsonw.OptString(b, "base", e.Base)
+	b = jsonw.OptString(b, "commit", e.Commit)
+	b = jsonw.OptInt(b, "maxBytes", int64(e.MaxBytes))
 	b = jsonw.OptString(b, "frame", e.Frame)
 	return append(b, '}'), nil
 }

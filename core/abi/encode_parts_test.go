@@ -14,11 +14,11 @@ import (
 // An effect writes what encoding/json writes for its struct: with every field set, each field
 // alone, and each awkward string in each string field.
 func TestEffectEncodesAsTheStruct(t *testing.T) {
-	all := core.Effect{ID: 7, Kind: core.EffectSummarize, Reply: true, SessionID: "ses_1", TaskID: "bg_1", Notice: true, TaskIDs: []string{"bg_1", "bg_2"}, ParentID: "ses_0", Title: "t <1>",
+	all := core.Effect{ID: 7, Kind: core.EffectSummarize, Reply: true, SessionID: "ses_1", Directory: "/w/bg_1", TaskID: "bg_1", Notice: true, TaskIDs: []string{"bg_1", "bg_2"}, ParentID: "ses_0", Title: "t <1>",
 		Permission: []core.PermissionRule{{Permission: "task", Pattern: "*", Action: "deny"}}, Agent: "build",
 		Parts: []core.TextPart{{Type: "text", Text: "go", Synthetic: true}}, Tools: map[string]bool{"b": true, "a": false}, NoReply: true,
 		Model: "p/m", ProviderID: "p", ModelID: "m", CallID: "call_1", Output: "out", Error: "err", Metadata: map[string]any{"title": "x", "n": 1.5},
-		TimerID: "timer", DelayMs: -5, Level: "info", Message: "msg", Variant: "success", Line: "line\n", Content: "content", File: "f.json", RequestID: "per_1", Answer: "once", Frame: "data: {}\n\n"}
+		TimerID: "timer", DelayMs: -5, Level: "info", Message: "msg", Variant: "success", Line: "line\n", Content: "content", File: "f.json", RequestID: "per_1", Answer: "once", Path: "/w/bg_1", Branch: "asyncagents/bg_1", Base: "abc", Commit: "def", MaxBytes: 9, Frame: "data: {}\n\n"}
 	cases := encodetest.FieldVariants(t, all)
 	for _, e := range cases {
 		want, err := json.Marshal(e)

@@ -52,6 +52,10 @@ type Config struct {
 	Budget BudgetConfig `json:"budget,omitempty"`
 	// Permission handles a child's permission requests.
 	Permission PermissionConfig `json:"permission,omitempty"`
+	// Isolation is where a task's child works when asyncagents_task and the agent's config say
+	// nothing: IsolationNone (the parent's directory, the default) or IsolationWorktree (a git
+	// worktree of its own, core/worktree).
+	Isolation string `json:"isolation,omitempty"`
 	// Headless is how a non-interactive run (`opencode run`) treats the tasks of its turn
 	// (core/headless.go).
 	Headless HeadlessConfig `json:"headless,omitempty"`
@@ -105,7 +109,18 @@ type APIConfig struct {
 type AgentModels struct {
 	Model  string   `json:"model,omitempty"`
 	Models []string `json:"models,omitempty"`
+	// Isolation is the agent's tasks' isolation over the global one ("" for the global's).
+	Isolation string `json:"isolation,omitempty"`
 }
+
+// Isolation settings: where a task's child works.
+const (
+	IsolationNone     = "none"
+	IsolationWorktree = "worktree"
+)
+
+// Isolations are the values isolation takes, in the order errors name them.
+var Isolations = []string{IsolationNone, IsolationWorktree}
 
 // FallbackConfig tunes the fallback loop (fallback.go).
 type FallbackConfig struct {
@@ -229,6 +244,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Notify.Format != FormatMarkdown {
 		c.Notify.Format = FormatPlain
+	}
+	if c.Isolation != IsolationWorktree {
+		c.Isolation = IsolationNone
 	}
 	if c.Toasts != ToastsErrors && c.Toasts != ToastsOff {
 		c.Toasts = ToastsAll

@@ -90,6 +90,7 @@ var fileRules = func() *rule {
 	agent := object(
 		field{"model", &rule{kind: ruleModel}},
 		field{"models", &rule{kind: ruleModels}},
+		field{"isolation", &rule{kind: ruleEnum, enum: Isolations}},
 	)
 	root := object(
 		field{"$schema", &rule{kind: ruleString, set: func(*Config, *jnode) {}}},
@@ -100,6 +101,8 @@ var fileRules = func() *rule {
 				switch k {
 				case "model":
 					a.Model = v.str
+				case "isolation":
+					a.Isolation = v.str
 				case "models":
 					a.Models = make([]string, len(v.items))
 					for j, it := range v.items {
@@ -130,6 +133,7 @@ var fileRules = func() *rule {
 			field{"wake", &rule{kind: ruleEnum, enum: []string{WakeBatch, WakeEach}, set: func(c *Config, n *jnode) { c.Notify.Wake = n.str }}},
 			field{"format", &rule{kind: ruleEnum, enum: []string{FormatPlain, FormatMarkdown}, set: func(c *Config, n *jnode) { c.Notify.Format = n.str }}},
 		)},
+		field{"isolation", &rule{kind: ruleEnum, enum: Isolations, set: func(c *Config, n *jnode) { c.Isolation = n.str }}},
 		field{"toasts", &rule{kind: ruleEnum, enum: []string{ToastsAll, ToastsErrors, ToastsOff}, set: func(c *Config, n *jnode) { c.Toasts = n.str }}},
 		field{"maxResultChars", intRule(1, func(c *Config, v int64) { c.MaxResultChars = int(v) })},
 		field{"pollIntervalMs", intRule(1, func(c *Config, v int64) { c.PollIntervalMs = v })},

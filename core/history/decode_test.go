@@ -127,7 +127,8 @@ func TestFastTaskReadsEveryField(t *testing.T) {
 		Error: &task.TaskError{Name: "E", Message: "m", StatusCode: 429}, Progress: task.Progress{ToolCalls: 3, LastTools: []string{"read", "grep"}, LastUpdate: 4},
 		ResumeCount: 5, IsForked: true, RetrievedAt: 6, Queued: true, Waiting: &task.Wait{Limit: "l", Max: 1, Position: 2}, Depth: 2, CancelReason: "why", ResumedAt: 7, ForkTokens: 8,
 		Models: []string{"a/b", "c/d"}, Model: "a/b", TimeoutMs: 9, StalledSince: 10, QueuedUntil: 11, Stalls: []task.Span{{From: 12, To: 13}}, Tokens: &task.Tokens{Input: 9, Reasoning: 2}, Cost: 0.25,
-		Steps: 4, UsageMarks: []task.UsageMark{{Session: "ses_a", Message: "msg_2", Tokens: task.Tokens{Input: 3}, Cost: 0.1, Step: "prt_4"}}, Budget: &task.Budget{Tokens: 7}, NoticeOwed: 11, NotifiedAt: 12, Retry: &task.Retry{Attempt: 2, Message: "HTTP 500", Next: 14}}
+		Steps: 4, UsageMarks: []task.UsageMark{{Session: "ses_a", Message: "msg_2", Tokens: task.Tokens{Input: 3}, Cost: 0.1, Step: "prt_4"}}, Budget: &task.Budget{Tokens: 7}, NoticeOwed: 11, NotifiedAt: 12, Retry: &task.Retry{Attempt: 2, Message: "HTTP 500", Next: 14},
+		Worktree: &task.Worktree{Path: "/w/bg_a", Branch: "asyncagents/bg_a", Base: "b", Head: "h", Commit: "c", Files: []task.FileChange{{Path: "x.go", Added: 1, Removed: 2}}, Diff: "d", DiffCut: true, Merge: task.MergePending}}
 	// The test notices a field added to Task and not set here. View is the status API's, never
 	// in the history.
 	v := reflect.ValueOf(full)

@@ -131,6 +131,12 @@ func AppendJSON(b []byte, t *Task) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if t.Worktree != nil {
+		var err error
+		if b, err = jsonw.KeyValue(b, "worktree", t.Worktree); err != nil {
+			return nil, err
+		}
+	}
 	if r := t.Retry; r != nil {
 		b = append(b, `,"retry":{"attempt":`...)
 		b = strconv.AppendInt(b, int64(r.Attempt), 10)

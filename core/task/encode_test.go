@@ -24,6 +24,7 @@ func TestTaskEncodesAsTheStruct(t *testing.T) {
 		Steps: 9, UsageMarks: []UsageMark{{Session: "ses_1", Message: "msg_1", Tokens: Tokens{Output: 2}, Cost: 0.5, Step: "prt_1"}, {Session: "ses_2", Step: "prt_2"}}, Budget: &Budget{Steps: 3, Tokens: 1000, CostUsd: 0.5},
 		Steers:      []Steer{{At: 5, Text: "also the README", BeforeStart: true}},
 		Permissions: []PermissionRequest{{ID: "per_1", SessionID: "ses_1", Permission: "bash", Patterns: []string{"echo hi"}, At: 3, Reply: "once", RepliedAt: 4, TimedOut: true}},
+		Worktree:    &Worktree{Path: "/w/bg_1", Branch: "asyncagents/bg_1", Base: "a", Head: "b", Commit: "c", Files: []FileChange{{Path: "x.go", Added: 1, Removed: -1}}, Diff: "d", DiffCut: true, Merge: MergePending},
 		Retry:       &Retry{Attempt: 3, Message: "HTTP 500", Next: 14},
 		NoticeOwed:  11, NotifiedAt: 12, View: &View{Label: "failed", Budget: "9 of 3 model calls", Permission: "bash echo hi", PermissionAt: 13, Retry: "retrying",
 			Attempts: []AttemptView{{Model: "a/b", Outcome: "failed (rate_limit)", Tone: "error", From: 1, To: 2, Error: "429", Compacted: true}, {Model: "c/d", Outcome: "at work", Tone: "accent", From: 3}}}}

@@ -21,6 +21,9 @@ const (
 	// reading status alone is not told it runs. Inside the core it stays running with Queued
 	// set (one lifecycle for the spec's five); reading a record turns it back (AdoptLegacyID).
 	StatusQueued Status = "queued"
+	// StatusPreparing is an isolated task whose worktree is being created: launched, no session
+	// yet. It holds a start slot, as a task whose session is being created does.
+	StatusPreparing Status = "preparing"
 )
 
 // Shown is the status a task is shown and written with: queued for a running task that waits
@@ -28,6 +31,9 @@ const (
 func (t *Task) Shown() Status {
 	if t.Queued && t.Status == StatusRunning {
 		return StatusQueued
+	}
+	if t.Status == StatusRunning && t.SessionID == "" && t.Worktree != nil && t.Worktree.Base == "" {
+		return StatusPreparing // its worktree is being created
 	}
 	return t.Status
 }
@@ -118,6 +124,8 @@ type Task struct {
 	// Permissions are the permission requests of the task's child, the last MaxPermissions; an
 	// unanswered one means the task waits for the user (core/permission.go).
 	Permissions []PermissionRequest `json:"permissions,omitempty"`
+	// Worktree is the git worktree an isolated task works in (nil: the parent's directory).
+	Worktree *Worktree `json:"worktree,omitempty"`
 	// Retry is OpenCode retrying the child's model call after a provider error (its
 	// session.status "retry"), nil when it is not: set at each retry, cleared by the child's next
 	// activity and by the task's end.
@@ -348,6 +356,9 @@ func (t *Task) AdoptLegacyID() {
 	// a record of an earlier release says running with queued set, which reads the same.
 	if t.Status == StatusQueued {
 		t.Status, t.Queued = StatusRunning, true
+	}
+	if t.Status == StatusPreparing { // Shown: a running task whose worktree is being created
+		t.Status = StatusRunning
 	}
 }
 

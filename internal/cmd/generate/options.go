@@ -38,8 +38,10 @@ var options = []option{
 	{path: "maxDepth", kind: "integer", min: 1, doc: "How deep tasks may nest (a task's child launching tasks), for agents allowed to delegate."},
 	{path: "notify.wake", kind: "enum", enum: []string{config.WakeBatch, config.WakeEach}, doc: "`\"batch\"`: the parent is woken once its batch of tasks is done or a task failed; `\"each\"`: every notice wakes it."},
 	{path: "notify.format", kind: "enum", enum: []string{config.FormatPlain, config.FormatMarkdown}, doc: "`\"plain\"`: the notice's visible line has no Markdown (OpenCode's TUI shows text); `\"markdown\"`: in bold."},
+	{path: "isolation", kind: "enum", enum: config.Isolations, doc: "Where a task's child works when `asyncagents_task` gives no `isolation`: `\"none\"`, in the parent's directory; `\"worktree\"`, in a git worktree of its own on the branch `asyncagents/<task_id>`, built from the parent's working tree at launch; its changes come back with `asyncagents_merge`."},
 	{path: "toasts", kind: "enum", enum: []string{config.ToastsAll, config.ToastsErrors, config.ToastsOff}, doc: "Which task endings OpenCode's TUI shows as a toast: `\"all\"` (a task finished, failed or cancelled; one toast for a whole batch), `\"errors\"` (failures and warnings only) or `\"off\"`."},
 	{path: "agents.<name>.models", kind: "models", none: "none", doc: "The fallback chain for tasks of agent `<name>`, `\"provider/model\"` each, tried in order: when an attempt fails with a provider error (rate limit, overload, unavailable model, quota, auth, network), the next model gets the same prompt in the same child session. Wins over `model`."},
+	{path: "agents.<name>.isolation", kind: "enum", enum: config.Isolations, none: "the global `isolation`", doc: "Where tasks of agent `<name>` work, over the global `isolation`."},
 	{path: "agents.<name>.model", kind: "model", none: "none", doc: "A chain of one model, `\"provider/model\"` as OpenCode names models (for example `\"anthropic/claude-sonnet-4\"`)."},
 	{path: "fallback.enabled", kind: "boolean", doc: "The fallback loop: `false` runs each task on the first model of its chain only, and a provider error fails it."},
 	{path: "fallback.attemptTimeoutMs", kind: "integer", min: 1000, doc: "An attempt with no activity (no new message part, and no tool at work) for this many milliseconds is abandoned for the next model."},
@@ -66,7 +68,7 @@ var options = []option{
 // groups describe the objects the options sit in, for the schema.
 var groups = map[string]string{
 	"agents":                "Model chains per agent name (a subagent such as general, explore, or one of yours). A task of an agent without an entry runs on the model of the parent's message. A project's entry for an agent replaces the global entry for that agent as a whole.",
-	"agents.<name>":         "One agent's models. models wins over model when both are set.",
+	"agents.<name>":         "One agent's models and isolation. models wins over model when both are set.",
 	"fallback":              "The model fallback loop and its circuit breaker.",
 	"tmux":                  "tmux panes for running children.",
 	"stall":                 "The warning for a running task that has stopped making progress.",

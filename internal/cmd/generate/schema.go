@@ -159,6 +159,9 @@ func leafSchema(o option, defs map[string]any) (*obj, error) {
 		return nil, fmt.Errorf("%s: kind %q", o.path, o.kind)
 	}
 	d, ok := defs[o.path]
+	if !ok && o.none != "" {
+		return s.set("description", plain(o.doc)), nil
+	}
 	if !ok {
 		return nil, fmt.Errorf("%s: the core has no default for it", o.path)
 	}
