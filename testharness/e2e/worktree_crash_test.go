@@ -20,7 +20,7 @@ func TestWorktreeCreationCrashIsReconciled(t *testing.T) {
 	hold := filepath.Join(t.TempDir(), "held")
 	script := isolationScript(map[string][]mockmodel.ToolCall{"LAUNCH ONE": {isolatedCall("Edit A", "CHILD edit A")}})
 	e := startIsolated(t, script, "ASYNCAGENTS_TEST_HOLD_WORKTREE="+hold)
-	e.prompt("LAUNCH ONE")
+	parent := e.prompt("LAUNCH ONE")
 	e.eventually("the executor held after worktree add", 60*time.Second, func() bool { _, err := os.Stat(hold); return err == nil })
 	require.Len(t, linkedWorktrees(t, e.oc.Dir), 1, "the worktree exists when OpenCode dies")
 	e.oc.Kill()
@@ -43,6 +43,9 @@ func TestWorktreeCreationCrashIsReconciled(t *testing.T) {
 		}
 		return true
 	})
+	// The task held at its creation ends one way or the other, and its notice reaches the parent.
+	id := e.launchedTasks(parent, 1)[0]
+	e.eventually("the held task's notice", 90*time.Second, func() bool { return e.noticeOf(parent, id) != "" })
 }
 
 // An isolated launch in a folder that is no git repository gets a clear error and creates
