@@ -168,11 +168,13 @@ func worktreeDiskKB(oc *ocserve.Server) int64 {
 	folders, _ := filepath.Glob(filepath.Join(core.StoragePaths(filepath.Join(oc.Home, ".local", "share"), oc.Home, dir).Dir, "worktrees", "*", "*"))
 	var kb int64
 	for _, f := range folders {
-		out, err := exec.Command("du", "-sk", f).Output()
-		if err != nil {
+		// du may complain of a file OpenCode removes meanwhile; its total still stands.
+		out, _ := exec.Command("du", "-sk", f).Output()
+		fields := strings.Fields(string(out))
+		if len(fields) == 0 {
 			continue
 		}
-		n, _ := strconv.ParseInt(strings.Fields(string(out))[0], 10, 64)
+		n, _ := strconv.ParseInt(fields[0], 10, 64)
 		kb += n
 	}
 	return kb
