@@ -227,7 +227,7 @@ export class Core {
    * Starts the machine on config, with the config files the storage op named layered over it. The
    * seed (random, per process) keeps the task IDs this core mints apart from another process's.
    */
-  init(config: CoreConfig = {}, configFiles: ConfigFile[] = [], traps: Trap[] = [], historySync = false, options?: unknown): CoreResponse {
+  init(config: CoreConfig = {}, configFiles: ConfigFile[] = [], traps: Trap[] = [], historySync = false, options?: unknown, env?: unknown): CoreResponse {
     const seed = Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
     const req: Record<string, unknown> = { op: "init", config, seed };
     // A host that writes the history to a file answers history.sync (core/storage_fault.go).
@@ -235,6 +235,8 @@ export class Core {
     if (configFiles.length) req.configFiles = configFiles;
     // The plugin options of opencode.json as the user wrote them: the core checks them as a file.
     if (options !== undefined) req.options = options;
+    // Where the project is (the storage op's env): the core places isolated tasks' worktrees by it.
+    if (env !== undefined) req.env = env;
     // An instance made after a trap: the core answers what it means (recovery).
     if (traps.length) req.traps = traps;
     return this.call(req);

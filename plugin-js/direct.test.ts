@@ -49,3 +49,12 @@ test("session.create, prompts and message reads go straight to the server; anyth
     server.stop(true);
   }
 });
+
+test("an isolated task's session effects (they name a directory) take the client's path, never the direct one", async () => {
+  const viaClient: string[] = [];
+  const perform = directly({ url: "http://127.0.0.1:9/", headers: {} }, async (e) => (viaClient.push(e.kind), "client"));
+  for (const kind of ["session.create", "session.promptAsync", "session.messages"]) {
+    expect(await perform({ id: 1, kind, sessionID: "ses_1", directory: "/data/worktrees/k/bg_1" } as any)).toBe("client");
+  }
+  expect(viaClient).toEqual(["session.create", "session.promptAsync", "session.messages"]);
+});

@@ -62,6 +62,10 @@ export function directly(server: DirectServer, perform: Perform): Perform {
     return res;
   };
   return async (e: Effect) => {
+    // An isolated task's session lives in its worktree's instance: its effects take the client's
+    // path, in OpenCode's thread, which records the worktree as this project's before OpenCode
+    // starts that instance (shared.ts) and names the directory.
+    if ((e as { directory?: string }).directory) return perform(e);
     switch (e.kind) {
       case "session.create": {
         const s = await (await call("creating the session", "session", createBody(e))).json();

@@ -1,5 +1,10 @@
 import { expect, test } from "bun:test";
 import { makeExecutor, type Client } from "./effects";
+import { coreFor, SharedCore } from "./shared";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { TmuxPanes } from "./tmux";
 
 function clientWithToasts(showToast?: (opts: any) => Promise<any>): Client {
   const none = async () => ({ data: null });
@@ -30,4 +35,45 @@ test("a toast that fails, or a client without a TUI, is ignored", async () => {
   expect(await failing({ id: 0, kind: "tui.toast", message: "m", variant: "error" })).toBeNull();
   const without = makeExecutor(clientWithToasts(), "/work/p");
   expect(await without({ id: 0, kind: "tui.toast", message: "m", variant: "info" })).toBeNull();
+});
+
+test("a session effect that names a directory (an isolated task's worktree) is sent to that instance", async () => {
+  const seen: any[] = [];
+  const record = async (opts: any) => (seen.push(opts.query), { data: { id: "ses_1" } });
+  const client: Client = {
+    app: { agents: record },
+    session: { create: record, promptAsync: record, messages: record, status: record, abort: record, get: record, delete: record, summarize: record },
+    _client: { post: record },
+  };
+  const perform = makeExecutor(client, "/work/p");
+  const wt = "/data/worktrees/k/bg_1";
+  for (const kind of ["session.create", "session.promptAsync", "session.messages", "session.status", "session.abort", "session.get", "session.delete", "session.summarize", "permission.reply"]) {
+    await perform({ id: 1, kind, sessionID: "ses_1", directory: wt } as any);
+  }
+  expect(seen).toEqual(Array(9).fill({ directory: wt }));
+  await perform({ id: 2, kind: "session.status" });
+  expect(seen[9]).toEqual({ directory: "/work/p" });
+});
+
+test("a session effect naming a worktree records it as the plugin's project's before OpenCode hears of it", async () => {
+  const none = async () => ({ data: { id: "ses_1" } });
+  const client: Client = { app: { agents: none }, session: { create: none, promptAsync: none, messages: none, status: none, abort: none, get: none, delete: none, summarize: none } };
+  let started = 0;
+  const start = () => (started++, new SharedCore({ callTool: async () => ({ output: "" }), feed() {}, dispose: async () => {} }, {} as TmuxPanes));
+  const project = coreFor("/p/effects-owner", start);
+  await makeExecutor(client, "/p/effects-owner")({ id: 1, kind: "session.create", directory: "/data/worktrees/k/bg_9" } as any);
+  const wt = coreFor("/data/worktrees/k/bg_9", start);
+  expect(wt.shared).toBe(project.shared);
+  expect(started).toBe(1);
+});
+
+test("a worktree effect without a directory works on the plugin's own project", async () => {
+  const none = async () => ({ data: null });
+  const client: Client = { app: { agents: none }, session: { create: none, promptAsync: none, messages: none, status: none, abort: none, get: none, delete: none, summarize: none } };
+  const dir = mkdtempSync(join(tmpdir(), "aa-effects-"));
+  try {
+    await expect(makeExecutor(client, dir)({ id: 1, kind: "worktree.inspect" })).rejects.toThrow(`not a git repository: ${dir}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -4,6 +4,8 @@
 
 import type { Effect } from "../bridge/core";
 import type { TmuxPanes } from "./tmux";
+import { WORKTREE_EFFECTS, type WorktreeEffect } from "./worktree";
+import { ownWorktree } from "./shared";
 
 // The slice of the v1 SDK client this file uses. Typed loosely on purpose: the server accepts
 // fields (session permission) that the v1 types lack.
@@ -62,8 +64,20 @@ function unwrap(what: string, r: Result): any {
 }
 
 export function makeExecutor(client: Client, directory: string, tmux?: TmuxPanes) {
-  const query = { directory };
   return async function perform(e: Effect): Promise<unknown> {
+    // An isolated task's session lives in its worktree's instance: every request about it names
+    // that directory (OpenCode's ?directory=); empty means the plugin's own.
+    const query = { directory: (e as { directory?: string }).directory || directory };
+    const worktree = WORKTREE_EFFECTS[e.kind];
+    if (worktree) {
+      // A worktree effect's directory is the project; empty means the plugin's own.
+      const w = { ...(e as unknown as WorktreeEffect), directory: query.directory };
+      if (w.kind === "worktree.create" && w.path) ownWorktree(w.path, directory);
+      return worktree(w);
+    }
+    // Recorded before the request that may start the worktree's instance, so that the plugin
+    // OpenCode loads there joins this core (shared.ts).
+    if (query.directory !== directory) ownWorktree(query.directory, directory);
     switch (e.kind) {
       case "agents.list": {
         const agents = unwrap("listing agents", await client.app.agents({ query })) as any[];

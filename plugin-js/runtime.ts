@@ -50,6 +50,7 @@ export class Runtime {
   /** After a trap, a new instance gets what the first one got (see recover). */
   private module?: WebAssembly.Module;
   private initConfig: CoreConfig;
+  private storageEnv: unknown;
   private configFiles: ConfigFile[] = [];
   private traps: Trap[] = [];
   /** Counts instances: an effect's result goes back only to the instance that asked. */
@@ -82,6 +83,7 @@ export class Runtime {
     },
   ) {
     this.initConfig = config;
+    this.storageEnv = storage.env;
     this.options = storage.options;
     this.histories = new ProjectHistories(() => this.history, storage.env, log);
     this.writes = new HistoryWrites(() => this.history, log);
@@ -104,7 +106,7 @@ export class Runtime {
         // same history). The storage op is pure, so it comes first: init takes the config files.
         this.storagePaths = core.call({ op: "storage", env: storage.env, procStat: procStat() }).storage!;
         this.configFiles = (storage.readConfig ?? readConfigFiles)(this.storagePaths.configFiles ?? []);
-        const init = core.init(config, this.configFiles, [], true, this.options);
+        const init = core.init(config, this.configFiles, [], true, this.options, storage.env);
         this.config = init.config;
         if (init.configError) {
           // The task tool answers with it too; the other tools work on the options alone.
@@ -185,7 +187,7 @@ export class Runtime {
     let recovery: CoreResponse["recovery"];
     try {
       core = Core.instantiateSync(this.module!, this.write);
-      recovery = core.init(this.initConfig, this.configFiles, this.traps, true, this.options).recovery;
+      recovery = core.init(this.initConfig, this.configFiles, this.traps, true, this.options, this.storageEnv).recovery;
     } catch (err) {
       return halt(restartFailed(err));
     }

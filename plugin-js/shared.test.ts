@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CoreEvent } from "../bridge/core";
 import type { CoreHost } from "./remote";
-import { coreFor, leaveCore, REMEMBERED_EVENTS, SharedCore } from "./shared";
+import { coreFor, leaveCore, ownWorktree, REMEMBERED_EVENTS, SharedCore } from "./shared";
 import type { TmuxPanes } from "./tmux";
 
 function fakeHost() {
@@ -102,4 +102,20 @@ test("the IDs remembered are bounded; the newest are kept", () => {
   expect(fed).toHaveLength(5000);
   shared.feed(a, idle(`evt_${4999 - REMEMBERED_EVENTS}`)); // just past it: forgotten, fed again
   expect(fed).toHaveLength(5001);
+});
+
+test("an isolated task's worktree instance joins its project's core, before and after the project's own instance leaves", () => {
+  let started = 0;
+  const start = () => (started++, new SharedCore(fakeHost().host, {} as TmuxPanes));
+  const project = coreFor("/p/owner-1", start);
+  ownWorktree("/data/worktrees/k/bg_1", "/p/owner-1");
+  const wt = coreFor("/data/worktrees/k/bg_1", start);
+  expect(started).toBe(1);
+  expect(wt.first).toBe(false);
+  expect(wt.shared).toBe(project.shared);
+  expect(leaveCore("/p/owner-1", project.shared, project.user)).toBe(false);
+  expect(leaveCore("/data/worktrees/k/bg_1", wt.shared, wt.user)).toBe(true);
+  // The project's next instance starts a fresh core: the stopped one is no longer kept.
+  expect(coreFor("/p/owner-1", start).first).toBe(true);
+  expect(started).toBe(2);
 });

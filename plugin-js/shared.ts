@@ -78,6 +78,27 @@ export function projectPath(directory: string): string {
 /** The cores, by project path (projectPath). */
 const byDirectory = new Map<string, SharedCore>();
 
+/**
+ * The owning project of each isolated task's worktree, by worktree path. OpenCode starts an
+ * instance for a worktree the first time a request names it (?directory=), and loads this plugin
+ * there too (TestWorktreeInstance): that instance must join its project's core, never start a
+ * core, history and status API of its own; and only its event hook hears the child's events.
+ * The executor records a worktree before any request names it (ownWorktree), so the instance
+ * finds its project here, after a restart too.
+ */
+const worktreeOwners = new Map<string, string>();
+
+/** Records that path is a worktree of project's tasks. */
+export function ownWorktree(path: string, project: string): void {
+  worktreeOwners.set(projectPath(path), projectPath(project));
+}
+
+/** The project a directory's core belongs to: its owner for a worktree, else itself. */
+function coreKey(directory: string): string {
+  const path = projectPath(directory);
+  return worktreeOwners.get(path) ?? path;
+}
+
 /** The stop of a directory's last core, under way: a new core starts once it is done. */
 const stopping = new Map<string, Promise<void>>();
 
@@ -86,7 +107,7 @@ const stopping = new Map<string, Promise<void>>();
  * instance waits for it (whenStopped), so that two cores never work on one history at once.
  */
 export function stoppingCore(directory: string, stop: Promise<unknown>): Promise<void> {
-  directory = projectPath(directory);
+  directory = coreKey(directory);
   const done: Promise<void> = stop.then(
     () => {},
     () => {},
@@ -99,7 +120,7 @@ export function stoppingCore(directory: string, stop: Promise<unknown>): Promise
 
 /** Resolves once no core of directory is stopping. */
 export function whenStopped(directory: string): Promise<void> {
-  directory = projectPath(directory);
+  directory = coreKey(directory);
   return stopping.get(directory) ?? Promise.resolve();
 }
 
@@ -108,7 +129,7 @@ export function whenStopped(directory: string): Promise<void> {
  * runs one; first says it was started now.
  */
 export function coreFor(directory: string, start: () => SharedCore): { shared: SharedCore; user: symbol; first: boolean } {
-  directory = projectPath(directory);
+  directory = coreKey(directory);
   let shared = byDirectory.get(directory);
   const first = !shared;
   if (!shared) {
@@ -120,7 +141,7 @@ export function coreFor(directory: string, start: () => SharedCore): { shared: S
 
 /** Removes user from directory's core; true when it was the last, and the core must stop. */
 export function leaveCore(directory: string, shared: SharedCore, user: symbol): boolean {
-  directory = projectPath(directory);
+  directory = coreKey(directory);
   if (!shared.leave(user)) return false;
   if (byDirectory.get(directory) === shared) byDirectory.delete(directory);
   return true;
