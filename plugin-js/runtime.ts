@@ -50,11 +50,10 @@ export class Runtime {
   /** After a trap, a new instance gets what the first one got (see recover). */
   private module?: WebAssembly.Module;
   private initConfig: CoreConfig;
-  private storageEnv: unknown;
+  private readonly storageEnv: unknown;
   private configFiles: ConfigFile[] = [];
   private traps: Trap[] = [];
-  /** Counts instances: an effect's result goes back only to the instance that asked. */
-  private generation = 0;
+  private generation = 0; // counts instances: an effect's result goes back only to the one that asked
   /** Set when the core stopped for good (a trap loop): every call fails with it. */
   private halted?: string;
   private readonly options: unknown; // see the constructor's storage.options
