@@ -43,9 +43,14 @@ func TestWorktreeCreationCrashIsReconciled(t *testing.T) {
 		}
 		return true
 	})
-	// The task held at its creation ends one way or the other, and its notice reaches the parent.
+	// The task held at its creation is made again from scratch (what the crash left is removed
+	// first), runs, and its notice reaches the parent with its branch.
 	id := e.launchedTasks(parent, 1)[0]
 	e.eventually("the held task's notice", 90*time.Second, func() bool { return e.noticeOf(parent, id) != "" })
+	task, _ := findStoredTask(oc, id)
+	require.Equal(t, "completed", string(task.Status), "the task held at its creation ran after the restart: %s", e.noticeOf(parent, id))
+	require.Contains(t, e.noticeOf(parent, id), "asyncagents/"+id)
+	require.Equal(t, []string{"asyncagents/" + id}, ourBranches(t, oc.Dir))
 }
 
 // An isolated launch in a folder that is no git repository gets a clear error and creates
