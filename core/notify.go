@@ -94,17 +94,28 @@ func (m *Machine) notifyParent(t *run) {
 	m.post(t.ParentSessionID, m.endNotice(t))
 }
 
-// endNotice is the notice of t's end, as things stand now.
+// endNotice is the notice of t's end, as things stand now. An isolated task's is written again
+// when it goes, with the progress of its end (worktree_notice.go).
 func (m *Machine) endNotice(t *run) notice {
-	done, total, running := m.batchProgress(t)
+	var c batchCounts
+	c.done, c.total, c.running = m.batchProgress(t)
 	return notice{
 		tasks: []noticeTask{{ID: t.ID, OwedAt: t.NoticeOwed}},
-		wake:  m.shouldWake(t, running),
+		wake:  m.shouldWake(t, c.running),
 		agent: t.ParentAgent,
-		parts: []TextPart{
-			{Type: "text", Text: m.visibleNotice(t, done, total)},
-			{Type: "text", Text: m.hiddenNotice(t, total, running), Synthetic: true},
-		},
+		end:   &c,
+		parts: m.endParts(t, c),
+	}
+}
+
+// batchCounts are the finished, all and running tasks of a batch (batchProgress).
+type batchCounts struct{ done, total, running int }
+
+// endParts are the two parts of t's end notice: the user's line and the model's.
+func (m *Machine) endParts(t *run, c batchCounts) []TextPart {
+	return []TextPart{
+		{Type: "text", Text: m.visibleNotice(t, c.done, c.total)},
+		{Type: "text", Text: m.hiddenNotice(t, c.total, c.running), Synthetic: true},
 	}
 }
 

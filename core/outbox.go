@@ -50,6 +50,9 @@ type notice struct {
 	// tries counts the refusals of this notice in a row: each message's own, so that another
 	// message's acceptance or giving up leaves them as they are.
 	tries int
+	// end is set on a task's end notice: its batch's counts at the end, which the notice keeps
+	// when an isolated task's is written again as it goes (worktree_notice.go).
+	end   *batchCounts
 	wake  bool
 	agent string
 	parts []TextPart
@@ -121,6 +124,9 @@ func (m *Machine) flushParent(parent string) {
 		m.request(Effect{Kind: EffectMessages, SessionID: parent}, pending{outbox: parent})
 		return
 	}
+	if m.awaitsSiblingCommit(parent, b.Queue) {
+		return // onWorktreeCommitted looks again: the commit's answer is under way
+	}
 	queue := b.Queue[:0]
 	wake := false
 	for _, n := range b.Queue {
@@ -134,7 +140,7 @@ func (m *Machine) flushParent(parent string) {
 				continue // answered meanwhile: the user has seen it, and the child goes on
 			}
 		}
-		queue = append(queue, n)
+		queue = append(queue, m.rewriteEnd(n))
 		wake = wake || n.wake
 	}
 	b.Queue = queue

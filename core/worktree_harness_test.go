@@ -104,8 +104,14 @@ func (h *wtHarness) launchIso(desc, extra string) (string, Effect, []Effect) {
 }
 
 // finishTask has task id's child write its answer and go idle, answering the worktree effects
-// that follow.
+// that follow, then the parent go idle.
 func (h *wtHarness) finishTask(id string) []Effect {
+	all := h.finishChild(id)
+	return append(all, h.run(Event{Type: EventOpenCode, Event: &OpenCodeEvent{Type: "session.idle", Properties: json.RawMessage(`{"sessionID":"ses_p"}`)}})...)
+}
+
+// finishChild is finishTask with the parent left as it is.
+func (h *wtHarness) finishChild(id string) []Effect {
 	ses := h.m.task(id).SessionID
 	require.NotEmpty(h.t, ses, "task %s has a session", id)
 	h.busy(ses)
@@ -117,8 +123,7 @@ func (h *wtHarness) finishTask(id string) []Effect {
 	}
 	oc("message.part.updated", fmt.Sprintf(`{"part":{"id":"prt_%d","sessionID":%q,"messageID":%q,"type":"text","text":"done","time":{"end":%d}}}`, h.now, ses, msgID, created+1))
 	oc("message.updated", fmt.Sprintf(`{"info":{"id":%q,"sessionID":%q,"role":"assistant","finish":"stop","time":{"created":%d,"completed":%d}}}`, msgID, ses, created, created+1))
-	oc("session.idle", fmt.Sprintf(`{"sessionID":%q}`, ses))
-	return oc("session.idle", `{"sessionID":"ses_p"}`) // the notice goes to an idle parent
+	return oc("session.idle", fmt.Sprintf(`{"sessionID":%q}`, ses))
 }
 
 // merge calls asyncagents_merge and returns its answer.

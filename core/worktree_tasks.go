@@ -20,7 +20,7 @@ import (
 type worktreeState struct {
 	project, folder string
 	noGit           bool
-	committing      map[string]bool
+	committing      map[string]string // task ID -> the parent its notice goes to
 	// launched: isolated tasks launched by this machine whose worktree is not made yet; one that
 	// is not (restored from the history) may have left a worktree behind (a crash during its
 	// creation), which is removed before it is made again.
@@ -182,11 +182,11 @@ func (m *Machine) commitFirst(t *run) bool {
 	if w == nil || w.Base == "" || w.Merge != "" || !t.Status.Terminal() {
 		return false
 	}
-	if !m.wt.committing[t.ID] {
+	if _, under := m.wt.committing[t.ID]; !under {
 		if m.wt.committing == nil {
-			m.wt.committing = map[string]bool{}
+			m.wt.committing = map[string]string{}
 		}
-		m.wt.committing[t.ID] = true
+		m.wt.committing[t.ID] = t.ParentSessionID
 		m.request(Effect{Kind: EffectWorktreeCommit, TaskID: t.ID, Path: w.Path, Base: w.Base, Message: t.Description, MaxBytes: maxDiffBytes}, pending{taskID: t.ID})
 	}
 	return true
@@ -195,7 +195,9 @@ func (m *Machine) commitFirst(t *run) bool {
 // onWorktreeCommitted records the task's commit and files, removes a worktree that changed
 // nothing, and sends the end notice that waited.
 func (m *Machine) onWorktreeCommitted(p pending, ev Event) {
+	parent := m.wt.committing[p.taskID]
 	delete(m.wt.committing, p.taskID)
+	defer m.siblingCommitted(parent)
 	t := m.task(p.taskID)
 	if t == nil || t.Worktree == nil {
 		return
