@@ -227,13 +227,17 @@ func startWithAPI(t *testing.T, script mockmodel.Script, options map[string]any,
 // startWithConfig is startWithAPI with the whole of opencode.json given (it names the plugin).
 func startWithConfig(t *testing.T, script mockmodel.Script, config map[string]any, extraEnv ...string) (*env, serverJSON) {
 	t.Helper()
+	return startServing(t, script, ocserve.Options{Config: config}, extraEnv...)
+}
+
+// startServing is startWithConfig with the project's other options (its files) given in opts.
+func startServing(t *testing.T, script mockmodel.Script, opts ocserve.Options, extraEnv ...string) (*env, serverJSON) {
+	t.Helper()
 	port := freeTCPPort(t)
 	model := mockmodel.Start(t, script)
-	oc := ocserve.Start(t, ocserve.Options{
-		ModelURL: model.URL(),
-		Config:   config,
-		Env:      append([]string{fmt.Sprintf("ASYNCAGENTS_API_PORT=%d", port)}, extraEnv...),
-	})
+	opts.ModelURL = model.URL()
+	opts.Env = append([]string{fmt.Sprintf("ASYNCAGENTS_API_PORT=%d", port)}, extraEnv...)
+	oc := ocserve.Start(t, opts)
 	e := &env{t: t, model: model, oc: oc}
 	// The plugin loads on the first request for the project.
 	_, err := oc.CreateSession(e.ctx(30*time.Second), "warm-up")
