@@ -1461,6 +1461,11 @@ export interface View {
   /** PermissionWait is how long the child has waited for the permission, as of the answer. */
   permissionWait?: string;
   /**
+   * Changes are an isolated task's changed files' line counts ("+3 −1", "binary"), one per
+   * file of its worktree, in the same order.
+   */
+  changes?: string[];
+  /**
    * Attempts are the model attempts as a page lists them, nil when there is nothing to show
    * (no chain of models, or one model that did not fail).
    */

@@ -7,6 +7,7 @@ import (
 
 	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/text"
 	"github.com/asyncagents/asyncagents/core/worktree"
 )
 
@@ -292,7 +293,7 @@ func fileChangeText(f task.FileChange) string {
 	if f.Added < 0 || f.Removed < 0 {
 		return f.Path + " (binary)"
 	}
-	return fmt.Sprintf("%s +%d −%d", f.Path, f.Added, f.Removed)
+	return f.Path + " " + text.LineCounts(f.Added, f.Removed)
 }
 
 func mergeStateText(state, id string) string {

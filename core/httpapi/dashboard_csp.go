@@ -4,6 +4,6 @@ package httpapi
 
 // The hashes of the dashboard page's inline script and style, for its Content-Security-Policy.
 const (
-	dashboardScriptHash = "sha256-vC668JAUQm3zm+zUbOF1orTqaiD7p2dh+7OmItlA23M="
+	dashboardScriptHash = "sha256-a+H3tcfQkwsXjcQp7S2GZmsHgzXM6aQ2xt+OckH+PoA="
 	dashboardStyleHash  = "sha256-WMyd7yv9ghgVjjdz2MDVCd9uyZXl8NXFMo82B/1lg/M="
 )

@@ -158,6 +158,9 @@ func AppendJSON(b []byte, t *Task) ([]byte, error) {
 		b = jsonw.OptString(b, "cost", v.Cost)
 		b = jsonw.OptString(b, "queue", v.Queue)
 		b = jsonw.OptString(b, "permissionWait", v.PermissionWait)
+		if len(v.Changes) > 0 {
+			b = jsonw.Strings(jsonw.Key(b, "changes"), v.Changes)
+		}
 		if len(v.Attempts) > 0 {
 			var err error
 			if b, err = jsonw.KeyValue(b, "attempts", v.Attempts); err != nil {

@@ -27,7 +27,7 @@ func TestTaskEncodesAsTheStruct(t *testing.T) {
 		Worktree:    &Worktree{Path: "/w/bg_1", Branch: "asyncagents/bg_1", Base: "a", Head: "b", Commit: "c", Files: []FileChange{{Path: "x.go", Added: 1, Removed: -1}}, Diff: "d", DiffCut: true, Merge: MergePending, MergeNote: "n"},
 		Retry:       &Retry{Attempt: 3, Message: "HTTP 500", Next: 14},
 		NoticeOwed:  11, NotifiedAt: 12, View: &View{Label: "failed", Budget: "9 of 3 model calls", Permission: "bash echo hi", PermissionAt: 13, Retry: "retrying",
-			Duration: "2m 5s", Tokens: "12.3k", Cost: "$0.01", Queue: "position 1", PermissionWait: "3s",
+			Duration: "2m 5s", Tokens: "12.3k", Cost: "$0.01", Queue: "position 1", PermissionWait: "3s", Changes: []string{"+3 −1", "binary"},
 			Attempts: []AttemptView{{Model: "a/b", Outcome: "failed (rate_limit)", Tone: "error", From: 1, To: 2, Took: "1ms", Error: "429", Compacted: true}, {Model: "c/d", Outcome: "at work", Tone: "accent", From: 3}}}}
 	cases := encodetest.FieldVariants(t, all)
 	for _, s := range encodetest.AwkwardStrings {

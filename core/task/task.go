@@ -248,6 +248,9 @@ type View struct {
 	Queue string `json:"queue,omitempty"`
 	// PermissionWait is how long the child has waited for the permission, as of the answer.
 	PermissionWait string `json:"permissionWait,omitempty"`
+	// Changes are an isolated task's changed files' line counts ("+3 −1", "binary"), one per
+	// file of its worktree, in the same order.
+	Changes []string `json:"changes,omitempty"`
 	// Attempts are the model attempts as a page lists them, nil when there is nothing to show
 	// (no chain of models, or one model that did not fail).
 	Attempts []AttemptView `json:"attempts,omitempty"`

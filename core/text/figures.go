@@ -34,3 +34,12 @@ func CountOf[N ~int | ~int64](n N, one, many string) string {
 	}
 	return fmt.Sprintf("%d %s", n, many)
 }
+
+// LineCounts is a changed file's lines added and removed ("+3 −1"), or "binary" for a file git
+// counts no lines of (it reports -1).
+func LineCounts(added, removed int) string {
+	if added < 0 || removed < 0 {
+		return "binary"
+	}
+	return fmt.Sprintf("+%d −%d", added, removed)
+}

@@ -58,3 +58,9 @@ func TestCountOf(t *testing.T) {
 	require.Equal(t, "0 background tasks", CountOf(0, "background task", "background tasks"))
 	require.Equal(t, "3 steps", CountOf(int64(3), "step", "steps"))
 }
+
+func TestLineCounts(t *testing.T) {
+	require.Equal(t, "+3 −1", LineCounts(3, 1))
+	require.Equal(t, "+0 −7", LineCounts(0, 7))
+	require.Equal(t, "binary", LineCounts(-1, -1))
+}

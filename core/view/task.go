@@ -31,6 +31,11 @@ func TaskOf(t *task.Task, now int64) *task.View {
 	if h.Retry != nil {
 		v.Retry = Retrying(h.Retry)
 	}
+	if w := t.Worktree; w != nil {
+		for _, f := range w.Files {
+			v.Changes = append(v.Changes, text.LineCounts(f.Added, f.Removed))
+		}
+	}
 	return v
 }
 

@@ -19,9 +19,9 @@ export function Changes({ t }: { t: Task }) {
       </p>
       {w.files?.length ? (
         <ul>
-          {w.files.map((f) => (
+          {w.files.map((f, i) => (
             <li key={f.path}>
-              <code>{f.path}</code> {f.added < 0 ? <span class="muted">binary</span> : <span class="muted">+{f.added} −{f.removed}</span>}
+              <code>{f.path}</code> <span class="muted">{t.view?.changes?.[i]}</span>
             </li>
           ))}
         </ul>
