@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/asyncagents/asyncagents/core/placement"
-	"github.com/asyncagents/asyncagents/core/slots"
 	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/asyncagents/asyncagents/core/worktree"
 )
@@ -109,6 +108,3 @@ func (m *Machine) Workers() []WorkerInfo {
 	}
 	return out
 }
-
-// workerWait is a queued task's wait for its worker's slots, as the tools name it.
-func workerWait(w *task.Wait) bool { return w != nil && strings.HasPrefix(w.Limit, slots.WorkerLimit("")) }
