@@ -1,6 +1,7 @@
 package core
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -107,4 +108,39 @@ func (m *Machine) Workers() []WorkerInfo {
 		out = append(out, info)
 	}
 	return out
+}
+
+// isWorkersRoute reports whether path is GET /v1/workers's (a query may ride in the path).
+func isWorkersRoute(path string) bool {
+	path, _, _ = strings.Cut(path, "?")
+	return strings.TrimSuffix(path, "/") == "/v1/workers"
+}
+
+// workersBody is GET /v1/workers's answer.
+func (m *Machine) workersBody() string {
+	b, err := json.Marshal(struct {
+		Workers []WorkerInfo `json:"workers"`
+	}{m.Workers()})
+	if err != nil {
+		return `{"workers":[]}`
+	}
+	return string(b)
+}
+
+// anyRemote reports whether any of tasks ran on a worker.
+func anyRemote(tasks []task.Task) bool {
+	for i := range tasks {
+		if tasks[i].Worker != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// cellOr is s, or none when s is empty.
+func cellOr(s, none string) string {
+	if s == "" {
+		return none
+	}
+	return s
 }
