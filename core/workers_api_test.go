@@ -38,3 +38,20 @@ func TestWorkersRoute(t *testing.T) {
 	empty.m.cfg.Workers = nil
 	require.JSONEq(t, `{"workers":[]}`, empty.m.ServeHTTP(apiGet("/v1/workers", ""), tasktest.APIConfig, 1).Body)
 }
+
+// No effect, history line or answer the core writes in a remote task's life has a password field:
+// the core knows only the variable's name (the host reads the value when it sends a request).
+func TestNoPasswordAnywhere(t *testing.T) {
+	h := newWK(t, twoWorkers(nil))
+	h.run(Event{Type: EventStart})
+	h.state("w1", true, "")
+	r, _ := h.launchOn("a", "w1")
+	tk := h.taskOf(r)
+	h.answerOn("w1", tk.SessionID, "done")
+	b, err := json.Marshal(h.effects)
+	require.NoError(t, err)
+	all := string(b) + HistoryLine(tk.Task) + h.m.ServeHTTP(apiGet("/v1/tasks", ""), tasktest.APIConfig, h.now).Body
+	require.NotContains(t, all, `"password":`)
+	require.Contains(t, all, `"passwordEnv":"W1_PASSWORD"`, "the effects name the variable")
+	noSecret(t, all)
+}
