@@ -29,12 +29,12 @@ func TestLostWorkerFailsItsTasks(t *testing.T) {
 	require.Len(t, armed, 1)
 	require.Equal(t, int64(30_000), armed[0].DelayMs)
 	// A prompt that fails meanwhile (a steer) does not fail the task.
-	h.run(Event{Type: EventToolCall, CallID: "call_m", Tool: ToolMessage, SessionID: "ses_p", Args: json.RawMessage(`{"task_id":"` + tk.ID + `","message":"also this"}`)})
-	for _, p := range ofKind(h.effects, EffectPromptAsync) {
-		if p.TaskID == tk.ID && p.Reply && h.m.pending[p.ID].kind != "" {
-			h.run(Event{Type: EventEffectDone, EffectID: p.ID, Error: "connection refused"})
-		}
-	}
+	h.now += 10
+	eff = h.m.Step(h.now, Event{Type: EventToolCall, CallID: "call_m", Tool: ToolMessage, SessionID: "ses_p", Args: json.RawMessage(`{"task_id":"` + tk.ID + `","message":"also this"}`)})
+	steer := ofKind(eff, EffectPromptAsync)
+	require.Len(t, steer, 1)
+	require.Equal(t, "w1", steer[0].Worker)
+	h.run(Event{Type: EventEffectDone, EffectID: steer[0].ID, Error: "connection refused"})
 	require.Equal(t, task.StatusRunning, tk.Status)
 	h.run(Event{Type: EventTimer, TimerID: workerLostPrefix + "w1"})
 	require.Equal(t, task.StatusError, tk.Status)
