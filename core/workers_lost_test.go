@@ -112,3 +112,15 @@ func TestRestoredRemoteTasks(t *testing.T) {
 	h.run(Event{Type: EventEffectDone, EffectID: rd[0].ID, OK: true, Result: json.RawMessage(`[{"info":{"id":"u1","role":"user","time":{"created":900001}},"parts":[]}]`)})
 	require.Equal(t, task.StatusRunning, h.m.task("bg_1").Status, "still busy on w1: followed on")
 }
+
+// A task placed on a worker whose stream is not up (its health answered) arms the lost timer:
+// a stream that never comes up does not leave the task at work for ever.
+func TestPlacedOnAWorkerNotUpArmsTheLostTimer(t *testing.T) {
+	h := newWK(t, twoWorkers(nil))
+	r, eff := h.launchOn("a", "w1")
+	tk := h.taskOf(r)
+	require.Len(t, timersNamed(eff, workerLostPrefix+"w1"), 1)
+	h.run(Event{Type: EventTimer, TimerID: workerLostPrefix + "w1"})
+	require.Equal(t, task.StatusError, tk.Status)
+	require.Equal(t, "worker w1 was lost: its event stream never came up", tk.Error.Message)
+}
