@@ -71,17 +71,25 @@ export async function createWorktree(remote: Remote, e: WorkerWorktreeEffect, ti
 }
 
 /**
- * The shell command that prints the worktree's changes since it was made: committed by the child
- * or not, untracked files included, binary files as git binary patches. Through a temporary index
- * (the worktree's own is left alone) and in base64 between markers, so that no byte is lost on the
- * way through OpenCode's JSON. The start is the branch's first reflog entry (its creation), else HEAD.
+ * The script that prints the worktree's changes since it was made: committed by the child or not,
+ * untracked files included, binary files as git binary patches. Through a temporary index in the
+ * worktree's git dir (the worktree's own index is left alone) and in base64 between markers, so
+ * that no byte is lost on the way through OpenCode's JSON. The start is the branch's first reflog
+ * entry (its creation), else HEAD.
  */
-export const DIFF_COMMAND = [
-  `i=$(mktemp) && trap 'rm -f "$i" "$i.p"' EXIT && export GIT_INDEX_FILE="$i"`,
-  `b=$(git reflog show --format=%H "$(git symbolic-ref -q HEAD)" -- 2>/dev/null | tail -n 1); [ -n "$b" ] || b=HEAD`,
+export const DIFF_SCRIPT = [
+  `i="$(git rev-parse --absolute-git-dir)/asyncagents-index" && trap 'rm -f "$i" "$i.p"' EXIT && export GIT_INDEX_FILE="$i"`,
+  `{ b=$(git reflog show --format=%H "$(git symbolic-ref -q HEAD)" -- 2>/dev/null | tail -n 1); [ -n "$b" ] || b=HEAD; }`,
   `git read-tree HEAD && git add -A && git diff --cached --binary --full-index "$b" > "$i.p"`,
-  `printf 'asyncagents-patch:' && base64 < "$i.p" | tr -d '\\n' && printf ':end\\n'`,
+  `printf 'asyncagents-patch:' && base64 < "$i.p" | tr -d '\n' && printf ':end\n'`,
 ].join(" && ");
+
+/**
+ * The command sent: the script in base64, decoded and run by bash. OpenCode 1.18's shell route
+ * runs a command as `eval "<command>"`, so a `$i` in it is expanded before the command runs (to
+ * nothing); a command of base64 letters has nothing to expand.
+ */
+export const DIFF_COMMAND = `printf %s ${Buffer.from(DIFF_SCRIPT).toString("base64")} | base64 -d | bash`;
 
 const PATCH = /asyncagents-patch:([A-Za-z0-9+/=]*):end/;
 
