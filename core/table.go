@@ -20,6 +20,10 @@ func TasksTable(tasks []task.Task, now int64) string {
 	if isolated {
 		rows[0] = append(rows[0], "BRANCH", "MERGE")
 	}
+	remote := anyRemote(tasks) // the worker column only where a task ran on one
+	if remote {
+		rows[0] = append(rows[0], "WORKER")
+	}
 	for _, t := range tasks {
 		id := markedID(&t)
 		status := string(t.Shown()) // queued, preparing
@@ -34,6 +38,9 @@ func TasksTable(tasks []task.Task, now int64) string {
 		row := []string{id, session, status, t.Agent, t.Description, started, text.Duration(t.Duration(now)), fmt.Sprint(t.Progress.ToolCalls)}
 		if isolated {
 			row = append(row, branchCells(&t)...)
+		}
+		if remote {
+			row = append(row, cellOr(t.Worker, "-"))
 		}
 		rows = append(rows, row)
 	}

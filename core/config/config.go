@@ -28,6 +28,8 @@ type Config struct {
 	// API configures the status API (token, auth, limits), for the http op.
 	API APIConfig `json:"api,omitempty"`
 
+	// Workers are the other machines tasks may run on, by name (workers.go).
+	Workers map[string]WorkerConfig `json:"workers,omitempty"`
 	// Agents gives each agent its model chain (asyncagents.json, see file.go).
 	Agents map[string]AgentModels `json:"agents,omitempty"`
 	// Fallback tunes the model fallback loop and its circuit breaker.
@@ -102,6 +104,9 @@ type APIConfig struct {
 	// ConfigError is the invalid config (a file, or the plugin's options) that fails every
 	// launch: /v1/health reports it. Set by the machine, never by the user.
 	ConfigError string `json:"-"`
+	// Workers is the body of GET /v1/workers (the workers, their state and load), written by the
+	// machine for that request only, never configured.
+	Workers string `json:"-"`
 }
 
 // AgentModels is one agent's models: Models is the fallback chain, tried in order; Model is a
@@ -111,6 +116,9 @@ type AgentModels struct {
 	Models []string `json:"models,omitempty"`
 	// Isolation is the agent's tasks' isolation over the global one ("" for the global's).
 	Isolation string `json:"isolation,omitempty"`
+	// Worker is where the agent's tasks run when asyncagents_task names none: a worker's name,
+	// "auto" or "local" ("" for local).
+	Worker string `json:"worker,omitempty"`
 }
 
 // Isolation settings: where a task's child works.
@@ -281,6 +289,13 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.CancelOnParentAbort == nil {
 		c.CancelOnParentAbort = Bool(true)
+	}
+	if len(c.Workers) > 0 {
+		ws := make(map[string]WorkerConfig, len(c.Workers))
+		for n, w := range c.Workers {
+			ws[n] = w.withDefaults()
+		}
+		c.Workers = ws
 	}
 	if c.TaskTimeoutMs < 0 {
 		c.TaskTimeoutMs = 0
