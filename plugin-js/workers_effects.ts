@@ -6,7 +6,7 @@
 
 import type { Effect } from "../bridge/core";
 import { createBody, permissionReplyBody, promptBody, summarizeBody, type Perform } from "./effects";
-import { request, type Remote } from "./workers_client";
+import { request } from "./workers_client";
 import type { WorkerFollowers } from "./workers_follow";
 import { createWorktree, diffWorktree, removeWorktree, REQUEST_MS } from "./workers_worktree";
 
@@ -15,8 +15,8 @@ export const HEALTH_MS = 5_000;
 /** A compaction waits for the model's summary: OpenCode answers once it is done. */
 export const SUMMARIZE_MS = 600_000;
 
-/** An effect as the core sends it for a worker. */
-export type WorkerEffect = Effect & { worker?: string; remote?: Remote; path?: string };
+/** An effect as the core sends it for a worker (worker and remote set). */
+export type WorkerEffect = Effect;
 
 interface SessionRoute {
   /** What the request does, for its error text (the same words as the local executor's). */
@@ -94,5 +94,5 @@ export async function performOnWorker(e: WorkerEffect, followers: WorkerFollower
 
 /** perform, with every effect that names a worker carried out on that worker instead. */
 export function onWorkers(perform: Perform, followers: WorkerFollowers): Perform {
-  return (e: Effect) => ((e as WorkerEffect).worker ? performOnWorker(e as WorkerEffect, followers) : perform(e));
+  return (e: Effect) => (e.worker ? performOnWorker(e, followers) : perform(e));
 }
