@@ -64,7 +64,7 @@ test("a clone that is no git repository fails with OpenCode's words and the stat
   w.fake.on("POST /experimental/worktree", () => Response.json({ name: "WorktreeNotGitError", data: { message: "Worktrees are only supported for git projects" } }, { status: 400 }));
   const failed = on({ kind: "worker.worktree.create", directory: "/not/git", taskID: "tsk_1" }).then(() => "", (e: Error) => e.message);
   (await w.fake.nthStream(1)).send({ payload: { type: "server.connected", properties: {} } });
-  expect(await failed).toBe("worker w1: Worktrees are only supported for git projects (400)");
+  expect(await failed).toBe("worker w1: making the worktree: Worktrees are only supported for git projects (400)");
 });
 
 test("diff reads the patch from a throwaway session's shell in the worktree, then deletes that session", async () => {
