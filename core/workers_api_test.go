@@ -55,3 +55,22 @@ func TestNoPasswordAnywhere(t *testing.T) {
 	require.Contains(t, all, `"passwordEnv":"W1_PASSWORD"`, "the effects name the variable")
 	noSecret(t, all)
 }
+
+// The status API sends the host to the worker for a remote task's logs and conversation.
+func TestLogsOfARemoteTaskAreReadOnItsWorker(t *testing.T) {
+	h := newWK(t, twoWorkers(nil))
+	h.state("w1", true, "")
+	r, _ := h.launchOn("a", "w1")
+	tk := h.taskOf(r)
+	for _, path := range []string{"/v1/tasks/" + tk.ID + "/logs", "/v1/tasks/" + tk.ID + "/messages"} {
+		resp := h.m.ServeHTTP(apiGet(path, ""), tasktest.APIConfig, h.now)
+		require.Equal(t, 200, resp.Status, path)
+		require.Equal(t, "w1", resp.Worker, path)
+		require.Equal(t, "/srv/w1/repo", resp.Directory, path)
+		require.Equal(t, "W1_PASSWORD", resp.Remote.PasswordEnv, path)
+	}
+	local, _ := h.launchOn("b", "local")
+	resp := h.m.ServeHTTP(apiGet("/v1/tasks/"+h.taskOf(local).ID+"/logs", ""), tasktest.APIConfig, h.now)
+	require.Empty(t, resp.Worker)
+	require.Nil(t, resp.Remote)
+}
