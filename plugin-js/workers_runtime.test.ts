@@ -10,6 +10,7 @@ import { compile } from "../bridge/core";
 import { fakeOpenCode } from "./fake_opencode";
 import { fakeWorker, frame, until, type FakeWorker } from "./fake_worker";
 import { noHistory } from "./history";
+import { sessionMessages } from "./local";
 import { Runtime } from "./runtime";
 import { onWorkers } from "./workers_effects";
 import { WorkerFollowers } from "./workers_follow";
@@ -47,7 +48,7 @@ afterEach(() => {
 test("a task on a worker runs there and reports to the parent as a local one does, naming the worker", async () => {
   const oc = fakeOpenCode();
   followers = new WorkerFollowers((ev) => void rt!.feed(ev));
-  const config = { workers: { w1: { url: fake.url, passwordEnv: "AA_TEST_RT_W1_PASSWORD", directory: DIR } } };
+  const config = { api: { token: "tok" }, workers: { w1: { url: fake.url, passwordEnv: "AA_TEST_RT_W1_PASSWORD", directory: DIR } } };
   rt = new Runtime(module, config, onWorkers(oc.perform, followers), () => {}, { env: { home: "/nonexistent" }, open: () => noHistory });
   // The start follows the worker: its stream opens, and its server.connected makes it up.
   const stream = await fake.nthStream(1);
@@ -71,6 +72,15 @@ test("a task on a worker runs there and reports to the parent as a local one doe
   expect(notice.parts!.map((p) => p.text).join("\n")).toContain("the remote answer");
   expect(notice.parts!.map((p) => p.text).join("\n")).toContain("w1");
   expect(JSON.stringify(oc.performed)).not.toContain(PW);
+
+  // The status API's logs of that task are read on the worker, as local.ts wires them.
+  const taskID = answer.output.split("\n")[0].replace("task_id: ", "");
+  const res = rt.http({ method: "GET", path: `/v1/tasks/${taskID}/logs`, query: "", headers: { host: "127.0.0.1:5165", authorization: "Bearer tok" }, subscribers: 0 });
+  expect([res.logs, res.worker, res.directory]).toEqual(["ses_remote", "w1", DIR]);
+  const reads = fake.seen.length;
+  const logs = (await sessionMessages((e) => rt!.run(e))(res.logs!, res)) as any[];
+  expect(logs.at(-1).parts[0].text).toBe("the remote answer");
+  expect(fake.seen.slice(reads).map((s) => [s.path, s.directory])).toEqual([["/session/ses_remote/message", DIR]]);
 }, 20_000);
 
 test("a worker whose password is wrong fails a launch placed on it, naming the worker and the 401", async () => {
