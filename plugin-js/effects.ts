@@ -6,6 +6,7 @@ import type { Effect } from "../bridge/core";
 import type { TmuxPanes } from "./tmux";
 import { WORKTREE_EFFECTS, type WorktreeEffect } from "./worktree";
 import { ownWorktree } from "./shared";
+import { IMPORT_EFFECTS } from "./worktree_import";
 
 // The slice of the v1 SDK client this file uses. Typed loosely on purpose: the server accepts
 // fields (session permission) that the v1 types lack.
@@ -49,6 +50,16 @@ export function promptBody(e: Effect) {
   return { agent: e.agent || undefined, parts: e.parts, tools: e.tools, noReply: e.noReply || undefined, model: modelRef(e) };
 }
 
+/** session.summarize's body: compacts with the attempt's model, then OpenCode continues on its own. */
+export function summarizeBody(e: Effect) {
+  return { ...modelRef(e), auto: true };
+}
+
+/** permission.reply's body (OpenCode 1.18's /permission/{requestID}/reply). */
+export function permissionReplyBody(e: Effect) {
+  return { reply: e.answer, message: e.message || undefined };
+}
+
 /** tui.showToast's body, as OpenCode's API takes it. */
 export function toastBody(e: Effect) {
   return { title: e.title || undefined, message: e.message ?? "", variant: e.variant || "info" };
@@ -68,7 +79,7 @@ export function makeExecutor(client: Client, directory: string, tmux?: TmuxPanes
     // An isolated task's session lives in its worktree's instance: every request about it names
     // that directory (OpenCode's ?directory=); empty means the plugin's own.
     const query = { directory: (e as { directory?: string }).directory || directory };
-    const worktree = WORKTREE_EFFECTS[e.kind];
+    const worktree = WORKTREE_EFFECTS[e.kind] ?? IMPORT_EFFECTS[e.kind];
     if (worktree) {
       // A worktree effect's directory is the project; empty means the plugin's own.
       const w = { ...(e as unknown as WorktreeEffect), directory: query.directory };
@@ -102,7 +113,7 @@ export function makeExecutor(client: Client, directory: string, tmux?: TmuxPanes
       case "session.summarize":
         // Compacts the session with the attempt's model; OpenCode answers once it is done and, with
         // auto, then continues the session on its own: that continuation is the retry.
-        unwrap("compacting the session", await client.session.summarize({ path: { id: e.sessionID }, body: { ...modelRef(e), auto: true }, query }));
+        unwrap("compacting the session", await client.session.summarize({ path: { id: e.sessionID }, body: summarizeBody(e), query }));
         return null;
       case "session.delete":
         unwrap("deleting the session", await client.session.delete({ path: { id: e.sessionID }, query }));
@@ -114,7 +125,7 @@ export function makeExecutor(client: Client, directory: string, tmux?: TmuxPanes
       case "permission.reply":
         unwrap(
           "answering the permission request",
-          await client._client!.post({ url: "/permission/{requestID}/reply", path: { requestID: e.requestID }, query, body: { reply: e.answer, message: e.message || undefined } }),
+          await client._client!.post({ url: "/permission/{requestID}/reply", path: { requestID: e.requestID }, query, body: permissionReplyBody(e) }),
         );
         return null;
       // No reply, and a toast that fails (no TUI attached to this server) is ignored.

@@ -4,12 +4,14 @@
 // start (see index.ts).
 
 import { readFileSync } from "node:fs";
-import type { CoreConfig } from "../bridge/core";
+import type { CoreConfig, Effect } from "../bridge/core";
 import { fileHistory } from "./history";
 import { Runtime, type StorageEnv } from "./runtime";
-import { ApiServer, type OwnFile } from "./server";
+import { ApiServer, type ApiDeps, type OwnFile } from "./server";
 import { directly, type DirectServer } from "./direct";
 import type { Perform } from "./effects";
+import { onWorkers } from "./workers_effects";
+import { WorkerFollowers } from "./workers_follow";
 
 /** Everything the core's side needs, as plain data: it crosses to the Worker by postMessage. */
 export interface CoreSetup {
@@ -44,7 +46,7 @@ export function startLocal(
   log: Log,
   onServer?: (file: OwnFile) => void,
   thread?: string,
-): { runtime: Runtime; api?: ApiServer } {
+): { runtime: Runtime; api?: ApiServer; followers: WorkerFollowers } {
   // The server binds as soon as the core says where (its ports and server.json), before the
   // history is restored: a client that finds server.json waits for the restore in the socket's
   // queue instead of finding nothing, and binding is off the restart's critical path.
@@ -69,6 +71,9 @@ export function startLocal(
     onServer?.(file);
   };
   if (setup.direct) perform = directly(setup.direct, perform);
+  // The workers' streams feed the core; an effect naming a worker goes to that worker.
+  const followers = new WorkerFollowers((ev) => void runtime.feed(ev));
+  perform = onWorkers(perform, followers);
   const runtime = new Runtime(module, setup.config, perform, log, {
     env: setup.env,
     open: fileHistory,
@@ -77,16 +82,24 @@ export function startLocal(
     startedAt: setup.startedAt,
     options: setup.options,
   });
-  if (!setup.apiEnabled) return { runtime };
+  if (!setup.apiEnabled) return { runtime, followers };
   api = new ApiServer({
     http: (req) => runtime.http(req),
-    logs: (sessionID) => runtime.run({ id: 0, kind: "session.messages", sessionID }),
+    logs: sessionMessages((e) => runtime.run(e)),
     conversation: (messages) => runtime.conversation(messages),
     log,
     asset: (name) => (name === "dashboard" ? dashboardPage(setup.dashboardPath, log) : undefined),
   });
   runtime.onBroadcast((frame) => api!.broadcast(frame));
-  return { runtime, api };
+  return { runtime, api, followers };
+}
+
+/**
+ * The status API's read of a child session's messages (/logs, /messages): on its worker when the
+ * core's answer names one (the effect then goes there, see onWorkers), else on the local OpenCode.
+ */
+export function sessionMessages(run: (e: Effect) => Promise<unknown>): ApiDeps["logs"] {
+  return (sessionID, where) => run({ id: 0, kind: "session.messages", sessionID, ...(where.worker ? where : {}) });
 }
 
 let page: Uint8Array<ArrayBuffer> | undefined;
