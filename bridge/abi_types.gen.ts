@@ -152,6 +152,13 @@ export const VIEW_NO_SERVER = "No asyncagents server in this OpenCode: put the s
 /** NoServerAfterMs leaves the plugin time to load its core and write its server file. */
 export const VIEW_NO_SERVER_AFTER_MS = 15000;
 
+/**
+ * OnWorkerPrefix comes before a worker's name wherever a task on a worker is shown ("on worker
+ * w1"): the terminal UI's rows, the dashboard's task list and task page (which read it as
+ * VIEW_ON_WORKER), the tools' answers and the notices.
+ */
+export const VIEW_ON_WORKER = "on worker ";
+
 /** Request is the envelope a host sends: one operation, the time, and the operation's input. */
 export interface CoreRequest {
   op: string;
@@ -770,6 +777,11 @@ export interface Task {
   description: string;
   prompt: string;
   agent: string;
+  /**
+   * Worker is the worker the task runs on ("" for the local OpenCode): its child session
+   * lives there (docs/rationale/workers.md). Only its name: never its URL or credentials.
+   */
+  worker?: string;
   status: "running" | "completed" | "error" | "cancelled" | "resumed" | "queued";
   /**
    * NoticeOwed is when the task's notice to its parent fell due (its end), while OpenCode has
@@ -1058,7 +1070,10 @@ export interface ViewRow {
   elapsed: string;
   /** Usage is the cost when OpenCode priced the model, else the tokens, else "". */
   usage?: string;
-  /** Detail is agent, elapsed and usage joined, the row's second line. */
+  /**
+   * Detail is agent (and the worker it runs on: "general on worker w1"), elapsed and usage
+   * joined, the row's second line.
+   */
   detail: string;
   /**
    * Note says why the task needs a look (stalled, waiting for permission, OpenCode retrying
@@ -1466,6 +1481,8 @@ export interface View {
    * file of its worktree, in the same order.
    */
   changes?: string[];
+  /** Worker is the worker the task runs on, "" for local. */
+  worker?: string;
   /**
    * Attempts are the model attempts as a page lists them, nil when there is nothing to show
    * (no chain of models, or one model that did not fail).
