@@ -23,6 +23,10 @@ func TestListRowsTellAlikeTasksApart(t *testing.T) {
 	require.Equal(t, "…bb2222", l.Rows[1].ShortID)
 	require.Equal(t, "job 1, job 2 · started 1h ago · …bb2222 · general · 1h00m", l.Rows[1].ListDetail)
 	require.Equal(t, "Fix the login · started 1h ago · …aa1111 · general · 1s", l.Rows[2].ListDetail)
+	tasks[0].Worker = "w1"
+	l = TaskList(tasks, 3_800_000, Opts{}, "")
+	require.Equal(t, "on worker w1 · Fix the login · started 1h ago · …aa1111 · general · 1s", l.Rows[2].ListDetail,
+		"the worker first, where the dialog does not cut it, and once")
 	require.Equal(t, "Keep running", l.CancelKeep)
 	require.Equal(t, "Cancel task", l.CancelConfirm)
 }

@@ -99,7 +99,7 @@ func MakeRow(t *task.Task, now int64, o Opts) Row {
 	}
 	r.Elapsed = text.Elapsed(t.Duration(now))
 	r.Usage = Usage(t)
-	r.Detail = joinNonEmpty(" · ", joinNonEmpty(" ", r.Agent, OnWorker(t.Worker)), r.Elapsed, r.Usage)
+	r.Detail = detail(r, OnWorker(t.Worker))
 	if note, warn := attention(t, now); note != "" {
 		r.Note = note
 		if warn {
@@ -110,6 +110,11 @@ func MakeRow(t *task.Task, now int64, o Opts) Row {
 		r.Cancel = cancelPrompt(t.Description)
 	}
 	return r
+}
+
+// detail is a row's agent (followed by where, when given), elapsed time and usage, joined.
+func detail(r Row, where string) string {
+	return joinNonEmpty(" · ", joinNonEmpty(" ", r.Agent, where), r.Elapsed, r.Usage)
 }
 
 // attention is the note of a task that needs a look, and whether it is a warning. Checked in
@@ -260,7 +265,8 @@ func TaskList(tasks []*task.Task, now int64, o Opts, query string) List {
 		if !matches(r, query) {
 			continue
 		}
-		r.ListDetail = joinNonEmpty(" · ", r.Origin, started(text.Ago(now-t.StartedAt)), r.ShortID, r.Detail, r.Note)
+		// The worker first: the dialog cuts the line at its width.
+		r.ListDetail = joinNonEmpty(" · ", OnWorker(t.Worker), r.Origin, started(text.Ago(now-t.StartedAt)), r.ShortID, detail(r, ""), r.Note)
 		l.Live = l.Live || r.Group == GroupRunning
 		l.Rows = append(l.Rows, r)
 	}
