@@ -115,3 +115,7 @@ func budgetSteps(used, limit int) string {
 }
 func budgetTokens(used, limit string) string { return used + " of " + limit + " tokens" }
 func budgetCost(used, limit string) string   { return used + " of " + limit }
+
+// AgentOn is the task's agent, with the worker it runs on when it is not local ("explore on
+// worker w1").
+func AgentOn(t *task.Task) string { return joinNonEmpty(" ", t.Agent, OnWorker(t.Worker)) }

@@ -28,7 +28,9 @@ type Row struct {
 	Tone        string `json:"tone"`
 	Description string `json:"description"`
 	Agent       string `json:"agent"`
-	Elapsed     string `json:"elapsed"`
+	// Worker is the worker the task runs on, "" for local; Detail names it after the agent.
+	Worker  string `json:"worker,omitempty"`
+	Elapsed string `json:"elapsed"`
 	// Usage is the cost when OpenCode priced the model, else the tokens, else "".
 	Usage string `json:"usage,omitempty"`
 	// Detail is agent (and the worker it runs on: "general on worker w1"), elapsed and usage
@@ -83,7 +85,7 @@ type Opts struct {
 
 // MakeRow is the row of t at now.
 func MakeRow(t *task.Task, now int64, o Opts) Row {
-	r := Row{ID: t.ID, SessionID: t.ChildSession(), Description: t.Description, Agent: t.Agent,
+	r := Row{ID: t.ID, SessionID: t.ChildSession(), Description: t.Description, Agent: t.Agent, Worker: t.Worker,
 		ParentSessionID: t.ParentSessionID}
 	switch {
 	case t.Queued:
@@ -99,7 +101,7 @@ func MakeRow(t *task.Task, now int64, o Opts) Row {
 	}
 	r.Elapsed = text.Elapsed(t.Duration(now))
 	r.Usage = Usage(t)
-	r.Detail = detail(r, OnWorker(t.Worker))
+	r.Detail = joinNonEmpty(" · ", AgentOn(t), r.Elapsed, r.Usage)
 	if note, warn := attention(t, now); note != "" {
 		r.Note = note
 		if warn {
@@ -110,11 +112,6 @@ func MakeRow(t *task.Task, now int64, o Opts) Row {
 		r.Cancel = cancelPrompt(t.Description)
 	}
 	return r
-}
-
-// detail is a row's agent (followed by where, when given), elapsed time and usage, joined.
-func detail(r Row, where string) string {
-	return joinNonEmpty(" · ", joinNonEmpty(" ", r.Agent, where), r.Elapsed, r.Usage)
 }
 
 // attention is the note of a task that needs a look, and whether it is a warning. Checked in
@@ -266,7 +263,7 @@ func TaskList(tasks []*task.Task, now int64, o Opts, query string) List {
 			continue
 		}
 		// The worker first: the dialog cuts the line at its width.
-		r.ListDetail = joinNonEmpty(" · ", OnWorker(t.Worker), r.Origin, started(text.Ago(now-t.StartedAt)), r.ShortID, detail(r, ""), r.Note)
+		r.ListDetail = joinNonEmpty(" · ", OnWorker(t.Worker), r.Origin, started(text.Ago(now-t.StartedAt)), r.ShortID, joinNonEmpty(" · ", r.Agent, r.Elapsed, r.Usage), r.Note)
 		l.Live = l.Live || r.Group == GroupRunning
 		l.Rows = append(l.Rows, r)
 	}
