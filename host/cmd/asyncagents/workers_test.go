@@ -21,11 +21,17 @@ import (
 // serverFileFor writes a live server file of this process for project, pointing at srv.
 func serverFileFor(t *testing.T, home, project string, srv *httptest.Server, token string) {
 	t.Helper()
+	writeServerFile(t, home, project, srv, token, false)
+}
+
+// writeServerFile writes it as the plugin does, or as `asyncagents serve` does (readOnly).
+func writeServerFile(t *testing.T, home, project string, srv *httptest.Server, token string, readOnly bool) {
+	t.Helper()
 	require.NoError(t, os.MkdirAll(project, 0o700))
 	st := core.StoragePaths("", home, project)
 	_, start := host.ProcStart(os.Getpid())
 	port := srv.Listener.Addr().(*net.TCPAddr).Port
-	f := core.ServerFile{Port: port, PID: os.Getpid(), ProcStart: start, StartedAt: "2025-01-01T00:00:00.000Z", URL: srv.URL, Token: token, Auth: "token"}
+	f := core.ServerFile{Port: port, PID: os.Getpid(), ProcStart: start, StartedAt: "2025-01-01T00:00:00.000Z", URL: srv.URL, Token: token, Auth: "token", ReadOnly: readOnly}
 	require.NoError(t, host.WriteServerFile(core.ServerFilePath(st.ServerDir, os.Getpid()), f.Content()))
 }
 
@@ -120,4 +126,17 @@ func TestWorkersListsTheRunningPluginsWorkers(t *testing.T) {
 	require.Equal(t, 1, run([]string{"workers", "--project", project, "--wasm", wasm}, &stdout, &stderr))
 	require.Contains(t, stderr.String(), "did not list its workers: 401")
 	require.Empty(t, stdout.String())
+}
+
+// From `asyncagents serve`'s read-only server (no plugin runs), the table comes with a line on
+// stderr saying which server answered: it follows no worker, so their health is unknown there.
+func TestWorkersFromTheReadOnlyServerSaysSo(t *testing.T) {
+	wasm, home, project := cliSetup(t)
+	srv := httptest.NewServer(&host.APIServer{Core: workersCore(t, wasm), Now: func() int64 { return time.Now().UnixMilli() }})
+	defer srv.Close()
+	writeServerFile(t, home, project, srv, "tok", true)
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, run([]string{"workers", "--project", project, "--wasm", wasm}, &stdout, &stderr), stderr.String())
+	require.Contains(t, stderr.String(), "from the read-only server of asyncagents serve")
+	require.Contains(t, stdout.String(), "NAME ")
 }
