@@ -45,6 +45,9 @@ func TestListFilterKeepsNewestFirst(t *testing.T) {
 	require.Len(t, TaskList(tasks, 10_000, Opts{}, "session").Rows, 5, "the origin matches")
 	require.Equal(t, []string{"bg_b"}, ids(TaskList(tasks, 10_000, Opts{}, "bg_b").Rows), "an ID")
 	require.Empty(t, TaskList(tasks, 10_000, Opts{}, "bg_").Rows, "too short to name an ID")
+	tasks[3].Worker = "w1"
+	require.Equal(t, []string{"bg_d"}, ids(TaskList(tasks, 10_000, Opts{}, "W1").Rows), "the worker's name")
+	require.Equal(t, []string{"bg_d"}, ids(TaskList(tasks, 10_000, Opts{}, "worker").Rows), "on a worker")
 	none := TaskList(tasks, 10_000, Opts{}, "nothing")
 	require.Empty(t, none.Rows)
 	require.Equal(t, `No background task matches "nothing"`, none.Empty)

@@ -270,7 +270,8 @@ func TaskList(tasks []*task.Task, now int64, o Opts, query string) List {
 	return l
 }
 
-// matches reports whether query, in any case, is in the row's description, origin or agent, or
+// matches reports whether query, in any case, is in the row's description, origin, agent or
+// "on worker w1" (so "worker" keeps the remote tasks, "w1" those of w1), or
 // in its IDs once it is long enough (idQueryMin) to name one: "job 1" must not match every ID
 // with a 1 in it.
 func matches(r Row, query string) bool {
@@ -278,7 +279,7 @@ func matches(r Row, query string) bool {
 	if q == "" {
 		return true
 	}
-	for _, f := range []string{r.Description, r.Origin, r.Agent} {
+	for _, f := range []string{r.Description, r.Origin, r.Agent, OnWorker(r.Worker)} {
 		if strings.Contains(strings.ToLower(f), q) {
 			return true
 		}
