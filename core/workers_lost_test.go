@@ -29,12 +29,12 @@ func TestLostWorkerFailsItsTasks(t *testing.T) {
 	require.Len(t, armed, 1)
 	require.Equal(t, int64(30_000), armed[0].DelayMs)
 	// A prompt that fails meanwhile (a steer) does not fail the task.
-	h.run(Event{Type: EventToolCall, CallID: "call_m", Tool: ToolMessage, SessionID: "ses_p", Args: json.RawMessage(`{"task_id":"` + tk.ID + `","message":"also this"}`)})
-	for _, p := range ofKind(h.effects, EffectPromptAsync) {
-		if p.TaskID == tk.ID && p.Reply && h.m.pending[p.ID].kind != "" {
-			h.run(Event{Type: EventEffectDone, EffectID: p.ID, Error: "connection refused"})
-		}
-	}
+	h.now += 10
+	eff = h.m.Step(h.now, Event{Type: EventToolCall, CallID: "call_m", Tool: ToolMessage, SessionID: "ses_p", Args: json.RawMessage(`{"task_id":"` + tk.ID + `","message":"also this"}`)})
+	steer := ofKind(eff, EffectPromptAsync)
+	require.Len(t, steer, 1)
+	require.Equal(t, "w1", steer[0].Worker)
+	h.run(Event{Type: EventEffectDone, EffectID: steer[0].ID, Error: "connection refused"})
 	require.Equal(t, task.StatusRunning, tk.Status)
 	h.run(Event{Type: EventTimer, TimerID: workerLostPrefix + "w1"})
 	require.Equal(t, task.StatusError, tk.Status)
@@ -111,4 +111,16 @@ func TestRestoredRemoteTasks(t *testing.T) {
 	require.Equal(t, "ses_bg_1", rd[0].SessionID)
 	h.run(Event{Type: EventEffectDone, EffectID: rd[0].ID, OK: true, Result: json.RawMessage(`[{"info":{"id":"u1","role":"user","time":{"created":900001}},"parts":[]}]`)})
 	require.Equal(t, task.StatusRunning, h.m.task("bg_1").Status, "still busy on w1: followed on")
+}
+
+// A task placed on a worker whose stream is not up (its health answered) arms the lost timer:
+// a stream that never comes up does not leave the task at work for ever.
+func TestPlacedOnAWorkerNotUpArmsTheLostTimer(t *testing.T) {
+	h := newWK(t, twoWorkers(nil))
+	r, eff := h.launchOn("a", "w1")
+	tk := h.taskOf(r)
+	require.Len(t, timersNamed(eff, workerLostPrefix+"w1"), 1)
+	h.run(Event{Type: EventTimer, TimerID: workerLostPrefix + "w1"})
+	require.Equal(t, task.StatusError, tk.Status)
+	require.Equal(t, "worker w1 was lost: its event stream never came up", tk.Error.Message)
 }
