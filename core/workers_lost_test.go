@@ -64,6 +64,18 @@ func TestWorkerBackBeforeTheLimit(t *testing.T) {
 	require.Equal(t, "finished while away", tk.Result)
 	h.run(Event{Type: EventTimer, TimerID: workerLostPrefix + "w1"})
 	require.Equal(t, task.StatusCompleted, tk.Status)
+	// The idle that arrives late on the stream, a second return and the poll tell nothing twice.
+	h.answerOn("w1", tk.SessionID, "finished while away")
+	h.state("w1", true, "")
+	h.poll()
+	h.from("", "session.idle", `{"sessionID":"ses_p"}`)
+	notices := 0
+	for _, p := range ofKind(h.effects, EffectPromptAsync) {
+		if p.Notice {
+			notices++
+		}
+	}
+	require.Equal(t, 1, notices, "one notice")
 }
 
 // With rerunLost, a lost task starts again as a new session elsewhere.
