@@ -44,6 +44,12 @@ func TasksTable(tasks []task.Task, now int64) string {
 		}
 		rows = append(rows, row)
 	}
+	return alignColumns(rows)
+}
+
+// alignColumns writes rows as a terminal table: each column as wide as its widest cell plus two
+// spaces, the last column unpadded.
+func alignColumns(rows [][]string) string {
 	widths := make([]int, len(rows[0]))
 	for _, r := range rows {
 		for i, c := range r {
