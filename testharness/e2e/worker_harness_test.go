@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,9 +14,9 @@ import (
 	"github.com/asyncagents/asyncagents/testharness/ocserve"
 )
 
-// fleet is a parent OpenCode with the plugin and its workers: each worker a plain `opencode
-// serve` (no plugin) on its own home and its own git clone of the parent's project, with its
-// own password, all on the one mock model.
+// fleet is a parent OpenCode with the plugin and its workers (ocserve.StartFleet): each worker a
+// plain `opencode serve` (no plugin) on its own home and its own git clone of the parent's
+// project, with its own password, all on the one mock model.
 type fleet struct {
 	*env
 	workers map[string]*ocserve.Server // by name: w1, w2, ...
@@ -34,40 +32,14 @@ type fleetOptions struct {
 	password func(name, real string) string
 }
 
-// passwordEnv names the variable the parent reads worker name's password from.
-func passwordEnv(name string) string { return strings.ToUpper(name) + "_PASSWORD" }
-
-// startFleet prepares the parent's project (the isolation files, committed), starts the workers
-// on clones of it, writes the parent's asyncagents.json with `workers` pointing at them, and
-// starts the parent with the passwords in its environment.
+// startFleet starts a fleet on the isolation project's files (committed) and the script.
 func startFleet(t *testing.T, script mockmodel.Script, fo fleetOptions) *fleet {
 	t.Helper()
 	model := mockmodel.Start(t, script)
-	opt := ocserve.Options{ModelURL: model.URL(), Plugins: []string{ocserve.PluginSpec(t)}, Files: isolatedFiles}
-	project := ocserve.Prepare(t, opt)
-	f := &fleet{workers: map[string]*ocserve.Server{}}
-	entries := map[string]any{}
-	for i := 1; i <= fo.workers; i++ {
-		name := fmt.Sprintf("w%d", i)
-		w := ocserve.StartWorker(t, ocserve.WorkerOptions{ModelURL: model.URL(), CloneOf: project.Dir})
-		f.workers[name], f.names = w, append(f.names, name)
-		entry := map[string]any{"url": w.URL, "passwordEnv": passwordEnv(name), "directory": w.Dir}
-		maps.Copy(entry, fo.worker)
-		entries[name] = entry
-		pw := w.Password()
-		if fo.password != nil {
-			pw = fo.password(name, pw)
-		}
-		opt.Env = append(opt.Env, passwordEnv(name)+"="+pw)
-	}
-	cfg := map[string]any{"workers": entries}
-	maps.Copy(cfg, fo.config)
-	b, err := json.MarshalIndent(cfg, "", "  ")
-	require.NoError(t, err)
-	writeFile(t, filepath.Join(project.Dir, ".opencode", "asyncagents.json"), string(b))
-	f.opt = opt
-	f.env = &env{t: t, model: model, oc: ocserve.Launch(t, project, opt)}
-	return f
+	fl := ocserve.StartFleet(t, ocserve.FleetOptions{
+		Parent:  ocserve.Options{ModelURL: model.URL(), Plugins: []string{ocserve.PluginSpec(t)}, Files: isolatedFiles},
+		Workers: fo.workers, Config: fo.config, Worker: fo.worker, Password: fo.password})
+	return &fleet{env: &env{t: t, model: model, oc: fl.Parent}, workers: fl.Workers, names: fl.Names, opt: fl.Options}
 }
 
 // restartParent ends the parent (kill -9 when kill, else SIGTERM) and starts it again on the
