@@ -43,7 +43,10 @@ func TestWorkerKilledMidTaskFailsAfterLostAfterMs(t *testing.T) {
 		"CHILD doomed": func(r mockmodel.Request) mockmodel.Reply {
 			return workThen(r, mockmodel.Reply{Text: "never", Delay: stallLong})
 		},
-		"CHILD steady": func(mockmodel.Request) mockmodel.Reply { steady.wait(120 * time.Second); return mockmodel.Reply{Text: "steady result"} },
+		"CHILD steady": func(mockmodel.Request) mockmodel.Reply {
+			steady.wait(120 * time.Second)
+			return mockmodel.Reply{Text: "steady result"}
+		},
 	}, map[string][]mockmodel.ToolCall{"LAUNCH": {remoteCall("Doomed", "CHILD doomed", "w1"), remoteCall("Steady", "CHILD steady", "w2")}}),
 		fleetOptions{workers: 2, worker: map[string]any{"lostAfterMs": lostAfter.Milliseconds()}})
 	f.waitWorkersUp()
@@ -94,8 +97,11 @@ func TestWorkerKilledMidTaskFailsAfterLostAfterMs(t *testing.T) {
 func TestWorkerPausedTenSecondsLosesNothing(t *testing.T) {
 	hold := newGate(t)
 	f := startFleet(t, childScript(map[string]func(mockmodel.Request) mockmodel.Reply{
-		"CHILD paused": func(mockmodel.Request) mockmodel.Reply { hold.wait(120 * time.Second); return mockmodel.Reply{Text: "paused result"} },
-		"CHILD after":  func(mockmodel.Request) mockmodel.Reply { return mockmodel.Reply{Text: "after result"} },
+		"CHILD paused": func(mockmodel.Request) mockmodel.Reply {
+			hold.wait(120 * time.Second)
+			return mockmodel.Reply{Text: "paused result"}
+		},
+		"CHILD after": func(mockmodel.Request) mockmodel.Reply { return mockmodel.Reply{Text: "after result"} },
 	}, map[string][]mockmodel.ToolCall{
 		"LAUNCH": {remoteCall("Paused", "CHILD paused", "w1")},
 		"AGAIN":  {remoteCall("After", "CHILD after", "w1")},
@@ -109,7 +115,7 @@ func TestWorkerPausedTenSecondsLosesNothing(t *testing.T) {
 
 	w := f.workers["w1"]
 	w.Pause()
-	hold.open() // the child's answer reaches a frozen worker
+	hold.open()                  // the child's answer reaches a frozen worker
 	time.Sleep(10 * time.Second) // the fault under test: the worker frozen for 10 s
 	task, _ := findStoredTask(f.oc, id)
 	require.Equal(t, "running", string(task.Status), "a 10 s pause fails nothing")
@@ -174,8 +180,14 @@ func TestWorkerWrongPasswordIsNamedAndNeverShown(t *testing.T) {
 func TestWorkerParentRestartReconcilesRemoteTasks(t *testing.T) {
 	first, second := newGate(t), newGate(t)
 	f := startFleet(t, childScript(map[string]func(mockmodel.Request) mockmodel.Reply{
-		"CHILD r1": func(mockmodel.Request) mockmodel.Reply { first.wait(120 * time.Second); return mockmodel.Reply{Text: "result r1"} },
-		"CHILD r2": func(mockmodel.Request) mockmodel.Reply { second.wait(180 * time.Second); return mockmodel.Reply{Text: "result r2"} },
+		"CHILD r1": func(mockmodel.Request) mockmodel.Reply {
+			first.wait(120 * time.Second)
+			return mockmodel.Reply{Text: "result r1"}
+		},
+		"CHILD r2": func(mockmodel.Request) mockmodel.Reply {
+			second.wait(180 * time.Second)
+			return mockmodel.Reply{Text: "result r2"}
+		},
 	}, map[string][]mockmodel.ToolCall{"LAUNCH": {remoteCall("R1", "CHILD r1", "w1"), remoteCall("R2", "CHILD r2", "w2")}}),
 		fleetOptions{workers: 2})
 	f.waitWorkersUp()
