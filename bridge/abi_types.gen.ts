@@ -315,6 +315,12 @@ export interface CoreEventFields {
   error?: string;
   /** opencode */
   event?: OpenCodeEvent;
+  /**
+   * Worker: on an opencode event, the worker whose stream it came from ("" for the local
+   * OpenCode); on worker.state, the worker whose stream changed, with Up (and Error when down).
+   */
+  worker?: string;
+  up?: boolean;
   /** timer.fired */
   timerID?: string;
 }
@@ -334,6 +340,12 @@ export interface Effect {
    * the plugin's own directory.
    */
   directory?: string;
+  /**
+   * Worker names the worker an effect is carried out on ("" for the local OpenCode), and Remote
+   * how to reach it: a session effect with them goes to Remote.URL with ?directory=Directory.
+   */
+  worker?: string;
+  remote?: Remote;
   /**
    * TaskID names the task a session effect works for (session.create has no session yet);
    * hosts may log or profile by it.
@@ -529,6 +541,8 @@ export interface CoreConfig {
   toasts?: string;
   /** API configures the status API (token, auth, limits), for the http op. */
   api?: APIConfig;
+  /** Workers are the other machines tasks may run on, by name (workers.go). */
+  workers?: Record<string, WorkerConfig>;
   /** Agents gives each agent its model chain (asyncagents.json, see file.go). */
   agents?: Record<string, AgentModels>;
   /** Fallback tunes the model fallback loop and its circuit breaker. */
@@ -769,6 +783,11 @@ export interface Task {
   description: string;
   prompt: string;
   agent: string;
+  /**
+   * Worker is the worker the task runs on ("" for the local OpenCode): its child session
+   * lives there (docs/rationale/workers.md). Only its name: never its URL or credentials.
+   */
+  worker?: string;
   status: "running" | "completed" | "error" | "cancelled" | "resumed" | "queued";
   /**
    * NoticeOwed is when the task's notice to its parent fell due (its end), while OpenCode has
@@ -999,6 +1018,18 @@ export interface OpenCodeEvent {
   properties: unknown;
 }
 
+/**
+ * Remote is how a host reaches a worker: basic auth with Username and the password in the
+ * environment variable PasswordEnv (the core never sees the password itself). Insecure allows
+ * http:// off loopback.
+ */
+export interface Remote {
+  url: string;
+  username: string;
+  passwordEnv: string;
+  insecure?: boolean;
+}
+
 /** PermissionRule is one rule of an OpenCode permission ruleset. */
 export interface PermissionRule {
   permission: string;
@@ -1141,6 +1172,36 @@ export interface APIConfig {
 }
 
 /**
+ * WorkerConfig is one worker: a plain `opencode serve` on another machine that runs tasks placed
+ * on it (docs/rationale/workers.md). The password is never here: only the name of the
+ * environment variable the host reads it from.
+ */
+export interface WorkerConfig {
+  /** URL is the worker's OpenCode server, absolute http(s), with no credentials in it. */
+  url: string;
+  /** Username is the basic auth user (OpenCode's default, "opencode", when unset). */
+  username?: string;
+  /** PasswordEnv names the environment variable that holds the worker's password. */
+  passwordEnv: string;
+  /** Directory is the repository's path on the worker. */
+  directory: string;
+  /** MaxTasks is how many tasks run on the worker at once. */
+  maxTasks?: number;
+  /**
+   * LostAfterMs is how long the worker's event stream may stay down before its running tasks
+   * count as lost.
+   */
+  lostAfterMs?: number;
+  /** Insecure allows http:// to a host that is not loopback. */
+  insecure?: boolean;
+  /**
+   * RerunLost starts a task lost with its worker again (a new attempt, placed again) instead
+   * of failing it.
+   */
+  rerunLost?: boolean;
+}
+
+/**
  * AgentModels is one agent's models: Models is the fallback chain, tried in order; Model is a
  * chain of one. Each is "provider/model" as OpenCode names models.
  */
@@ -1149,6 +1210,11 @@ export interface AgentModels {
   models?: string[];
   /** Isolation is the agent's tasks' isolation over the global one ("" for the global's). */
   isolation?: string;
+  /**
+   * Worker is where the agent's tasks run when asyncagents_task names none: a worker's name,
+   * "auto" or "local" ("" for local).
+   */
+  worker?: string;
 }
 
 /** FallbackConfig tunes the fallback loop (fallback.go). */
@@ -1388,7 +1454,12 @@ export interface PermissionRequest {
  * its diff for the dashboard (cut to the core's cap: DiffCut) and the merge state.
  */
 export interface Worktree {
+  /**
+   * Path is the local folder; "" for a task on a worker, whose worktree is WorkerPath, a folder
+   * of the worker's clone (its changes come home as a commit on Branch: worktree.import).
+   */
   path: string;
+  workerPath?: string;
   branch: string;
   base?: string;
   head?: string;
@@ -1465,6 +1536,8 @@ export interface View {
    * file of its worktree, in the same order.
    */
   changes?: string[];
+  /** Worker is the worker the task runs on, "" for local. */
+  worker?: string;
   /**
    * Attempts are the model attempts as a page lists them, nil when there is nothing to show
    * (no chain of models, or one model that did not fail).

@@ -45,7 +45,43 @@ const (
 	EffectWorktreeInspect = "worktree.inspect"
 	EffectWorktreeMerge   = "worktree.merge"
 	EffectWorktreeList    = "worktree.list"
+	// worktree.import turns a patch (Content) into a commit over Directory's HEAD on Branch,
+	// with Message, through a temporary index (the user's index, tree and branches untouched);
+	// replies {base, commit, files, diff, diffCut} (diff cut to MaxBytes), {commit: ""} for an
+	// empty patch, and fails with git's words when the patch does not apply. It brings a remote
+	// isolated task's changes home (docs/rationale/workers.md).
+	EffectWorktreeImport = "worktree.import"
 )
+
+// The worker effects (docs/rationale/workers.md): each carries Worker and Remote, how to reach
+// that worker's `opencode serve`. Session effects of a task on a worker carry them too, and the
+// host sends them to Remote.URL instead of the local OpenCode.
+const (
+	// worker.follow keeps one /global/event stream of the worker open (a second follow of the
+	// same worker is a no-op), reconnecting with backoff, and feeds its payloads back as opencode
+	// events with Worker set, and its state as worker.state events. No reply.
+	EffectWorkerFollow = "worker.follow"
+	// worker.health asks GET /global/health; replies {healthy, version}, or fails with a plain
+	// reason ("wrong username or password (401)", "connection refused", "timed out after 5 s").
+	EffectWorkerHealth = "worker.health"
+	// worker.worktree.create makes a worktree of the worker's clone (Directory) named TaskID;
+	// replies {directory, branch}. diff replies {patch}: the uncommitted changes of Directory
+	// (the worktree on the worker), untracked files included. remove deletes the worktree Path of
+	// the clone Directory and its branch; replies null.
+	EffectWorkerWorktreeCreate = "worker.worktree.create"
+	EffectWorkerWorktreeDiff   = "worker.worktree.diff"
+	EffectWorkerWorktreeRemove = "worker.worktree.remove"
+)
+
+// Remote is how a host reaches a worker: basic auth with Username and the password in the
+// environment variable PasswordEnv (the core never sees the password itself). Insecure allows
+// http:// off loopback.
+type Remote struct {
+	URL         string `json:"url"`
+	Username    string `json:"username"`
+	PasswordEnv string `json:"passwordEnv"`
+	Insecure    bool   `json:"insecure,omitempty"`
+}
 
 // Effect is one thing the core asks a host to do. When Reply is set, the host must feed back an
 // effect.done event with the same ID, whether the effect worked or not.
@@ -59,6 +95,10 @@ type Effect struct {
 	// worktree (the host sends OpenCode ?directory=), on a worktree effect the project. Empty:
 	// the plugin's own directory.
 	Directory string `json:"directory,omitempty"`
+	// Worker names the worker an effect is carried out on ("" for the local OpenCode), and Remote
+	// how to reach it: a session effect with them goes to Remote.URL with ?directory=Directory.
+	Worker string  `json:"worker,omitempty"`
+	Remote *Remote `json:"remote,omitempty"`
 	// TaskID names the task a session effect works for (session.create has no session yet);
 	// hosts may log or profile by it.
 	TaskID string `json:"taskID,omitempty"`

@@ -17,6 +17,9 @@ const (
 	EventTimer = "timer.fired"
 	// EventStart: the host is up and carries out effects; the core warms its caches.
 	EventStart = "start"
+	// EventWorkerState: a worker's event stream connected (Up, after its server.connected frame)
+	// or dropped (not Up, with the reason in Error; a 401 says so).
+	EventWorkerState = "worker.state"
 )
 
 // Event is one input to the state machine. Only the fields of its Type are read.
@@ -39,6 +42,10 @@ type Event struct {
 
 	// opencode
 	Event *OpenCodeEvent `json:"event,omitempty"`
+	// Worker: on an opencode event, the worker whose stream it came from ("" for the local
+	// OpenCode); on worker.state, the worker whose stream changed, with Up (and Error when down).
+	Worker string `json:"worker,omitempty"`
+	Up     bool   `json:"up,omitempty"`
 
 	// timer.fired
 	TimerID string `json:"timerID,omitempty"`

@@ -41,6 +41,11 @@ func appendEffect(b []byte, e *core.Effect) ([]byte, error) {
 	}
 	b = jsonw.OptString(b, "sessionID", e.SessionID)
 	b = jsonw.OptString(b, "directory", e.Directory)
+	b = jsonw.OptString(b, "worker", e.Worker)
+	var err error
+	if e.Remote != nil {
+		b, err = jsonw.KeyValue(b, "remote", e.Remote)
+	}
 	b = jsonw.OptString(b, "taskID", e.TaskID)
 	if e.Notice {
 		b = append(b, `,"notice":true`...)
@@ -51,8 +56,7 @@ func appendEffect(b []byte, e *core.Effect) ([]byte, error) {
 	}
 	b = jsonw.OptString(b, "parentID", e.ParentID)
 	b = jsonw.OptString(b, "title", e.Title)
-	var err error
-	if len(e.Permission) > 0 {
+	if err == nil && len(e.Permission) > 0 {
 		b, err = jsonw.KeyValue(b, "permission", e.Permission)
 	}
 	b = jsonw.OptString(b, "agent", e.Agent)

@@ -28,6 +28,8 @@ type Config struct {
 	// API configures the status API (token, auth, limits), for the http op.
 	API APIConfig `json:"api,omitempty"`
 
+	// Workers are the other machines tasks may run on, by name (workers.go).
+	Workers map[string]WorkerConfig `json:"workers,omitempty"`
 	// Agents gives each agent its model chain (asyncagents.json, see file.go).
 	Agents map[string]AgentModels `json:"agents,omitempty"`
 	// Fallback tunes the model fallback loop and its circuit breaker.
@@ -111,6 +113,9 @@ type AgentModels struct {
 	Models []string `json:"models,omitempty"`
 	// Isolation is the agent's tasks' isolation over the global one ("" for the global's).
 	Isolation string `json:"isolation,omitempty"`
+	// Worker is where the agent's tasks run when asyncagents_task names none: a worker's name,
+	// "auto" or "local" ("" for local).
+	Worker string `json:"worker,omitempty"`
 }
 
 // Isolation settings: where a task's child works.
@@ -281,6 +286,13 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.CancelOnParentAbort == nil {
 		c.CancelOnParentAbort = Bool(true)
+	}
+	if len(c.Workers) > 0 {
+		ws := make(map[string]WorkerConfig, len(c.Workers))
+		for n, w := range c.Workers {
+			ws[n] = w.withDefaults()
+		}
+		c.Workers = ws
 	}
 	if c.TaskTimeoutMs < 0 {
 		c.TaskTimeoutMs = 0

@@ -98,6 +98,8 @@ func ApplyConfigFiles(base Config, files []ConfigFile) (Config, error) {
 	// The files add to the concurrency maps entry by entry: copies, so base stays as it was.
 	cfg.Concurrency.Providers = copyMap(base.Concurrency.Providers)
 	cfg.Concurrency.Models = copyMap(base.Concurrency.Models)
+	cfg.Workers = copyWorkers(base.Workers)
+	origin := map[string]string{} // the file that set each agent, for checkAgentWorkers
 	for _, f := range files {
 		if f.Error != "" {
 			return base, &ConfigError{File: f.Path, Msg: "cannot read it: " + f.Error}
@@ -112,7 +114,20 @@ func ApplyConfigFiles(base Config, files []ConfigFile) (Config, error) {
 		if err := fileRules.check(f.Path, "", root); err != nil {
 			return base, err
 		}
+		before := cfg.Agents
+		cfg.Agents = make(map[string]AgentModels, len(before))
+		for n, a := range before {
+			cfg.Agents[n] = a
+		}
 		fileRules.apply(&cfg, root)
+		for n, a := range cfg.Agents {
+			if b, ok := before[n]; !ok || b.Worker != a.Worker {
+				origin[n] = f.Path
+			}
+		}
+	}
+	if err := checkAgentWorkers(cfg, origin); err != nil {
+		return base, err
 	}
 	if len(cfg.Agents) == 0 {
 		cfg.Agents = base.Agents

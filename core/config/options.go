@@ -36,6 +36,7 @@ func ApplyOptions(base Config, raw json.RawMessage) (Config, error) {
 	}
 	cfg.Concurrency.Providers = copyMap(base.Concurrency.Providers)
 	cfg.Concurrency.Models = copyMap(base.Concurrency.Models)
+	cfg.Workers = copyWorkers(base.Workers)
 	fileRules.apply(&cfg, kept)
 	if len(cfg.Agents) == 0 {
 		cfg.Agents = base.Agents

@@ -31,6 +31,7 @@ const (
 	ruleModel  // a "provider/model" string
 	ruleModels // a non-empty array of distinct "provider/model" strings
 	ruleNumber // a finite number >= 0 (a cost in US dollars)
+	ruleText   // a string matching pattern (a worker's url, directory...)
 )
 
 // rule checks one value of a config file and applies it to a Config.
@@ -40,7 +41,14 @@ type rule struct {
 	enum   []string
 	fields []field           // ruleObject
 	refuse map[string]string // ruleObject: fields of Config a file may not set, and why
-	each   *rule             // ruleMap
+	// required lists a ruleObject's fields that must be there; after checks its fields together
+	// once each is valid, and names the field at fault ("" for the object) and why.
+	required []string
+	after    func(n *jnode) (field, msg string)
+	// pattern and want: a ruleText's regular expression, and what it asks for in words.
+	pattern string
+	want    string
+	each    *rule // ruleMap
 	// key checks a ruleMap's keys beyond non-empty: keyModel ("provider/model") or keyProvider
 	// (no slash).
 	key int
@@ -63,6 +71,7 @@ const (
 	keyAny = iota
 	keyModel
 	keyProvider
+	keyWorker // a worker's name (config/workers.go)
 )
 
 // numberRule takes a finite number >= 0.
@@ -91,6 +100,7 @@ var fileRules = func() *rule {
 		field{"model", &rule{kind: ruleModel}},
 		field{"models", &rule{kind: ruleModels}},
 		field{"isolation", &rule{kind: ruleEnum, enum: Isolations}},
+		field{"worker", &rule{kind: ruleText, pattern: WorkerChoicePattern, want: `a worker's name, "auto" or "local"`}},
 	)
 	root := object(
 		field{"$schema", &rule{kind: ruleString, set: func(*Config, *jnode) {}}},
@@ -103,6 +113,8 @@ var fileRules = func() *rule {
 					a.Model = v.str
 				case "isolation":
 					a.Isolation = v.str
+				case "worker":
+					a.Worker = v.str
 				case "models":
 					a.Models = make([]string, len(v.items))
 					for j, it := range v.items {
@@ -112,6 +124,7 @@ var fileRules = func() *rule {
 			}
 			c.Agents[name] = a
 		}}},
+		field{"workers", &rule{kind: ruleMap, key: keyWorker, each: workerRule(), setEntry: setWorker}},
 		field{"fallback", object(
 			field{"attemptTimeoutMs", intRule(1000, func(c *Config, v int64) { c.Fallback.AttemptTimeoutMs = v })},
 			field{"failureThreshold", intRule(1, func(c *Config, v int64) { c.Fallback.FailureThreshold = int(v) })},
@@ -205,6 +218,8 @@ func (r *rule) check(file, p string, n *jnode) error {
 					return bad(at, `must be keyed by a "provider/model" name, got `+strconv.Quote(k))
 				case r.key == keyProvider && !providerRE.MatchString(k):
 					return bad(at, `must be keyed by a provider's name (no "/"), got `+strconv.Quote(k))
+				case r.key == keyWorker && checkWorkerName(k) != "":
+					return bad(at, checkWorkerName(k))
 				}
 				if err := r.each.check(file, at, n.vals[i]); err != nil {
 					return err
@@ -220,6 +235,20 @@ func (r *rule) check(file, p string, n *jnode) error {
 			}
 			if err := sub.check(file, at, n.vals[i]); err != nil {
 				return err
+			}
+		}
+		for _, k := range r.required {
+			if !seen[k] {
+				return bad(p, "missing "+k)
+			}
+		}
+		if r.after != nil {
+			if f, msg := r.after(n); msg != "" {
+				at := p
+				if f != "" {
+					at = joinField(p, f)
+				}
+				return bad(at, msg)
 			}
 		}
 	case ruleInt:
@@ -249,6 +278,10 @@ func (r *rule) check(file, p string, n *jnode) error {
 	case ruleString:
 		if n.kind != 's' {
 			return got("a string")
+		}
+	case ruleText:
+		if n.kind != 's' || !regexp.MustCompile(r.pattern).MatchString(n.str) {
+			return got(r.want)
 		}
 	case ruleModel:
 		if n.kind != 's' || !modelRE.MatchString(n.str) {

@@ -123,7 +123,7 @@ func TestPlainASCIIPrefix(t *testing.T) {
 // encoding/json reads).
 func TestFastTaskReadsEveryField(t *testing.T) {
 	full := task.Task{ID: "bg_a", SessionID: "ses_a", ParentSessionID: "ses_p", ParentMessageID: "msg_p", ParentAgent: "build", ParentTitle: "t", BatchID: "b1",
-		Description: "d", Prompt: "p\n\"q\"", Agent: "general", Status: task.StatusError, StartedAt: 1, CompletedAt: -2, Result: "r",
+		Description: "d", Prompt: "p\n\"q\"", Agent: "general", Worker: "w1", Status: task.StatusError, StartedAt: 1, CompletedAt: -2, Result: "r",
 		Error: &task.TaskError{Name: "E", Message: "m", StatusCode: 429}, Progress: task.Progress{ToolCalls: 3, LastTools: []string{"read", "grep"}, LastUpdate: 4},
 		ResumeCount: 5, IsForked: true, RetrievedAt: 6, Queued: true, Waiting: &task.Wait{Limit: "l", Max: 1, Position: 2}, Depth: 2, CancelReason: "why", ResumedAt: 7, ForkTokens: 8,
 		Models: []string{"a/b", "c/d"}, Model: "a/b", TimeoutMs: 9, StalledSince: 10, QueuedUntil: 11, Stalls: []task.Span{{From: 12, To: 13}}, Tokens: &task.Tokens{Input: 9, Reasoning: 2}, Cost: 0.25,

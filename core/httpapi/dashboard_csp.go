@@ -4,6 +4,6 @@ package httpapi
 
 // The hashes of the dashboard page's inline script and style, for its Content-Security-Policy.
 const (
-	dashboardScriptHash = "sha256-a+H3tcfQkwsXjcQp7S2GZmsHgzXM6aQ2xt+OckH+PoA="
+	dashboardScriptHash = "sha256-HAg357VmihWEC3Q4cWRyq17rrqtZiHBqjde3P33foFQ="
 	dashboardStyleHash  = "sha256-WMyd7yv9ghgVjjdz2MDVCd9uyZXl8NXFMo82B/1lg/M="
 )

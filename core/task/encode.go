@@ -23,6 +23,7 @@ func AppendJSON(b []byte, t *Task) ([]byte, error) {
 	b = jsonw.KeyString(b, "description", t.Description)
 	b = jsonw.KeyString(b, "prompt", t.Prompt)
 	b = jsonw.KeyString(b, "agent", t.Agent)
+	b = jsonw.OptString(b, "worker", t.Worker)
 	b = jsonw.KeyString(b, "status", string(t.Shown()))
 	b = jsonw.OptInt(b, "noticeOwed", t.NoticeOwed)
 	b = jsonw.KeyInt(b, "startedAt", t.StartedAt)
@@ -161,6 +162,7 @@ func AppendJSON(b []byte, t *Task) ([]byte, error) {
 		if len(v.Changes) > 0 {
 			b = jsonw.Strings(jsonw.Key(b, "changes"), v.Changes)
 		}
+		b = jsonw.OptString(b, "worker", v.Worker)
 		if len(v.Attempts) > 0 {
 			var err error
 			if b, err = jsonw.KeyValue(b, "attempts", v.Attempts); err != nil {

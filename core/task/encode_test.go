@@ -14,7 +14,7 @@ import (
 // alone, each awkward string in each string field, and the slices nil, empty and full.
 func TestTaskEncodesAsTheStruct(t *testing.T) {
 	all := Task{ID: "bg_1", SessionID: "ses_1", ParentSessionID: "ses_0", ParentMessageID: "msg_0", ParentAgent: "build", ParentTitle: "Fix \"it\"", BatchID: "b", Description: "d",
-		Prompt: "p", Agent: "general", Status: StatusError, StartedAt: 1, CompletedAt: 2, Result: "r",
+		Prompt: "p", Agent: "general", Worker: "w1", Status: StatusError, StartedAt: 1, CompletedAt: 2, Result: "r",
 		Error: &TaskError{Name: "APIError", Message: "m", StatusCode: 429}, Progress: Progress{ToolCalls: 3, LastTools: []string{"read", "grep"}, LastUpdate: 4},
 		ResumeCount: 5, IsForked: true, RetrievedAt: 6, Queued: true, Waiting: &Wait{Limit: "concurrency.default", Max: 2, Position: 3}, Depth: 2, CancelReason: "why", ResumedAt: 7, ForkTokens: 8,
 		Models: []string{"a/b", "c/d"}, Model: "c/d",
@@ -24,10 +24,10 @@ func TestTaskEncodesAsTheStruct(t *testing.T) {
 		Steps: 9, UsageMarks: []UsageMark{{Session: "ses_1", Message: "msg_1", Tokens: Tokens{Output: 2}, Cost: 0.5, Step: "prt_1"}, {Session: "ses_2", Step: "prt_2"}}, Budget: &Budget{Steps: 3, Tokens: 1000, CostUsd: 0.5},
 		Steers:      []Steer{{At: 5, Text: "also the README", BeforeStart: true}},
 		Permissions: []PermissionRequest{{ID: "per_1", SessionID: "ses_1", Permission: "bash", Patterns: []string{"echo hi"}, At: 3, Reply: "once", RepliedAt: 4, TimedOut: true}},
-		Worktree:    &Worktree{Path: "/w/bg_1", Branch: "asyncagents/bg_1", Base: "a", Head: "b", Commit: "c", Files: []FileChange{{Path: "x.go", Added: 1, Removed: -1}}, Diff: "d", DiffCut: true, Merge: MergePending, MergeNote: "n"},
+		Worktree:    &Worktree{Path: "/w/bg_1", WorkerPath: "/r/wt", Branch: "asyncagents/bg_1", Base: "a", Head: "b", Commit: "c", Files: []FileChange{{Path: "x.go", Added: 1, Removed: -1}}, Diff: "d", DiffCut: true, Merge: MergePending, MergeNote: "n"},
 		Retry:       &Retry{Attempt: 3, Message: "HTTP 500", Next: 14},
 		NoticeOwed:  11, NotifiedAt: 12, View: &View{Label: "failed", Budget: "9 of 3 model calls", Permission: "bash echo hi", PermissionAt: 13, Retry: "retrying",
-			Duration: "2m 5s", Tokens: "12.3k", Cost: "$0.01", Queue: "position 1", PermissionWait: "3s", Changes: []string{"+3 −1", "binary"},
+			Duration: "2m 5s", Tokens: "12.3k", Cost: "$0.01", Queue: "position 1", PermissionWait: "3s", Changes: []string{"+3 −1", "binary"}, Worker: "w1",
 			Attempts: []AttemptView{{Model: "a/b", Outcome: "failed (rate_limit)", Tone: "error", From: 1, To: 2, Took: "1ms", Error: "429", Compacted: true}, {Model: "c/d", Outcome: "at work", Tone: "accent", From: 3}}}}
 	cases := encodetest.FieldVariants(t, all)
 	for _, s := range encodetest.AwkwardStrings {

@@ -60,7 +60,10 @@ type Task struct {
 	Description string `json:"description"`
 	Prompt      string `json:"prompt"`
 	Agent       string `json:"agent"`
-	Status      Status `json:"status"`
+	// Worker is the worker the task runs on ("" for the local OpenCode): its child session
+	// lives there (docs/rationale/workers.md). Only its name: never its URL or credentials.
+	Worker string `json:"worker,omitempty"`
+	Status Status `json:"status"`
 	// NoticeOwed is when the task's notice to its parent fell due (its end), while OpenCode has
 	// not yet accepted it; 0 once it has (NotifiedAt), or when none is owed. It is written before
 	// startedAt so that a restore, which reads a finished task's record only so far
@@ -251,6 +254,8 @@ type View struct {
 	// Changes are an isolated task's changed files' line counts ("+3 −1", "binary"), one per
 	// file of its worktree, in the same order.
 	Changes []string `json:"changes,omitempty"`
+	// Worker is the worker the task runs on, "" for local.
+	Worker string `json:"worker,omitempty"`
 	// Attempts are the model attempts as a page lists them, nil when there is nothing to show
 	// (no chain of models, or one model that did not fail).
 	Attempts []AttemptView `json:"attempts,omitempty"`

@@ -5,15 +5,18 @@ package task
 // parent's HEAD then, and once the task ended the commit of its changes, the files it changed,
 // its diff for the dashboard (cut to the core's cap: DiffCut) and the merge state.
 type Worktree struct {
-	Path    string       `json:"path"`
-	Branch  string       `json:"branch"`
-	Base    string       `json:"base,omitempty"`
-	Head    string       `json:"head,omitempty"`
-	Commit  string       `json:"commit,omitempty"`
-	Files   []FileChange `json:"files,omitempty"`
-	Diff    string       `json:"diff,omitempty"`
-	DiffCut bool         `json:"diffCut,omitempty"`
-	Merge   string       `json:"merge,omitempty"`
+	// Path is the local folder; "" for a task on a worker, whose worktree is WorkerPath, a folder
+	// of the worker's clone (its changes come home as a commit on Branch: worktree.import).
+	Path       string       `json:"path"`
+	WorkerPath string       `json:"workerPath,omitempty"`
+	Branch     string       `json:"branch"`
+	Base       string       `json:"base,omitempty"`
+	Head       string       `json:"head,omitempty"`
+	Commit     string       `json:"commit,omitempty"`
+	Files      []FileChange `json:"files,omitempty"`
+	Diff       string       `json:"diff,omitempty"`
+	DiffCut    bool         `json:"diffCut,omitempty"`
+	Merge      string       `json:"merge,omitempty"`
 	// MergeNote is the answer of the latest merge or discard asked for (asyncagents_merge or
 	// the dashboard's Merge button): the dashboard shows it.
 	MergeNote string `json:"mergeNote,omitempty"`

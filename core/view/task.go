@@ -12,7 +12,7 @@ import (
 // permission to do. The status API puts it in every task it writes (its answers and its event
 // stream), so the page decides and formats none of it.
 func TaskOf(t *task.Task, now int64) *task.View {
-	v := &task.View{Label: label(t), Budget: Budget(t), Attempts: attempts(t), Duration: text.Duration(t.Duration(now))}
+	v := &task.View{Label: label(t), Budget: Budget(t), Attempts: attempts(t), Duration: text.Duration(t.Duration(now)), Worker: t.Worker}
 	tok, cost := t.Usage()
 	if t.Tokens != nil {
 		v.Tokens = text.Count(tok.Total())

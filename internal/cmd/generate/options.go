@@ -27,6 +27,10 @@ type option struct {
 	// keys, for an option whose path ends in a map's <name>: "model" or "provider", the pattern
 	// of the map's keys.
 	keys string
+	// pattern: a "string" option's regular expression (config's own); def: the default of an
+	// option inside a map's entry (the core fills it per entry, so it is not in NewMachine's).
+	pattern string
+	def     any
 }
 
 var options = []option{
@@ -43,6 +47,15 @@ var options = []option{
 	{path: "agents.<name>.models", kind: "models", none: "none", doc: "The fallback chain for tasks of agent `<name>`, `\"provider/model\"` each, tried in order: when an attempt fails with a provider error (rate limit, overload, unavailable model, quota, auth, network), the next model gets the same prompt in the same child session. Wins over `model`."},
 	{path: "agents.<name>.isolation", kind: "enum", enum: config.Isolations, none: "the global `isolation`", doc: "Where tasks of agent `<name>` work, over the global `isolation`."},
 	{path: "agents.<name>.model", kind: "model", none: "none", doc: "A chain of one model, `\"provider/model\"` as OpenCode names models (for example `\"anthropic/claude-sonnet-4\"`)."},
+	{path: "agents.<name>.worker", kind: "string", pattern: config.WorkerChoicePattern, none: "`\"local\"`", doc: "Where tasks of agent `<name>` run when `asyncagents_task` names no `worker`: a worker's name, `\"auto\"` (the place with the most free slots) or `\"local\"`."},
+	{path: "workers.<name>.url", kind: "string", pattern: config.WorkerURLPattern, none: "required", doc: "Worker `<name>`'s OpenCode server (`opencode serve`), absolute, with no user or password in it. `http://` only on loopback unless `insecure`."},
+	{path: "workers.<name>.username", kind: "string", pattern: config.WorkerUsernamePattern, def: config.DefaultWorkerUsername, doc: "The worker's basic auth user."},
+	{path: "workers.<name>.passwordEnv", kind: "string", pattern: config.EnvNamePattern, none: "required", doc: "The name of the environment variable holding the worker's password (its `OPENCODE_SERVER_PASSWORD`). The password itself is never written in a config file."},
+	{path: "workers.<name>.directory", kind: "string", pattern: config.AbsPathPattern, none: "required", doc: "The repository's path on the worker, where its tasks work."},
+	{path: "workers.<name>.maxTasks", kind: "integer", min: 1, def: config.DefaultWorkerMaxTasks, doc: "How many tasks run on the worker at once; further tasks placed there wait, queued. They take no local slot (`maxConcurrentStarts`)."},
+	{path: "workers.<name>.lostAfterMs", kind: "integer", min: 1000, def: config.DefaultWorkerLostAfterMs, doc: "How long the worker's event stream may stay down before its running tasks fail as lost (keeping their partial work)."},
+	{path: "workers.<name>.insecure", kind: "boolean", def: false, doc: "Allow `http://` to a worker that is not on loopback: the password and all the work then cross the network in clear."},
+	{path: "workers.<name>.rerunLost", kind: "boolean", def: false, doc: "A task lost with its worker starts again (a new attempt, placed again) instead of failing."},
 	{path: "fallback.enabled", kind: "boolean", doc: "The fallback loop: `false` runs each task on the first model of its chain only, and a provider error fails it."},
 	{path: "fallback.attemptTimeoutMs", kind: "integer", min: 1000, doc: "An attempt with no activity (no new message part, and no tool at work) for this many milliseconds is abandoned for the next model."},
 	{path: "fallback.failureThreshold", kind: "integer", min: 1, doc: "Consecutive provider failures that open a model's circuit: the model is then skipped for `cooldownMs`."},
@@ -68,8 +81,10 @@ var options = []option{
 // groups describe the objects the options sit in, for the schema.
 var groups = map[string]string{
 	"agents":                "Model chains per agent name (a subagent such as general, explore, or one of yours). A task of an agent without an entry runs on the model of the parent's message. A project's entry for an agent replaces the global entry for that agent as a whole.",
-	"agents.<name>":         "One agent's models and isolation. models wins over model when both are set.",
+	"agents.<name>":         "One agent's models, isolation and worker. models wins over model when both are set.",
 	"fallback":              "The model fallback loop and its circuit breaker.",
+	"workers":               "Other machines that run tasks: each a plain `opencode serve` reached through its API, by name (lower case letters, digits, - and _; not auto or local). A project's entry for a worker replaces the global entry as a whole.",
+	"workers.<name>":        "One worker: its URL, basic auth and repository directory.",
 	"tmux":                  "tmux panes for running children.",
 	"stall":                 "The warning for a running task that has stopped making progress.",
 	"history":               "How much of the task history is kept.",

@@ -23,13 +23,17 @@ func optionTable() (string, error) {
 	b.WriteString("| option | default | what it does |\n| --- | --- | --- |\n")
 	for _, o := range options {
 		def := o.none
-		if v, ok := defs[o.path]; ok {
+		v, ok := defs[o.path]
+		if o.def != nil {
+			v, ok = o.def, true
+		}
+		if ok {
 			j, err := json.Marshal(v)
 			if err != nil {
 				return "", err
 			}
 			def = string(j)
-			if _, isNum := v.(float64); !isNum {
+			if _, isNum := v.(float64); !isNum && !isInt(v) {
 				def = "`" + def + "`"
 			}
 		}
@@ -61,4 +65,12 @@ func withOptionTable(readme []byte) ([]byte, error) {
 	out.WriteString("\n" + table)
 	out.Write(readme[j:])
 	return out.Bytes(), nil
+}
+
+func isInt(v any) bool {
+	switch v.(type) {
+	case int, int64:
+		return true
+	}
+	return false
 }

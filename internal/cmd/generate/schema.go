@@ -97,8 +97,14 @@ func configSchema() ([]byte, error) {
 					return nil, fmt.Errorf("%s: the group %s has no description", o.path, group)
 				}
 				if i+1 < len(parts)-1 && parts[i+1] == "<name>" {
-					next = newObj().set("type", "object").set("description", desc).set("propertyNames", newObj().set("minLength", 1))
-					next.set("additionalProperties", objectSchema(groups[group+".<name>"]))
+					names := newObj().set("minLength", 1)
+					entry := objectSchema(groups[group+".<name>"])
+					if group == "workers" {
+						names = newObj().set("pattern", config.WorkerNamePattern).set("not", newObj().set("enum", config.ReservedWorkerNames))
+						entry.set("required", config.WorkerRequired)
+					}
+					next = newObj().set("type", "object").set("description", desc).set("propertyNames", names)
+					next.set("additionalProperties", entry)
 				} else {
 					next = objectSchema(desc)
 				}
@@ -150,6 +156,8 @@ func leafSchema(o option, defs map[string]any) (*obj, error) {
 		s = newObj().set("type", "boolean")
 	case "enum":
 		s = newObj().set("type", "string").set("enum", o.enum)
+	case "string":
+		s = newObj().set("type", "string").set("pattern", o.pattern)
 	case "model":
 		return model(plain(o.doc)), nil
 	case "models":
@@ -159,6 +167,9 @@ func leafSchema(o option, defs map[string]any) (*obj, error) {
 		return nil, fmt.Errorf("%s: kind %q", o.path, o.kind)
 	}
 	d, ok := defs[o.path]
+	if o.def != nil {
+		d, ok = o.def, true
+	}
 	if !ok && o.none != "" {
 		return s.set("description", plain(o.doc)), nil
 	}
