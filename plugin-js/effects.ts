@@ -49,6 +49,16 @@ export function promptBody(e: Effect) {
   return { agent: e.agent || undefined, parts: e.parts, tools: e.tools, noReply: e.noReply || undefined, model: modelRef(e) };
 }
 
+/** session.summarize's body: compacts with the attempt's model, then OpenCode continues on its own. */
+export function summarizeBody(e: Effect) {
+  return { ...modelRef(e), auto: true };
+}
+
+/** permission.reply's body (OpenCode 1.18's /permission/{requestID}/reply). */
+export function permissionReplyBody(e: Effect) {
+  return { reply: e.answer, message: e.message || undefined };
+}
+
 /** tui.showToast's body, as OpenCode's API takes it. */
 export function toastBody(e: Effect) {
   return { title: e.title || undefined, message: e.message ?? "", variant: e.variant || "info" };
@@ -102,7 +112,7 @@ export function makeExecutor(client: Client, directory: string, tmux?: TmuxPanes
       case "session.summarize":
         // Compacts the session with the attempt's model; OpenCode answers once it is done and, with
         // auto, then continues the session on its own: that continuation is the retry.
-        unwrap("compacting the session", await client.session.summarize({ path: { id: e.sessionID }, body: { ...modelRef(e), auto: true }, query }));
+        unwrap("compacting the session", await client.session.summarize({ path: { id: e.sessionID }, body: summarizeBody(e), query }));
         return null;
       case "session.delete":
         unwrap("deleting the session", await client.session.delete({ path: { id: e.sessionID }, query }));
@@ -114,7 +124,7 @@ export function makeExecutor(client: Client, directory: string, tmux?: TmuxPanes
       case "permission.reply":
         unwrap(
           "answering the permission request",
-          await client._client!.post({ url: "/permission/{requestID}/reply", path: { requestID: e.requestID }, query, body: { reply: e.answer, message: e.message || undefined } }),
+          await client._client!.post({ url: "/permission/{requestID}/reply", path: { requestID: e.requestID }, query, body: permissionReplyBody(e) }),
         );
         return null;
       // No reply, and a toast that fails (no TUI attached to this server) is ignored.

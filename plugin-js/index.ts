@@ -174,7 +174,7 @@ function startCore(setup: CoreSetup, perform: Perform, log: Log): CoreHost {
     }
   }
   compiled ??= Bun.file(wasmURL).arrayBuffer().then(compile);
-  const { runtime, api } = startLocal(compiled, setup, perform, log, undefined, "opencode thread");
+  const { runtime, api, followers } = startLocal(compiled, setup, perform, log, undefined, "opencode thread");
   if (api) stopWithProcess(api);
   return {
     callTool: (tool, args, ctx) => runtime.callTool(tool, args, ctx),
@@ -184,6 +184,7 @@ function startCore(setup: CoreSetup, perform: Perform, log: Log): CoreHost {
         forgetAtProcessEnd(api);
         await api.stop(DISPOSE_GRACE_MS);
       }
+      followers.stop();
       runtime.dispose();
     },
   };

@@ -10,6 +10,8 @@ import { Runtime, type StorageEnv } from "./runtime";
 import { ApiServer, type OwnFile } from "./server";
 import { directly, type DirectServer } from "./direct";
 import type { Perform } from "./effects";
+import { onWorkers } from "./workers_effects";
+import { WorkerFollowers } from "./workers_follow";
 
 /** Everything the core's side needs, as plain data: it crosses to the Worker by postMessage. */
 export interface CoreSetup {
@@ -44,7 +46,7 @@ export function startLocal(
   log: Log,
   onServer?: (file: OwnFile) => void,
   thread?: string,
-): { runtime: Runtime; api?: ApiServer } {
+): { runtime: Runtime; api?: ApiServer; followers: WorkerFollowers } {
   // The server binds as soon as the core says where (its ports and server.json), before the
   // history is restored: a client that finds server.json waits for the restore in the socket's
   // queue instead of finding nothing, and binding is off the restart's critical path.
@@ -69,6 +71,9 @@ export function startLocal(
     onServer?.(file);
   };
   if (setup.direct) perform = directly(setup.direct, perform);
+  // The workers' streams feed the core; an effect naming a worker goes to that worker.
+  const followers = new WorkerFollowers((ev) => void runtime.feed(ev));
+  perform = onWorkers(perform, followers);
   const runtime = new Runtime(module, setup.config, perform, log, {
     env: setup.env,
     open: fileHistory,
@@ -77,7 +82,7 @@ export function startLocal(
     startedAt: setup.startedAt,
     options: setup.options,
   });
-  if (!setup.apiEnabled) return { runtime };
+  if (!setup.apiEnabled) return { runtime, followers };
   api = new ApiServer({
     http: (req) => runtime.http(req),
     logs: (sessionID) => runtime.run({ id: 0, kind: "session.messages", sessionID }),
@@ -86,7 +91,7 @@ export function startLocal(
     asset: (name) => (name === "dashboard" ? dashboardPage(setup.dashboardPath, log) : undefined),
   });
   runtime.onBroadcast((frame) => api!.broadcast(frame));
-  return { runtime, api };
+  return { runtime, api, followers };
 }
 
 let page: Uint8Array<ArrayBuffer> | undefined;

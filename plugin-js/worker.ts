@@ -8,6 +8,7 @@ import { compile } from "../bridge/core";
 import { startLocal } from "./local";
 import type { Runtime } from "./runtime";
 import type { ApiServer } from "./server";
+import type { WorkerFollowers } from "./workers_follow";
 import type { ToMain, ToWorker } from "./protocol";
 import { writeSlot } from "./answer_slot";
 
@@ -15,6 +16,7 @@ declare const self: Worker;
 
 let runtime: Runtime | undefined;
 let api: ApiServer | undefined;
+let followers: WorkerFollowers | undefined;
 let seq = 0;
 const performing = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
 const aborts = new Map<number, AbortController>();
@@ -36,7 +38,7 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
           send({ t: "perform", id, effect });
         });
       const log = (level: string, message: string) => send({ t: "log", level, message });
-      ({ runtime, api } = startLocal(module, m.setup, perform as any, log, (file) => send({ t: "server", file }), "worker"));
+      ({ runtime, api, followers } = startLocal(module, m.setup, perform as any, log, (file) => send({ t: "server", file }), "worker"));
       return;
     }
     case "done": {
@@ -78,6 +80,7 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
       returns.delete(m.id);
       return;
     case "stop":
+      followers?.stop();
       void (api?.stop(m.graceMs) ?? Promise.resolve()).then(() => send({ t: "stopped" }));
       return;
   }

@@ -1,0 +1,102 @@
+// Requests to a worker: another machine's plain `opencode serve` (docs/rationale/workers.md).
+// Basic auth with the password read from the environment variable the config names: the password
+// is read here, at each request, and goes nowhere but into the Authorization header (never into
+// an error, a log line or an effect). Every failure becomes a plain reason: "wrong username or
+// password (401)", "connection refused", "timed out after 5 s", or OpenCode's own words.
+
+/** How to reach a worker, as the core sends it with each of the worker's effects. */
+export interface Remote {
+  url: string;
+  username: string;
+  passwordEnv: string;
+  insecure?: boolean;
+}
+
+/** A request to a worker that failed; the message is the plain reason, without the worker's name. */
+export class WorkerRequestError extends Error {}
+
+export interface RequestOptions {
+  method?: string;
+  /** The directory instance the request acts on (OpenCode's ?directory=). */
+  directory?: string;
+  body?: unknown;
+  /** The request's limit, headers and body included; none for an event stream. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/** The Authorization header for remote; fails, naming the variable, when it is not set. */
+export function authorization(remote: Remote): string {
+  const password = process.env[remote.passwordEnv];
+  if (!remote.passwordEnv || password === undefined || password === "") {
+    throw new WorkerRequestError(`environment variable ${remote.passwordEnv || "(none named)"} is not set`);
+  }
+  return `Basic ${Buffer.from(`${remote.username || "opencode"}:${password}`).toString("base64")}`;
+}
+
+/** The URL of path on the worker, with ?directory= when set. */
+export function workerURL(remote: Remote, path: string, directory?: string): URL {
+  const base = remote.url.endsWith("/") ? remote.url : `${remote.url}/`;
+  const url = new URL(path.replace(/^\//, ""), base);
+  if (directory) url.searchParams.set("directory", directory);
+  return url;
+}
+
+/**
+ * Sends one request to the worker and returns its response when it is a success; otherwise
+ * throws a WorkerRequestError with the plain reason.
+ */
+export async function request(remote: Remote, path: string, opts: RequestOptions = {}): Promise<Response> {
+  const headers: Record<string, string> = { authorization: authorization(remote) };
+  if (opts.body !== undefined) headers["content-type"] = "application/json";
+  const signals = [opts.signal, opts.timeoutMs ? AbortSignal.timeout(opts.timeoutMs) : undefined].filter((s) => s !== undefined);
+  let res: Response;
+  try {
+    res = await fetch(workerURL(remote, path, opts.directory), {
+      method: opts.method ?? (opts.body === undefined ? "GET" : "POST"),
+      headers,
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+      signal: signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals),
+      // A worker is an address of its own: never follow a redirect elsewhere with the password.
+      redirect: "manual",
+    });
+  } catch (err) {
+    throw new WorkerRequestError(scrub(reason(err, opts.timeoutMs), remote));
+  }
+  if (res.ok) return res;
+  throw new WorkerRequestError(scrub(await failure(res), remote));
+}
+
+/** The plain reason a request did not reach its answer. */
+export function reason(err: unknown, timeoutMs?: number): string {
+  const e = err as { name?: string; code?: string; message?: string };
+  if (e?.name === "TimeoutError") return `timed out after ${seconds(timeoutMs ?? 0)} s`;
+  if (e?.name === "AbortError") return "stopped";
+  if (e?.code === "ConnectionRefused" || e?.code === "ECONNREFUSED") return "connection refused";
+  if (e?.code === "ConnectionClosed" || e?.code === "ECONNRESET") return "the connection was closed";
+  return e?.message || String(err);
+}
+
+/** The plain reason of a response that is no success. */
+async function failure(res: Response): Promise<string> {
+  if (res.status === 401) return "wrong username or password (401)";
+  if (res.status >= 300 && res.status < 400) return `redirected to ${res.headers.get("location") ?? "elsewhere"} (${res.status}); give the worker's own URL`;
+  const text = await res.text().catch(() => "");
+  let msg = text.trim().slice(0, 500) || res.statusText || "no reason given";
+  try {
+    const e = JSON.parse(text);
+    msg = e?.data?.message ?? e?.message ?? e?.name ?? msg;
+  } catch {}
+  return `${msg} (${res.status})`;
+}
+
+/** A number of seconds as a person reads it: 5, 0.5. */
+function seconds(ms: number): string {
+  return String(Math.round(ms / 100) / 10);
+}
+
+/** text without the worker's password, should anything ever echo it back. */
+export function scrub(text: string, remote: Remote): string {
+  const password = process.env[remote.passwordEnv];
+  return password ? text.split(password).join("***") : text;
+}

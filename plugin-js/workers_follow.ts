@@ -1,0 +1,151 @@
+// Follows each worker's `/global/event` stream (CONTRACT: worker.follow): one stream per worker,
+// reconnected with backoff, a silent stream counted as dropped, its OpenCode events fed to the core
+// tagged with the worker, and the stream's state fed as worker.state. No decisions: the core
+// decides what a drop means for the tasks on that worker.
+
+import manifest from "../dist/manifest.json";
+import { readEvents } from "../bridge/sse";
+import type { CoreEvent, OpenCodeEvent } from "../bridge/types";
+import { reason, request, WorkerRequestError, type Remote } from "./workers_client";
+
+export interface FollowTiming {
+  /** The first wait before a reconnect; it doubles after each failure. */
+  firstBackoffMs: number;
+  maxBackoffMs: number;
+  /** A stream silent this long counts as dropped (OpenCode sends a heartbeat every 10 s). */
+  silenceMs: number;
+}
+
+/** 0.5 s doubling to 5 s; two missed heartbeats and a half (25 s) mean the stream is gone. */
+export const FOLLOW_TIMING: FollowTiming = { firstBackoffMs: 500, maxBackoffMs: 5_000, silenceMs: 25_000 };
+
+/** Frames that carry nothing for the core: the stream's own, and OpenCode's internal sync copies. */
+const SKIPPED = new Set(["server.connected", "server.heartbeat", "sync"]);
+/** The event types the core takes from OpenCode (the same as the plugin's event hook feeds). */
+const SUBSCRIBED = new Set<string>(manifest.subscribe);
+
+export type Feed = (ev: CoreEvent) => void;
+
+/** A frame of /global/event: the payload of one directory instance's event. */
+export interface GlobalFrame {
+  directory?: string;
+  payload?: { type?: string; properties?: any };
+}
+
+/** Parses one frame's data; undefined when it is not a frame of /global/event. */
+export function parseFrame(data: string): GlobalFrame | undefined {
+  try {
+    const f = JSON.parse(data);
+    return f && typeof f === "object" && f.payload && typeof f.payload.type === "string" ? f : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Opens remote's /global/event and hands each frame to onFrame until the stream ends, fails or
+ * signal aborts; armed with silenceMs, a stream (or a connect) that stays silent that long is
+ * ended. Resolves with the reason it ended, in plain words.
+ */
+export async function streamEvents(remote: Remote, signal: AbortSignal, onFrame: (f: GlobalFrame) => void, silenceMs: number): Promise<string> {
+  const ac = new AbortController();
+  const onStop = () => ac.abort();
+  signal.addEventListener("abort", onStop, { once: true });
+  let silent = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      silent = true;
+      ac.abort();
+    }, silenceMs);
+    (timer as any).unref?.();
+  };
+  arm();
+  try {
+    const res = await request(remote, "global/event", { signal: ac.signal });
+    if (!res.body) return "the event stream has no body";
+    await readEvents(res.body, (_name, data) => {
+      arm();
+      const frame = parseFrame(data);
+      if (frame) onFrame(frame);
+    });
+    return "the event stream ended";
+  } catch (err) {
+    if (silent) return `no event for ${silenceMs / 1000} s`;
+    return err instanceof WorkerRequestError ? err.message : reason(err);
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener("abort", onStop);
+    ac.abort();
+  }
+}
+
+/** The event streams of the workers, one per worker, until stop. */
+export class WorkerFollowers {
+  private readonly streams = new Map<string, AbortController>();
+  private stopped = false;
+
+  constructor(
+    private readonly feed: Feed,
+    private readonly timing: FollowTiming = FOLLOW_TIMING,
+  ) {}
+
+  /** Starts following worker; a worker already followed is left as it is. */
+  follow(worker: string, remote: Remote): void {
+    if (this.stopped || this.streams.has(worker)) return;
+    const ac = new AbortController();
+    this.streams.set(worker, ac);
+    void this.run(worker, remote, ac.signal);
+  }
+
+  /** Ends every stream and follows no more (the plugin stops or OpenCode disposes it). */
+  stop(): void {
+    this.stopped = true;
+    for (const ac of this.streams.values()) ac.abort();
+    this.streams.clear();
+  }
+
+  private async run(worker: string, remote: Remote, stop: AbortSignal): Promise<void> {
+    const { firstBackoffMs, maxBackoffMs, silenceMs } = this.timing;
+    let delay = firstBackoffMs;
+    // The state last fed: a stream that keeps failing the same way is said once.
+    let last = "";
+    const state = (up: boolean, error = "") => {
+      const key = up ? "up" : `down:${error}`;
+      if (key === last || stop.aborted) return;
+      last = key;
+      this.feed({ type: "worker.state", worker, up, ...(error && { error }) });
+    };
+    while (!stop.aborted) {
+      const why = await streamEvents(remote, stop, (frame) => {
+        const type = frame.payload!.type!;
+        if (type === "server.connected") {
+          delay = firstBackoffMs;
+          state(true);
+          return;
+        }
+        if (SKIPPED.has(type) || !SUBSCRIBED.has(type) || stop.aborted) return;
+        this.feed({ type: "opencode", worker, event: frame.payload as OpenCodeEvent });
+      }, silenceMs);
+      if (stop.aborted) return;
+      state(false, why);
+      await sleep(delay, stop);
+      delay = Math.min(delay * 2, maxBackoffMs);
+    }
+  }
+}
+
+/** Waits ms, or less when signal aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    (t as any).unref?.();
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}

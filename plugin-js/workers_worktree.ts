@@ -1,0 +1,116 @@
+// A remote isolated task's worktree on its worker (CONTRACT: worker.worktree.create, diff,
+// remove), through the worker's own OpenCode API: OpenCode makes and removes the worktree, and the
+// changes come back as a binary git patch that worktree.import turns into the local branch.
+// What OpenCode 1.18.33 does here was measured on the real binary (CONTRACT36 "Changes", 03:47).
+
+import { request, type Remote } from "./workers_client";
+import { streamEvents } from "./workers_follow";
+
+/** POST /experimental/worktree answers before the worktree's files are there: it waits this long for worktree.ready. */
+export const WORKTREE_READY_MS = 120_000;
+/** Each plain request's limit. */
+export const REQUEST_MS = 30_000;
+/** The diff's shell command's limit: git add -A of a large worktree. */
+export const DIFF_MS = 120_000;
+
+export interface WorkerWorktreeEffect {
+  kind: string;
+  directory?: string;
+  path?: string;
+  taskID?: string;
+}
+
+/**
+ * Makes the worktree named after the task and replies {directory, branch} once OpenCode says it
+ * is ready. The worker's stream is opened first: worktree.ready may come before the POST's answer.
+ */
+export async function createWorktree(remote: Remote, e: WorkerWorktreeEffect, timeoutMs = WORKTREE_READY_MS): Promise<{ directory: string; branch: string }> {
+  const ac = new AbortController();
+  const seen = new Map<string, { ok: boolean; message: string }>();
+  let wake = () => {};
+  let connected!: () => void;
+  const isConnected = new Promise<void>((r) => (connected = r));
+  const streamEnded = streamEvents(remote, ac.signal, (f) => {
+    const type = f.payload?.type;
+    if (type === "server.connected") connected();
+    if ((type === "worktree.ready" || type === "worktree.failed") && f.directory) {
+      seen.set(f.directory, { ok: type === "worktree.ready", message: f.payload?.properties?.message ?? "" });
+      wake();
+    }
+  }, timeoutMs);
+  try {
+    const first = await Promise.race([isConnected.then(() => ""), streamEnded]);
+    if (first) throw new Error(`following the worker's events: ${first}`);
+    const res = await request(remote, "experimental/worktree", {
+      directory: e.directory,
+      body: { name: e.taskID || undefined },
+      timeoutMs: REQUEST_MS,
+    });
+    const made = (await res.json()) as { directory?: string; branch?: string };
+    if (!made?.directory) throw new Error("making the worktree: OpenCode answered without a directory");
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const s = seen.get(made.directory);
+      if (s?.ok) return { directory: made.directory, branch: made.branch ?? "" };
+      if (s) throw new Error(`making the worktree: ${s.message || "worktree.failed"}`);
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`making the worktree: not ready after ${timeoutMs / 1000} s`);
+      const ended = await Promise.race([
+        new Promise<string>((r) => {
+          wake = () => r("");
+          setTimeout(() => r(""), left);
+        }),
+        streamEnded,
+      ]);
+      if (ended && !seen.has(made.directory)) throw new Error(`making the worktree: the worker's events stopped (${ended}) before it was ready`);
+    }
+  } finally {
+    ac.abort();
+  }
+}
+
+/**
+ * The shell command that prints the worktree's changes since it was made: committed by the child
+ * or not, untracked files included, binary files as git binary patches. Through a temporary index
+ * (the worktree's own is left alone) and in base64 between markers, so that no byte is lost on the
+ * way through OpenCode's JSON. The start is the branch's first reflog entry (its creation), else HEAD.
+ */
+export const DIFF_COMMAND = [
+  `i=$(mktemp) && trap 'rm -f "$i" "$i.p"' EXIT && export GIT_INDEX_FILE="$i"`,
+  `b=$(git reflog show --format=%H "$(git symbolic-ref -q HEAD)" -- 2>/dev/null | tail -n 1); [ -n "$b" ] || b=HEAD`,
+  `git read-tree HEAD && git add -A && git diff --cached --binary --full-index "$b" > "$i.p"`,
+  `printf 'asyncagents-patch:' && base64 < "$i.p" | tr -d '\\n' && printf ':end\\n'`,
+].join(" && ");
+
+const PATCH = /asyncagents-patch:([A-Za-z0-9+/=]*):end/;
+
+/**
+ * Replies {patch}: the worktree's changes, from a throwaway session's shell in the worktree's
+ * instance (GET /vcs/diff/raw leaves binary files out). The session goes again whatever happens.
+ */
+export async function diffWorktree(remote: Remote, e: WorkerWorktreeEffect): Promise<{ patch: string }> {
+  const directory = e.directory;
+  const created = await request(remote, "session", { directory, body: { title: "asyncagents: reading a worktree's changes" }, timeoutMs: REQUEST_MS });
+  const id = ((await created.json()) as { id?: string })?.id;
+  if (!id) throw new Error("reading the worktree's changes: OpenCode answered without a session");
+  try {
+    const res = await request(remote, `session/${encodeURIComponent(id)}/shell`, {
+      directory,
+      body: { agent: "build", command: DIFF_COMMAND },
+      timeoutMs: DIFF_MS,
+    });
+    const reply = (await res.json()) as { parts?: { type?: string; state?: { output?: string } }[] };
+    const output = (reply?.parts ?? []).map((p) => p?.state?.output ?? "").join("\n");
+    const m = PATCH.exec(output);
+    if (!m) throw new Error(`reading the worktree's changes: ${output.trim().slice(0, 500) || "the command printed nothing"}`);
+    return { patch: Buffer.from(m[1], "base64").toString("latin1") };
+  } finally {
+    await request(remote, `session/${encodeURIComponent(id)}`, { method: "DELETE", directory, timeoutMs: REQUEST_MS }).catch(() => undefined);
+  }
+}
+
+/** Removes the worktree path of the worker's clone (directory) and its branch; replies null. */
+export async function removeWorktree(remote: Remote, e: WorkerWorktreeEffect): Promise<null> {
+  await request(remote, "experimental/worktree", { method: "DELETE", directory: e.directory, body: { directory: e.path }, timeoutMs: REQUEST_MS });
+  return null;
+}
