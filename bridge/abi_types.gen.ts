@@ -145,12 +145,19 @@ export const HEARTBEAT_TIMER = "sse.heartbeat";
  * CLIUsage is what both CLIs (host/cmd/asyncagents, the Go one; plugin-js/cli/, the npm package's under
  * Node) print for help and after an unknown command: one text for the same commands.
  */
-export const CLI_USAGE = "usage:\n  asyncagents ls        [--project DIR] [--wasm FILE]             print the project's tasks as a table\n  asyncagents serve     [--project DIR] [--wasm FILE] [--port N]  serve the status API over the stored history\n  asyncagents dashboard [--project DIR] [--print]                 open the project's running status API page\n                                                                  in the browser (--print: print its URL)\n  asyncagents doctor    [--project DIR]                           say whether the plugin loaded, and what to fix\nThe project is the working directory unless --project (or --dir) names one; a symlink to it is\nthe same project.";
+export const CLI_USAGE = "usage:\n  asyncagents ls        [--project DIR] [--wasm FILE]             print the project's tasks as a table\n  asyncagents serve     [--project DIR] [--wasm FILE] [--port N]  serve the status API over the stored history\n  asyncagents dashboard [--project DIR] [--print]                 open the project's running status API page\n                                                                  in the browser (--print: print its URL)\n  asyncagents doctor    [--project DIR]                           say whether the plugin loaded, and what to fix\n  asyncagents workers   [--project DIR] [--json]                  list the workers of the running plugin: health,\n                                                                  load and version (--json: the API's answer)\nThe project is the working directory unless --project (or --dir) names one; a symlink to it is\nthe same project.";
 
 export const VIEW_NO_SERVER = "No asyncagents server in this OpenCode: put the spec of tui.json in opencode.json's \"plugin\" too, restart OpenCode, and run `npx asyncagents doctor` (or the API is off: ASYNCAGENTS_API_ENABLED=false)";
 
 /** NoServerAfterMs leaves the plugin time to load its core and write its server file. */
 export const VIEW_NO_SERVER_AFTER_MS = 15000;
+
+/**
+ * OnWorkerPrefix comes before a worker's name wherever a task on a worker is shown ("on worker
+ * w1"): the terminal UI's rows, the dashboard's task list and task page (which read it as
+ * VIEW_ON_WORKER), the tools' answers and the notices.
+ */
+export const VIEW_ON_WORKER = "on worker ";
 
 /** Request is the envelope a host sends: one operation, the time, and the operation's input. */
 export interface CoreRequest {
@@ -163,7 +170,8 @@ export interface CoreRequest {
    * History is the task history log's content, for restore; for follow, the bytes read as
    * the follow.look before said (from its from to the end of the file), or with no look, the
    * lines appended since the last call (or the whole log, with Replace); for messages,
-   * OpenCode's messages of a task's session, as its API gave them.
+   * OpenCode's messages of a task's session, as its API gave them; for workers.table, the
+   * status API's answer to GET /v1/workers.
    */
   history?: string;
   replace?: boolean;
@@ -279,7 +287,7 @@ export interface CoreResponse {
   storage?: Storage;
   /** histories */
   histories?: HistoryPlan;
-  /** table */
+  /** table and workers.table */
   table?: string;
   /** http */
   http?: CoreHTTPResponse;
@@ -1088,7 +1096,10 @@ export interface ViewRow {
   elapsed: string;
   /** Usage is the cost when OpenCode priced the model, else the tokens, else "". */
   usage?: string;
-  /** Detail is agent, elapsed and usage joined, the row's second line. */
+  /**
+   * Detail is agent (and the worker it runs on: "general on worker w1"), elapsed and usage
+   * joined, the row's second line.
+   */
   detail: string;
   /**
    * Note says why the task needs a look (stalled, waiting for permission, OpenCode retrying

@@ -15,6 +15,8 @@ const CLIUsage = `usage:
   asyncagents dashboard [--project DIR] [--print]                 open the project's running status API page
                                                                   in the browser (--print: print its URL)
   asyncagents doctor    [--project DIR]                           say whether the plugin loaded, and what to fix
+  asyncagents workers   [--project DIR] [--json]                  list the workers of the running plugin: health,
+                                                                  load and version (--json: the API's answer)
 The project is the working directory unless --project (or --dir) names one; a symlink to it is
 the same project.`
 

@@ -28,7 +28,8 @@ type Request struct {
 	// History is the task history log's content, for restore; for follow, the bytes read as
 	// the follow.look before said (from its from to the end of the file), or with no look, the
 	// lines appended since the last call (or the whole log, with Replace); for messages,
-	// OpenCode's messages of a task's session, as its API gave them.
+	// OpenCode's messages of a task's session, as its API gave them; for workers.table, the
+	// status API's answer to GET /v1/workers.
 	History string `json:"history,omitempty"`
 	Replace bool   `json:"replace,omitempty"`
 	// Source names the log another process writes, for follow and follow.look
@@ -129,7 +130,7 @@ type Response struct {
 	Storage *core.Storage `json:"storage,omitempty"`
 	// histories
 	Histories *core.HistoryPlan `json:"histories,omitempty"`
-	// table
+	// table and workers.table
 	Table string `json:"table,omitempty"`
 	// http
 	HTTP *httpapi.Response `json:"http,omitempty"`
@@ -322,6 +323,13 @@ func (r *Runtime) handle(q Request) Response {
 		return Response{OK: true, HTTP: &resp}
 	case "table":
 		return Response{OK: true, Table: core.TasksTable(r.m.Tasks(), q.Now)}
+	case "workers.table":
+		// History holds GET /v1/workers's answer, as the running server gave it to the CLI.
+		table, err := core.WorkersTable(q.History, q.Now)
+		if err != nil {
+			return Response{Error: "workers.table: " + err.Error()}
+		}
+		return Response{OK: true, Table: table}
 	case "server.file":
 		if q.Server == nil {
 			return Response{Error: "server.file: missing server"}

@@ -4,6 +4,6 @@ package httpapi
 
 // The hashes of the dashboard page's inline script and style, for its Content-Security-Policy.
 const (
-	dashboardScriptHash = "sha256-HAg357VmihWEC3Q4cWRyq17rrqtZiHBqjde3P33foFQ="
-	dashboardStyleHash  = "sha256-WMyd7yv9ghgVjjdz2MDVCd9uyZXl8NXFMo82B/1lg/M="
+	dashboardScriptHash = "sha256-hvrT1ujap8uG+sy2Ndsl8Wu6nhgS5vO6THY8EufVix0="
+	dashboardStyleHash  = "sha256-tMbAoHvCoh2bvFVdXJQTANSN0fYY/i71dzglaIM5X/Y="
 )

@@ -31,7 +31,8 @@ type Row struct {
 	Elapsed     string `json:"elapsed"`
 	// Usage is the cost when OpenCode priced the model, else the tokens, else "".
 	Usage string `json:"usage,omitempty"`
-	// Detail is agent, elapsed and usage joined, the row's second line.
+	// Detail is agent (and the worker it runs on: "general on worker w1"), elapsed and usage
+	// joined, the row's second line.
 	Detail string `json:"detail"`
 	// Note says why the task needs a look (stalled, waiting for permission, OpenCode retrying
 	// its model call, over budget, its place in a queue), "" when nothing does.
@@ -98,7 +99,7 @@ func MakeRow(t *task.Task, now int64, o Opts) Row {
 	}
 	r.Elapsed = text.Elapsed(t.Duration(now))
 	r.Usage = Usage(t)
-	r.Detail = joinNonEmpty(" · ", r.Agent, r.Elapsed, r.Usage)
+	r.Detail = joinNonEmpty(" · ", joinNonEmpty(" ", r.Agent, OnWorker(t.Worker)), r.Elapsed, r.Usage)
 	if note, warn := attention(t, now); note != "" {
 		r.Note = note
 		if warn {

@@ -47,6 +47,8 @@ func TestMakeRow(t *testing.T) {
 	}{
 		{name: "running", task: task.Task{Status: task.StatusRunning, StartedAt: now - 125_000},
 			group: GroupRunning, mark: "●", tone: ToneAccent, detail: "explore · 2m05s", cancel: true},
+		{name: "on a worker", task: task.Task{Status: task.StatusRunning, StartedAt: now - 5_000, Worker: "w1", Tokens: &task.Tokens{Input: 1500}},
+			group: GroupRunning, mark: "●", tone: ToneAccent, detail: "explore on worker w1 · 5s · 1.5k tok", cancel: true},
 		{name: "running with usage", task: task.Task{Status: task.StatusRunning, StartedAt: now - 5_000, Tokens: &task.Tokens{Input: 1500}},
 			group: GroupRunning, mark: "●", tone: ToneAccent, detail: "explore · 5s · 1.5k tok", cancel: true},
 		{name: "resumed runs again", task: task.Task{Status: task.StatusResumed, StartedAt: now - 1_000},

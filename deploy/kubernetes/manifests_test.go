@@ -151,10 +151,16 @@ func TestTheWorkerIsOpenCodeWithItsPasswordFromTheSecret(t *testing.T) {
 	require.Contains(t, strings.Join(probe.Exec.Command, " "), "$OPENCODE_SERVER_PASSWORD")
 
 	require.Len(t, pod.InitContainers, 1)
-	clone := strings.Join(pod.InitContainers[0].Args, " ")
-	require.Contains(t, clone, "git clone")
-	require.Contains(t, clone, "$REPO_REF")
-	require.True(t, strings.HasPrefix(c.WorkingDir, pod.InitContainers[0].VolumeMounts[0].MountPath))
+	clone := pod.InitContainers[0]
+	require.Contains(t, strings.Join(clone.Args, " "), "$REPO_REF") // what it does: clone_test.go
+	var dir string
+	for _, e := range clone.Env {
+		if e.Name == "REPO_DIR" {
+			dir = e.Value
+		}
+	}
+	require.Equal(t, c.WorkingDir, dir, "OpenCode serves the folder the clone is in")
+	require.True(t, strings.HasPrefix(c.WorkingDir, clone.VolumeMounts[0].MountPath))
 
 	var port int32
 	for _, p := range c.Ports {

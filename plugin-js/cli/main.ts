@@ -8,6 +8,7 @@ import { doctor } from "./doctor";
 import { ls } from "./ls";
 import { parseFlags } from "./project";
 import { serve } from "./serve";
+import { workers } from "./workers";
 
 
 async function run(args: string[]): Promise<number> {
@@ -23,6 +24,7 @@ async function run(args: string[]): Promise<number> {
     dashboard: { run: (rest) => dashboard(parseFlags(rest, ["project", "wasm", "print"]), out) },
     doctor: { run: (rest) => doctor(parseFlags(rest, ["project", "wasm"]), out) },
     serve: { run: (rest) => serve(parseFlags(rest, ["project", "wasm", "port"]), out, err) },
+    workers: { run: (rest) => workers(parseFlags(rest, ["project", "wasm", "json"]), out, err) },
   };
   const c = commands[cmd];
   if (!c) {

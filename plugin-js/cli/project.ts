@@ -14,10 +14,11 @@ export interface Flags {
   project: string;
   wasm?: string;
   print: boolean;
+  json?: boolean;
   port?: string;
 }
 
-/** Reads --project (or --dir), --wasm, --port and --print, as the Go CLI's flags. */
+/** Reads --project (or --dir), --wasm, --port, --print and --json, as the Go CLI's flags. */
 export function parseFlags(args: string[], allowed: string[]): Flags {
   const f: Flags = { project: process.cwd(), print: false };
   for (let i = 0; i < args.length; i++) {
@@ -25,8 +26,8 @@ export function parseFlags(args: string[], allowed: string[]): Flags {
     const [name, inline] = a.startsWith("--") ? a.slice(2).split(/=(.*)/s, 2) : [a, undefined];
     const key = name === "dir" ? "project" : name!;
     if (!a.startsWith("-") || !allowed.includes(key)) throw new Error(`flag provided but not defined: ${a}`);
-    if (key === "print") {
-      f.print = true;
+    if (key === "print" || key === "json") {
+      f[key] = true;
       continue;
     }
     const value = inline ?? args[++i];

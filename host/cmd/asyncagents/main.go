@@ -6,6 +6,7 @@
 //	asyncagents serve     [--project DIR] [--wasm FILE] [--port N]  the status API over them, read-only
 //	asyncagents dashboard [--project DIR] [--print]                 open the project's running status API page
 //	asyncagents doctor    [--project DIR]                           say whether the plugin loaded, and what to fix
+//	asyncagents workers   [--project DIR] [--json]                  the running plugin's workers: health, load, version
 package main
 
 import (
@@ -51,6 +52,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "dashboard":
 		if err := dashboard(args[1:], stdout, stderr); err != nil {
 			fmt.Fprintln(stderr, "asyncagents dashboard:", err)
+			return 1
+		}
+		return 0
+	case "workers":
+		if err := workers(args[1:], stdout, stderr); err != nil {
+			fmt.Fprintln(stderr, "asyncagents workers:", err)
 			return 1
 		}
 		return 0

@@ -1,6 +1,7 @@
 // How times and statuses read on the page. A duration, a token figure or a cost is the core's,
 // written in the task's view (core/view, core/text): the page formats none.
 
+import { VIEW_ON_WORKER } from "../../../bridge/abi_types.gen";
 import type { Task } from "./types";
 
 export function time(ms: number | undefined): string {
@@ -25,3 +26,6 @@ export function budgetText(t: Task): string {
 
 /** What the core wrote for a figure, or a dash when it wrote none (nothing reported yet). */
 export const shown = (text: string | undefined) => text || "–";
+
+/** Where a task on a worker runs: "on worker w1" (the core's words, as the TUI's rows); "" for a local one. */
+export const whereText = (t: Task) => (t.view?.worker ? VIEW_ON_WORKER + t.view.worker : "");

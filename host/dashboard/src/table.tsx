@@ -3,7 +3,7 @@
 // tasks at a time. Live: the stream updates the rows shown and brings new tasks in.
 
 import { useRef } from "preact/hooks";
-import { shown, statusLabel, time } from "./format";
+import { shown, statusLabel, time, whereText } from "./format";
 import { list, listError, offset, PAGE_SIZE, refreshList, search, searchPending, sortDesc, sortKey, statusFilter, type SortKey } from "./store";
 
 const FILTERS: [string, string][] = [
@@ -103,7 +103,10 @@ export function TaskTable() {
                   <td class="col-description">
                     <a href={`#/task/${encodeURIComponent(t.id)}`}>{t.description || t.id}</a>
                   </td>
-                  <td class="col-agent">{t.agent}</td>
+                  <td class="col-agent">
+                    {t.agent}
+                    {whereText(t) && <div class="worker muted">{whereText(t)}</div>}
+                  </td>
                   <td class="col-status">
                     <span class={`status st-${label}`}>{label}</span>
                     {t.view?.retry && <div class="retry">{t.view.retry}</div>}

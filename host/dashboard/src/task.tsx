@@ -4,7 +4,7 @@
 
 import { useEffect, useRef, useState } from "preact/hooks";
 import { APIError, get, post, seg } from "./api";
-import { budgetText, isActive, shown, statusLabel, time } from "./format";
+import { budgetText, isActive, shown, statusLabel, time, whereText } from "./format";
 import { Changes } from "./changes";
 import { Markdown } from "./markdown";
 import { PermissionCard } from "./permission";
@@ -48,7 +48,10 @@ function TaskDetail({ t }: { t: Task }) {
         <dt>Session</dt>
         <dd>{t.sessionID ? <code>{t.sessionID}</code> : "none yet (queued)"}</dd>
         <dt>Agent</dt>
-        <dd>{t.agent}</dd>
+        <dd>
+          {t.agent}
+          {whereText(t) && <span class="worker"> {whereText(t)}</span>}
+        </dd>
         <dt>Model</dt>
         <dd>{t.model ?? "OpenCode's choice"}</dd>
         <dt>Started</dt>

@@ -57,6 +57,7 @@ var constants = []constant{
 	{"CLIUsage", "CLI_USAGE", core.CLIUsage},
 	{"NoServer", "VIEW_NO_SERVER", view.NoServer},
 	{"NoServerAfterMs", "VIEW_NO_SERVER_AFTER_MS", view.NoServerAfterMs},
+	{"OnWorkerPrefix", "VIEW_ON_WORKER", view.OnWorkerPrefix},
 }
 
 func tsConstants(d *docSet) (string, error) {

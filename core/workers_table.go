@@ -1,0 +1,59 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/asyncagents/asyncagents/core/text"
+)
+
+// workersAnswer is what the table reads of GET /v1/workers's answer (httpapi): the CLIs fetch
+// it from the running server and hand it over as it came.
+type workersAnswer struct {
+	Workers []struct {
+		Name         string `json:"name"`
+		URL          string `json:"url"`
+		State        string `json:"state"` // up, down or unknown
+		Error        string `json:"error"`
+		Version      string `json:"version"`
+		Running      int    `json:"running"`
+		Queued       int    `json:"queued"`
+		MaxTasks     int    `json:"maxTasks"`
+		LastChangeAt int64  `json:"lastChangeAt"`
+	} `json:"workers"`
+}
+
+// NoWorkers is the table when the config names no worker.
+const NoWorkers = "No workers configured: add them under \"workers\" in the asyncagents config\n"
+
+// WorkersTable renders GET /v1/workers's answer for a terminal (`asyncagents workers`): one row
+// a worker, with its health (and for how long, and why, when it is not up), its load and the
+// OpenCode version it answered with. The health comes last: its reason is the longest cell.
+func WorkersTable(body string, now int64) (string, error) {
+	var a workersAnswer
+	if err := json.Unmarshal([]byte(body), &a); err != nil {
+		return "", fmt.Errorf("the server's answer to /v1/workers is not its JSON: %v", err)
+	}
+	if len(a.Workers) == 0 {
+		return NoWorkers, nil
+	}
+	rows := [][]string{{"NAME", "URL", "RUNNING", "QUEUED", "VERSION", "HEALTH"}}
+	for _, w := range a.Workers {
+		health := w.State
+		if health == "" {
+			health = "unknown"
+		}
+		if w.LastChangeAt > 0 && now > 0 {
+			health += " for " + text.Duration(now-w.LastChangeAt)
+		}
+		if w.Error != "" {
+			health += ": " + w.Error
+		}
+		version := w.Version
+		if version == "" {
+			version = "-" // not asked yet, or never reached
+		}
+		rows = append(rows, []string{w.Name, w.URL, fmt.Sprintf("%d/%d", w.Running, w.MaxTasks), fmt.Sprint(w.Queued), version, health})
+	}
+	return alignColumns(rows), nil
+}

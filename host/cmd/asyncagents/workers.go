@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/abi"
+	"github.com/asyncagents/asyncagents/host"
+)
+
+// workers lists the workers of the project's running server (found as dashboard finds it): their
+// health, load and version, from its GET /v1/workers. Only a running plugin follows its workers,
+// so the history alone cannot say this. The core writes the table; --json prints the answer.
+func workers(args []string, stdout, stderr io.Writer) error {
+	var asJSON *bool
+	ctx := context.Background()
+	project, c, st, err := openCommand(ctx, "workers", args, func(fs *flag.FlagSet) {
+		asJSON = fs.Bool("json", false, "print the API's JSON answer")
+	})
+	if err != nil {
+		return err
+	}
+	defer c.Close(ctx)
+	live, err := host.LiveServers(st.ServerDir)
+	if err != nil {
+		return err
+	}
+	if len(live) == 0 {
+		return fmt.Errorf("no running asyncagents server for %s: start OpenCode there (only a running plugin reaches its workers)", project)
+	}
+	f := pickServer(live)
+	if f.ReadOnly {
+		// It reads the config, but follows no worker: their health is unknown there.
+		fmt.Fprintln(stderr, "from", serverName(f))
+	}
+	body, err := getWorkers(ctx, f)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		fmt.Fprintln(stdout, strings.TrimSpace(body))
+		return nil
+	}
+	r, err := c.Do(ctx, abi.Request{Op: "workers.table", Now: time.Now().UnixMilli(), History: body})
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, r.Table)
+	return nil
+}
+
+// getWorkers asks the server for GET /v1/workers, with the server file's token.
+func getWorkers(ctx context.Context, f core.ServerFile) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, askCodeTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.Origin()+"/v1/workers", nil)
+	if err != nil {
+		return "", err
+	}
+	if f.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+f.Token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("the server at %s did not list its workers: %w", f.Origin(), err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(res.Body, 4<<20))
+	if err != nil {
+		return "", fmt.Errorf("the server at %s did not list its workers: %w", f.Origin(), err)
+	}
+	if res.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("the server at %s did not list its workers: %d %s", f.Origin(), res.StatusCode, strings.TrimSpace(string(body)))
+	}
+	return string(body), nil
+}
