@@ -13,7 +13,7 @@ func TestUnknownArgumentKeysAreRefused(t *testing.T) {
 	h := newFB(t, config.Config{})
 	for args, want := range map[string]string{
 		`{"description":"x","prompt":"p","agent":"general","budget":{"dollars":5}}`: `asyncagents_task: argument budget has no key "dollars"; its keys are steps, tokens, costUsd; no task was created`,
-		`{"description":"x","prompt":"p","agent":"general","model":"a/b"}`:          `asyncagents_task: unknown argument "model"; the arguments are description, prompt, agent, resume, fork, timeout, budget, isolation; no task was created`,
+		`{"description":"x","prompt":"p","agent":"general","model":"a/b"}`:          `asyncagents_task: unknown argument "model"; the arguments are description, prompt, agent, resume, fork, timeout, budget, isolation, worker; no task was created`,
 	} {
 		reply := h.call(ToolTask, args)
 		require.Equal(t, want, reply.Error, args)

@@ -23,11 +23,12 @@
 //	view                 what the task list, the output and the dashboard show of the tasks
 //	  │
 //	history, slots,      history: the history's lines: format, checksums, decoding, head-first
-//	budget               reading (internal/tasktest beside it: the tests' task fixtures); slots
-//	  │                  and budget, policies over the tasks: slots the start queue (slot use,
-//	  │                  blocked-by, who starts, queue places), budget a task's budget, the
-//	  │                  limit it passed, and the one walk up the session tree that the
-//	  │                  session's budget and the permission routing use
+//	budget, placement    reading (internal/tasktest beside it: the tests' task fixtures); slots
+//	  │                  and budget, policies over the tasks: slots the start queue (slot use
+//	  │                  local and per worker, blocked-by, who starts, queue places), budget a
+//	  │                  task's budget, the limit it passed, and the one walk up the session
+//	  │                  tree that the session's budget and the permission routing use;
+//	  │                  placement where a new task runs (local, a named worker, "auto")
 //	task                 the task record: Task, Status, errors, progress, fallback record, encoder
 //	  │
 //	config, outbox       every limit and switch, defaults, the config files; outbox (the notices'

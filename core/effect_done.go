@@ -45,6 +45,8 @@ func (m *Machine) onEffectDone(ev Event) {
 			return
 		}
 		m.onStatus(p, ev)
+	case EffectWorkerHealth:
+		m.onWorkerHealth(p, ev)
 	case EffectSessionGet:
 		m.onResumeChecked(p, ev)
 	case EffectSessionDelete:

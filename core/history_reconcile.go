@@ -19,6 +19,8 @@ func (m *Machine) reconcile() {
 		case t.Queued && t.Status == task.StatusResumed:
 			lost = append(lost, m.task(t.ID))
 		case t.Status.Terminal() || t.Queued:
+		case t.Worker != "" && t.SessionID != "":
+			m.task(t.ID).restoring = true // reconciled once its worker is up (workers.go)
 		case t.SessionID == "":
 			unborn = append(unborn, t)
 		default:
@@ -51,6 +53,10 @@ const (
 func (m *Machine) onReconcileStatus(p pending, ev Event) {
 	busy := map[string]json.RawMessage{}
 	ok := ev.OK && json.Unmarshal(ev.Result, &busy) == nil
+	if !ok && p.worker != "" {
+		m.stillRestoring(p.reconcile, reconcileError(ev)) // asked again at the worker's next check
+		return
+	}
 	if !ok && m.reconcileTries < reconcileRetries {
 		m.reconcileTries++
 		m.reconcileRetry = p.reconcile

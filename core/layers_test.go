@@ -23,7 +23,7 @@ var layers = [][]string{
 	{"internal/xxh64", "internal/jsonw", "internal/encodetest", "internal/version", "errclass", "forkctx", "conformance", "ocevents", "text", "worktree"},
 	{"config", "outbox"},
 	{"task"},
-	{"history", "internal/tasktest", "slots", "budget"},
+	{"history", "internal/tasktest", "slots", "budget", "placement"},
 	{"view"},
 	{"httpapi"},
 	{"."},

@@ -97,6 +97,9 @@ type Machine struct {
 	followMarks   map[string]followMark
 	followPending map[string]followPending
 
+	// workers: what the machine knows of each worker's stream (workers.go).
+	workers map[string]*workerLink
+
 	// starts holds the start queue while stops that end several tasks at once are under way
 	// (stop_together.go).
 	starts slots.Hold
@@ -136,6 +139,10 @@ type pending struct {
 	storageRetry bool
 	// wt: a worktree effect's tool call, or a status read's directory (worktree_tasks.go).
 	wt *wtPending
+	// worker: the worker a status read or health check went to; launch, the launch a health
+	// check holds (workers_launch.go).
+	worker string
+	launch *launch
 }
 
 // waiter is an asyncagents_output(block: true) call waiting for its task to finish.
@@ -204,13 +211,20 @@ func (m *Machine) Step(now int64, ev Event) []Effect {
 	case EventEffectDone:
 		m.onEffectDone(ev)
 	case EventOpenCode:
-		if ev.Event != nil {
+		switch {
+		case ev.Event == nil:
+		case ev.Worker != "" || len(m.cfg.Workers) > 0:
+			m.onStreamEvent(ev.Worker, *ev.Event)
+		default:
 			m.onOpenCode(*ev.Event)
 		}
+	case EventWorkerState:
+		m.onWorkerState(ev)
 	case EventTimer:
 		m.onTimer(ev.TimerID)
 	case EventStart:
 		m.fetchAgents()
+		m.followWorkers()
 		m.out = append(m.out, Effect{Kind: EffectTimerSet, TimerID: HeartbeatTimer, DelayMs: httpapi.SSEHeartbeatIntervalMs})
 	default:
 		m.log("warn", fmt.Sprintf("unknown event type %q ignored", ev.Type))

@@ -18,6 +18,7 @@ func (m *Machine) onTimer(id string) {
 		}
 		m.request(Effect{Kind: EffectStatus}, pending{})
 		m.pollWorktrees()
+		m.pollWorkers()
 	case id == indexTimer:
 		m.writeIndex()
 	case id == storageRetryTimer:
@@ -36,6 +37,8 @@ func (m *Machine) onTimer(id string) {
 		m.onPermissionTimeout(strings.TrimPrefix(id, permissionTimerPrefix))
 	case strings.HasPrefix(id, deadlineTimerPrefix):
 		m.onDeadline(strings.TrimPrefix(id, deadlineTimerPrefix))
+	case strings.HasPrefix(id, workerLostPrefix):
+		m.onWorkerLost(strings.TrimPrefix(id, workerLostPrefix))
 	case strings.HasPrefix(id, attemptTimerPrefix):
 		m.onAttemptTimer(strings.TrimPrefix(id, attemptTimerPrefix))
 	}
@@ -51,7 +54,8 @@ func (m *Machine) onStatus(p pending, ev Event) {
 				t := m.task(id)
 				_, isBusy := busy[t.SessionID]
 				switch {
-				case !p.coversDir(worktreeDir(t)): // another instance's status read answers for it
+				case p.worker != t.Worker || !p.coversDir(m.sessionDir(t)): // another instance's read answers for it
+				case t.restoring: // reconciled once its worker is up
 				case t.SessionID == "" || t.Queued: // its session is being created, or it waits for a slot
 				case isBusy:
 				case t.switching:

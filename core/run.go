@@ -15,6 +15,9 @@ type run struct {
 
 	// creating: the child session is being created (session.create sent, no answer yet).
 	creating bool
+	// restoring: a task on a worker restored from the history, reconciled once that worker's
+	// stream is up (workers.go).
+	restoring bool
 	// forkReady: a forked child has been given its context.
 	forkReady bool
 	// canDelegate: the child's agent has delegation rights, so its tools were left on.

@@ -8,7 +8,7 @@ package core
 // tmuxOpen opens t's pane when its child starts running (a queued task gets its pane when it
 // leaves the queue, a resumed one again for the resume). At most one pane per run.
 func (m *Machine) tmuxOpen(t *run) {
-	if !m.cfg.Tmux.Enabled || !m.cfg.Tmux.Inside || t.tmuxPane {
+	if !m.cfg.Tmux.Enabled || !m.cfg.Tmux.Inside || t.tmuxPane || t.Worker != "" { // a pane attaches to the local server
 		return
 	}
 	t.tmuxPane = true

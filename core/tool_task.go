@@ -25,6 +25,8 @@ type taskArgs struct {
 	Budget *budgetArgs `json:"budget"`
 	// Isolation is where the child works: "none" or "worktree" (worktree_tasks.go).
 	Isolation string `json:"isolation"`
+	// Worker is where it runs: a worker's name, "auto" or "local" (workers_launch.go).
+	Worker string `json:"worker"`
 }
 
 // maxTaskTimeoutMs bounds asyncagents_task's timeout: a year, far past any real task, and well
@@ -46,6 +48,10 @@ type launch struct {
 	// cancelled by asyncagents_cancel(all) before the session existed.
 	cancelled    bool
 	cancelReason string
+	// worker is where the launch was placed ("" local) once placed; checked: the health of its
+	// worker was asked and it answered.
+	worker          string
+	placed, checked bool
 }
 
 // parseArgs decodes tool arguments into v, naming the argument whose type is wrong.
@@ -127,6 +133,10 @@ func (m *Machine) onTaskCall(ev Event) {
 			m.failTool(ev.CallID, isolationOnResume)
 			return
 		}
+		if a.Worker != "" {
+			m.failTool(ev.CallID, workerOnResume)
+			return
+		}
 		m.onResumeCall(ev, a, given, budget)
 		return
 	}
@@ -135,6 +145,10 @@ func (m *Machine) onTaskCall(ev Event) {
 		return
 	}
 	if err := m.launchIsolation(&a); err != nil {
+		m.failTool(ev.CallID, err.Error())
+		return
+	}
+	if err := m.launchWorker(&a); err != nil {
 		m.failTool(ev.CallID, err.Error())
 		return
 	}
@@ -231,6 +245,9 @@ func (m *Machine) checkAgentAndLaunch(l *launch) {
 		m.failTool(l.callID, fmt.Sprintf(taskDeniedAgentFmt, quote(l.parentAgent), quote(l.args.Agent), allowedList(m.allowedSubagents(l.parentAgent))))
 		return
 	}
+	if !m.placeLaunch(l) {
+		return
+	}
 	l.canDelegate = agent.CanDelegate()
 	t := &run{
 		Task: task.Task{
@@ -243,6 +260,7 @@ func (m *Machine) checkAgentAndLaunch(l *launch) {
 			Description:     l.args.Description,
 			Prompt:          l.args.Prompt,
 			Agent:           l.args.Agent,
+			Worker:          l.worker,
 			Status:          task.StatusRunning,
 			StartedAt:       m.now,
 			Progress:        task.Progress{LastTools: []string{}, LastUpdate: m.now},

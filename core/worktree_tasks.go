@@ -94,6 +94,9 @@ func (m *Machine) stampDirectory(e Effect) Effect {
 	} else if e.SessionID != "" {
 		t = m.task(e.SessionID) // a notice goes to its parent, which may be an isolated task's child
 	}
+	if t != nil && t.Worker != "" && !e.Notice {
+		return m.stampRemote(e, t)
+	}
 	e.Directory = worktreeDir(t)
 	return e
 }

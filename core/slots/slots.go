@@ -18,44 +18,69 @@ import (
 // overallLimit names the overall cap in a task.Wait.
 const overallLimit = "maxConcurrentStarts"
 
-// Limits are the caps the queue enforces.
+// Limits are the caps the queue enforces. A task on a worker (task.Task.Worker) takes a slot of
+// that worker (Workers, its maxTasks) instead of a local one (MaxStarts); the model and provider
+// limits count the tasks of every place together.
 type Limits struct {
 	MaxStarts   int
 	Concurrency config.ConcurrencyConfig
+	Workers     map[string]int
 }
 
 // Of reads the caps from the config.
 func Of(cfg config.Config) Limits {
-	return Limits{MaxStarts: cfg.MaxConcurrentStarts, Concurrency: cfg.Concurrency}
+	l := Limits{MaxStarts: cfg.MaxConcurrentStarts, Concurrency: cfg.Concurrency}
+	for name, w := range cfg.Workers {
+		if l.Workers == nil {
+			l.Workers = map[string]int{}
+		}
+		l.Workers[name] = w.MaxTasks
+	}
+	return l
 }
 
-// Use counts the running tasks (those holding a slot) overall and per limit.
+// Use counts the running tasks (those holding a slot): local ones (Total), per worker and per
+// model limit.
 type Use struct {
-	Total int
-	ByKey map[string]int
+	Total    int
+	ByKey    map[string]int
+	ByWorker map[string]int
 }
 
 // InUse counts the slots the tasks hold.
 func (l Limits) InUse(tasks []*task.Task) Use {
-	u := Use{ByKey: map[string]int{}}
+	u := Use{ByKey: map[string]int{}, ByWorker: map[string]int{}}
 	for _, t := range tasks {
 		if !t.Queued {
-			u.take(l, t.Model)
+			u.take(l, t.Model, t.Worker)
 		}
 	}
 	return u
 }
 
-func (u *Use) take(l Limits, model string) {
-	u.Total++
+func (u *Use) take(l Limits, model, worker string) {
+	if worker == "" {
+		u.Total++
+	} else {
+		u.ByWorker[worker]++
+	}
 	u.ByKey[l.Concurrency.LimitFor(model).Key]++
 }
 
-// BlockedBy names the limit that keeps a task on model from starting, given the slots in use;
-// nil when it may start.
-func (l Limits) BlockedBy(model string, u Use) *task.Wait {
-	if u.Total >= l.MaxStarts {
+// WorkerLimit names a worker's cap in a task.Wait.
+func WorkerLimit(worker string) string { return "workers." + worker + ".maxTasks" }
+
+// BlockedBy names the limit that keeps a local task on model from starting, given the slots in
+// use; nil when it may start.
+func (l Limits) BlockedBy(model string, u Use) *task.Wait { return l.BlockedAt(model, "", u) }
+
+// BlockedAt is BlockedBy for a task placed on worker ("" for local).
+func (l Limits) BlockedAt(model, worker string, u Use) *task.Wait {
+	if worker == "" && u.Total >= l.MaxStarts {
 		return &task.Wait{Limit: overallLimit, Max: l.MaxStarts}
+	}
+	if max := l.Workers[worker]; worker != "" && u.ByWorker[worker] >= max {
+		return &task.Wait{Limit: WorkerLimit(worker), Max: max}
 	}
 	c := l.Concurrency.LimitFor(model)
 	if c.Max > 0 && u.ByKey[c.Key] >= c.Max {
@@ -67,17 +92,18 @@ func (l Limits) BlockedBy(model string, u Use) *task.Wait {
 // MayStart decides whether t, Queued among tasks (so not counted), starts now: its slot is free
 // and no older queued task waits for the same limit (those go first).
 func (l Limits) MayStart(tasks []*task.Task, t *task.Task) bool {
-	return l.BlockedBy(t.Model, l.InUse(tasks)) == nil && !l.queuedAhead(tasks, t)
+	return l.BlockedAt(t.Model, t.Worker, l.InUse(tasks)) == nil && !l.queuedAhead(tasks, t)
 }
 
-// queuedAhead reports whether an older queued task waits for the limit t would take.
+// queuedAhead reports whether an older queued task waits for the limit t would take: the same
+// model limit, at the same place or (a limit of its own) anywhere.
 func (l Limits) queuedAhead(tasks []*task.Task, t *task.Task) bool {
-	key := l.Concurrency.LimitFor(t.Model).Key
+	c := l.Concurrency.LimitFor(t.Model)
 	for _, q := range tasks {
 		if q == t {
 			return false
 		}
-		if q.Queued && l.Concurrency.LimitFor(q.Model).Key == key {
+		if q.Queued && l.Concurrency.LimitFor(q.Model).Key == c.Key && (q.Worker == t.Worker || c.Max > 0) {
 			return true
 		}
 	}
@@ -91,22 +117,24 @@ func (l Limits) Starts(tasks []*task.Task) []int {
 	u := l.InUse(tasks)
 	var out []int
 	blocked := map[string]bool{}
+	full := map[string]bool{} // places (worker, "" local) with no slot left
 	for i, t := range tasks {
 		if !t.Queued {
 			continue
 		}
 		key := l.Concurrency.LimitFor(t.Model).Key
-		if blocked[key] {
+		if full[t.Worker] || blocked[key] {
 			continue
 		}
-		if w := l.BlockedBy(t.Model, u); w != nil {
-			if w.Limit == overallLimit {
-				break
+		if w := l.BlockedAt(t.Model, t.Worker, u); w != nil {
+			if w.Limit == overallLimit || w.Limit == WorkerLimit(t.Worker) {
+				full[t.Worker] = true
+				continue
 			}
 			blocked[key] = true
 			continue
 		}
-		u.take(l, t.Model)
+		u.take(l, t.Model, t.Worker)
 		out = append(out, i)
 	}
 	return out
@@ -123,13 +151,13 @@ func (l Limits) Waits(tasks []*task.Task) []*task.Wait {
 			continue
 		}
 		c := l.Concurrency.LimitFor(t.Model)
-		ahead[c.Key]++
-		w := l.BlockedBy(t.Model, u)
+		ahead[t.Worker+"\x00"+c.Key]++
+		w := l.BlockedAt(t.Model, t.Worker, u)
 		if w == nil {
 			// Free under its own limit, behind older tasks of the same limit or the overall cap.
 			w = &task.Wait{Limit: c.Option, Max: c.Max}
 		}
-		w.Position = ahead[c.Key]
+		w.Position = ahead[t.Worker+"\x00"+c.Key]
 		out[i] = w
 	}
 	return out

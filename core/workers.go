@@ -1,0 +1,324 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/errclass"
+	"github.com/asyncagents/asyncagents/core/ocevents"
+	"github.com/asyncagents/asyncagents/core/task"
+)
+
+// Workers: tasks placed on another machine's `opencode serve` (docs/rationale/workers.md). The
+// host keeps one event stream per worker open (worker.follow) and tells the machine its state
+// (worker.state); the machine decides everything else: where a task goes (workers_launch.go),
+// which of a worker's events concern which task, when a worker counts as lost and what then
+// becomes of its tasks.
+
+// Worker states, as GET /v1/workers names them.
+const (
+	WorkerUp      = "up"
+	WorkerDown    = "down"
+	WorkerUnknown = "unknown"
+)
+
+// workerLostPrefix names the timer that declares a worker lost after its lostAfterMs down.
+const workerLostPrefix = "worker.lost:"
+
+// workerLink is what the machine knows of a worker's stream.
+type workerLink struct {
+	state        string
+	err          string
+	version      string
+	lastChangeAt int64
+	lostArmed    bool
+}
+
+// link is the record of a configured worker (nil for a name the config does not hold).
+func (m *Machine) link(name string) *workerLink {
+	if _, ok := m.cfg.Workers[name]; !ok {
+		return nil
+	}
+	if m.workers == nil {
+		m.workers = map[string]*workerLink{}
+	}
+	w := m.workers[name]
+	if w == nil {
+		w = &workerLink{state: WorkerUnknown}
+		m.workers[name] = w
+	}
+	return w
+}
+
+// workerUp reports whether name's stream is connected.
+func (m *Machine) workerUp(name string) bool {
+	w := m.link(name)
+	return w != nil && w.state == WorkerUp
+}
+
+// remote is how a host reaches worker name: its URL and the name of its password's variable,
+// never the password, which the core never has.
+func (m *Machine) remote(name string) *Remote {
+	w, ok := m.cfg.Workers[name]
+	if !ok {
+		return nil
+	}
+	return &Remote{URL: w.URL, Username: w.Username, PasswordEnv: w.PasswordEnv, Insecure: w.Insecure}
+}
+
+// followWorkers asks the host, at start, to follow every configured worker's stream.
+func (m *Machine) followWorkers() {
+	for _, name := range m.cfg.WorkerNames() {
+		m.link(name)
+		m.emit(Effect{Kind: EffectWorkerFollow, Worker: name, Remote: m.remote(name)})
+	}
+	m.failUnconfigured()
+}
+
+// onWorkerState records a worker's stream going up or down. Up clears the lost timer, asks the
+// version, and checks each task there as the poll does (an end may have passed while it was
+// down); down arms the lost timer (lostAfterMs).
+func (m *Machine) onWorkerState(ev Event) {
+	w := m.link(ev.Worker)
+	if w == nil {
+		m.log("warn", fmt.Sprintf("state of unknown worker %q ignored", ev.Worker))
+		return
+	}
+	state := WorkerDown
+	if ev.Up {
+		state = WorkerUp
+	}
+	if w.state != state {
+		w.lastChangeAt = m.now
+		m.storeChanged()
+	}
+	w.state, w.err = state, ev.Error
+	if ev.Up {
+		w.err = ""
+		if w.lostArmed {
+			w.lostArmed = false
+			m.emit(Effect{Kind: EffectTimerClear, TimerID: workerLostPrefix + ev.Worker})
+		}
+		m.request(Effect{Kind: EffectWorkerHealth, Worker: ev.Worker, Remote: m.remote(ev.Worker)}, pending{worker: ev.Worker})
+		m.recheckWorker(ev.Worker)
+		m.startQueued()
+		return
+	}
+	m.log("warn", fmt.Sprintf("worker %s is down: %s", ev.Worker, ev.Error))
+	if !w.lostArmed {
+		w.lostArmed = true
+		m.emit(Effect{Kind: EffectTimerSet, TimerID: workerLostPrefix + ev.Worker, DelayMs: m.cfg.Workers[ev.Worker].LostAfterMs})
+	}
+}
+
+// recheckWorker reads the status of the worker's sessions, for each directory its tasks use:
+// a task OpenCode no longer lists as busy gets its messages read (onStatus).
+//
+// A task restored from the history is reconciled here instead, as the local ones are at the
+// restore (history_reconcile.go): its status and messages say whether it ended meanwhile.
+func (m *Machine) recheckWorker(name string) {
+	seen := map[string]bool{}
+	restored := map[string][]string{}
+	var dirs []string
+	for _, id := range m.running() {
+		t := m.tasks[id]
+		if t == nil || t.Worker != name || t.Queued {
+			continue
+		}
+		dir := m.sessionDir(t)
+		if t.restoring {
+			t.restoring = false
+			if _, ok := restored[dir]; !ok {
+				dirs = append(dirs, dir)
+			}
+			restored[dir] = append(restored[dir], t.ID)
+			continue
+		}
+		if !seen[dir] {
+			seen[dir] = true
+			m.request(Effect{Kind: EffectStatus, Worker: name, Remote: m.remote(name), Directory: dir}, pending{worker: name, wt: &wtPending{dir: dir}})
+		}
+	}
+	for _, dir := range dirs {
+		m.request(Effect{Kind: EffectStatus, Worker: name, Remote: m.remote(name), Directory: dir}, pending{worker: name, reconcile: restored[dir]})
+	}
+}
+
+// stillRestoring keeps restored tasks whose worker's status read failed for its next check.
+func (m *Machine) stillRestoring(ids []string, why string) {
+	for _, id := range ids {
+		if t := m.task(id); t != nil && !t.Status.Terminal() {
+			t.restoring = true
+		}
+	}
+	m.log("warn", "session.status of a worker failed at the reconcile, asked again at its next check: "+why)
+	m.armPoll()
+}
+
+// pollWorkers is the poll's status read on each worker that is up, once per directory in use.
+func (m *Machine) pollWorkers() {
+	for _, name := range m.cfg.WorkerNames() {
+		if m.workerUp(name) {
+			m.recheckWorker(name)
+		}
+	}
+}
+
+// sessionDir is the directory t's session works in, on its worker or locally.
+func (m *Machine) sessionDir(t *run) string {
+	if t.Worker == "" {
+		return worktreeDir(t)
+	}
+	if w := t.Worktree; w != nil && w.WorkerPath != "" && w.Unmerged() {
+		return w.WorkerPath
+	}
+	return m.cfg.Workers[t.Worker].Directory
+}
+
+// onWorkerHealth records a worker's version, or answers the launch that waited for it.
+func (m *Machine) onWorkerHealth(p pending, ev Event) {
+	if p.launch != nil {
+		if !ev.OK {
+			m.failTool(p.launch.callID, fmt.Sprintf(workerUnreachableFmt, p.worker, ev.Error))
+			return
+		}
+		p.launch.checked = true
+		m.checkAgentAndLaunch(p.launch)
+		return
+	}
+	var h struct {
+		Version string `json:"version"`
+	}
+	if w := m.link(p.worker); w != nil && ev.OK && json.Unmarshal(ev.Result, &h) == nil && h.Version != w.version {
+		w.version = h.Version
+		m.storeChanged()
+	}
+}
+
+// onStreamEvent takes an event of a stream (a worker's, or "" the local OpenCode's) for the
+// tasks of that place only: a worker's event about any other session (the worker's own users,
+// another parent's) changes nothing here, nor does a local one about a remote task's session.
+func (m *Machine) onStreamEvent(name string, e OpenCodeEvent) {
+	sid := ""
+	switch p := ocevents.Decode(e.Type, e.Properties).(type) {
+	case ocevents.SessionIdle:
+		sid = p.SessionID
+	case ocevents.SessionStatus:
+		sid = p.SessionID
+	case ocevents.SessionError:
+		sid = p.SessionID
+	case ocevents.SessionDeleted:
+		sid = p.Info.ID
+	case ocevents.SessionCompacted:
+		sid = p.SessionID
+	case ocevents.SessionCreated:
+		sid = p.Info.ParentID
+	case ocevents.PermissionAsked:
+		sid = p.SessionID
+	case ocevents.PermissionReplied:
+		sid = p.SessionID
+	case ocevents.SessionUpdated:
+		sid = p.Info.ID
+	case ocevents.MessageUpdated:
+		sid = p.Info.SessionID
+	case ocevents.PartUpdated:
+		sid = p.Part.SessionID
+	}
+	t := m.taskBelow(sid)
+	if (t == nil && name == "") || (t != nil && t.Worker == name) {
+		m.onOpenCode(e)
+	}
+}
+
+// onWorkerLost fires lostAfterMs after a worker's stream went down: if it is still down, each
+// task at work there fails, keeping the partial work it streamed, or with rerunLost starts again
+// elsewhere as a new attempt.
+func (m *Machine) onWorkerLost(name string) {
+	w := m.link(name)
+	if w == nil || !w.lostArmed {
+		return
+	}
+	w.lostArmed = false
+	if w.state == WorkerUp {
+		return
+	}
+	reason := w.err
+	if reason == "" {
+		reason = "its event stream is down"
+	}
+	m.starts.Begin()
+	for _, id := range m.running() {
+		t := m.tasks[id]
+		if t == nil || t.Worker != name || t.Queued {
+			continue
+		}
+		if m.cfg.Workers[name].RerunLost {
+			m.rerunElsewhere(t, name, reason)
+			continue
+		}
+		m.failLost(t, fmt.Sprintf(workerLostFmt, name, reason))
+	}
+	if m.starts.End() {
+		m.startQueued()
+	}
+}
+
+// failLost fails t, whose worker is gone, with msg; its partial work stays on the task.
+func (m *Machine) failLost(t *run, msg string) {
+	e := &task.TaskError{Name: "WorkerLost", Message: msg}
+	if t.FallbackInfo != nil {
+		m.endAttempt(t, false, e, errclass.ErrNetwork)
+	}
+	m.finish(t, task.StatusError, "", e)
+}
+
+// rerunElsewhere starts t again, as a new attempt on a new session, at the place with the most
+// free slots (the lost worker is down, so never it).
+func (m *Machine) rerunElsewhere(t *run, lost, reason string) {
+	m.log("warn", fmt.Sprintf("task %s: worker %s was lost (%s); starting it again", t.ID, lost, reason))
+	if t.SessionID != "" && t.SessionID != t.ID {
+		delete(m.sessions, t.SessionID)
+	}
+	t.SessionID, t.promptSent, t.msg, t.sessionError = "", false, nil, nil
+	if t.Worktree != nil && t.Worktree.WorkerPath != "" {
+		t.Worktree.WorkerPath, t.Worktree.Base = "", ""
+	}
+	t.Worker = m.autoPlace()
+	if t.Worker == "" && t.Worktree != nil {
+		m.isolateLocal(t)
+	}
+	t.StartedAt = m.now
+	m.touch(t)
+	m.storeChanged()
+	if m.admit(t) {
+		m.startTask(t)
+	}
+}
+
+// failUnconfigured fails the tasks at work on a worker the config no longer names: nothing can
+// reach them.
+func (m *Machine) failUnconfigured() {
+	for _, id := range m.running() {
+		t := m.tasks[id]
+		if t == nil || t.Worker == "" {
+			continue
+		}
+		if _, ok := m.cfg.Workers[t.Worker]; !ok {
+			t.restoring = false
+			m.failLost(t, fmt.Sprintf(workerGoneFmt, t.Worker))
+		}
+	}
+}
+
+// workerSuffix is " on worker w1" for a task on a worker, "" for a local one.
+func workerSuffix(t *task.Task) string {
+	if t.Worker == "" {
+		return ""
+	}
+	return fmt.Sprintf(onWorkerFmt, t.Worker)
+}
+
+// workerNames lists the configured workers for a refusal.
+func workerNames(cfg config.Config) string { return strings.Join(cfg.WorkerNames(), ", ") }

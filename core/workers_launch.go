@@ -1,0 +1,114 @@
+package core
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/asyncagents/asyncagents/core/placement"
+	"github.com/asyncagents/asyncagents/core/slots"
+	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/worktree"
+)
+
+// Placement of a launch (docs/rationale/workers.md): asyncagents_task's worker argument, else the
+// agent's `worker`, else local. package placement decides from the places' free slots and
+// streams; the machine asks a worker's health first when its stream is not known up, and answers
+// the launch after it.
+
+// launchWorker resolves a fresh launch's placement and refuses a name the config does not hold.
+func (m *Machine) launchWorker(a *taskArgs) error {
+	a.Worker = strings.TrimSpace(a.Worker)
+	if a.Worker == "" {
+		a.Worker = m.cfg.Agents[a.Agent].Worker
+	}
+	if why := m.cfg.CheckPlacement(a.Worker); why != "" {
+		return fmt.Errorf("asyncagents_task: %s; no task was created", why)
+	}
+	return nil
+}
+
+// places are the workers as placement sees them, in name order: stream up, free slots.
+func (m *Machine) places() (localFree int, out []placement.Place) {
+	l := m.limits()
+	u := l.InUse(records(m.activeTasks()))
+	for _, name := range m.cfg.WorkerNames() {
+		out = append(out, placement.Place{Name: name, Up: m.workerUp(name), Free: l.Workers[name] - u.ByWorker[name]})
+	}
+	return l.MaxStarts - u.Total, out
+}
+
+// autoPlace is where "auto" puts a task now.
+func (m *Machine) autoPlace() string {
+	free, ws := m.places()
+	return placement.Auto(free, ws)
+}
+
+// placeLaunch decides where l runs; false while a health check of its worker is under way (the
+// launch is answered when it comes back, onWorkerHealth).
+func (m *Machine) placeLaunch(l *launch) bool {
+	if l.placed {
+		return true
+	}
+	free, ws := m.places()
+	d := placement.Decide(l.args.Worker, free, ws)
+	if d.Check && !l.checked {
+		m.request(Effect{Kind: EffectWorkerHealth, Worker: d.Worker, Remote: m.remote(d.Worker)}, pending{worker: d.Worker, launch: l})
+		return false
+	}
+	l.worker, l.placed = d.Worker, true
+	return true
+}
+
+// isolateLocal gives t (placed locally) a local worktree's names.
+func (m *Machine) isolateLocal(t *run) {
+	t.Worktree = &task.Worktree{Path: worktree.Path(m.wt.folder, t.ID), Branch: worktree.Branch(t.ID)}
+	m.wt.launched = mapWith(m.wt.launched, t.ID)
+}
+
+// stampRemote sends a session effect of a task on a worker to that worker: its name, how to
+// reach it, and the directory there (its clone, or the task's worktree in it).
+func (m *Machine) stampRemote(e Effect, t *run) Effect {
+	e.Worker, e.Remote, e.Directory = t.Worker, m.remote(t.Worker), m.sessionDir(t)
+	return e
+}
+
+// WorkerInfo is a worker as GET /v1/workers and `asyncagents workers` show it: never its
+// password, which the core never has.
+type WorkerInfo struct {
+	Name         string `json:"name"`
+	URL          string `json:"url"`
+	State        string `json:"state"`
+	Error        string `json:"error"`
+	Version      string `json:"version"`
+	Running      int    `json:"running"`
+	Queued       int    `json:"queued"`
+	MaxTasks     int    `json:"maxTasks"`
+	LastChangeAt int64  `json:"lastChangeAt"`
+}
+
+// Workers lists the configured workers, sorted by name, with their state and load.
+func (m *Machine) Workers() []WorkerInfo {
+	out := []WorkerInfo{}
+	active := m.activeTasks()
+	for _, name := range m.cfg.WorkerNames() {
+		w := m.cfg.Workers[name]
+		info := WorkerInfo{Name: name, URL: w.URL, State: WorkerUnknown, MaxTasks: w.MaxTasks}
+		if l := m.workers[name]; l != nil {
+			info.State, info.Error, info.Version, info.LastChangeAt = l.state, l.err, l.version, l.lastChangeAt
+		}
+		for _, t := range active {
+			switch {
+			case t.Worker != name:
+			case t.Queued:
+				info.Queued++
+			default:
+				info.Running++
+			}
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+// workerWait is a queued task's wait for its worker's slots, as the tools name it.
+func workerWait(w *task.Wait) bool { return w != nil && strings.HasPrefix(w.Limit, slots.WorkerLimit("")) }
