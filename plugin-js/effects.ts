@@ -6,6 +6,7 @@ import type { Effect } from "../bridge/core";
 import type { TmuxPanes } from "./tmux";
 import { WORKTREE_EFFECTS, type WorktreeEffect } from "./worktree";
 import { ownWorktree } from "./shared";
+import { IMPORT_EFFECTS } from "./worktree_import";
 
 // The slice of the v1 SDK client this file uses. Typed loosely on purpose: the server accepts
 // fields (session permission) that the v1 types lack.
@@ -78,7 +79,7 @@ export function makeExecutor(client: Client, directory: string, tmux?: TmuxPanes
     // An isolated task's session lives in its worktree's instance: every request about it names
     // that directory (OpenCode's ?directory=); empty means the plugin's own.
     const query = { directory: (e as { directory?: string }).directory || directory };
-    const worktree = WORKTREE_EFFECTS[e.kind];
+    const worktree = WORKTREE_EFFECTS[e.kind] ?? IMPORT_EFFECTS[e.kind];
     if (worktree) {
       // A worktree effect's directory is the project; empty means the plugin's own.
       const w = { ...(e as unknown as WorktreeEffect), directory: query.directory };

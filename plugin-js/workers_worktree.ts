@@ -5,6 +5,7 @@
 
 import { request, type Remote } from "./workers_client";
 import { streamEvents } from "./workers_follow";
+import { patchText } from "./worktree_import";
 
 /** POST /experimental/worktree answers before the worktree's files are there: it waits this long for worktree.ready. */
 export const WORKTREE_READY_MS = 120_000;
@@ -84,6 +85,13 @@ export const DIFF_COMMAND = [
 
 const PATCH = /asyncagents-patch:([A-Za-z0-9+/=]*):end/;
 
+/** The patch DIFF_COMMAND printed, one character per byte; fails with what it printed instead. */
+export function patchFromOutput(output: string): string {
+  const m = PATCH.exec(output);
+  if (!m) throw new Error(`reading the worktree's changes: ${output.trim().slice(0, 500) || "the command printed nothing"}`);
+  return patchText(Buffer.from(m[1], "base64"));
+}
+
 /**
  * Replies {patch}: the worktree's changes, from a throwaway session's shell in the worktree's
  * instance (GET /vcs/diff/raw leaves binary files out). The session goes again whatever happens.
@@ -100,10 +108,7 @@ export async function diffWorktree(remote: Remote, e: WorkerWorktreeEffect): Pro
       timeoutMs: DIFF_MS,
     });
     const reply = (await res.json()) as { parts?: { type?: string; state?: { output?: string } }[] };
-    const output = (reply?.parts ?? []).map((p) => p?.state?.output ?? "").join("\n");
-    const m = PATCH.exec(output);
-    if (!m) throw new Error(`reading the worktree's changes: ${output.trim().slice(0, 500) || "the command printed nothing"}`);
-    return { patch: Buffer.from(m[1], "base64").toString("latin1") };
+    return { patch: patchFromOutput((reply?.parts ?? []).map((p) => p?.state?.output ?? "").join("\n")) };
   } finally {
     await request(remote, `session/${encodeURIComponent(id)}`, { method: "DELETE", directory, timeoutMs: REQUEST_MS }).catch(() => undefined);
   }

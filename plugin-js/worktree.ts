@@ -25,6 +25,8 @@ export interface WorktreeEffect {
   commit?: string;
   message?: string;
   maxBytes?: number;
+  /** worktree.import's patch, one character per byte. */
+  content?: string;
 }
 
 interface Run {
@@ -36,7 +38,7 @@ interface Run {
 export class GitError extends Error {}
 
 /** Runs git with args in cwd; never throws for a non-zero exit (see git()). */
-async function run(cwd: string, args: string[], opts: { env?: Record<string, string>; stdin?: Uint8Array } = {}): Promise<Run> {
+export async function run(cwd: string, args: string[], opts: { env?: Record<string, string>; stdin?: Uint8Array } = {}): Promise<Run> {
   let proc;
   try {
     proc = Bun.spawn(["git", ...args], {
@@ -56,18 +58,20 @@ async function run(cwd: string, args: string[], opts: { env?: Record<string, str
   }
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).bytes(), new Response(proc.stderr).text(), proc.exited]);
   if (proc.signalCode === "SIGKILL") throw new GitError(`git ${args[0]} did not finish within ${GIT_TIMEOUT_MS / 1000} s`);
-  return { code, stdout, stderr: stderr.trim() };
+  // Bun's Response.bytes() gave an ArrayBuffer, not a Uint8Array, for a 15 KB diff: a cut by
+  // length then saw no length and never cut.
+  return { code, stdout: stdout instanceof Uint8Array ? stdout : new Uint8Array(stdout as ArrayBuffer), stderr: stderr.trim() };
 }
 
 /** Runs git and returns its output as text, trimmed; a non-zero exit throws git's stderr. */
-async function git(cwd: string, args: string[], opts: { env?: Record<string, string>; stdin?: Uint8Array; ok?: number[] } = {}): Promise<string> {
+export async function git(cwd: string, args: string[], opts: { env?: Record<string, string>; stdin?: Uint8Array; ok?: number[] } = {}): Promise<string> {
   const r = await run(cwd, args, opts);
   if (r.code !== 0 && !(opts.ok ?? []).includes(r.code)) throw new GitError(r.stderr || `git ${args[0]} failed (exit ${r.code})`);
   return new TextDecoder().decode(r.stdout).trim();
 }
 
 /** The top of the repository holding dir, or a refusal naming dir. */
-async function topLevel(dir: string): Promise<string> {
+export async function topLevel(dir: string): Promise<string> {
   const r = await run(dir, ["rev-parse", "--show-toplevel"]);
   if (r.code !== 0) throw new GitError(`not a git repository: ${dir}`);
   return new TextDecoder().decode(r.stdout).trim();
@@ -93,12 +97,12 @@ async function refuseInProgress(top: string): Promise<void> {
 }
 
 /** HEAD's commit, or "" in a repository without commits. */
-async function headCommit(dir: string): Promise<string> {
+export async function headCommit(dir: string): Promise<string> {
   return git(dir, ["rev-parse", "--verify", "-q", "HEAD^{commit}"], { ok: [1] });
 }
 
 /** The user's identity when set, else ours, as environment for commit and commit-tree. */
-async function identity(dir: string): Promise<Record<string, string>> {
+export async function identity(dir: string): Promise<Record<string, string>> {
   const env: Record<string, string> = {};
   const name = await git(dir, ["config", "user.name"], { ok: [1] });
   const email = await git(dir, ["config", "user.email"], { ok: [1] });
@@ -128,7 +132,7 @@ async function snapshot(top: string, parent: string, message: string): Promise<s
   }
 }
 
-async function branchExists(dir: string, branch: string): Promise<boolean> {
+export async function branchExists(dir: string, branch: string): Promise<boolean> {
   return (await run(dir, ["show-ref", "--verify", "--quiet", `refs/heads/${branch}`])).code === 0;
 }
 
@@ -192,9 +196,13 @@ async function commit(e: WorktreeEffect) {
     sha = await git(path, ["rev-parse", "HEAD"]);
   }
   if (!sha) return { commit: "", files: [] };
-  const out: Record<string, unknown> = { commit: sha, files: await numstat(path, base, sha) };
-  const diff = (await run(path, ["diff", "--binary", base, sha])).stdout;
-  const max = e.maxBytes ?? 0;
+  return committed(path, base, sha, e.maxBytes ?? 0);
+}
+
+/** A commit's reply: its files with their line counts, and its diff from base cut to max bytes (0: whole). */
+export async function committed(dir: string, base: string, sha: string, max: number): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = { commit: sha, files: await numstat(dir, base, sha) };
+  const diff = (await run(dir, ["diff", "--binary", base, sha])).stdout;
   const cut = max > 0 && diff.length > max;
   out.diff = new TextDecoder().decode(cut ? diff.subarray(0, max) : diff);
   if (cut) out.diffCut = true;
@@ -325,7 +333,7 @@ function removeFolder(path: string): void {
   }
 }
 
-function need(e: WorktreeEffect, field: keyof WorktreeEffect): string {
+export function need(e: WorktreeEffect, field: keyof WorktreeEffect): string {
   const v = e[field];
   if (typeof v !== "string" || v === "") throw new GitError(`${e.kind}: ${field} is missing`);
   return v;
