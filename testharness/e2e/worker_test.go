@@ -69,23 +69,26 @@ func TestWorkerAutoPlacementSpreadsAFanOut(t *testing.T) {
 	f.eventually("six notices", 120*time.Second, func() bool { return len(f.notices(parent)) >= 6 })
 	f.waitIdle(parent)
 
-	placed := map[string]int{}
+	placed, places := map[string]int{}, map[string]string{}
 	for _, id := range ids {
-		place := f.placeOf(id)
-		placed[place]++
+		places[id] = f.placeOf(id)
+		placed[places[id]]++
+	}
+	t.Logf("placed: %v", places)
+	require.Equal(t, map[string]int{"local": 2, "w1": 2, "w2": 2}, placed, "where the six children ran")
+	for _, id := range ids {
 		task, _ := findStoredTask(f.oc, id)
 		require.Equal(t, "completed", string(task.Status), id)
 		require.Equal(t, 1, f.noticesOf(parent, id), "one notice for %s", id)
 		n := f.noticeOf(parent, id)
 		require.Contains(t, n, "<task_result>\n"+task.Result+"\n</task_result>")
 		require.Regexp(t, `^result [1-6]$`, task.Result)
-		if place == "local" {
+		if places[id] == "local" {
 			require.NotContains(t, n, "on worker", "a local task's notice names no worker")
 		} else {
-			require.Contains(t, n, "on worker "+place, "the notice names the worker")
+			require.Contains(t, n, "on worker "+places[id], "the notice names the worker")
 		}
 	}
-	require.Equal(t, map[string]int{"local": 2, "w1": 2, "w2": 2}, placed, "where the six children ran")
 	require.Len(t, f.notices(parent), 6, "every result comes back once")
 	// The launch turn, the turn that reads the launch answers, and one turn for the whole batch.
 	require.Equal(t, 3, parentTurns(f.model, "FANOUT"), "parent model turns")
