@@ -63,7 +63,7 @@ func TestWorkerKilledMidTaskFailsAfterLostAfterMs(t *testing.T) {
 	took := time.Since(killed)
 	require.GreaterOrEqual(t, took, lostAfter-300*time.Millisecond, "the task failed only after lostAfterMs")
 	task, _ := findStoredTask(f.oc, doomed)
-	require.Equal(t, "failed", string(task.Status))
+	require.Equal(t, "error", string(task.Status))
 	require.NotNil(t, task.Error)
 	require.Contains(t, task.Error.Message, "worker w1 was lost", "the error names the worker")
 	require.Contains(t, f.noticeOf(parent, doomed), "worker w1 was lost")
