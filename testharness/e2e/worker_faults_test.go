@@ -133,8 +133,8 @@ func TestWorkerPausedTenSecondsLosesNothing(t *testing.T) {
 	require.Len(t, f.notices(parent), 2)
 }
 
-// A wrong password: the worker shows down with the 401 in /v1/workers, a launch on it fails
-// naming the worker and the reason, nothing is created there, and neither the wrong password nor
+// A wrong password: a launch on the worker fails naming the worker and the reason, nothing is
+// created there, the worker shows down with the 401 in /v1/workers, and neither the wrong password nor
 // the right one (nor their Authorization headers) shows anywhere in the parent's files, logs, API
 // or messages.
 func TestWorkerWrongPasswordIsNamedAndNeverShown(t *testing.T) {
@@ -143,13 +143,6 @@ func TestWorkerWrongPasswordIsNamedAndNeverShown(t *testing.T) {
 		"CHILD never": func(mockmodel.Request) mockmodel.Reply { return mockmodel.Reply{Text: "never"} },
 	}, map[string][]mockmodel.ToolCall{"LAUNCH": {remoteCall("Remote", "CHILD never", "w1")}}),
 		fleetOptions{workers: 1, password: func(string, string) string { return wrong }})
-	_, err := f.oc.CreateSession(f.ctx(30*time.Second), "warm-up")
-	require.NoError(t, err)
-	f.eventually("w1 down for its 401 in /v1/workers", 60*time.Second, func() bool {
-		v, _ := f.workerViews()
-		return v["w1"].State == "down" && strings.Contains(v["w1"].Error, "401")
-	})
-
 	parent := f.prompt("LAUNCH")
 	f.eventually("the launch's answer", 90*time.Second, func() bool { return finishedParts(f.toolParts(parent, "asyncagents_task")) })
 	said := f.toolResults(parent, "asyncagents_task")[0]
@@ -163,6 +156,10 @@ func TestWorkerWrongPasswordIsNamedAndNeverShown(t *testing.T) {
 		require.NotEqual(t, "CHILD never", firstUser(r), "no child ran")
 	}
 	f.waitIdle(parent)
+	f.eventually("w1 down for its 401 in /v1/workers", 60*time.Second, func() bool {
+		v, _ := f.workerViews()
+		return v["w1"].State == "down" && strings.Contains(v["w1"].Error, "401")
+	})
 
 	real := f.workers["w1"].Password()
 	for what, secret := range map[string]string{

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -52,12 +53,13 @@ func (f *fleet) restartParent(kill bool) {
 	f.oc = ocserve.Restart(f.t, f.oc, f.opt)
 }
 
-// api is the parent plugin's status API (its server file), read once it is there.
+// api is the parent plugin's status API, from the server file of the running parent (one killed
+// leaves its own behind), read once it is there.
 func (f *fleet) api() serverJSON {
 	f.t.Helper()
 	var sj serverJSON
 	f.eventually("the plugin's server.json", 60*time.Second, func() bool {
-		b, err := os.ReadFile(serverFileOf(storageOf(f.oc)))
+		b, err := os.ReadFile(filepath.Join(storageOf(f.oc).ServerDir, strconv.Itoa(f.oc.PID())+".json"))
 		return err == nil && json.Unmarshal(b, &sj) == nil && sj.Port != 0
 	})
 	return sj
