@@ -100,19 +100,19 @@ func BenchmarkWorkers(b *testing.B) {
 			}
 			for _, where := range order {
 				ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-				before := treeCPU(pid)
+				before, workersBefore := treeCPU(pid), workersCPU(fl)
 				r, err := fanOut(ctx, oc, model, ours, workersCase, fmt.Sprintf("%s-r%d", where, round))
 				cancel()
 				if err != nil {
 					b.Fatalf("%s round %d: %v", where, round, err)
 				}
 				time.Sleep(settle)
-				cpu := treeCPU(pid) - before
+				cpu, onWorkers := treeCPU(pid)-before, workersCPU(fl)-workersBefore
 				if r.Noticed != len(workersCase.Delays) || r.NoticeParts != r.Noticed {
 					b.Fatalf("%s round %d: %d noticed, %d notice parts, of %d tasks", where, round, r.Noticed, r.NoticeParts, len(workersCase.Delays))
 				}
 				if round > 0 {
-					samples[where] = append(samples[where], workersSample{cpu, *r.NoticeP50, *r.ParentTurns, r.WallMs})
+					samples[where] = append(samples[where], workersSample{cpu, onWorkers, *r.NoticeP50, *r.ParentTurns, r.WallMs})
 				}
 			}
 		}
@@ -127,9 +127,10 @@ func BenchmarkWorkers(b *testing.B) {
 	}
 }
 
-// workersSample is one fan-out: the parent's CPU seconds, its notice p50, parent turns, wall time.
+// workersSample is one fan-out: the parent's and the workers' CPU seconds, the notice p50, the
+// parent's turns, the wall time.
 type workersSample struct {
-	cpu, noticeMs float64
+	cpu, workersCPU, noticeMs float64
 	turns         int
 	wallMs        float64
 }
@@ -142,6 +143,7 @@ type workersReport struct {
 	CPULocalS      float64              `json:"cpu_local_s"`
 	CPURemoteS     float64              `json:"cpu_remote_s"`
 	CPURatio       float64              `json:"cpu_remote_over_local"`
+	CPUWorkersS    float64              `json:"cpu_workers_s"` // both workers, in the remote runs
 	NoticeLocalMs  float64              `json:"notice_local_p50_ms"`
 	NoticeRemoteMs float64              `json:"notice_remote_p50_ms"`
 	Runs           map[string][]float64 `json:"runs_cpu_s"`
@@ -167,6 +169,7 @@ func summarizeWorkers(s map[string][]workersSample) *workersReport {
 	}
 	rep.CPULocalS = med("local", func(x workersSample) float64 { return x.cpu })
 	rep.CPURemoteS = med("remote", func(x workersSample) float64 { return x.cpu })
+	rep.CPUWorkersS = med("remote", func(x workersSample) float64 { return x.workersCPU })
 	if rep.CPULocalS > 0 {
 		rep.CPURatio = rep.CPURemoteS / rep.CPULocalS
 	}
@@ -177,11 +180,20 @@ func summarizeWorkers(s map[string][]workersSample) *workersReport {
 
 func printWorkers(r *workersReport) {
 	fmt.Printf("\n%d children per fan-out, %d rounds after a warm-up, medians over rounds (load %v)\n\n", r.Children, r.Rounds, r.Load)
-	fmt.Println("| placed | parent OpenCode CPU | notice p50 | parent turns |")
-	fmt.Println("|---|---|---|---|")
-	fmt.Printf("| local | %.2f s | %.0f ms | %v |\n", r.CPULocalS, r.NoticeLocalMs, r.Turns["local"])
-	fmt.Printf("| 2 workers | %.2f s | %.0f ms | %v |\n", r.CPURemoteS, r.NoticeRemoteMs, r.Turns["remote"])
+	fmt.Println("| placed | parent OpenCode CPU | workers' CPU | notice p50 | parent turns |")
+	fmt.Println("|---|---|---|---|---|")
+	fmt.Printf("| local | %.2f s | - | %.0f ms | %v |\n", r.CPULocalS, r.NoticeLocalMs, r.Turns["local"])
+	fmt.Printf("| 2 workers | %.2f s | %.2f s | %.0f ms | %v |\n", r.CPURemoteS, r.CPUWorkersS, r.NoticeRemoteMs, r.Turns["remote"])
 	fmt.Printf("\nCPU remote/local: %.3f (target at most 0.1); per round local %v, remote %v\n", r.CPURatio, r.Runs["local"], r.Runs["remote"])
+}
+
+// workersCPU is treeCPU summed over the fleet's workers.
+func workersCPU(fl *ocserve.Fleet) float64 {
+	var s float64
+	for _, w := range fl.Workers {
+		s += treeCPU(w.PID())
+	}
+	return s
 }
 
 // clockTicks is the kernel's USER_HZ, the unit of /proc/<pid>/stat's times (100 on Linux).
