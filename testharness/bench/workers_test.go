@@ -14,25 +14,41 @@ import (
 	"github.com/asyncagents/asyncagents/testharness/ocserve"
 )
 
-// workersCase is the fan-out BenchmarkWorkers runs: 20 children, each a step with a tool call,
-// then a longer answer streamed after a short delay.
+// workersCase is the fan-out BenchmarkWorkers runs: 20 children, each working through
+// workerSteps steps before its short answer, which comes after the case's delay.
 var workersCase = fanCase{"n20-workers", "20 tasks, local or on 2 workers", same(20, 500*time.Millisecond)}
 
-// workerFindings is the bulk of each child's answer: what the parent's OpenCode streams and
-// stores for a local child, and what a worker does instead for a remote one.
-var workerFindings = strings.Repeat("The child's findings, streamed token by token as a model would. ", 60)
+// A child's work is what placing it elsewhere moves off the parent's machine: each step streams
+// a stretch of reasoning and runs a tool (a glob, a read, a shell command, in turn), as a child
+// that surveys a repository would; its answer is short, since the parent gets it in a notice.
+const workerSteps = 6
+
+var (
+	workerFindings = strings.Repeat("The child's findings, streamed token by token as a model would. ", 40)
+	workerTools    = []mockmodel.ToolCall{
+		{Name: "glob", Args: map[string]any{"pattern": "*.json"}},
+		{Name: "read", Args: map[string]any{"filePath": "opencode.json"}},
+		{Name: "bash", Args: map[string]any{"command": "git status --short; ls", "description": "look around"}},
+	}
+)
 
 // workersScript: a run labelled "remote..." places its children on w1 and w2 in turn, any other
-// run places them locally; a child first looks at the files (text and a glob), then answers.
+// run places them locally; a child works through its steps, then answers.
 func workersScript(req mockmodel.Request) mockmodel.Reply {
 	first := firstUser(req)
 	if strings.HasPrefix(first, childPrefix) {
 		var i, ms int
 		fmt.Sscanf(first, childPrefix+"%d %d", &i, &ms)
-		if req.Messages[len(req.Messages)-1].Role == "user" {
-			return mockmodel.Reply{Text: "Looking at the files.", ToolCalls: []mockmodel.ToolCall{{Name: "glob", Args: map[string]any{"pattern": "*.txt"}}}}
+		step := 0
+		for _, m := range req.Messages {
+			if m.Role == "tool" {
+				step++
+			}
 		}
-		return mockmodel.Reply{Text: fmt.Sprintf("result %d\n%s", i, workerFindings), Delay: time.Duration(ms) * time.Millisecond}
+		if step < workerSteps {
+			return mockmodel.Reply{Text: workerFindings, ToolCalls: []mockmodel.ToolCall{workerTools[step%len(workerTools)]}}
+		}
+		return mockmodel.Reply{Text: fmt.Sprintf("result %d", i), Delay: time.Duration(ms) * time.Millisecond}
 	}
 	if req.Messages[len(req.Messages)-1].Role == "tool" {
 		return mockmodel.Reply{Text: "waiting"}
