@@ -1093,6 +1093,8 @@ export interface ViewRow {
   tone: "accent" | "muted" | "success" | "error" | "warning";
   description: string;
   agent: string;
+  /** Worker is the worker the task runs on, "" for local; Detail names it after the agent. */
+  worker?: string;
   elapsed: string;
   /** Usage is the cost when OpenCode priced the model, else the tokens, else "". */
   usage?: string;

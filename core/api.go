@@ -20,6 +20,9 @@ func (m *Machine) ServeHTTP(req httpapi.Request, cfg config.APIConfig, now int64
 	if why := m.storageHealth(); why != "" {
 		cfg.Degraded = why
 	}
+	if isWorkersRoute(req.Path) {
+		cfg.Workers = m.workersBody()
+	}
 	return m.apiCodes.Finish(m.apiCache.Serve(req, apiStore{m}, cfg, now), req, cfg, now)
 }
 

@@ -30,7 +30,7 @@ func (m *Machine) visibleNotice(t *run, done, total int) string {
 		head = fmt.Sprintf("Resume #%d %s %s.", t.ResumeCount, verb, text.Duration(m.noticeDuration(t)))
 	} else {
 		verb := map[task.Status]string{task.StatusCompleted: "finished in", task.StatusError: "failed in", task.StatusCancelled: "cancelled after"}[t.Status]
-		head = fmt.Sprintf("Agent %q %s %s.", t.Description, verb, text.Duration(history.Duration(&t.Task, m.now)))
+		head = fmt.Sprintf("Agent %q %s %s%s.", t.Description, verb, text.Duration(history.Duration(&t.Task, m.now)), workerSuffix(&t.Task))
 	}
 	text := fmt.Sprintf("%s %s\nTask Progress: %d/%d", icon, m.bold(head), done, total)
 	if line := fallbackLine(t); line != "" {
@@ -268,9 +268,9 @@ func markedID(t *task.Task) string {
 // one ID for both.
 func (t *run) idLines() string {
 	if t.SessionID == "" || t.SessionID == t.ID {
-		return "task_id: " + t.ID + "\n"
+		return "task_id: " + t.ID + "\n" + workerLine(&t.Task)
 	}
-	return "task_id: " + t.ID + "\nsession_id: " + t.SessionID + "\n"
+	return "task_id: " + t.ID + "\nsession_id: " + t.SessionID + "\n" + workerLine(&t.Task)
 }
 
 // --- Tool errors and answers given inline, and the errors a task ends with (the files named

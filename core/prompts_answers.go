@@ -25,18 +25,18 @@ func (m *Machine) launchText(t *run) string {
 	}
 	if t.Queued {
 		return fmt.Sprintf(`task_id: %s
-agent: %s
+%sagent: %s
 description: %s
 status: queued
 
-It waits for a slot: %s. It starts when one frees. Its result arrives in this conversation as a notice when it finishes; to check before then, call asyncagents_output(task_id="%s").`, t.ID, t.Agent, t.Description, view.Waiting(t.Waiting), t.ID)
+It waits for a slot: %s. It starts when one frees. Its result arrives in this conversation as a notice when it finishes; to check before then, call asyncagents_output(task_id="%s").`, t.ID, workerLine(&t.Task), t.Agent, t.Description, view.Waiting(t.Waiting), t.ID)
 	}
 	return fmt.Sprintf(`task_id: %s
-agent: %s
+%sagent: %s
 description: %s
 status: running
 
-The task runs in the background. Its result arrives in this conversation as a notice when it finishes; to check before then, call asyncagents_output(task_id="%s").`, t.ID, t.Agent, t.Description, t.ID)
+The task runs in the background. Its result arrives in this conversation as a notice when it finishes; to check before then, call asyncagents_output(task_id="%s").`, t.ID, workerLine(&t.Task), t.Agent, t.Description, t.ID)
 }
 
 func (m *Machine) outputText(t *run, pg page) (string, error) {
@@ -132,7 +132,7 @@ func (m *Machine) listLine(t *run) string {
 	if line := m.retryText(t); line != "" {
 		status += " (" + line + ")"
 	}
-	line := fmt.Sprintf("- %s | %s | %q | @%s | %s | %d tool calls", id, status, t.Description, t.Agent, text.Duration(history.Duration(&t.Task, m.now)), t.Progress.ToolCalls)
+	line := fmt.Sprintf("- %s | %s | %q | @%s%s | %s | %d tool calls", id, status, t.Description, t.Agent, workerSuffix(&t.Task), text.Duration(history.Duration(&t.Task, m.now)), t.Progress.ToolCalls)
 	if u := usageLine(&t.Task); u != "" {
 		line += " | " + u
 	}

@@ -1,5 +1,11 @@
 package core
 
+import (
+	"fmt"
+
+	"github.com/asyncagents/asyncagents/core/task"
+)
+
 // --- The words of tasks on workers (workers.go, workers_launch.go). ---
 
 const (
@@ -8,4 +14,18 @@ const (
 	workerGoneFmt        = "worker %s is no longer configured (workers in asyncagents.json), so the task cannot be followed"
 	workerOnResume       = "asyncagents_task: worker applies to a new task; a resumed task stays on the worker it ran on; no task was resumed"
 	onWorkerFmt          = " on worker %s"
+	workerLineFmt        = "worker: %s\n"
+	// An isolated task on a worker (workers_worktree.go).
+	remoteWorktreeErrorFmt  = "could not create the task's worktree on worker %s: %s"
+	remoteDiffFailedFmt     = "its changes could not be read from worker %s (its worktree is kept there at %s): %s"
+	importFailedFmt         = "its changes did not apply to your HEAD (its worktree is kept on worker %s at %s): %s"
+	resumeRemoteIsolatedFmt = "task %s worked in a worktree on worker %s, removed once its changes came home as its branch; launch a new task instead"
 )
+
+// workerLine is the "worker: w1" line of a task's answers and notices, "" for a local task.
+func workerLine(t *task.Task) string {
+	if t.Worker == "" {
+		return ""
+	}
+	return fmt.Sprintf(workerLineFmt, t.Worker)
+}

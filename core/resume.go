@@ -40,6 +40,8 @@ func (m *Machine) onResumeCall(ev Event, a taskArgs, timeoutMs int64, budget *ta
 		fail(resumeNotCompletedFmt, t.ID, t.Status)
 	case worktreeGone(t):
 		fail(resumeWorktreeGoneFmt, t.ID, t.Worktree.Merge)
+	case t.Worker != "" && t.Worktree != nil:
+		fail(resumeRemoteIsolatedFmt, t.ID, t.Worker)
 	default:
 		r := &resumeReq{callID: ev.CallID, taskID: t.ID, prompt: a.Prompt, sessionID: ev.SessionID, messageID: ev.MessageID, agent: ev.Agent, timeoutMs: timeoutMs}
 		if a.Budget != nil {

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -17,13 +16,13 @@ func TasksTable(tasks []task.Task, now int64) string {
 		return "No background tasks found\n"
 	}
 	rows := [][]string{{"TASK ID", "SESSION", "STATUS", "AGENT", "DESCRIPTION", "STARTED", "TIME", "TOOLS"}}
-	remote := anyRemote(tasks) // the worker column only where a task runs on one
-	if remote {
-		rows[0] = append(rows[0], "WORKER")
-	}
 	isolated := anyIsolated(tasks) // the branch columns only where a task has a branch
 	if isolated {
 		rows[0] = append(rows[0], "BRANCH", "MERGE")
+	}
+	remote := anyRemote(tasks) // the worker column only where a task ran on one
+	if remote {
+		rows[0] = append(rows[0], "WORKER")
 	}
 	for _, t := range tasks {
 		id := markedID(&t)
@@ -37,25 +36,15 @@ func TasksTable(tasks []task.Task, now int64) string {
 			session = "-" // queued, or its session was never made
 		}
 		row := []string{id, session, status, t.Agent, t.Description, started, text.Duration(t.Duration(now)), fmt.Sprint(t.Progress.ToolCalls)}
-		if remote {
-			row = append(row, cmp.Or(t.Worker, "-")) // "-": this machine
-		}
 		if isolated {
 			row = append(row, branchCells(&t)...)
+		}
+		if remote {
+			row = append(row, cellOr(t.Worker, "-"))
 		}
 		rows = append(rows, row)
 	}
 	return alignColumns(rows)
-}
-
-// anyRemote says whether a task runs on a worker.
-func anyRemote(tasks []task.Task) bool {
-	for i := range tasks {
-		if tasks[i].Worker != "" {
-			return true
-		}
-	}
-	return false
 }
 
 // alignColumns writes rows as a terminal table: each column as wide as its widest cell plus two

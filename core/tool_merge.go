@@ -116,6 +116,8 @@ func (m *Machine) onWorktreeDone(p pending, ev Event) {
 		m.onWorktreeRemoved(p, ev)
 	case EffectWorktreeList:
 		m.onWorktreesListed(ev)
+	default:
+		m.onWorkerWorktreeDone(p, ev)
 	}
 }
 

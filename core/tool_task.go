@@ -331,6 +331,10 @@ func (m *Machine) onSessionCreated(p pending, ev Event) {
 		if t.Status.Terminal() {
 			return
 		}
+		if !ev.OK && m.remoteDown(t) {
+			m.log("warn", "task "+t.ID+": no session on a worker that is down, made at its return: "+ev.Error)
+			return
+		}
 		reason := ev.Error
 		if reason == "" {
 			reason = "no session ID in the answer"
@@ -358,6 +362,13 @@ func batchID(sessionID, messageID string) string {
 func (m *Machine) onPromptSent(p pending, ev Event) {
 	t := m.task(p.taskID)
 	if t == nil || t.Status.Terminal() {
+		return
+	}
+	if !ev.OK && m.remoteDown(t) {
+		// Its worker is down: the prompt may have arrived. The check at the worker's return
+		// reads the session, and sends it again if it did not (prompt_dropped.go).
+		m.log("warn", "task "+t.ID+": prompt on a worker that is down: "+ev.Error)
+		t.promptSent = true
 		return
 	}
 	if !ev.OK {

@@ -124,7 +124,11 @@ func (m *Machine) recheckWorker(name string) {
 	var dirs []string
 	for _, id := range m.running() {
 		t := m.tasks[id]
-		if t == nil || t.Worker != name || t.Queued {
+		if t == nil || t.Worker != name || t.Queued || t.creating {
+			continue
+		}
+		if t.SessionID == "" { // its session could not be made while the worker was down
+			m.startTask(t)
 			continue
 		}
 		dir := m.sessionDir(t)
@@ -311,6 +315,10 @@ func (m *Machine) failUnconfigured() {
 		}
 	}
 }
+
+// remoteDown reports whether t runs on a worker whose stream is not up: a request that fails
+// then fails no task, which lostAfterMs decides.
+func (m *Machine) remoteDown(t *run) bool { return t.Worker != "" && !m.workerUp(t.Worker) }
 
 // workerSuffix is " on worker w1" for a task on a worker, "" for a local one.
 func workerSuffix(t *task.Task) string {

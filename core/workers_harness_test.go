@@ -61,6 +61,11 @@ func (h *wkHarness) launchOn(desc, worker string) (Effect, []Effect) {
 	if worker != "" {
 		extra = fmt.Sprintf(`,"worker":%q`, worker)
 	}
+	return h.launchArgs(desc, extra)
+}
+
+// launchArgs launches a task with extra arguments (JSON, with its leading comma).
+func (h *wkHarness) launchArgs(desc, extra string) (Effect, []Effect) {
 	eff := h.run(Event{Type: EventToolCall, CallID: "call_" + desc, Tool: ToolTask, SessionID: "ses_p", MessageID: "msg_p",
 		Args: json.RawMessage(fmt.Sprintf(`{"description":%q,"prompt":"work","agent":"general"%s}`, desc, extra))})
 	replies := ofKind(eff, EffectToolReply)

@@ -1,11 +1,11 @@
 package core
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/asyncagents/asyncagents/core/placement"
-	"github.com/asyncagents/asyncagents/core/slots"
 	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/asyncagents/asyncagents/core/worktree"
 )
@@ -110,5 +110,37 @@ func (m *Machine) Workers() []WorkerInfo {
 	return out
 }
 
-// workerWait is a queued task's wait for its worker's slots, as the tools name it.
-func workerWait(w *task.Wait) bool { return w != nil && strings.HasPrefix(w.Limit, slots.WorkerLimit("")) }
+// isWorkersRoute reports whether path is GET /v1/workers's (a query may ride in the path).
+func isWorkersRoute(path string) bool {
+	path, _, _ = strings.Cut(path, "?")
+	return strings.TrimSuffix(path, "/") == "/v1/workers"
+}
+
+// workersBody is GET /v1/workers's answer.
+func (m *Machine) workersBody() string {
+	b, err := json.Marshal(struct {
+		Workers []WorkerInfo `json:"workers"`
+	}{m.Workers()})
+	if err != nil {
+		return `{"workers":[]}`
+	}
+	return string(b)
+}
+
+// anyRemote reports whether any of tasks ran on a worker.
+func anyRemote(tasks []task.Task) bool {
+	for i := range tasks {
+		if tasks[i].Worker != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// cellOr is s, or none when s is empty.
+func cellOr(s, none string) string {
+	if s == "" {
+		return none
+	}
+	return s
+}

@@ -62,6 +62,10 @@ func (m *Machine) isolate(t *run, isolation string) {
 	if isolation != worktree.Worktree {
 		return
 	}
+	if t.Worker != "" {
+		m.isolateRemote(t)
+		return
+	}
 	t.Worktree = &task.Worktree{Path: worktree.Path(m.wt.folder, t.ID), Branch: worktree.Branch(t.ID)}
 	if m.wt.launched == nil {
 		m.wt.launched = map[string]bool{}
@@ -105,6 +109,9 @@ func (m *Machine) stampDirectory(e Effect) Effect {
 func (m *Machine) prepareWorktree(t *run) bool {
 	if t.Worktree == nil || t.Worktree.Base != "" {
 		return false
+	}
+	if t.Worker != "" {
+		return m.prepareRemoteWorktree(t)
 	}
 	if !t.creating && !m.wt.launched[t.ID] {
 		// Restored while preparing: what the crash left of its worktree goes first.
@@ -182,6 +189,9 @@ func (m *Machine) onWorktreeCreated(p pending, ev Event) {
 // commitFirst holds t's end notice until its worktree's changes are one commit: true while they
 // are being committed (onWorktreeCommitted then tells the parent).
 func (m *Machine) commitFirst(t *run) bool {
+	if t.Worker != "" {
+		return m.importFirst(t)
+	}
 	w := t.Worktree
 	if w == nil || w.Base == "" || w.Merge != "" || !t.Status.Terminal() {
 		return false
@@ -239,6 +249,9 @@ func (m *Machine) removeWorktree(t *run, withBranch bool, wp wtPending) {
 	if withBranch {
 		branch = t.Worktree.Branch
 	}
+	if t.Worktree.Path == "" && branch == "" {
+		return // a task that worked on a worker: no folder here, and the branch stays
+	}
 	m.request(Effect{Kind: EffectWorktreeRemove, TaskID: t.ID, Directory: m.wt.project, Path: t.Worktree.Path, Branch: branch}, pending{taskID: t.ID, wt: &wp})
 }
 
@@ -275,6 +288,9 @@ func (m *Machine) overlaps(t *run) []worktree.Overlap {
 // and merge state, the files with + and -, and the overlap with other tasks.
 func (m *Machine) worktreeLines(t *run) []string {
 	w := t.Worktree
+	if w != nil && t.Worker != "" && w.Commit == "" && w.MergeNote != "" {
+		return remoteNotHome(w) // its changes stayed on the worker (workers_worktree.go)
+	}
 	if w == nil || w.Merge == "" || w.Base == "" { // at work, or its worktree never existed
 		return nil
 	}

@@ -104,6 +104,9 @@ type APIConfig struct {
 	// ConfigError is the invalid config (a file, or the plugin's options) that fails every
 	// launch: /v1/health reports it. Set by the machine, never by the user.
 	ConfigError string `json:"-"`
+	// Workers is the body of GET /v1/workers (the workers, their state and load), written by the
+	// machine for that request only, never configured.
+	Workers string `json:"-"`
 }
 
 // AgentModels is one agent's models: Models is the fallback chain, tried in order; Model is a

@@ -241,6 +241,12 @@ func Serve(req Request, tasks []*task.Task, cfg config.APIConfig, now int64) (re
 	case len(segs) < 2 || segs[0] != "v1":
 	case len(segs) == 2 && segs[1] == "stats":
 		return apiJSON(apiComputeStats(tasks, now))
+	case len(segs) == 2 && segs[1] == "workers":
+		body := cfg.Workers
+		if body == "" {
+			body = `{"workers":[]}`
+		}
+		return Response{Status: 200, Headers: apiJSONHeaders(), Body: body}
 	case len(segs) == 2 && segs[1] == "tasks":
 		return apiServeList(tasks, q, now)
 	case len(segs) == 3 && segs[1] == "tasks" && segs[2] != "":
@@ -271,7 +277,7 @@ func Serve(req Request, tasks []*task.Task, cfg config.APIConfig, now int64) (re
 	case len(segs) >= 3 && segs[1] == "views":
 		return apiServeView(tasks, segs[2:], q, cfg, now)
 	}
-	return apiFail(404, fmt.Sprintf("not found: no route GET %s (routes: /, /v1/health, /v1/stats, /v1/tasks, /v1/tasks/:id, /v1/tasks/:id/logs, /v1/tasks/:id/messages, POST /v1/tasks/:id/cancel, POST /v1/dashboard/code, POST /v1/dashboard/session, /v1/task-groups/:id, /v1/events, /v1/views/tasks, /v1/views/session/:id)", apiEcho(path)))
+	return apiFail(404, fmt.Sprintf("not found: no route GET %s (routes: /, /v1/health, /v1/stats, /v1/workers, /v1/tasks, /v1/tasks/:id, /v1/tasks/:id/logs, /v1/tasks/:id/messages, POST /v1/tasks/:id/cancel, POST /v1/dashboard/code, POST /v1/dashboard/session, /v1/task-groups/:id, /v1/events, /v1/views/tasks, /v1/views/session/:id)", apiEcho(path)))
 }
 
 // apiFindTask finds a task by its ID or its child session's.

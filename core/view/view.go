@@ -28,7 +28,9 @@ type Row struct {
 	Tone        string `json:"tone"`
 	Description string `json:"description"`
 	Agent       string `json:"agent"`
-	Elapsed     string `json:"elapsed"`
+	// Worker is the worker the task runs on, "" for local; Detail names it after the agent.
+	Worker  string `json:"worker,omitempty"`
+	Elapsed string `json:"elapsed"`
 	// Usage is the cost when OpenCode priced the model, else the tokens, else "".
 	Usage string `json:"usage,omitempty"`
 	// Detail is agent (and the worker it runs on: "general on worker w1"), elapsed and usage
@@ -83,7 +85,7 @@ type Opts struct {
 
 // MakeRow is the row of t at now.
 func MakeRow(t *task.Task, now int64, o Opts) Row {
-	r := Row{ID: t.ID, SessionID: t.ChildSession(), Description: t.Description, Agent: t.Agent,
+	r := Row{ID: t.ID, SessionID: t.ChildSession(), Description: t.Description, Agent: t.Agent, Worker: t.Worker,
 		ParentSessionID: t.ParentSessionID}
 	switch {
 	case t.Queued:
@@ -99,7 +101,7 @@ func MakeRow(t *task.Task, now int64, o Opts) Row {
 	}
 	r.Elapsed = text.Elapsed(t.Duration(now))
 	r.Usage = Usage(t)
-	r.Detail = joinNonEmpty(" · ", joinNonEmpty(" ", r.Agent, OnWorker(t.Worker)), r.Elapsed, r.Usage)
+	r.Detail = joinNonEmpty(" · ", AgentOn(t), r.Elapsed, r.Usage)
 	if note, warn := attention(t, now); note != "" {
 		r.Note = note
 		if warn {
