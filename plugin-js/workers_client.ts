@@ -95,8 +95,10 @@ function seconds(ms: number): string {
   return String(Math.round(ms / 100) / 10);
 }
 
-/** text without the worker's password, should anything ever echo it back. */
+/** text without the worker's password or credentials, should anything ever echo them back. */
 export function scrub(text: string, remote: Remote): string {
   const password = process.env[remote.passwordEnv];
-  return password ? text.split(password).join("***") : text;
+  if (!password) return text;
+  const credentials = Buffer.from(`${remote.username || "opencode"}:${password}`).toString("base64");
+  return text.split(credentials).join("***").split(password).join("***");
 }

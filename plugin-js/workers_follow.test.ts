@@ -1,0 +1,138 @@
+// The workers' event streams against a fake `opencode serve`: events fed tagged with their
+// worker (OpenCode's own frames and sync copies left out), worker.state on connect and on drop,
+// reconnects with a doubling backoff up to its cap, a silent stream counted as dropped, one
+// stream per worker, and nothing more once stopped.
+
+import { afterEach, beforeEach, expect, test } from "bun:test";
+import type { CoreEvent } from "../bridge/types";
+import { fakeWorker, frame, until, type FakeWorker } from "./fake_worker";
+import { WorkerFollowers, type FollowTiming } from "./workers_follow";
+
+const PW = "s3cret-pw";
+const FAST: FollowTiming = { firstBackoffMs: 40, maxBackoffMs: 160, silenceMs: 400 };
+let fake: FakeWorker;
+let fed: CoreEvent[];
+let followers: WorkerFollowers;
+const remote = () => ({ url: fake.url, username: "opencode", passwordEnv: "AA_TEST_W1_PASSWORD" });
+const states = () => fed.filter((e) => e.type === "worker.state");
+const events = (): CoreEvent[] => fed.filter((e) => e.type === "opencode");
+const streamOpens = () => fake.seen.filter((s) => s.path === "/global/event");
+
+beforeEach(() => {
+  fake = fakeWorker("opencode", PW);
+  process.env.AA_TEST_W1_PASSWORD = PW;
+  fed = [];
+  followers = new WorkerFollowers((e) => void fed.push(e), FAST);
+});
+
+afterEach(() => {
+  followers.stop();
+  fake.stop();
+  delete process.env.AA_TEST_W1_PASSWORD;
+});
+
+test("up after server.connected; payloads fed as opencode events tagged with the worker; heartbeats, sync copies and unwanted types left out", async () => {
+  followers.follow("w1", remote());
+  const s = await fake.nthStream(1);
+  expect(fake.seen[0].auth).toBe(`Basic ${Buffer.from(`opencode:${PW}`).toString("base64")}`);
+  s.send({ payload: { id: "evt_0", type: "server.connected", properties: {} } });
+  await until("up", () => states().length === 1);
+  expect(states()).toEqual([{ type: "worker.state", worker: "w1", up: true }]);
+  s.send({ payload: { type: "server.heartbeat", properties: {} } });
+  s.send(frame("sync", { name: "session.idle" }));
+  s.send(frame("lsp.updated"));
+  s.send(frame("session.idle", { sessionID: "ses_r" }, "/repo/on/w1"));
+  await until("the idle event", () => events().length === 1);
+  expect(events()).toEqual([{ type: "opencode", worker: "w1", event: { id: "evt_session.idle", type: "session.idle", properties: { sessionID: "ses_r" } } } as CoreEvent]);
+  // Fed in order: had the skipped frames been fed, they would be before the idle event.
+  expect(fed.length).toBe(2);
+});
+
+test("a stream that ends is down with the reason, reconnects, and is up again", async () => {
+  followers.follow("w1", remote());
+  const first = await fake.nthStream(1);
+  first.send({ payload: { type: "server.connected", properties: {} } });
+  await until("up", () => states().length === 1);
+  first.end();
+  const second = await fake.nthStream(2);
+  second.send({ payload: { type: "server.connected", properties: {} } });
+  await until("up again", () => states().length === 3);
+  expect(states().map((e: any) => [e.up, e.error])).toEqual([
+    [true, undefined],
+    [false, "the event stream ended"],
+    [true, undefined],
+  ]);
+});
+
+test("a worker that refuses the password is down once with '401', and is retried with a backoff doubling to its cap", async () => {
+  fake.password = "another";
+  followers.follow("w1", remote());
+  await until("six attempts", () => streamOpens().length >= 6);
+  expect(states()).toEqual([{ type: "worker.state", worker: "w1", up: false, error: "wrong username or password (401)" }]);
+  const at = streamOpens().map((s) => s.at);
+  const gaps = at.slice(1).map((t, i) => t - at[i]);
+  // 40, 80, 160, 160, 160 ms, each plus the request's own time.
+  const want = [40, 80, 160, 160, 160];
+  gaps.slice(0, 5).forEach((g, i) => {
+    expect(g).toBeGreaterThanOrEqual(want[i] - 5);
+    expect(g).toBeLessThan(want[i] + 120);
+  });
+  expect(JSON.stringify(fed)).not.toContain(PW);
+});
+
+test("a stream silent for silenceMs counts as dropped, and is opened again", async () => {
+  followers.follow("w1", remote());
+  const first = await fake.nthStream(1);
+  first.send({ payload: { type: "server.connected", properties: {} } });
+  await until("up", () => states().length === 1);
+  const upAt = performance.now();
+  await until("down", () => states().length === 2, 3_000);
+  expect(performance.now() - upAt).toBeGreaterThanOrEqual(FAST.silenceMs - 20);
+  expect(states()[1]).toEqual({ type: "worker.state", worker: "w1", up: false, error: "no event for 0.4 s" });
+  // The silent stream was let go, and a new one opened.
+  await first.closed;
+  await fake.nthStream(2);
+});
+
+test("heartbeats keep a stream up past silenceMs", async () => {
+  followers.follow("w1", remote());
+  const s = await fake.nthStream(1);
+  s.send({ payload: { type: "server.connected", properties: {} } });
+  await until("up", () => states().length === 1);
+  // Three silence periods of heartbeats, then one idle event on the same first stream: it arrives
+  // only if that stream was never let go.
+  for (let i = 0; i < (FAST.silenceMs * 3) / 100; i++) {
+    s.send({ payload: { type: "server.heartbeat", properties: {} } });
+    await Bun.sleep(100);
+  }
+  s.send(frame("session.idle", { sessionID: "ses_r" }));
+  await until("the idle event", () => events().length === 1);
+  expect(states().length).toBe(1);
+  expect(streamOpens().length).toBe(1);
+});
+
+test("a second follow of the same worker is a no-op; stop ends the stream and follows no more", async () => {
+  followers.follow("w1", remote());
+  followers.follow("w1", remote());
+  const s = await fake.nthStream(1);
+  s.send({ payload: { type: "server.connected", properties: {} } });
+  s.send(frame("session.idle", { sessionID: "ses_r" }));
+  await until("the idle event", () => events().length >= 1);
+  // Two streams of one worker would be two requests to the fake.
+  s.send(frame("session.status", { sessionID: "ses_r", status: { type: "idle" } }));
+  await until("the status event", () => events().length >= 2);
+  expect(events().length).toBe(2);
+  expect(streamOpens().length).toBe(1);
+  // Stopping lets the stream go (the fake sees its client leave), and feeds no drop.
+  followers.stop();
+  await s.closed;
+  expect(states().length).toBe(1);
+});
+
+test("a worker that cannot be reached is down with 'connection refused'", async () => {
+  const closed = fakeWorker();
+  closed.stop();
+  followers.follow("w2", { ...remote(), url: closed.url });
+  await until("down", () => states().length === 1);
+  expect(states()).toEqual([{ type: "worker.state", worker: "w2", up: false, error: "connection refused" }]);
+});
