@@ -9,6 +9,7 @@ import (
 	"github.com/asyncagents/asyncagents/core/errclass"
 	"github.com/asyncagents/asyncagents/core/ocevents"
 	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/core/view"
 )
 
 // Workers: tasks placed on another machine's `opencode serve` (docs/rationale/workers.md). The
@@ -325,7 +326,7 @@ func workerSuffix(t *task.Task) string {
 	if t.Worker == "" {
 		return ""
 	}
-	return fmt.Sprintf(onWorkerFmt, t.Worker)
+	return " " + view.OnWorker(t.Worker) // the rows' and the dashboard's words too
 }
 
 // workerNames lists the configured workers for a refusal.

@@ -7,20 +7,10 @@ import (
 	"github.com/asyncagents/asyncagents/core/text"
 )
 
-// workersAnswer is what the table reads of GET /v1/workers's answer (httpapi): the CLIs fetch
-// it from the running server and hand it over as it came.
+// workersAnswer is GET /v1/workers's answer (workersBody), as the CLIs fetch it from the running
+// server and hand it over.
 type workersAnswer struct {
-	Workers []struct {
-		Name         string `json:"name"`
-		URL          string `json:"url"`
-		State        string `json:"state"` // up, down or unknown
-		Error        string `json:"error"`
-		Version      string `json:"version"`
-		Running      int    `json:"running"`
-		Queued       int    `json:"queued"`
-		MaxTasks     int    `json:"maxTasks"`
-		LastChangeAt int64  `json:"lastChangeAt"`
-	} `json:"workers"`
+	Workers []WorkerInfo `json:"workers"`
 }
 
 // NoWorkers is the table when the config names no worker.

@@ -23,6 +23,10 @@ func TestListRowsTellAlikeTasksApart(t *testing.T) {
 	require.Equal(t, "…bb2222", l.Rows[1].ShortID)
 	require.Equal(t, "job 1, job 2 · started 1h ago · …bb2222 · general · 1h00m", l.Rows[1].ListDetail)
 	require.Equal(t, "Fix the login · started 1h ago · …aa1111 · general · 1s", l.Rows[2].ListDetail)
+	tasks[0].Worker = "w1"
+	l = TaskList(tasks, 3_800_000, Opts{}, "")
+	require.Equal(t, "on worker w1 · Fix the login · started 1h ago · …aa1111 · general · 1s", l.Rows[2].ListDetail,
+		"the worker first, where the dialog does not cut it, and once")
 	require.Equal(t, "Keep running", l.CancelKeep)
 	require.Equal(t, "Cancel task", l.CancelConfirm)
 }
@@ -41,6 +45,9 @@ func TestListFilterKeepsNewestFirst(t *testing.T) {
 	require.Len(t, TaskList(tasks, 10_000, Opts{}, "session").Rows, 5, "the origin matches")
 	require.Equal(t, []string{"bg_b"}, ids(TaskList(tasks, 10_000, Opts{}, "bg_b").Rows), "an ID")
 	require.Empty(t, TaskList(tasks, 10_000, Opts{}, "bg_").Rows, "too short to name an ID")
+	tasks[3].Worker = "w1"
+	require.Equal(t, []string{"bg_d"}, ids(TaskList(tasks, 10_000, Opts{}, "W1").Rows), "the worker's name")
+	require.Equal(t, []string{"bg_d"}, ids(TaskList(tasks, 10_000, Opts{}, "worker").Rows), "on a worker")
 	none := TaskList(tasks, 10_000, Opts{}, "nothing")
 	require.Empty(t, none.Rows)
 	require.Equal(t, `No background task matches "nothing"`, none.Empty)

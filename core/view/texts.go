@@ -116,13 +116,6 @@ func budgetSteps(used, limit int) string {
 func budgetTokens(used, limit string) string { return used + " of " + limit + " tokens" }
 func budgetCost(used, limit string) string   { return used + " of " + limit }
 
-// onWorkerFmt names the worker a task runs on after its agent ("explore on worker w1").
-const onWorkerFmt = "%s on worker %s"
-
-// AgentOn is the task's agent, with the worker it runs on when it is not local.
-func AgentOn(t *task.Task) string {
-	if t.Worker == "" {
-		return t.Agent
-	}
-	return fmt.Sprintf(onWorkerFmt, t.Agent, t.Worker)
-}
+// AgentOn is the task's agent, with the worker it runs on when it is not local ("explore on
+// worker w1").
+func AgentOn(t *task.Task) string { return joinNonEmpty(" ", t.Agent, OnWorker(t.Worker)) }

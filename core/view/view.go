@@ -262,14 +262,16 @@ func TaskList(tasks []*task.Task, now int64, o Opts, query string) List {
 		if !matches(r, query) {
 			continue
 		}
-		r.ListDetail = joinNonEmpty(" · ", r.Origin, started(text.Ago(now-t.StartedAt)), r.ShortID, r.Detail, r.Note)
+		// The worker first: the dialog cuts the line at its width.
+		r.ListDetail = joinNonEmpty(" · ", OnWorker(t.Worker), r.Origin, started(text.Ago(now-t.StartedAt)), r.ShortID, joinNonEmpty(" · ", r.Agent, r.Elapsed, r.Usage), r.Note)
 		l.Live = l.Live || r.Group == GroupRunning
 		l.Rows = append(l.Rows, r)
 	}
 	return l
 }
 
-// matches reports whether query, in any case, is in the row's description, origin or agent, or
+// matches reports whether query, in any case, is in the row's description, origin, agent or
+// "on worker w1" (so "worker" keeps the remote tasks, "w1" those of w1), or
 // in its IDs once it is long enough (idQueryMin) to name one: "job 1" must not match every ID
 // with a 1 in it.
 func matches(r Row, query string) bool {
@@ -277,7 +279,7 @@ func matches(r Row, query string) bool {
 	if q == "" {
 		return true
 	}
-	for _, f := range []string{r.Description, r.Origin, r.Agent} {
+	for _, f := range []string{r.Description, r.Origin, r.Agent, OnWorker(r.Worker)} {
 		if strings.Contains(strings.ToLower(f), q) {
 			return true
 		}
