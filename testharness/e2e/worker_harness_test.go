@@ -99,11 +99,7 @@ func (f *fleet) waitWorkersUp() {
 	_, err := f.oc.CreateSession(f.ctx(30*time.Second), "warm-up")
 	require.NoError(f.t, err)
 	f.eventually("every worker up in /v1/workers", 60*time.Second, func() bool {
-		views, body := f.workerViews()
-		if strings.Contains(body, "not found") {
-			f.t.Logf("TEMPORARY: no /v1/workers yet (%s): not waiting", body)
-			return true
-		}
+		views, _ := f.workerViews()
 		for _, n := range f.names {
 			if views[n].State != "up" {
 				return false
