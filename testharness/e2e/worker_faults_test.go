@@ -161,6 +161,7 @@ func TestWorkerWrongPasswordIsNamedAndNeverShown(t *testing.T) {
 		return v["w1"].State == "down" && strings.Contains(v["w1"].Error, "401")
 	})
 
+	require.NotEmpty(t, f.leaks(parent, ocserve.PasswordEnv("w1")), "the search finds the variable's name (in asyncagents.json)")
 	real := f.workers["w1"].Password()
 	for what, secret := range map[string]string{
 		"the wrong password": wrong, "the right password": real,
