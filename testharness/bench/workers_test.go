@@ -93,6 +93,15 @@ func (s fleetServed) messages(ctx context.Context, session string) ([]ocserve.Me
 	return msgs, err
 }
 
+// workersRounds is how many rounds BenchmarkWorkers runs after its warm-up (a round takes two
+// minutes on two loaded cores); ASYNCAGENTS_BENCH_ROUNDS overrides it, as for the fan-out.
+var workersRounds = func() int {
+	if n, err := strconv.Atoi(os.Getenv("ASYNCAGENTS_BENCH_ROUNDS")); err == nil && n > 0 {
+		return n
+	}
+	return 3
+}()
+
 // BenchmarkWorkers measures what placing children on workers saves the parent's OpenCode: its
 // CPU seconds (the process and its descendants, /proc) for 20 children placed locally against 20
 // placed on two workers (10 each), as a ratio (the target: remote at most a tenth of local); and,
@@ -109,7 +118,7 @@ func BenchmarkWorkers(b *testing.B) {
 		oc := fleetServed{served{fl.Parent}, []*ocserve.Server{fl.Workers["w1"], fl.Workers["w2"]}}
 		pid := fl.Parent.PID()
 		samples := map[string][]workersSample{}
-		for round := 0; round <= fanOutRounds; round++ {
+		for round := 0; round <= workersRounds; round++ {
 			order := []string{"local", "remote"}
 			if round%2 == 1 {
 				order[0], order[1] = order[1], order[0]
@@ -168,7 +177,7 @@ type workersReport struct {
 }
 
 func summarizeWorkers(s map[string][]workersSample) *workersReport {
-	rep := &workersReport{Date: time.Now().Format(time.RFC3339), Rounds: fanOutRounds, Children: len(workersCase.Delays),
+	rep := &workersReport{Date: time.Now().Format(time.RFC3339), Rounds: workersRounds, Children: len(workersCase.Delays),
 		Runs: map[string][]float64{}, Turns: map[string][]int{}, Load: loadAverage()}
 	med := func(where string, f func(workersSample) float64) float64 {
 		var xs []float64

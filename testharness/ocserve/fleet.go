@@ -16,6 +16,8 @@ type FleetOptions struct {
 	Worker  map[string]any // keys every worker's entry gets (maxTasks, lostAfterMs, ...)
 	// Password is what the parent's environment holds for a worker; its real one when nil.
 	Password func(name, real string) string
+	// Via is the URL the parent reaches a worker at (a proxy in front of it); w.URL when nil.
+	Via func(name string, w *Server) string
 }
 
 // Fleet is a running parent and its workers.
@@ -43,7 +45,11 @@ func StartFleet(t testing.TB, fo FleetOptions) *Fleet {
 		name := fmt.Sprintf("w%d", i)
 		w := StartWorker(t, WorkerOptions{ModelURL: opt.ModelURL, CloneOf: project.Dir, LogLevel: opt.LogLevel})
 		f.Workers[name], f.Names = w, append(f.Names, name)
-		entry := map[string]any{"url": w.URL, "passwordEnv": PasswordEnv(name), "directory": w.Dir}
+		url := w.URL
+		if fo.Via != nil {
+			url = fo.Via(name, w)
+		}
+		entry := map[string]any{"url": url, "passwordEnv": PasswordEnv(name), "directory": w.Dir}
 		maps.Copy(entry, fo.Worker)
 		entries[name] = entry
 		pw := w.Password()
