@@ -1001,6 +1001,14 @@ export interface CoreHTTPResponse {
    */
   messages?: string;
   /**
+   * Worker, Remote and Directory: a Logs or Messages session on a worker, which the host reads
+   * there (Remote.URL, ?directory=Directory) as it carries out the session effects of that
+   * worker's tasks; empty for a local session.
+   */
+  worker?: string;
+  remote?: Remote;
+  directory?: string;
+  /**
    * Asset names a file the host holds and answers with, as the body, with Status and Headers
    * as given: "dashboard" is the web dashboard's page (host/dashboard/dashboard.html), for GET /.
    */

@@ -23,7 +23,9 @@ func (m *Machine) ServeHTTP(req httpapi.Request, cfg config.APIConfig, now int64
 	if isWorkersRoute(req.Path) {
 		cfg.Workers = m.workersBody()
 	}
-	return m.apiCodes.Finish(m.apiCache.Serve(req, apiStore{m}, cfg, now), req, cfg, now)
+	r := m.apiCodes.Finish(m.apiCache.Serve(req, apiStore{m}, cfg, now), req, cfg, now)
+	m.readOnWorker(&r)
+	return r
 }
 
 // apiStore is the machine as the status API reads it (httpapi.Store).

@@ -1,6 +1,10 @@
 package core
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/asyncagents/asyncagents/core/httpapi"
+)
 
 // Effect kinds the hosts carry out.
 const (
@@ -73,15 +77,9 @@ const (
 	EffectWorkerWorktreeRemove = "worker.worktree.remove"
 )
 
-// Remote is how a host reaches a worker: basic auth with Username and the password in the
-// environment variable PasswordEnv (the core never sees the password itself). Insecure allows
-// http:// off loopback.
-type Remote struct {
-	URL         string `json:"url"`
-	Username    string `json:"username"`
-	PasswordEnv string `json:"passwordEnv"`
-	Insecure    bool   `json:"insecure,omitempty"`
-}
+// Remote is how a host reaches a worker (httpapi.Remote, which the status API's answers carry
+// too).
+type Remote = httpapi.Remote
 
 // Effect is one thing the core asks a host to do. When Reply is set, the host must feed back an
 // effect.done event with the same ID, whether the effect worked or not.

@@ -271,6 +271,9 @@ func (m *Machine) checkAgentAndLaunch(l *launch) {
 		},
 		canDelegate: l.canDelegate,
 	}
+	if t.Worker != "" && !m.workerUp(t.Worker) {
+		m.armLost(t.Worker) // placed on its health's word: its stream must come up in time
+	}
 	m.isolate(t, l.args.Isolation)
 	t.Models = m.resolveChain(t.Agent, l.sessionID)
 	m.firstModel(t)

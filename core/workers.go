@@ -108,9 +108,15 @@ func (m *Machine) onWorkerState(ev Event) {
 		return
 	}
 	m.log("warn", fmt.Sprintf("worker %s is down: %s", ev.Worker, ev.Error))
-	if !w.lostArmed {
+	m.armLost(ev.Worker)
+}
+
+// armLost starts name's lostAfterMs unless it runs already: its stream is down, or a task was
+// placed on it while its stream was not up (its health answered), and it must come up in time.
+func (m *Machine) armLost(name string) {
+	if w := m.link(name); w != nil && !w.lostArmed {
 		w.lostArmed = true
-		m.emit(Effect{Kind: EffectTimerSet, TimerID: workerLostPrefix + ev.Worker, DelayMs: m.cfg.Workers[ev.Worker].LostAfterMs})
+		m.emit(Effect{Kind: EffectTimerSet, TimerID: workerLostPrefix + name, DelayMs: m.cfg.Workers[name].LostAfterMs})
 	}
 }
 
@@ -250,8 +256,12 @@ func (m *Machine) onWorkerLost(name string) {
 		return
 	}
 	reason := w.err
-	if reason == "" {
-		reason = "its event stream is down"
+	switch {
+	case reason != "":
+	case w.state == WorkerUnknown:
+		reason = workerNeverUp
+	default:
+		reason = workerStreamDown
 	}
 	m.starts.Begin()
 	for _, id := range m.running() {

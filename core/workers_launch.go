@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/asyncagents/asyncagents/core/httpapi"
 	"github.com/asyncagents/asyncagents/core/placement"
 	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/asyncagents/asyncagents/core/worktree"
@@ -143,4 +144,19 @@ func cellOr(s, none string) string {
 		return none
 	}
 	return s
+}
+
+// readOnWorker sends the host to a worker for the messages of a remote task's session (the
+// status API's logs and conversation).
+func (m *Machine) readOnWorker(r *httpapi.Response) {
+	session := r.Logs
+	if session == "" {
+		session = r.Messages
+	}
+	if session == "" {
+		return
+	}
+	if t := m.task(session); t != nil && t.Worker != "" {
+		r.Worker, r.Remote, r.Directory = t.Worker, m.remote(t.Worker), m.sessionDir(t)
+	}
 }

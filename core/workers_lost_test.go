@@ -29,12 +29,12 @@ func TestLostWorkerFailsItsTasks(t *testing.T) {
 	require.Len(t, armed, 1)
 	require.Equal(t, int64(30_000), armed[0].DelayMs)
 	// A prompt that fails meanwhile (a steer) does not fail the task.
-	h.run(Event{Type: EventToolCall, CallID: "call_m", Tool: ToolMessage, SessionID: "ses_p", Args: json.RawMessage(`{"task_id":"` + tk.ID + `","message":"also this"}`)})
-	for _, p := range ofKind(h.effects, EffectPromptAsync) {
-		if p.TaskID == tk.ID && p.Reply && h.m.pending[p.ID].kind != "" {
-			h.run(Event{Type: EventEffectDone, EffectID: p.ID, Error: "connection refused"})
-		}
-	}
+	h.now += 10
+	eff = h.m.Step(h.now, Event{Type: EventToolCall, CallID: "call_m", Tool: ToolMessage, SessionID: "ses_p", Args: json.RawMessage(`{"task_id":"` + tk.ID + `","message":"also this"}`)})
+	steer := ofKind(eff, EffectPromptAsync)
+	require.Len(t, steer, 1)
+	require.Equal(t, "w1", steer[0].Worker)
+	h.run(Event{Type: EventEffectDone, EffectID: steer[0].ID, Error: "connection refused"})
 	require.Equal(t, task.StatusRunning, tk.Status)
 	h.run(Event{Type: EventTimer, TimerID: workerLostPrefix + "w1"})
 	require.Equal(t, task.StatusError, tk.Status)
@@ -64,6 +64,18 @@ func TestWorkerBackBeforeTheLimit(t *testing.T) {
 	require.Equal(t, "finished while away", tk.Result)
 	h.run(Event{Type: EventTimer, TimerID: workerLostPrefix + "w1"})
 	require.Equal(t, task.StatusCompleted, tk.Status)
+	// The idle that arrives late on the stream, a second return and the poll tell nothing twice.
+	h.answerOn("w1", tk.SessionID, "finished while away")
+	h.state("w1", true, "")
+	h.poll()
+	h.from("", "session.idle", `{"sessionID":"ses_p"}`)
+	notices := 0
+	for _, p := range ofKind(h.effects, EffectPromptAsync) {
+		if p.Notice {
+			notices++
+		}
+	}
+	require.Equal(t, 1, notices, "one notice")
 }
 
 // With rerunLost, a lost task starts again as a new session elsewhere.
@@ -111,4 +123,16 @@ func TestRestoredRemoteTasks(t *testing.T) {
 	require.Equal(t, "ses_bg_1", rd[0].SessionID)
 	h.run(Event{Type: EventEffectDone, EffectID: rd[0].ID, OK: true, Result: json.RawMessage(`[{"info":{"id":"u1","role":"user","time":{"created":900001}},"parts":[]}]`)})
 	require.Equal(t, task.StatusRunning, h.m.task("bg_1").Status, "still busy on w1: followed on")
+}
+
+// A task placed on a worker whose stream is not up (its health answered) arms the lost timer:
+// a stream that never comes up does not leave the task at work for ever.
+func TestPlacedOnAWorkerNotUpArmsTheLostTimer(t *testing.T) {
+	h := newWK(t, twoWorkers(nil))
+	r, eff := h.launchOn("a", "w1")
+	tk := h.taskOf(r)
+	require.Len(t, timersNamed(eff, workerLostPrefix+"w1"), 1)
+	h.run(Event{Type: EventTimer, TimerID: workerLostPrefix + "w1"})
+	require.Equal(t, task.StatusError, tk.Status)
+	require.Equal(t, "worker w1 was lost: its event stream never came up", tk.Error.Message)
 }

@@ -97,3 +97,22 @@ func TestRemotePatchThatDoesNotApply(t *testing.T) {
 }
 
 func jsonString(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// Discarding a remote task's changes removes its local branch only: it has no local folder.
+func TestRemoteIsolatedDiscard(t *testing.T) {
+	h := newWKProject(t)
+	h.state("w1", true, "")
+	_, eff := h.launchArgs("iso", `,"worker":"w1","isolation":"worktree"`)
+	_, _ = h.answerOne(eff, EffectWorkerWorktreeCreate, `{"directory":"/srv/w1/wt/bg"}`, "")
+	tk := h.m.task(h.m.order[0])
+	n := len(h.effects)
+	h.answerOn("w1", tk.SessionID, "edited")
+	_, eff = h.answerOne(h.effects[n:], EffectWorkerWorktreeDiff, `{"patch":"diff --git a/x.go b/x.go\n"}`, "")
+	_, _ = h.answerOne(eff, EffectWorktreeImport, `{"base":"h","commit":"c1","files":[{"path":"x.go","added":1,"removed":0}]}`, "")
+	eff = h.run(Event{Type: EventToolCall, CallID: "call_d", Tool: ToolMerge, SessionID: "ses_p", Args: json.RawMessage(`{"task_id":"` + tk.ID + `","discard":true}`)})
+	rm, eff := h.answerOne(eff, EffectWorktreeRemove, `{}`, "")
+	require.Empty(t, rm.Path, "no local folder")
+	require.Equal(t, "asyncagents/"+tk.ID, rm.Branch)
+	require.Equal(t, task.MergeDiscarded, tk.Worktree.Merge)
+	require.Contains(t, ofKind(eff, EffectToolReply)[0].Output, "Discarded task "+tk.ID)
+}

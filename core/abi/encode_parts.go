@@ -133,5 +133,16 @@ func appendHTTPResponse(b []byte, r *httpapi.Response) []byte {
 	}
 	b = jsonw.OptString(b, "logs", r.Logs)
 	b = jsonw.OptString(b, "messages", r.Messages)
+	b = jsonw.OptString(b, "worker", r.Worker)
+	if x := r.Remote; x != nil {
+		b = jsonw.String(append(b, `,"remote":{"url":`...), x.URL)
+		b = jsonw.KeyString(b, "username", x.Username)
+		b = jsonw.KeyString(b, "passwordEnv", x.PasswordEnv)
+		if x.Insecure {
+			b = append(b, `,"insecure":true`...)
+		}
+		b = append(b, '}')
+	}
+	b = jsonw.OptString(b, "directory", r.Directory)
 	return append(jsonw.OptString(b, "asset", r.Asset), '}')
 }

@@ -55,9 +55,12 @@ func TestHTTPResponseEncodesAsTheStruct(t *testing.T) {
 	cases := []httpapi.Response{{}, {Status: 204}, {Status: 200, Headers: map[string]string{}},
 		{Status: 200, Headers: ask("GET"), Body: `{"tasks":[]}`},
 		{Status: 200, Headers: map[string]string{"b": "2", "a": "1", "C": "3"}, Stream: true, Body: "event: snapshot\n\n"},
-		{Status: 200, Headers: ask("OPTIONS"), Logs: "ses_1"}}
+		{Status: 200, Headers: ask("OPTIONS"), Logs: "ses_1"},
+		{Status: 200, Logs: "ses_1", Worker: "w1", Remote: &httpapi.Remote{URL: "http://127.0.0.1:1", Username: "u", PasswordEnv: "P"}, Directory: "/r"},
+		{Status: 200, Messages: "ses_1", Worker: "w1", Remote: &httpapi.Remote{URL: "u", Insecure: true}}}
 	for _, s := range encodetest.AwkwardStrings {
-		cases = append(cases, httpapi.Response{Status: 400, Headers: map[string]string{s: s}, Body: s, Logs: s})
+		cases = append(cases, httpapi.Response{Status: 400, Headers: map[string]string{s: s}, Body: s, Logs: s, Worker: s, Directory: s,
+			Remote: &httpapi.Remote{URL: s, Username: s, PasswordEnv: s}})
 	}
 	for _, r := range cases {
 		want, err := json.Marshal(r)

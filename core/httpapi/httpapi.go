@@ -42,6 +42,16 @@ type Request struct {
 	Entropy string `json:"entropy,omitempty"`
 }
 
+// Remote is how a host reaches a worker: basic auth with Username and the password in the
+// environment variable PasswordEnv (the core never sees the password itself). Insecure allows
+// http:// off loopback.
+type Remote struct {
+	URL         string `json:"url"`
+	Username    string `json:"username"`
+	PasswordEnv string `json:"passwordEnv"`
+	Insecure    bool   `json:"insecure,omitempty"`
+}
+
 // Response is what the host writes back.
 type Response struct {
 	Status  int               `json:"status"`
@@ -58,6 +68,12 @@ type Response struct {
 	// OpenCode answers with that session's conversation (its messages through the messages op,
 	// abi: Conversation); a host that cannot writes Body, the conversation the history keeps.
 	Messages string `json:"messages,omitempty"`
+	// Worker, Remote and Directory: a Logs or Messages session on a worker, which the host reads
+	// there (Remote.URL, ?directory=Directory) as it carries out the session effects of that
+	// worker's tasks; empty for a local session.
+	Worker    string  `json:"worker,omitempty"`
+	Remote    *Remote `json:"remote,omitempty"`
+	Directory string  `json:"directory,omitempty"`
 	// Asset names a file the host holds and answers with, as the body, with Status and Headers
 	// as given: "dashboard" is the web dashboard's page (host/dashboard/dashboard.html), for GET /.
 	Asset string `json:"asset,omitempty"`
