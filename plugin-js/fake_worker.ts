@@ -3,6 +3,11 @@
 // the test sets, and /global/event streams the test writes frames into. Listens on 127.0.0.1.
 // Not part of the plugin.
 
+import { afterEach, beforeEach } from "bun:test";
+import type { Effect } from "../bridge/core";
+import { performOnWorker } from "./workers_effects";
+import { WorkerFollowers } from "./workers_follow";
+
 export interface Seen {
   method: string;
   path: string;
@@ -123,4 +128,29 @@ export async function until(what: string, cond: () => boolean, ms = 5_000): Prom
     if (performance.now() > end) throw new Error(`timed out waiting for ${what}`);
     await Bun.sleep(5);
   }
+}
+
+/**
+ * A fresh fake worker for each test of the calling file, its password in the environment variable
+ * passwordEnv, and a followers set; all stopped after each test. on() carries out an effect on it
+ * as worker "w1".
+ */
+export function workerPerTest(passwordEnv: string, password: string) {
+  const t = {
+    fake: undefined as unknown as FakeWorker,
+    followers: undefined as unknown as WorkerFollowers,
+    remote: () => ({ url: t.fake.url, username: "opencode", passwordEnv }),
+    on: (e: Partial<Effect>) => performOnWorker({ id: 1, worker: "w1", remote: t.remote(), ...e } as Effect, t.followers),
+  };
+  beforeEach(() => {
+    t.fake = fakeWorker("opencode", password);
+    process.env[passwordEnv] = password;
+    t.followers = new WorkerFollowers(() => {});
+  });
+  afterEach(() => {
+    t.followers.stop();
+    t.fake.stop();
+    delete process.env[passwordEnv];
+  });
+  return t;
 }

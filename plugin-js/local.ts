@@ -4,10 +4,10 @@
 // start (see index.ts).
 
 import { readFileSync } from "node:fs";
-import type { CoreConfig } from "../bridge/core";
+import type { CoreConfig, Effect } from "../bridge/core";
 import { fileHistory } from "./history";
 import { Runtime, type StorageEnv } from "./runtime";
-import { ApiServer, type OwnFile } from "./server";
+import { ApiServer, type ApiDeps, type OwnFile } from "./server";
 import { directly, type DirectServer } from "./direct";
 import type { Perform } from "./effects";
 import { onWorkers } from "./workers_effects";
@@ -85,13 +85,21 @@ export function startLocal(
   if (!setup.apiEnabled) return { runtime, followers };
   api = new ApiServer({
     http: (req) => runtime.http(req),
-    logs: (sessionID) => runtime.run({ id: 0, kind: "session.messages", sessionID }),
+    logs: sessionMessages((e) => runtime.run(e)),
     conversation: (messages) => runtime.conversation(messages),
     log,
     asset: (name) => (name === "dashboard" ? dashboardPage(setup.dashboardPath, log) : undefined),
   });
   runtime.onBroadcast((frame) => api!.broadcast(frame));
   return { runtime, api, followers };
+}
+
+/**
+ * The status API's read of a child session's messages (/logs, /messages): on its worker when the
+ * core's answer names one (the effect then goes there, see onWorkers), else on the local OpenCode.
+ */
+export function sessionMessages(run: (e: Effect) => Promise<unknown>): ApiDeps["logs"] {
+  return (sessionID, where) => run({ id: 0, kind: "session.messages", sessionID, ...(where.worker ? where : {}) });
 }
 
 let page: Uint8Array<ArrayBuffer> | undefined;

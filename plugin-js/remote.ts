@@ -51,7 +51,11 @@ export class WorkerCore implements CoreHost {
    * later than the Worker's own compile is done.)
    */
   constructor(workerURL: URL, wasmURL: URL, setup: CoreSetup, private readonly perform: Perform, private readonly log: Log) {
-    this.worker = new Worker(workerURL);
+    // The Worker reads a worker's password from its environment variable (workers_client.ts): it
+    // gets this thread's environment as it is now. Without this, a Bun Worker sees only the
+    // environment the process started with, not what was set since (a variable a test set read
+    // "not set" there).
+    this.worker = new Worker(workerURL, { env: process.env } as WorkerOptions);
     // The Worker must never keep OpenCode from exiting.
     (this.worker as any).unref?.();
     this.worker.onmessage = (e: MessageEvent<ToMain>) => this.receive(e.data);

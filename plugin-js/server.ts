@@ -22,7 +22,8 @@ import {
 
 export interface ApiDeps {
   http(req: CoreHTTPRequest): CoreHTTPResponse;
-  logs(sessionID: string): Promise<unknown>;
+  /** A child session's messages; where names its worker (worker, remote, directory) when it lives on one. */
+  logs(sessionID: string, where: Pick<CoreHTTPResponse, "worker" | "remote" | "directory">): Promise<unknown>;
   /** The answer to /v1/tasks/:id/messages from OpenCode's messages, as JSON text (the messages op). */
   conversation(messages: string): CoreHTTPResponse;
   log(level: string, message: string): void;
@@ -229,7 +230,7 @@ export class ApiServer {
       const ended = new Promise<typeof STOPPED>((resolve) => (end = () => resolve(STOPPED)));
       this.waiting.add(end);
       try {
-        const messages = await Promise.race([this.deps.logs((res.logs || res.messages)!), ended]);
+        const messages = await Promise.race([this.deps.logs((res.logs || res.messages)!, { worker: res.worker, remote: res.remote, directory: res.directory }), ended]);
         if (messages === STOPPED) {
           const body = errorBody(API_ERR_LOGS_STOPPED);
           return new Response(body, { status: 503, headers: { ...res.headers, Connection: "close" } });

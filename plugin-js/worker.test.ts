@@ -11,6 +11,7 @@ import { compile, Core } from "../bridge/core";
 import type { CoreSetup } from "./local";
 import { WorkerCore } from "./remote";
 import { fakeOpenCode } from "./fake_opencode";
+import { fakeWorker } from "./fake_worker";
 
 const BOUND_MS = 10_000;
 const workerURL = new URL("./worker.ts", import.meta.url);
@@ -51,13 +52,13 @@ function freePort(): Promise<number> {
 }
 
 
-async function start(apiEnabled: boolean, prepare?: (env: CoreSetup["env"]) => Promise<void>, wasm = wasmURL) {
+async function start(apiEnabled: boolean, prepare?: (env: CoreSetup["env"]) => Promise<void>, wasm = wasmURL, config: CoreSetup["config"] = {}) {
   const root = mkdtempSync(join(tmpdir(), "aa-worker-"));
   dirs.push(root);
   const env = { xdgDataHome: join(root, "data"), xdgConfigHome: join(root, "config"), home: root, directory: join(root, "project"), apiPort: String(await freePort()), pid: process.pid };
   await prepare?.(env);
   const setup: CoreSetup = {
-    config: { api: { token: "t0k3n", auth: "token", startedAt: Date.now() } },
+    config: { api: { token: "t0k3n", auth: "token", startedAt: Date.now() }, ...config },
     env,
     token: "t0k3n",
     startedAt: Date.now(),
@@ -189,4 +190,24 @@ test("the status API binds before the history is restored, and its first answer 
 test("a module that does not compile fails the tools with the reason", async () => {
   const { core } = await start(false, undefined, new URL("./worker.ts", import.meta.url));
   await expect(core.callTool("asyncagents_list", {}, { ...ctx, callID: "c9" })).rejects.toThrow("its core failed to load");
+});
+
+test("in the Worker, the start follows each configured worker, its events reach the core, and a stop ends the stream", async () => {
+  const fake = fakeWorker("opencode", "w-pw");
+  process.env.AA_TEST_WORKER_THREAD_PW = "w-pw";
+  fake.on("GET /global/health", () => Response.json({ healthy: true, version: "1.18.33" }));
+  try {
+    const workers = { w1: { url: fake.url, passwordEnv: "AA_TEST_WORKER_THREAD_PW", directory: "/repo/on/w1" } };
+    // The variable is set after this process started: the Worker must still see it.
+    const { core } = await start(false, undefined, wasmURL, { workers });
+    const stream = await fake.nthStream(1);
+    // Up, fed from the Worker's stream to its core, makes the core ask the worker's health.
+    stream.send({ payload: { type: "server.connected", properties: {} } });
+    await until("the health asked on up", () => fake.seen.some((s) => s.path === "/global/health"));
+    await core.stop(0);
+    await Promise.race([stream.closed, Bun.sleep(BOUND_MS).then(() => Promise.reject(new Error("the stream outlived the stop")))]);
+  } finally {
+    fake.stop();
+    delete process.env.AA_TEST_WORKER_THREAD_PW;
+  }
 });

@@ -4,13 +4,10 @@
 // an error, a log line or an effect). Every failure becomes a plain reason: "wrong username or
 // password (401)", "connection refused", "timed out after 5 s", or OpenCode's own words.
 
+import type { Remote } from "../bridge/types";
+
 /** How to reach a worker, as the core sends it with each of the worker's effects. */
-export interface Remote {
-  url: string;
-  username: string;
-  passwordEnv: string;
-  insecure?: boolean;
-}
+export type { Remote };
 
 /** A request to a worker that failed; the message is the plain reason, without the worker's name. */
 export class WorkerRequestError extends Error {}

@@ -3,30 +3,15 @@
 // Authorization header, ?directory=, and the local reply's shape; every failure names the worker
 // in plain words and never holds the password.
 
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import type { Effect } from "../bridge/core";
 import { createBody, permissionReplyBody, promptBody, summarizeBody } from "./effects";
-import { fakeWorker, type FakeWorker } from "./fake_worker";
+import { fakeWorker, workerPerTest } from "./fake_worker";
 import { onWorkers, performOnWorker, type WorkerEffect } from "./workers_effects";
-import { WorkerFollowers } from "./workers_follow";
 
 const PW = "s3cret-pw";
-let fake: FakeWorker;
-let followers: WorkerFollowers;
-const remote = () => ({ url: fake.url, username: "opencode", passwordEnv: "AA_TEST_W1_PASSWORD" });
-const on = (e: Partial<WorkerEffect>) => performOnWorker({ id: 1, worker: "w1", remote: remote(), directory: "/repo/on/w1", ...e } as WorkerEffect, followers);
-
-beforeEach(() => {
-  fake = fakeWorker("opencode", PW);
-  process.env.AA_TEST_W1_PASSWORD = PW;
-  followers = new WorkerFollowers(() => {});
-});
-
-afterEach(() => {
-  followers.stop();
-  fake.stop();
-  delete process.env.AA_TEST_W1_PASSWORD;
-});
+const w = workerPerTest("AA_TEST_W1_PASSWORD", PW);
+const on = (e: Partial<WorkerEffect>) => w.on({ directory: "/repo/on/w1", ...e });
 
 /** An error's text, asserted never to hold the password. */
 async function failure(p: Promise<unknown>): Promise<string> {
@@ -40,12 +25,12 @@ async function failure(p: Promise<unknown>): Promise<string> {
 }
 
 test("every session effect of a remote task goes to its worker with basic auth, ?directory= and the local executor's body, and replies as the local one", async () => {
-  fake.on("POST /session", () => Response.json({ id: "ses_remote", title: "t" }));
-  fake.on("POST /session/ses_remote/prompt_async", () => new Response(null, { status: 204 }));
-  fake.on("GET /session/ses_remote/message", () => Response.json([{ info: { id: "m1", role: "assistant" }, parts: [] }]));
-  fake.on("GET /session/status", () => Response.json({ ses_remote: { type: "busy" } }));
-  fake.on("GET /session/ses_remote", () => Response.json({ id: "ses_remote", title: "t" }));
-  for (const r of ["POST /session/ses_remote/summarize", "DELETE /session/ses_remote", "POST /session/ses_remote/abort", "POST /permission/per_1/reply"]) fake.on(r, () => Response.json(true));
+  w.fake.on("POST /session", () => Response.json({ id: "ses_remote", title: "t" }));
+  w.fake.on("POST /session/ses_remote/prompt_async", () => new Response(null, { status: 204 }));
+  w.fake.on("GET /session/ses_remote/message", () => Response.json([{ info: { id: "m1", role: "assistant" }, parts: [] }]));
+  w.fake.on("GET /session/status", () => Response.json({ ses_remote: { type: "busy" } }));
+  w.fake.on("GET /session/ses_remote", () => Response.json({ id: "ses_remote", title: "t" }));
+  for (const r of ["POST /session/ses_remote/summarize", "DELETE /session/ses_remote", "POST /session/ses_remote/abort", "POST /permission/per_1/reply"]) w.fake.on(r, () => Response.json(true));
   const create: Partial<Effect> = { kind: "session.create", parentID: "ses_parent", title: "t", permission: [{ permission: "edit", pattern: "*", action: "deny" }] };
   const prompt: Partial<Effect> = { kind: "session.promptAsync", sessionID: "ses_remote", agent: "general", parts: [{ type: "text", text: "do it" }] as any, providerID: "mock", modelID: "m" };
   const summarize: Partial<Effect> = { kind: "session.summarize", sessionID: "ses_remote", providerID: "mock", modelID: "m" };
@@ -60,9 +45,9 @@ test("every session effect of a remote task goes to its worker with basic auth, 
   expect(await on({ kind: "session.abort", sessionID: "ses_remote" })).toBeNull();
   expect(await on(permit)).toBeNull();
   const basic = `Basic ${Buffer.from(`opencode:${PW}`).toString("base64")}`;
-  expect(fake.seen.every((s) => s.auth === basic && s.directory === "/repo/on/w1")).toBe(true);
+  expect(w.fake.seen.every((s) => s.auth === basic && s.directory === "/repo/on/w1")).toBe(true);
   const json = (v: unknown) => JSON.parse(JSON.stringify(v));
-  expect(fake.seen.map((s) => [s.method, s.path, s.body])).toEqual([
+  expect(w.fake.seen.map((s) => [s.method, s.path, s.body])).toEqual([
     ["POST", "/session", json(createBody(create as Effect))],
     ["POST", "/session/ses_remote/prompt_async", json(promptBody(prompt as Effect))],
     ["GET", "/session/ses_remote/message", undefined],
@@ -76,17 +61,17 @@ test("every session effect of a remote task goes to its worker with basic auth, 
 });
 
 test("onWorkers sends an effect naming a worker to it, and every other effect on its local way", async () => {
-  fake.on("POST /session", () => Response.json({ id: "ses_remote" }));
+  w.fake.on("POST /session", () => Response.json({ id: "ses_remote" }));
   const local: string[] = [];
-  const perform = onWorkers(async (e) => void local.push(e.kind), followers);
+  const perform = onWorkers(async (e) => void local.push(e.kind), w.followers);
   await perform({ id: 1, kind: "session.create", parentID: "p" });
-  expect(await perform({ id: 2, kind: "session.create", parentID: "p", worker: "w1", remote: remote() } as WorkerEffect)).toEqual({ id: "ses_remote" });
+  expect(await perform({ id: 2, kind: "session.create", parentID: "p", worker: "w1", remote: w.remote() } as WorkerEffect)).toEqual({ id: "ses_remote" });
   expect(local).toEqual(["session.create"]);
-  expect(fake.seen.map((s) => s.path)).toEqual(["/session"]);
+  expect(w.fake.seen.map((s) => s.path)).toEqual(["/session"]);
 });
 
 test("a wrong password: the worker named, 401 said, the password nowhere", async () => {
-  fake.password = "another";
+  w.fake.password = "another";
   expect(await failure(on({ kind: "session.create", parentID: "p" }))).toBe("worker w1: creating the session: wrong username or password (401)");
   expect(await failure(on({ kind: "worker.health" }))).toBe("wrong username or password (401)");
 });
@@ -95,31 +80,31 @@ test("an unset password variable fails before any request, naming the variable",
   delete process.env.AA_TEST_W1_PASSWORD;
   expect(await failure(on({ kind: "session.status" }))).toBe("worker w1: reading session status: environment variable AA_TEST_W1_PASSWORD is not set");
   expect(await failure(on({ kind: "worker.health" }))).toBe("environment variable AA_TEST_W1_PASSWORD is not set");
-  expect(fake.seen).toEqual([]);
+  expect(w.fake.seen).toEqual([]);
 });
 
 test("OpenCode's own words come back with the status; an answer that echoes the password has it blanked", async () => {
-  fake.on("POST /session/ses_gone/abort", () => Response.json({ name: "NotFoundError", data: { message: "Session not found: ses_gone" } }, { status: 404 }));
-  fake.on("GET /session/status", (req) => new Response(`broken proxy saw ${req.headers.get("authorization")} and ${PW}`, { status: 502 }));
+  w.fake.on("POST /session/ses_gone/abort", () => Response.json({ name: "NotFoundError", data: { message: "Session not found: ses_gone" } }, { status: 404 }));
+  w.fake.on("GET /session/status", (req) => new Response(`broken proxy saw ${req.headers.get("authorization")} and ${PW}`, { status: 502 }));
   expect(await failure(on({ kind: "session.abort", sessionID: "ses_gone" }))).toBe("worker w1: aborting the session: Session not found: ses_gone (404)");
   const echoed = await failure(on({ kind: "session.status" }));
   expect(echoed).toBe("worker w1: reading session status: broken proxy saw Basic *** and *** (502)");
 });
 
 test("worker.health replies {healthy, version}; a closed port is 'connection refused'; a silent one times out after 5 s", async () => {
-  fake.on("GET /global/health", () => Response.json({ healthy: true, version: "1.18.33" }));
+  w.fake.on("GET /global/health", () => Response.json({ healthy: true, version: "1.18.33" }));
   expect(await on({ kind: "worker.health" })).toEqual({ healthy: true, version: "1.18.33" });
-  expect(fake.seen[0].directory).toBeNull();
+  expect(w.fake.seen[0].directory).toBeNull();
   const closed = fakeWorker();
   closed.stop();
-  expect(await failure(performOnWorker({ id: 1, kind: "worker.health", worker: "w1", remote: { ...remote(), url: closed.url } } as WorkerEffect, followers))).toBe("connection refused");
-  fake.on("GET /global/health", () => new Promise<Response>(() => {}));
+  expect(await failure(performOnWorker({ id: 1, kind: "worker.health", worker: "w1", remote: { ...w.remote(), url: closed.url } } as WorkerEffect, w.followers))).toBe("connection refused");
+  w.fake.on("GET /global/health", () => new Promise<Response>(() => {}));
   const started = performance.now();
   expect(await failure(on({ kind: "worker.health" }))).toBe("timed out after 5 s");
   expect(performance.now() - started).toBeGreaterThanOrEqual(4_900);
 }, 15_000);
 
 test("an effect without its remote, or one no worker carries out, fails naming the worker", async () => {
-  expect(await failure(performOnWorker({ id: 1, kind: "session.status", worker: "w1" } as WorkerEffect, followers))).toBe("worker w1: session.status: the effect says nowhere how to reach the worker");
+  expect(await failure(performOnWorker({ id: 1, kind: "session.status", worker: "w1" } as WorkerEffect, w.followers))).toBe("worker w1: session.status: the effect says nowhere how to reach the worker");
   expect(await failure(on({ kind: "tmux.open" }))).toBe("worker w1: this plugin cannot carry out effect tmux.open on a worker");
 });

@@ -15,8 +15,8 @@ export const HEALTH_MS = 5_000;
 /** A compaction waits for the model's summary: OpenCode answers once it is done. */
 export const SUMMARIZE_MS = 600_000;
 
-/** An effect as the core sends it for a worker. */
-export type WorkerEffect = Effect & { worker?: string; remote?: Remote; path?: string };
+/** An effect as the core sends it for a worker (worker and remote set). */
+export type WorkerEffect = Effect;
 
 interface SessionRoute {
   /** What the request does, for its error text (the same words as the local executor's). */
@@ -45,6 +45,13 @@ export const SESSION_ROUTES: Record<string, SessionRoute> = {
   "permission.reply": { what: "answering the permission request", method: "POST", path: (e) => `permission/${encodeURIComponent(e.requestID ?? "")}/reply`, body: permissionReplyBody, reply: none },
 };
 
+/** The worker's worktree effects, with what each does for its error text. */
+const WORKTREE_ROUTES: Record<string, { what: string; run: (r: Remote, e: WorkerEffect) => Promise<unknown> }> = {
+  "worker.worktree.create": { what: "making the worktree", run: createWorktree },
+  "worker.worktree.diff": { what: "reading the worktree's changes", run: diffWorktree },
+  "worker.worktree.remove": { what: "removing the worktree", run: removeWorktree },
+};
+
 /** The reply of a response: its JSON, or null for an empty body (204, prompt_async). */
 async function json(res: Response): Promise<unknown> {
   const text = await res.text();
@@ -63,16 +70,17 @@ export async function performOnWorker(e: WorkerEffect, followers: WorkerFollower
     return { healthy: h?.healthy === true, version: h?.version ?? "" };
   }
   try {
-    switch (e.kind) {
-      case "worker.follow":
-        followers.follow(worker, remote);
-        return null;
-      case "worker.worktree.create":
-        return await createWorktree(remote, e);
-      case "worker.worktree.diff":
-        return await diffWorktree(remote, e);
-      case "worker.worktree.remove":
-        return await removeWorktree(remote, e);
+    if (e.kind === "worker.follow") {
+      followers.follow(worker, remote);
+      return null;
+    }
+    const worktree = WORKTREE_ROUTES[e.kind];
+    if (worktree) {
+      try {
+        return await worktree.run(remote, e);
+      } catch (err) {
+        throw new Error(`${worktree.what}: ${(err as Error).message}`);
+      }
     }
     const route = SESSION_ROUTES[e.kind];
     if (!route) throw new Error(`this plugin cannot carry out effect ${e.kind} on a worker`);
@@ -94,5 +102,5 @@ export async function performOnWorker(e: WorkerEffect, followers: WorkerFollower
 
 /** perform, with every effect that names a worker carried out on that worker instead. */
 export function onWorkers(perform: Perform, followers: WorkerFollowers): Perform {
-  return (e: Effect) => ((e as WorkerEffect).worker ? performOnWorker(e as WorkerEffect, followers) : perform(e));
+  return (e: Effect) => (e.worker ? performOnWorker(e, followers) : perform(e));
 }

@@ -48,22 +48,23 @@ export async function createWorktree(remote: Remote, e: WorkerWorktreeEffect, ti
       timeoutMs: REQUEST_MS,
     });
     const made = (await res.json()) as { directory?: string; branch?: string };
-    if (!made?.directory) throw new Error("making the worktree: OpenCode answered without a directory");
+    if (!made?.directory) throw new Error("OpenCode answered without a directory");
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const s = seen.get(made.directory);
       if (s?.ok) return { directory: made.directory, branch: made.branch ?? "" };
-      if (s) throw new Error(`making the worktree: ${s.message || "worktree.failed"}`);
+      if (s) throw new Error(s.message || "worktree.failed");
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`making the worktree: not ready after ${timeoutMs / 1000} s`);
+      if (left <= 0) throw new Error(`not ready after ${timeoutMs / 1000} s`);
+      let timer: ReturnType<typeof setTimeout> | undefined;
       const ended = await Promise.race([
         new Promise<string>((r) => {
           wake = () => r("");
-          setTimeout(() => r(""), left);
+          timer = setTimeout(() => r(""), left);
         }),
         streamEnded,
-      ]);
-      if (ended && !seen.has(made.directory)) throw new Error(`making the worktree: the worker's events stopped (${ended}) before it was ready`);
+      ]).finally(() => clearTimeout(timer));
+      if (ended && !seen.has(made.directory)) throw new Error(`the worker's events stopped (${ended}) before it was ready`);
     }
   } finally {
     ac.abort();
@@ -71,24 +72,32 @@ export async function createWorktree(remote: Remote, e: WorkerWorktreeEffect, ti
 }
 
 /**
- * The shell command that prints the worktree's changes since it was made: committed by the child
- * or not, untracked files included, binary files as git binary patches. Through a temporary index
- * (the worktree's own is left alone) and in base64 between markers, so that no byte is lost on the
- * way through OpenCode's JSON. The start is the branch's first reflog entry (its creation), else HEAD.
+ * The script that prints the worktree's changes since it was made: committed by the child or not,
+ * untracked files included, binary files as git binary patches. Through a temporary index in the
+ * worktree's git dir (the worktree's own index is left alone) and in base64 between markers, so
+ * that no byte is lost on the way through OpenCode's JSON. The start is the branch's first reflog
+ * entry (its creation), else HEAD.
  */
-export const DIFF_COMMAND = [
-  `i=$(mktemp) && trap 'rm -f "$i" "$i.p"' EXIT && export GIT_INDEX_FILE="$i"`,
-  `b=$(git reflog show --format=%H "$(git symbolic-ref -q HEAD)" -- 2>/dev/null | tail -n 1); [ -n "$b" ] || b=HEAD`,
+export const DIFF_SCRIPT = [
+  `i="$(git rev-parse --absolute-git-dir)/asyncagents-index" && trap 'rm -f "$i" "$i.p"' EXIT && export GIT_INDEX_FILE="$i"`,
+  `{ b=$(git reflog show --format=%H "$(git symbolic-ref -q HEAD)" -- 2>/dev/null | tail -n 1); [ -n "$b" ] || b=HEAD; }`,
   `git read-tree HEAD && git add -A && git diff --cached --binary --full-index "$b" > "$i.p"`,
-  `printf 'asyncagents-patch:' && base64 < "$i.p" | tr -d '\\n' && printf ':end\\n'`,
+  `printf 'asyncagents-patch:' && base64 < "$i.p" | tr -d '\n' && printf ':end\n'`,
 ].join(" && ");
+
+/**
+ * The command sent: the script in base64, decoded and run by bash. OpenCode 1.18's shell route
+ * runs a command as `eval "<command>"`, so a `$i` in it is expanded before the command runs (to
+ * nothing); a command of base64 letters has nothing to expand.
+ */
+export const DIFF_COMMAND = `printf %s ${Buffer.from(DIFF_SCRIPT).toString("base64")} | base64 -d | bash`;
 
 const PATCH = /asyncagents-patch:([A-Za-z0-9+/=]*):end/;
 
 /** The patch DIFF_COMMAND printed, one character per byte; fails with what it printed instead. */
 export function patchFromOutput(output: string): string {
   const m = PATCH.exec(output);
-  if (!m) throw new Error(`reading the worktree's changes: ${output.trim().slice(0, 500) || "the command printed nothing"}`);
+  if (!m) throw new Error(output.trim().slice(0, 500) || "the command printed nothing");
   return patchText(Buffer.from(m[1], "base64"));
 }
 
@@ -100,7 +109,7 @@ export async function diffWorktree(remote: Remote, e: WorkerWorktreeEffect): Pro
   const directory = e.directory;
   const created = await request(remote, "session", { directory, body: { title: "asyncagents: reading a worktree's changes" }, timeoutMs: REQUEST_MS });
   const id = ((await created.json()) as { id?: string })?.id;
-  if (!id) throw new Error("reading the worktree's changes: OpenCode answered without a session");
+  if (!id) throw new Error("OpenCode answered without a session");
   try {
     const res = await request(remote, `session/${encodeURIComponent(id)}/shell`, {
       directory,

@@ -9,6 +9,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DIFF_COMMAND, patchFromOutput } from "./workers_worktree";
+import { WORKTREE_EFFECTS } from "./worktree";
 import { IMPORT_EFFECTS } from "./worktree_import";
 
 let root = "";
@@ -164,4 +165,12 @@ test("a branch that exists already is refused, naming it", async () => {
   const before = userState(repo);
   await expect(importPatch({ directory: repo, branch: "asyncagents/tsk_6", content: workerDiff(tree) })).rejects.toThrow("branch asyncagents/tsk_6 already exists");
   expect(userState(repo)).toEqual(before);
+});
+
+test("a discarded remote task: worktree.remove with no path deletes its imported branch only", async () => {
+  writeFileSync(join(tree, "new.txt"), "fresh\n");
+  await importPatch({ directory: repo, branch: "asyncagents/tsk_7", content: workerDiff(tree) });
+  const before = userState(repo);
+  await WORKTREE_EFFECTS["worktree.remove"]({ kind: "worktree.remove", directory: repo, path: "", branch: "asyncagents/tsk_7" });
+  expect(userState(repo)).toEqual({ ...before, branches: "main" });
 });
