@@ -15,7 +15,6 @@ const (
 	workerOnResume       = "asyncagents_task: worker applies to a new task; a resumed task stays on the worker it ran on; no task was resumed"
 	workerNeverUp        = "its event stream never came up"
 	workerStreamDown     = "its event stream is down"
-	onWorkerFmt          = " on worker %s"
 	workerLineFmt        = "worker: %s\n"
 	// An isolated task on a worker (workers_worktree.go).
 	remoteWorktreeErrorFmt  = "could not create the task's worktree on worker %s: %s"
