@@ -128,8 +128,8 @@ func (f *fleet) placeOf(id string) string {
 }
 
 // leaks lists every place a secret shows in: the files of the parent's home and project (the
-// history, OpenCode's logs and storage), its captured server log, its status API (tasks and
-// workers) and the parent session's messages.
+// history, OpenCode's logs and storage), its captured server log, its status API (tasks,
+// workers and the dashboard's task view) and the parent session's messages.
 func (f *fleet) leaks(parent, secret string) []string {
 	f.t.Helper()
 	var found []string
@@ -148,7 +148,7 @@ func (f *fleet) leaks(parent, secret string) []string {
 		found = append(found, "the parent's server log")
 	}
 	sj := f.api()
-	for _, route := range []string{"/v1/tasks", "/v1/workers"} {
+	for _, route := range []string{"/v1/tasks", "/v1/workers", "/v1/views/tasks"} {
 		if _, body := apiGet(f.t, sj.URL+route, sj.Token, ""); strings.Contains(body, secret) {
 			found = append(found, route)
 		}
