@@ -127,10 +127,16 @@ func BenchmarkWorkers(b *testing.B) {
 				ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 				before, workersBefore := treeCPU(pid), workersCPU(fl)
 				r, err := fanOut(ctx, oc, model, ours, workersCase, fmt.Sprintf("%s-r%d", where, round))
-				cancel()
 				if err != nil {
 					b.Fatalf("%s round %d: %v", where, round, err)
 				}
+				// The children ran where they were placed: a local child's session is the parent's.
+				for _, t := range r.Tasks {
+					if _, err := fl.Parent.Session(ctx, t.Session); (err == nil) != (where == "local") {
+						b.Fatalf("%s round %d: task %s's session %s is not where it was placed (%v)", where, round, t.TaskID, t.Session, err)
+					}
+				}
+				cancel()
 				time.Sleep(settle)
 				cpu, onWorkers := treeCPU(pid)-before, workersCPU(fl)-workersBefore
 				if r.Noticed != len(workersCase.Delays) || r.NoticeParts != r.Noticed {

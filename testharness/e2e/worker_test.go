@@ -54,8 +54,8 @@ func launchScript(launch string, calls []mockmodel.ToolCall) mockmodel.Script {
 
 // Placement: a fan-out of 6 with "auto", the local machine taking 2 at once and each worker 2,
 // spreads 2 children on each place (each child's session is on that server, looked up through
-// its API); every result comes back once, in its notice, which names the worker; and the batch
-// wakes the parent once.
+// its API); every result comes back once, in its notice, which names the worker (and a remote
+// task's logs come from its worker through the status API); and the batch wakes the parent once.
 func TestWorkerAutoPlacementSpreadsAFanOut(t *testing.T) {
 	var calls []mockmodel.ToolCall
 	for i := 1; i <= 6; i++ {
@@ -85,9 +85,13 @@ func TestWorkerAutoPlacementSpreadsAFanOut(t *testing.T) {
 		require.Regexp(t, `^result [1-6]$`, task.Result)
 		if places[id] == "local" {
 			require.NotContains(t, n, "on worker", "a local task's notice names no worker")
-		} else {
-			require.Contains(t, n, "on worker "+places[id], "the notice names the worker")
+			continue
 		}
+		require.Contains(t, n, "on worker "+places[id], "the notice names the worker")
+		sj := f.api()
+		code, logs := apiGet(t, sj.URL+"/v1/tasks/"+id+"/logs", sj.Token, "")
+		require.Equal(t, 200, code, logs)
+		require.Contains(t, logs, task.Result, "a remote task's logs are read on its worker")
 	}
 	require.Len(t, f.notices(parent), 6, "every result comes back once")
 	// The launch turn, the turn that reads the launch answers, and one turn for the whole batch.
