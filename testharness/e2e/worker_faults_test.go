@@ -217,3 +217,42 @@ func TestWorkerParentRestartReconcilesRemoteTasks(t *testing.T) {
 		require.Equal(t, 1, f.noticesOf(parent, id), "one notice for %s", id)
 	}
 }
+
+// A worker that cannot be reached at launch (killed, its stream down): "auto" places the task
+// locally and it completes; a launch naming that worker fails with its name and the reason, and
+// nothing is created for it.
+func TestWorkerUnreachableAtLaunch(t *testing.T) {
+	f := startFleet(t, childScript(map[string]func(mockmodel.Request) mockmodel.Reply{
+		"CHILD auto":  func(mockmodel.Request) mockmodel.Reply { return mockmodel.Reply{Text: "auto result"} },
+		"CHILD named": func(mockmodel.Request) mockmodel.Reply { return mockmodel.Reply{Text: "never"} },
+	}, map[string][]mockmodel.ToolCall{"LAUNCH": {remoteCall("Auto", "CHILD auto", "auto"), remoteCall("Named", "CHILD named", "w1")}}),
+		fleetOptions{workers: 1})
+	f.waitWorkersUp()
+	f.workers["w1"].Kill()
+	f.eventually("w1 down in /v1/workers", 60*time.Second, func() bool { v, _ := f.workerViews(); return v["w1"].State == "down" })
+
+	parent := f.prompt("LAUNCH")
+	f.eventually("both launch answers", 90*time.Second, func() bool {
+		parts := f.toolParts(parent, "asyncagents_task")
+		return len(parts) == 2 && finishedParts(parts)
+	})
+	var autoID, refusal string
+	for _, r := range f.toolResults(parent, "asyncagents_task") {
+		if m := taskIDLine.FindStringSubmatch(r); m != nil {
+			autoID = m[1]
+		} else {
+			refusal = r
+		}
+	}
+	require.Contains(t, refusal, "worker w1 cannot be reached", refusal)
+	require.Contains(t, refusal, "connection refused", refusal)
+	require.NotEmpty(t, autoID, "the auto launch was placed")
+	f.eventually("the auto task's notice", 90*time.Second, func() bool { return f.noticeOf(parent, autoID) != "" })
+	require.Equal(t, "local", f.placeOf(autoID), "auto placed it on the only place up")
+	task, _ := findStoredTask(f.oc, autoID)
+	require.Equal(t, "auto result", task.Result)
+	require.Len(t, storedTasks(t, f.oc), 1, "nothing was created for the refused launch")
+	for _, r := range f.model.Turns() {
+		require.NotEqual(t, "CHILD named", firstUser(r), "the named worker's child never ran")
+	}
+}
