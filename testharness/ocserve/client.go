@@ -30,6 +30,7 @@ func (s *Server) Do(ctx context.Context, method, path string, body, out any) err
 	}
 	req.Header.Set("x-opencode-directory", s.Dir)
 	req.Header.Set("Accept", "application/json")
+	s.authorize(req)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -141,4 +142,11 @@ func (s *Server) StatusFull(ctx context.Context) (map[string]SessionStatus, erro
 // Abort stops a session's current run.
 func (s *Server) Abort(ctx context.Context, sessionID string) error {
 	return s.Do(ctx, http.MethodPost, "/session/"+url.PathEscape(sessionID)+"/abort", nil, nil)
+}
+
+// authorize adds the server's basic auth (Options.Password) to req; nothing when it has none.
+func (s *Server) authorize(req *http.Request) {
+	if s.password != "" {
+		req.SetBasicAuth("opencode", s.password)
+	}
 }

@@ -24,6 +24,7 @@ func (s *Server) Events(ctx context.Context) (<-chan Event, error) {
 	}
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("x-opencode-directory", s.Dir)
+	s.authorize(req)
 	// Only the connection and headers are bounded: the stream itself lives
 	// as long as ctx.
 	client := &http.Client{Transport: &http.Transport{Proxy: nil, ResponseHeaderTimeout: RequestTimeout, DisableCompression: true}}

@@ -46,6 +46,7 @@ func (s *Server) probe() (bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/global/health", nil)
+	s.authorize(req)
 	client := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
 	resp, err := client.Do(req)
 	if err != nil {
@@ -72,6 +73,7 @@ func (s *Server) Stop() error {
 		}
 		pgid := s.cmd.Process.Pid
 		start := time.Now()
+		_ = syscall.Kill(-pgid, syscall.SIGCONT) // a paused server (Pause) could not act on SIGTERM
 		_ = s.cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-s.exited:

@@ -28,6 +28,9 @@ type Options struct {
 	// NoPort starts the TUI (StartTUI) without --port, as most users run it: its server then
 	// listens nowhere, and the plugin's client is in-process.
 	NoPort bool
+	// Password protects the server (OPENCODE_SERVER_PASSWORD): its start-up probes and this
+	// package's client then send it as basic auth, username "opencode".
+	Password string
 
 	noSeed bool // leave config dirs bare (to measure what seeding saves)
 }
@@ -58,6 +61,8 @@ type Server struct {
 	exited  chan struct{}
 	waitErr error
 	probes  []string // start-up probe outcomes, for the log
+
+	password string // Options.Password: the client's basic auth
 
 	stopOnce sync.Once
 	stopErr  error
@@ -101,12 +106,13 @@ func launch(t testing.TB, opt Options, home, dir string, fresh bool) *Server {
 	bin := Binary(t)
 	root := RepoRoot(t)
 	s := &Server{
-		t:      t,
-		Dir:    dir,
-		Home:   home,
-		logs:   newLogBuffer(),
-		http:   &http.Client{Transport: &http.Transport{Proxy: nil, DisableCompression: true}},
-		exited: make(chan struct{}),
+		t:        t,
+		Dir:      dir,
+		Home:     home,
+		logs:     newLogBuffer(),
+		http:     &http.Client{Transport: &http.Transport{Proxy: nil, DisableCompression: true}},
+		exited:   make(chan struct{}),
+		password: opt.Password,
 	}
 	if fresh {
 		if err := s.prepare(root, opt); err != nil {
@@ -122,6 +128,9 @@ func launch(t testing.TB, opt Options, home, dir string, fresh bool) *Server {
 	s.cmd = exec.Command(bin, append([]string{"serve"}, s.listenArgs(opt)...)...)
 	s.cmd.Dir = s.Dir
 	s.cmd.Env = append(s.env(), opt.Env...)
+	if opt.Password != "" {
+		s.cmd.Env = append(s.cmd.Env, "OPENCODE_SERVER_PASSWORD="+opt.Password)
+	}
 	// Our own pipe, not an io.Writer: with a Writer, Wait would also wait
 	// for every grandchild still holding stdout, and Stop would mistime the
 	// exit of opencode itself.

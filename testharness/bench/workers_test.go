@@ -1,0 +1,277 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/asyncagents/asyncagents/testharness/mockmodel"
+	"github.com/asyncagents/asyncagents/testharness/ocserve"
+)
+
+// workersCase is the fan-out BenchmarkWorkers runs: 20 children, each working through
+// workerSteps steps before its short answer, which comes after the case's delay.
+var workersCase = fanCase{"n20-workers", "20 tasks, local or on 2 workers", same(20, 500*time.Millisecond)}
+
+// A child's work is what placing it elsewhere moves off the parent's machine: each step streams
+// a stretch of reasoning and runs a tool (a glob, a read, a shell command, in turn), as a child
+// that surveys a repository would; its answer is short, since the parent gets it in a notice.
+const workerSteps = 6
+
+var (
+	workerFindings = strings.Repeat("The child's findings, streamed token by token as a model would. ", 40)
+	workerTools    = []mockmodel.ToolCall{
+		{Name: "glob", Args: map[string]any{"pattern": "*.json"}},
+		{Name: "read", Args: map[string]any{"filePath": "opencode.json"}},
+		{Name: "bash", Args: map[string]any{"command": "git status --short; ls", "description": "look around"}},
+	}
+)
+
+// workersScript: a run labelled "remote..." places its children on w1 and w2 in turn, any other
+// run places them locally; a child works through its steps, then answers.
+func workersScript(req mockmodel.Request) mockmodel.Reply {
+	first := firstUser(req)
+	if strings.HasPrefix(first, childPrefix) {
+		var i, ms int
+		fmt.Sscanf(first, childPrefix+"%d %d", &i, &ms)
+		step := 0
+		for _, m := range req.Messages {
+			if m.Role == "tool" {
+				step++
+			}
+		}
+		if step < workerSteps {
+			return mockmodel.Reply{Text: workerFindings, ToolCalls: []mockmodel.ToolCall{workerTools[step%len(workerTools)]}}
+		}
+		return mockmodel.Reply{Text: fmt.Sprintf("result %d", i), Delay: time.Duration(ms) * time.Millisecond}
+	}
+	if req.Messages[len(req.Messages)-1].Role == "tool" {
+		return mockmodel.Reply{Text: "waiting"}
+	}
+	if strings.HasPrefix(req.LastUser, fanoutPrefix) {
+		remote := strings.Contains(req.LastUser, " run=remote")
+		var calls []mockmodel.ToolCall
+		for _, f := range strings.Fields(req.LastUser) {
+			delays, ok := strings.CutPrefix(f, "delays=")
+			if !ok {
+				continue
+			}
+			for i, d := range strings.Split(delays, ",") {
+				args := ours.args(fmt.Sprintf("Task %d", i), fmt.Sprintf("%s%d %s", childPrefix, i, d))
+				args["worker"] = "local"
+				if remote {
+					args["worker"] = []string{"w1", "w2"}[i%2]
+				}
+				calls = append(calls, mockmodel.ToolCall{Name: ours.tool, Args: args})
+			}
+		}
+		return mockmodel.Reply{ToolCalls: calls}
+	}
+	return mockmodel.Reply{Text: "noted"}
+}
+
+// fleetServed is the fleet as fanOut sees it: the parent's API, and a child session's messages
+// from whichever server holds it (the parent, or the worker the child ran on).
+type fleetServed struct {
+	served
+	workers []*ocserve.Server
+}
+
+func (s fleetServed) messages(ctx context.Context, session string) ([]ocserve.Message, error) {
+	msgs, err := s.oc.Messages(ctx, session)
+	for _, w := range s.workers {
+		if err == nil {
+			break
+		}
+		msgs, err = w.Messages(ctx, session)
+	}
+	return msgs, err
+}
+
+// workersRounds is how many rounds BenchmarkWorkers runs after its warm-up (a round takes two
+// minutes on two loaded cores); ASYNCAGENTS_BENCH_ROUNDS overrides it, as for the fan-out.
+var workersRounds = func() int {
+	if n, err := strconv.Atoi(os.Getenv("ASYNCAGENTS_BENCH_ROUNDS")); err == nil && n > 0 {
+		return n
+	}
+	return 3
+}()
+
+// BenchmarkWorkers measures what placing children on workers saves the parent's OpenCode: its
+// CPU seconds (the process and its descendants, /proc) for 20 children placed locally against 20
+// placed on two workers (10 each), as a ratio (the target: remote at most a tenth of local); and,
+// in the same runs, the delay from a child's completion to its notice in the parent, remote
+// against local. After a discarded warm-up round, each round runs both, in the opposite order
+// every other round. It adds a "workers" field to dist/bench.json and prints a table.
+func BenchmarkWorkers(b *testing.B) {
+	root := ocserve.RepoRoot(b)
+	for i := 0; i < b.N; i++ {
+		model := mockmodel.Start(b, workersScript)
+		fl := ocserve.StartFleet(b, ocserve.FleetOptions{
+			Parent:  ocserve.Options{ModelURL: model.URL(), LogLevel: "WARN", Plugins: []string{ocserve.PluginSpec(b)}},
+			Workers: 2, Config: map[string]any{"maxConcurrentStarts": 20}, Worker: map[string]any{"maxTasks": 10}})
+		oc := fleetServed{served{fl.Parent}, []*ocserve.Server{fl.Workers["w1"], fl.Workers["w2"]}}
+		pid := fl.Parent.PID()
+		samples := map[string][]workersSample{}
+		for round := 0; round <= workersRounds; round++ {
+			order := []string{"local", "remote"}
+			if round%2 == 1 {
+				order[0], order[1] = order[1], order[0]
+			}
+			for _, where := range order {
+				ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+				before, workersBefore := treeCPU(pid), workersCPU(fl)
+				r, err := fanOut(ctx, oc, model, ours, workersCase, fmt.Sprintf("%s-r%d", where, round))
+				if err != nil {
+					b.Fatalf("%s round %d: %v", where, round, err)
+				}
+				// The children ran where they were placed: a local child's session is the parent's.
+				for _, t := range r.Tasks {
+					if _, err := fl.Parent.Session(ctx, t.Session); (err == nil) != (where == "local") {
+						b.Fatalf("%s round %d: task %s's session %s is not where it was placed (%v)", where, round, t.TaskID, t.Session, err)
+					}
+				}
+				cancel()
+				time.Sleep(settle)
+				cpu, onWorkers := treeCPU(pid)-before, workersCPU(fl)-workersBefore
+				if r.Noticed != len(workersCase.Delays) || r.NoticeParts != r.Noticed {
+					b.Fatalf("%s round %d: %d noticed, %d notice parts, of %d tasks", where, round, r.Noticed, r.NoticeParts, len(workersCase.Delays))
+				}
+				if round > 0 {
+					samples[where] = append(samples[where], workersSample{cpu, onWorkers, *r.NoticeP50, *r.ParentTurns, r.WallMs})
+				}
+			}
+		}
+		rep := summarizeWorkers(samples)
+		b.ReportMetric(rep.CPURatio, "cpu-remote/local")
+		b.ReportMetric(rep.NoticeRemoteMs, "notice-remote-ms")
+		b.ReportMetric(rep.NoticeLocalMs, "notice-local-ms")
+		printWorkers(rep)
+		if err := addReportField(filepath.Join(root, "dist", "bench.json"), "workers", rep); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// workersSample is one fan-out: the parent's and the workers' CPU seconds, the notice p50, the
+// parent's turns, the wall time.
+type workersSample struct {
+	cpu, workersCPU, noticeMs float64
+	turns         int
+	wallMs        float64
+}
+
+// workersReport is what BenchmarkWorkers writes: medians over rounds, and every round's figures.
+type workersReport struct {
+	Date           string               `json:"date"`
+	Rounds         int                  `json:"rounds"`
+	Children       int                  `json:"children"`
+	CPULocalS      float64              `json:"cpu_local_s"`
+	CPURemoteS     float64              `json:"cpu_remote_s"`
+	CPURatio       float64              `json:"cpu_remote_over_local"`
+	CPUWorkersS    float64              `json:"cpu_workers_s"` // both workers, in the remote runs
+	NoticeLocalMs  float64              `json:"notice_local_p50_ms"`
+	NoticeRemoteMs float64              `json:"notice_remote_p50_ms"`
+	Runs           map[string][]float64 `json:"runs_cpu_s"`
+	Turns          map[string][]int     `json:"runs_parent_turns"`
+	Load           []float64            `json:"load"`
+}
+
+func summarizeWorkers(s map[string][]workersSample) *workersReport {
+	rep := &workersReport{Date: time.Now().Format(time.RFC3339), Rounds: workersRounds, Children: len(workersCase.Delays),
+		Runs: map[string][]float64{}, Turns: map[string][]int{}, Load: loadAverage()}
+	med := func(where string, f func(workersSample) float64) float64 {
+		var xs []float64
+		for _, x := range s[where] {
+			xs = append(xs, f(x))
+		}
+		return median(xs)
+	}
+	for _, where := range []string{"local", "remote"} {
+		for _, x := range s[where] {
+			rep.Runs[where] = append(rep.Runs[where], x.cpu)
+			rep.Turns[where] = append(rep.Turns[where], x.turns)
+		}
+	}
+	rep.CPULocalS = med("local", func(x workersSample) float64 { return x.cpu })
+	rep.CPURemoteS = med("remote", func(x workersSample) float64 { return x.cpu })
+	rep.CPUWorkersS = med("remote", func(x workersSample) float64 { return x.workersCPU })
+	if rep.CPULocalS > 0 {
+		rep.CPURatio = rep.CPURemoteS / rep.CPULocalS
+	}
+	rep.NoticeLocalMs = med("local", func(x workersSample) float64 { return x.noticeMs })
+	rep.NoticeRemoteMs = med("remote", func(x workersSample) float64 { return x.noticeMs })
+	return rep
+}
+
+func printWorkers(r *workersReport) {
+	fmt.Printf("\n%d children per fan-out, %d rounds after a warm-up, medians over rounds (load %v)\n\n", r.Children, r.Rounds, r.Load)
+	fmt.Println("| placed | parent OpenCode CPU | workers' CPU | notice p50 | parent turns |")
+	fmt.Println("|---|---|---|---|---|")
+	fmt.Printf("| local | %.2f s | - | %.0f ms | %v |\n", r.CPULocalS, r.NoticeLocalMs, r.Turns["local"])
+	fmt.Printf("| 2 workers | %.2f s | %.2f s | %.0f ms | %v |\n", r.CPURemoteS, r.CPUWorkersS, r.NoticeRemoteMs, r.Turns["remote"])
+	fmt.Printf("\nCPU remote/local: %.3f (target at most 0.1); per round local %v, remote %v\n", r.CPURatio, r.Runs["local"], r.Runs["remote"])
+}
+
+// workersCPU is treeCPU summed over the fleet's workers.
+func workersCPU(fl *ocserve.Fleet) float64 {
+	var s float64
+	for _, w := range fl.Workers {
+		s += treeCPU(w.PID())
+	}
+	return s
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc/<pid>/stat's times (100 on Linux).
+const clockTicks = 100
+
+// treeCPU is the CPU seconds of process pid and every live descendant of it (utime + stime),
+// plus what their reaped children used (cutime + cstime).
+func treeCPU(pid int) float64 {
+	stats := map[int][]string{} // pid -> the fields after the command
+	parent := map[int]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// The command, in parentheses, may hold spaces: the fields start after its last ')'.
+		s := string(raw)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) < 15 {
+			continue
+		}
+		stats[p] = fields
+		parent[p], _ = strconv.Atoi(fields[1])
+	}
+	inTree := func(p int) bool {
+		for depth := 0; p > 1 && depth < 64; depth++ {
+			if p == pid {
+				return true
+			}
+			p = parent[p]
+		}
+		return false
+	}
+	var ticks int64
+	for p, f := range stats {
+		if !inTree(p) {
+			continue
+		}
+		for _, i := range []int{11, 12, 13, 14} { // utime, stime, cutime, cstime
+			n, _ := strconv.ParseInt(f[i], 10, 64)
+			ticks += n
+		}
+	}
+	return float64(ticks) / clockTicks
+}
