@@ -116,3 +116,46 @@ func abortedOn(t *testing.T, f *fleet, w *ocserve.Server, session string) bool {
 	}
 	return false
 }
+
+// A remote child's permission request (bash set to "ask" in the worker's own config) reaches the
+// local parent and its status API like a local one's, and the user's "once" is answered on the
+// worker: the command runs there and the task completes with its output.
+func TestWorkerPermissionIsAnsweredOnItsWorker(t *testing.T) {
+	script := func(req mockmodel.Request) mockmodel.Reply {
+		switch {
+		case firstUser(req) == "CHILD asks" && lastRole(req) == "user":
+			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{{Name: "bash", Args: map[string]any{"command": "echo permitted-remote", "description": "asks first"}}}}
+		case firstUser(req) == "CHILD asks":
+			return mockmodel.Reply{Text: "after bash: " + req.Messages[len(req.Messages)-1].Content}
+		case req.LastUser == "GO" && lastRole(req) == "user":
+			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{remoteCall("Asks", "CHILD asks", "w1")}}
+		}
+		return mockmodel.Reply{Text: "ok"}
+	}
+	f := startFleet(t, script, fleetOptions{workers: 1, workerConfig: map[string]any{
+		"agent": map[string]any{"general": map[string]any{"permission": map[string]any{"bash": "ask"}}}}})
+	f.waitWorkersUp()
+	sj := f.api()
+	parent := f.prompt("GO")
+	id := f.launchedTasks(parent, 1)[0]
+	var waiting *task.PermissionRequest
+	f.eventually("the remote task marked waiting for permission", 60*time.Second, func() bool {
+		tk, _ := findStoredTask(f.oc, id)
+		waiting = tk.WaitingPermission()
+		return waiting != nil
+	})
+	require.Equal(t, "bash", waiting.Permission)
+	require.Equal(t, []string{"echo permitted-remote"}, waiting.Patterns)
+	code, body := answerPermission(t, sj, id, `{"requestId":"`+waiting.ID+`","reply":"once"}`)
+	require.Equal(t, 202, code, body)
+	f.eventually("the task's end", 60*time.Second, func() bool {
+		tk, _ := findStoredTask(f.oc, id)
+		return tk.Status.Terminal()
+	})
+	tk := storedTask(t, f.oc, id)
+	require.Equal(t, task.StatusCompleted, tk.Status, "%+v", tk.Error)
+	require.Contains(t, tk.Result, "permitted-remote", "the command ran on the worker")
+	require.Nil(t, tk.WaitingPermission(), "permission.replied, from the worker's stream, cleared the mark")
+	require.Equal(t, "w1", f.placeOf(id))
+	f.eventually("one notice", 60*time.Second, func() bool { return f.noticesOf(parent, id) == 1 })
+}

@@ -29,6 +29,8 @@ type fleetOptions struct {
 	workers int
 	config  map[string]any // asyncagents.json keys besides workers
 	worker  map[string]any // keys every worker entry gets (maxTasks, lostAfterMs, ...)
+	// workerConfig is merged over every worker's opencode.json.
+	workerConfig map[string]any
 	// password is what the parent's environment holds for a worker; its real one when nil.
 	password func(name, real string) string
 }
@@ -39,7 +41,7 @@ func startFleet(t *testing.T, script mockmodel.Script, fo fleetOptions) *fleet {
 	model := mockmodel.Start(t, script)
 	fl := ocserve.StartFleet(t, ocserve.FleetOptions{
 		Parent:  ocserve.Options{ModelURL: model.URL(), Plugins: []string{ocserve.PluginSpec(t)}, Files: isolatedFiles},
-		Workers: fo.workers, Config: fo.config, Worker: fo.worker, Password: fo.password})
+		Workers: fo.workers, Config: fo.config, Worker: fo.worker, Password: fo.password, WorkerConfig: fo.workerConfig})
 	return &fleet{env: &env{t: t, model: model, oc: fl.Parent}, workers: fl.Workers, names: fl.Names, opt: fl.Options}
 }
 

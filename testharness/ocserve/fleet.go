@@ -14,6 +14,8 @@ type FleetOptions struct {
 	Workers int            // how many workers: w1, w2, ...
 	Config  map[string]any // the parent's asyncagents.json keys besides workers
 	Worker  map[string]any // keys every worker's entry gets (maxTasks, lostAfterMs, ...)
+	// WorkerConfig is merged over every worker's own opencode.json (its agents' permissions, ...).
+	WorkerConfig map[string]any
 	// Password is what the parent's environment holds for a worker; its real one when nil.
 	Password func(name, real string) string
 	// Via is the URL the parent reaches a worker at (a proxy in front of it); w.URL when nil.
@@ -43,7 +45,7 @@ func StartFleet(t testing.TB, fo FleetOptions) *Fleet {
 	entries := map[string]any{}
 	for i := 1; i <= fo.Workers; i++ {
 		name := fmt.Sprintf("w%d", i)
-		w := StartWorker(t, WorkerOptions{ModelURL: opt.ModelURL, CloneOf: project.Dir, LogLevel: opt.LogLevel})
+		w := StartWorker(t, WorkerOptions{ModelURL: opt.ModelURL, CloneOf: project.Dir, LogLevel: opt.LogLevel, Config: fo.WorkerConfig})
 		f.Workers[name], f.Names = w, append(f.Names, name)
 		url := w.URL
 		if fo.Via != nil {

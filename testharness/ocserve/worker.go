@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,6 +39,7 @@ type WorkerOptions struct {
 	CloneOf  string // the project (a git repository) the worker clones
 	Password string // OPENCODE_SERVER_PASSWORD; a random one when empty
 	LogLevel string
+	Config   map[string]any // merged over the worker's opencode.json (top-level keys)
 }
 
 // StartWorker clones opt.CloneOf into a fresh home and starts a plain OpenCode on the clone. The
@@ -54,7 +56,7 @@ func StartWorker(t testing.TB, opt WorkerOptions) *Server {
 	if err := s.prepareClone(RepoRoot(t), opt); err != nil {
 		t.Fatalf("ocserve: prepare worker: %v", err)
 	}
-	return launch(t, Options{ModelURL: opt.ModelURL, Password: opt.Password, LogLevel: opt.LogLevel}, s.Home, s.Dir, false)
+	return launch(t, Options{ModelURL: opt.ModelURL, Password: opt.Password, LogLevel: opt.LogLevel, Config: opt.Config}, s.Home, s.Dir, false)
 }
 
 func (s *Server) prepareClone(repoRoot string, opt WorkerOptions) error {
@@ -78,7 +80,9 @@ func (s *Server) prepareClone(repoRoot string, opt WorkerOptions) error {
 	if err := git(filepath.Dir(s.Dir), "clone", "-q", opt.CloneOf, s.Dir); err != nil {
 		return err
 	}
-	if err := writeJSON(filepath.Join(s.Dir, "opencode.json"), baseConfig(opt.ModelURL, nil)); err != nil {
+	cfg := baseConfig(opt.ModelURL, nil)
+	maps.Copy(cfg, opt.Config)
+	if err := writeJSON(filepath.Join(s.Dir, "opencode.json"), cfg); err != nil {
 		return err
 	}
 	if err := os.RemoveAll(filepath.Join(s.Dir, ".opencode")); err != nil {
