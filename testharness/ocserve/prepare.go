@@ -99,3 +99,7 @@ func (s *Server) env() []string {
 	}
 	return env
 }
+
+// Env is the environment the server runs in (its HOME and XDG folders), for a command run beside
+// it, such as the CLI reading its server file.
+func (s *Server) Env() []string { return s.env() }
