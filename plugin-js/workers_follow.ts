@@ -23,6 +23,26 @@ export const FOLLOW_TIMING: FollowTiming = { firstBackoffMs: 500, maxBackoffMs: 
 const SKIPPED = new Set(["server.connected", "server.heartbeat", "sync"]);
 /** The event types the core takes from OpenCode (the same as the plugin's event hook feeds). */
 const SUBSCRIBED = new Set<string>(manifest.subscribe);
+/** The frame types the followers read: the core's, and the stream's own connect. */
+const FOLLOWED = new Set<string>([...SUBSCRIBED, "server.connected"]);
+const TYPE_MARK = '"type":"';
+
+/**
+ * Whether a frame's text may be of a type in wanted, told without parsing it: most of a worker's
+ * stream is text deltas and sync copies, which the core never reads. A frame is passed over only
+ * when it holds `"type":"` and no type so written is wanted; inside a JSON string those quotes
+ * are escaped, so text that mentions a type cannot pass for it.
+ */
+export function mayBeWanted(data: string, wanted: ReadonlySet<string>): boolean {
+  let at = data.indexOf(TYPE_MARK);
+  if (at < 0) return true; // not in the shape this test knows: the parser decides
+  for (; at >= 0; at = data.indexOf(TYPE_MARK, at + TYPE_MARK.length)) {
+    const start = at + TYPE_MARK.length;
+    const end = data.indexOf('"', start);
+    if (end < 0 || wanted.has(data.slice(start, end))) return true;
+  }
+  return false;
+}
 
 export type Feed = (ev: CoreEvent) => void;
 
@@ -45,9 +65,16 @@ export function parseFrame(data: string): GlobalFrame | undefined {
 /**
  * Opens remote's /global/event and hands each frame to onFrame until the stream ends, fails or
  * signal aborts; armed with silenceMs, a stream (or a connect) that stays silent that long is
- * ended. Resolves with the reason it ended, in plain words.
+ * ended; given wanted, only frames that may be of those types are parsed and handed on (see
+ * mayBeWanted). Resolves with the reason it ended, in plain words.
  */
-export async function streamEvents(remote: Remote, signal: AbortSignal, onFrame: (f: GlobalFrame) => void, silenceMs: number): Promise<string> {
+export async function streamEvents(
+  remote: Remote,
+  signal: AbortSignal,
+  onFrame: (f: GlobalFrame) => void,
+  silenceMs: number,
+  wanted?: ReadonlySet<string>,
+): Promise<string> {
   const ac = new AbortController();
   const onStop = () => ac.abort();
   signal.addEventListener("abort", onStop, { once: true });
@@ -67,6 +94,7 @@ export async function streamEvents(remote: Remote, signal: AbortSignal, onFrame:
     if (!res.body) return "the event stream has no body";
     await readEvents(res.body, (_name, data) => {
       arm();
+      if (wanted && !mayBeWanted(data, wanted)) return;
       const frame = parseFrame(data);
       if (frame) onFrame(frame);
     });
@@ -127,7 +155,7 @@ export class WorkerFollowers {
         }
         if (SKIPPED.has(type) || !SUBSCRIBED.has(type) || stop.aborted) return;
         this.feed({ type: "opencode", worker, event: frame.payload as OpenCodeEvent });
-      }, silenceMs);
+      }, silenceMs, FOLLOWED);
       if (stop.aborted) return;
       state(false, why);
       await sleep(delay, stop);

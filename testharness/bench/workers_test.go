@@ -82,6 +82,12 @@ type fleetServed struct {
 	workers []*ocserve.Server
 }
 
+// pace is slower than the other benchmarks' poll: reading the parent's whole conversation is
+// work for the parent's OpenCode, which this benchmark measures, and at the usual 200 ms it cost
+// the parent about a fifth of a core for as long as the children ran, local or remote (see
+// BENCHMARKS.md). The figures do not depend on it: notices are timed by OpenCode's timestamps.
+func (s fleetServed) pace() time.Duration { return 2 * time.Second }
+
 func (s fleetServed) messages(ctx context.Context, session string) ([]ocserve.Message, error) {
 	msgs, err := s.oc.Messages(ctx, session)
 	for _, w := range s.workers {
@@ -92,6 +98,9 @@ func (s fleetServed) messages(ctx context.Context, session string) ([]ocserve.Me
 	}
 	return msgs, err
 }
+
+// restWindow is how long BenchmarkWorkers measures the parent at rest.
+const restWindow = 10 * time.Second
 
 // workersRounds is how many rounds BenchmarkWorkers runs after its warm-up (a round takes two
 // minutes on two loaded cores); ASYNCAGENTS_BENCH_ROUNDS overrides it, as for the fan-out.
@@ -117,6 +126,11 @@ func BenchmarkWorkers(b *testing.B) {
 			Workers: 2, Config: map[string]any{"maxConcurrentStarts": 20}, Worker: map[string]any{"maxTasks": 10}})
 		oc := fleetServed{served{fl.Parent}, []*ocserve.Server{fl.Workers["w1"], fl.Workers["w2"]}}
 		pid := fl.Parent.PID()
+		// The parent's CPU at rest, before any fan-out: OpenCode's own baseline, which every
+		// fan-out's figure holds for as long as it runs. This sleep is the measuring window.
+		restFrom := treeCPU(pid)
+		time.Sleep(restWindow)
+		restPerS := (treeCPU(pid) - restFrom) / restWindow.Seconds()
 		samples := map[string][]workersSample{}
 		for round := 0; round <= workersRounds; round++ {
 			order := []string{"local", "remote"}
@@ -148,6 +162,7 @@ func BenchmarkWorkers(b *testing.B) {
 			}
 		}
 		rep := summarizeWorkers(samples)
+		rep.RestCPUPerS = restPerS
 		b.ReportMetric(rep.CPURatio, "cpu-remote/local")
 		b.ReportMetric(rep.NoticeRemoteMs, "notice-remote-ms")
 		b.ReportMetric(rep.NoticeLocalMs, "notice-local-ms")
@@ -162,8 +177,8 @@ func BenchmarkWorkers(b *testing.B) {
 // parent's turns, the wall time.
 type workersSample struct {
 	cpu, workersCPU, noticeMs float64
-	turns         int
-	wallMs        float64
+	turns                     int
+	wallMs                    float64
 }
 
 // workersReport is what BenchmarkWorkers writes: medians over rounds, and every round's figures.
@@ -174,7 +189,10 @@ type workersReport struct {
 	CPULocalS      float64              `json:"cpu_local_s"`
 	CPURemoteS     float64              `json:"cpu_remote_s"`
 	CPURatio       float64              `json:"cpu_remote_over_local"`
-	CPUWorkersS    float64              `json:"cpu_workers_s"` // both workers, in the remote runs
+	CPUWorkersS    float64              `json:"cpu_workers_s"`  // both workers, in the remote runs
+	RestCPUPerS    float64              `json:"rest_cpu_per_s"` // the parent at rest, before the rounds
+	WallLocalS     float64              `json:"wall_local_s"`
+	WallRemoteS    float64              `json:"wall_remote_s"`
 	NoticeLocalMs  float64              `json:"notice_local_p50_ms"`
 	NoticeRemoteMs float64              `json:"notice_remote_p50_ms"`
 	Runs           map[string][]float64 `json:"runs_cpu_s"`
@@ -204,6 +222,8 @@ func summarizeWorkers(s map[string][]workersSample) *workersReport {
 	if rep.CPULocalS > 0 {
 		rep.CPURatio = rep.CPURemoteS / rep.CPULocalS
 	}
+	rep.WallLocalS = med("local", func(x workersSample) float64 { return x.wallMs / 1000 })
+	rep.WallRemoteS = med("remote", func(x workersSample) float64 { return x.wallMs / 1000 })
 	rep.NoticeLocalMs = med("local", func(x workersSample) float64 { return x.noticeMs })
 	rep.NoticeRemoteMs = med("remote", func(x workersSample) float64 { return x.noticeMs })
 	return rep
@@ -216,6 +236,8 @@ func printWorkers(r *workersReport) {
 	fmt.Printf("| local | %.2f s | - | %.0f ms | %v |\n", r.CPULocalS, r.NoticeLocalMs, r.Turns["local"])
 	fmt.Printf("| 2 workers | %.2f s | %.2f s | %.0f ms | %v |\n", r.CPURemoteS, r.CPUWorkersS, r.NoticeRemoteMs, r.Turns["remote"])
 	fmt.Printf("\nCPU remote/local: %.3f (target at most 0.1); per round local %v, remote %v\n", r.CPURatio, r.Runs["local"], r.Runs["remote"])
+	fmt.Printf("wall local %.1f s, remote %.1f s; the parent at rest: %.3f CPU s per s (%.2f s over the remote wall)\n",
+		r.WallLocalS, r.WallRemoteS, r.RestCPUPerS, r.RestCPUPerS*r.WallRemoteS)
 }
 
 // workersCPU is treeCPU summed over the fleet's workers.
