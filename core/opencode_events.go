@@ -8,8 +8,12 @@ import (
 // SubscribedEvents are the OpenCode event types the core reads (ocevents.Subscribed).
 func SubscribedEvents() []string { return ocevents.Subscribed() }
 
-func (m *Machine) onOpenCode(e OpenCodeEvent) {
-	switch p := ocevents.Decode(e.Type, e.Properties).(type) {
+// onOpenCode handles an event of OpenCode's bus, from the local server.
+func (m *Machine) onOpenCode(e OpenCodeEvent) { m.onDecoded(ocevents.Decode(e.Type, e.Properties)) }
+
+// onDecoded handles an OpenCode event decoded once (ocevents.Decode), wherever it came from.
+func (m *Machine) onDecoded(decoded any) {
+	switch p := decoded.(type) {
 	case ocevents.SessionIdle:
 		m.onParentStatus(p.SessionID, false)
 		m.onChildIdle(p.SessionID)

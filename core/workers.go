@@ -213,7 +213,8 @@ func (m *Machine) onWorkerHealth(p pending, ev Event) {
 // another parent's) changes nothing here, nor does a local one about a remote task's session.
 func (m *Machine) onStreamEvent(name string, e OpenCodeEvent) {
 	sid := ""
-	switch p := ocevents.Decode(e.Type, e.Properties).(type) {
+	decoded := ocevents.Decode(e.Type, e.Properties) // once: the handler takes it as it is
+	switch p := decoded.(type) {
 	case ocevents.SessionIdle:
 		sid = p.SessionID
 	case ocevents.SessionStatus:
@@ -239,7 +240,7 @@ func (m *Machine) onStreamEvent(name string, e OpenCodeEvent) {
 	}
 	t := m.taskBelow(sid)
 	if (t == nil && name == "") || (t != nil && t.Worker == name) {
-		m.onOpenCode(e)
+		m.onDecoded(decoded)
 	}
 }
 
