@@ -34,7 +34,7 @@ func TestUnknownArgumentKeysAreRefused(t *testing.T) {
 	require.Contains(t, p.State.Error, `asyncagents_task: argument budget has no key "dollars"; its keys are steps, tokens, costUsd; no task was created`)
 	p = e.toolParts(parent, "asyncagents_task")[1]
 	require.Equal(t, "error", p.State.Status)
-	require.Contains(t, p.State.Error, `asyncagents_task: unknown argument "model"; the arguments are description, prompt, agent, resume, fork, timeout, budget, isolation; no task was created`)
+	require.Contains(t, p.State.Error, `asyncagents_task: unknown argument "model"; the arguments are description, prompt, agent, resume, fork, timeout, budget, isolation, worker; no task was created`)
 	children, err := e.oc.Children(e.ctx(10*time.Second), parent)
 	require.NoError(t, err)
 	require.Empty(t, children)
