@@ -1,7 +1,6 @@
 package core
 
 import (
-	"encoding/json"
 	"sort"
 	"strings"
 
@@ -141,7 +140,7 @@ func (m *Machine) persistDirty() {
 func taskFrame(event string, pub task.Task, now int64) string {
 	httpapi.Shown(&pub, now)
 	rec, _ := task.AppendJSON(nil, &pub)
-	return httpapi.SSEFrame(event, json.RawMessage(rec))
+	return httpapi.SSEFrameJSON(event, rec)
 }
 
 // coalesceFrames is frames, or one resync frame when they are more than MaxTaskFramesPerCall:

@@ -46,6 +46,13 @@ func SSEFrame(event string, data any) string {
 	if err != nil {
 		b, _ = json.Marshal(apiErrorBody{Error: "encoding the event failed: " + err.Error()})
 	}
+	return SSEFrameJSON(event, b)
+}
+
+// SSEFrameJSON renders one event whose data is JSON already written as json.Marshal writes it
+// (task.AppendJSON): a task's frame goes out on every change of a running task, and marshalling
+// its bytes again (encoding/json re-reads a RawMessage whole) was most of that change's cost.
+func SSEFrameJSON(event string, b []byte) string {
 	event = strings.NewReplacer("\r", "", "\n", "").Replace(event)
 	var sb strings.Builder
 	sb.Grow(len(event) + len(b) + 16)

@@ -101,3 +101,16 @@ func TestSSEHeartbeatFrame(t *testing.T) {
 	require.Equal(t, "event: heartbeat\ndata: {\"ts\":\"2024-01-02T03:04:05.678Z\"}\n\n", HeartbeatFrame(1704164645678))
 	require.Equal(t, "event: heartbeat\ndata: {\"ts\":\"1970-01-01T00:00:00.000Z\"}\n\n", HeartbeatFrame(0))
 }
+
+// A task's frame is written from its JSON as task.AppendJSON writes it, without marshalling it
+// again: the frame must be the one encoding/json would write for the task, HTML characters, line
+// breaks, U+2028 and invalid UTF-8 included.
+func TestSSEFrameJSONIsTheMarshalledFrame(t *testing.T) {
+	for _, text := range []string{"plain", "<b>a & b</b>", "line\nbreak\r\n", "sep\u2028arator é", "bad \xff byte", ""} {
+		tk := task.Task{ID: "bg_1", SessionID: "ses_1", Description: text, Prompt: text, Result: text, Status: task.StatusRunning,
+			Progress: task.Progress{LastTools: []string{text}}}
+		rec, err := task.AppendJSON(nil, &tk)
+		require.NoError(t, err)
+		require.Equal(t, SSEFrame(SSETaskUpdated, tk), SSEFrameJSON(SSETaskUpdated, rec), "%q", text)
+	}
+}
