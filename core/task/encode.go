@@ -84,10 +84,7 @@ func AppendJSON(b []byte, t *Task) ([]byte, error) {
 		b = append(b, ']')
 	}
 	if t.Partial != nil {
-		var err error
-		if b, err = jsonw.KeyValue(b, "partial", t.Partial); err != nil {
-			return nil, err
-		}
+		b = appendPartial(jsonw.Key(b, "partial"), t.Partial)
 	}
 	if k := t.Tokens; k != nil {
 		b = append(b, `,"tokens":{"input":`...)
@@ -172,4 +169,31 @@ func AppendJSON(b []byte, t *Task) ([]byte, error) {
 		b = append(b, '}')
 	}
 	return append(b, '}'), nil
+}
+
+// appendPartial writes p as encoding/json does. Written by hand, not through KeyValue: a running
+// child's partial work (up to MaxPartialTools tool runs) goes into its history line and its event
+// frame on every change, and reflection was most of a change's cost.
+func appendPartial(b []byte, p *Partial) []byte {
+	b = append(b, '{')
+	n := len(b)
+	if p.Text != "" {
+		b = jsonw.KeyString(b, "text", p.Text)
+	}
+	b = jsonw.OptInt(b, "textChars", int64(p.TextChars))
+	if len(p.Tools) > 0 {
+		b = append(jsonw.Key(b, "tools"), '[')
+		for i, r := range p.Tools {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsonw.OptString(append(jsonw.String(append(b, `{"name":`...), r.Name)), "title", r.Title)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if len(b) > n && b[n] == ',' { // Key writes a comma before every field; the first has none
+		b = append(b[:n], b[n+1:]...)
+	}
+	return append(b, '}')
 }

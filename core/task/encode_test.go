@@ -45,6 +45,11 @@ func TestTaskEncodesAsTheStruct(t *testing.T) {
 		c.Cost = cost
 		cases = append(cases, c)
 	}
+	for _, p := range []*Partial{{}, {TextChars: 5}, {Tools: []ToolRun{}}, {Tools: []ToolRun{{Name: "glob"}, {Name: "read", Title: "a.go"}}}, {Text: "t", Tools: []ToolRun{{Name: "x"}}}} {
+		c := all
+		c.Partial = p
+		cases = append(cases, c)
+	}
 	empty := all
 	empty.Progress.LastTools, empty.Models, empty.FallbackInfo, empty.Tokens = []string{}, []string{}, &FallbackInfo{}, &Tokens{}
 	cases = append(cases, empty)
