@@ -80,6 +80,23 @@ test("create: uncommitted and untracked changes reach the worktree; ignored file
   expect(sh(repo, "rev-parse", `${r.base}^`)).toBe(r.head);
 });
 
+test("create: a same-size edit in the second the index was written still reaches the worktree (racy git)", async () => {
+  // The edit lands in the second of the index's last write (retried until it does), and the
+  // snapshot starts in a later second: a copy of the index with its own, newer time would make git
+  // trust the stat data, equal at a second's resolution, and keep the committed text.
+  const index = join(repo, ".git", "index");
+  for (let i = 0; i < 20; i++) {
+    write(repo, "a.txt", "one\ntwo\nthree\n");
+    sh(repo, "add", "a.txt");
+    write(repo, "a.txt", "one\nTWO\nthree\n");
+    if (Math.floor(statSync(index).mtimeMs / 1000) === Math.floor(statSync(join(repo, "a.txt")).mtimeMs / 1000)) break;
+  }
+  const second = Math.floor(statSync(index).mtimeMs / 1000);
+  while (Math.floor(Date.now() / 1000) === second) await Bun.sleep(20);
+  await create("bg_racy");
+  expect(readFileSync(join(trees, "bg_racy", "a.txt"), "utf8")).toBe("one\nTWO\nthree\n");
+});
+
 test("create leaves the user's index, stash and branches as they were", async () => {
   write(repo, "a.txt", "staged\n");
   sh(repo, "add", "a.txt");

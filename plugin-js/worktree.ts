@@ -4,7 +4,7 @@
 // words when it fails. The user's index, stash and branches are never touched: snapshots of the
 // parent's tree go through a copy of the index (GIT_INDEX_FILE).
 
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -120,7 +120,15 @@ async function snapshot(top: string, parent: string, message: string): Promise<s
   try {
     const index = join(dir, "index");
     const own = await gitPath(top, "index");
-    if (existsSync(own)) copyFileSync(own, index);
+    if (existsSync(own)) {
+      copyFileSync(own, index);
+      // Racy git: git trusts an entry's stat data when the entry is older than the index file,
+      // and a copy is newer than its original. A file rewritten at the same size in the second
+      // the index was last written would then look unchanged and miss the snapshot; with the
+      // original's times (rounded down to the millisecond) git checks its contents as it would.
+      const { atime, mtime } = statSync(own);
+      utimesSync(index, atime, mtime);
+    }
     const env = { GIT_INDEX_FILE: index };
     await git(top, ["add", "-A"], { env });
     const tree = await git(top, ["write-tree"], { env });
