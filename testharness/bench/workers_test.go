@@ -139,7 +139,7 @@ func BenchmarkWorkers(b *testing.B) {
 			}
 			for _, where := range order {
 				ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-				before, workersBefore := treeCPU(pid), workersCPU(fl)
+				before, workersBefore, threadsBefore := treeCPU(pid), workersCPU(fl), threadCPU(pid)
 				r, err := fanOut(ctx, oc, model, ours, workersCase, fmt.Sprintf("%s-r%d", where, round))
 				if err != nil {
 					b.Fatalf("%s round %d: %v", where, round, err)
@@ -153,6 +153,7 @@ func BenchmarkWorkers(b *testing.B) {
 				cancel()
 				time.Sleep(settle)
 				cpu, onWorkers := treeCPU(pid)-before, workersCPU(fl)-workersBefore
+				fmt.Printf("%s round %d: parent %.2f s, by thread %v\n", where, round, cpu, threadDelta(threadsBefore, threadCPU(pid)))
 				if r.Noticed != len(workersCase.Delays) || r.NoticeParts != r.Noticed {
 					b.Fatalf("%s round %d: %d noticed, %d notice parts, of %d tasks", where, round, r.Noticed, r.NoticeParts, len(workersCase.Delays))
 				}
