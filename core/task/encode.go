@@ -187,7 +187,7 @@ func appendPartial(b []byte, p *Partial) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = jsonw.OptString(append(jsonw.String(append(b, `{"name":`...), r.Name)), "title", r.Title)
+			b = jsonw.OptString(jsonw.String(append(b, `{"name":`...), r.Name), "title", r.Title)
 			b = append(b, '}')
 		}
 		b = append(b, ']')
