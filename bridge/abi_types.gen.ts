@@ -321,8 +321,12 @@ export interface CoreEventFields {
   ok?: boolean;
   result?: unknown;
   error?: string;
-  /** opencode */
+  /**
+   * opencode: one event, or Events, several of one stream in the order it sent them (a
+   * worker's, grouped as the worker.follow effect's FollowRule allows); Event comes first.
+   */
   event?: OpenCodeEvent;
+  events?: OpenCodeEvent[];
   /**
    * Worker: on an opencode event, the worker whose stream it came from ("" for the local
    * OpenCode); on worker.state, the worker whose stream changed, with Up (and Error when down).
@@ -354,6 +358,8 @@ export interface Effect {
    */
   worker?: string;
   remote?: Remote;
+  /** Follow: on worker.follow, how the host may group the stream's events (follow_batch.go). */
+  follow?: FollowRule;
   /**
    * TaskID names the task a session effect works for (session.create has no session yet);
    * hosts may log or profile by it.
@@ -1044,6 +1050,27 @@ export interface Remote {
   username: string;
   passwordEnv: string;
   insecure?: boolean;
+}
+
+/**
+ * FollowRule is how a host may group the events of a worker's stream before it feeds them to the
+ * core: a remote child streams about a hundred events a step (parts going pending, running,
+ * completed; its message's tokens growing), each one a step of the core on the parent's machine
+ * with its history line and its frame. Grouped, the events of a quarter of a second are one step,
+ * and a task they change is written once. What may wait, and what one event may stand for, is
+ * the core's to say; the host only follows the rule (docs/rationale/workers.md).
+ *
+ * An event whose type is in Defer may wait, at most BatchMs after the first that waits; any
+ * other event goes at once, with every event that waits before it, in one opencode event
+ * (Events, in the stream's order). For a type in Coalesce, a waiting event is dropped when a
+ * later one of that type has the same key (the value at that dot-separated path of its
+ * properties, a string): OpenCode's updates carry the whole part, message or session, so the
+ * later one says all the earlier said. The later one keeps its own place in the order.
+ */
+export interface FollowRule {
+  batchMs: number;
+  defer: string[];
+  coalesce: Record<string, string>;
 }
 
 /** PermissionRule is one rule of an OpenCode permission ruleset. */

@@ -14,8 +14,9 @@ export type CoreEvent =
   | ({ type: "tool.call"; args: unknown } & With<"callID" | "tool" | "sessionID"> & Pick<CoreEventFields, "messageID" | "agent">)
   | ({ type: "tool.aborted" } & With<"callID">)
   | ({ type: "effect.done"; ok: boolean } & With<"effectID"> & Pick<CoreEventFields, "result" | "error">)
-  // worker: the worker whose event stream it came from (absent for the local OpenCode).
-  | ({ type: "opencode"; worker?: string } & With<"event">)
+  // worker: the worker whose event stream it came from (absent for the local OpenCode); events:
+  // several of its events in the stream's order, grouped as worker.follow's rule allows.
+  | ({ type: "opencode"; worker?: string } & (With<"event"> | With<"events">))
   // A worker's event stream connected (up) or dropped, with the plain reason.
   | { type: "worker.state"; worker: string; up: boolean; error?: string }
   | ({ type: "timer.fired" } & With<"timerID">)

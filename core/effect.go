@@ -97,6 +97,8 @@ type Effect struct {
 	// how to reach it: a session effect with them goes to Remote.URL with ?directory=Directory.
 	Worker string  `json:"worker,omitempty"`
 	Remote *Remote `json:"remote,omitempty"`
+	// Follow: on worker.follow, how the host may group the stream's events (follow_batch.go).
+	Follow *FollowRule `json:"follow,omitempty"`
 	// TaskID names the task a session effect works for (session.create has no session yet);
 	// hosts may log or profile by it.
 	TaskID string `json:"taskID,omitempty"`

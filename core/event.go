@@ -40,8 +40,10 @@ type Event struct {
 	Result   json.RawMessage `json:"result,omitempty"`
 	Error    string          `json:"error,omitempty"`
 
-	// opencode
-	Event *OpenCodeEvent `json:"event,omitempty"`
+	// opencode: one event, or Events, several of one stream in the order it sent them (a
+	// worker's, grouped as the worker.follow effect's FollowRule allows); Event comes first.
+	Event  *OpenCodeEvent  `json:"event,omitempty"`
+	Events []OpenCodeEvent `json:"events,omitempty"`
 	// Worker: on an opencode event, the worker whose stream it came from ("" for the local
 	// OpenCode); on worker.state, the worker whose stream changed, with Up (and Error when down).
 	Worker string `json:"worker,omitempty"`

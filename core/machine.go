@@ -211,12 +211,11 @@ func (m *Machine) Step(now int64, ev Event) []Effect {
 	case EventEffectDone:
 		m.onEffectDone(ev)
 	case EventOpenCode:
-		switch {
-		case ev.Event == nil:
-		case ev.Worker != "" || len(m.cfg.Workers) > 0:
-			m.onStreamEvent(ev.Worker, *ev.Event)
-		default:
-			m.onOpenCode(*ev.Event)
+		if ev.Event != nil {
+			m.onOpenCodeEvent(ev.Worker, *ev.Event)
+		}
+		for _, e := range ev.Events {
+			m.onOpenCodeEvent(ev.Worker, e)
 		}
 	case EventWorkerState:
 		m.onWorkerState(ev)

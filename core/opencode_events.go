@@ -161,3 +161,13 @@ func (m *Machine) onPartUpdated(p ocevents.PartUpdated) {
 		t.Progress.LastTools = append([]string{}, t.Progress.LastTools[n-task.MaxLastTools:]...)
 	}
 }
+
+// onOpenCodeEvent takes one event of a stream ("" the local OpenCode's, or a worker's): once
+// workers are configured, each place's events reach only its own tasks (onStreamEvent).
+func (m *Machine) onOpenCodeEvent(worker string, e OpenCodeEvent) {
+	if worker != "" || len(m.cfg.Workers) > 0 {
+		m.onStreamEvent(worker, e)
+		return
+	}
+	m.onOpenCode(e)
+}

@@ -73,7 +73,7 @@ func (m *Machine) remote(name string) *Remote {
 func (m *Machine) followWorkers() {
 	for _, name := range m.cfg.WorkerNames() {
 		m.link(name)
-		m.emit(Effect{Kind: EffectWorkerFollow, Worker: name, Remote: m.remote(name)})
+		m.emit(Effect{Kind: EffectWorkerFollow, Worker: name, Remote: m.remote(name), Follow: &workerFollowRule})
 	}
 	m.failUnconfigured()
 }

@@ -233,10 +233,11 @@ export class Runtime {
       return this.failure;
     }
     let effects: Effect[];
-    if (profiling && ev.type === "opencode") profileSeen("core.seen", ev.event);
+    const seen = profiling && ev.type === "opencode" ? ("event" in ev ? [ev.event] : ev.events) : [];
+    for (const e of seen) profileSeen("core.seen", e);
     try {
       effects = this.core.step(Date.now(), ev);
-      if (profiling && ev.type === "opencode") profileSeen("core.stepped", ev.event);
+      for (const e of seen) profileSeen("core.stepped", e);
     } catch (err) {
       if (err instanceof CoreTrap) return new Error(this.recover(err));
       this.log("error", `asyncagents: core step failed: ${(err as Error).message}`);

@@ -35,7 +35,7 @@ export class SharedCore {
    * cannot be told from its twin: only the oldest user feeds those.
    */
   feed(user: symbol, ev: CoreEvent): void {
-    if (ev.type !== "opencode") return this.host.feed(ev);
+    if (ev.type !== "opencode" || !("event" in ev)) return this.host.feed(ev);
     const id = (ev.event as { id?: unknown }).id;
     if (typeof id === "string" && id !== "") {
       if (this.seen.has(id)) return;

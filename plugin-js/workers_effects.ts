@@ -71,7 +71,7 @@ export async function performOnWorker(e: WorkerEffect, followers: WorkerFollower
   }
   try {
     if (e.kind === "worker.follow") {
-      followers.follow(worker, remote);
+      followers.follow(worker, remote, e.follow);
       return null;
     }
     const worktree = WORKTREE_ROUTES[e.kind];

@@ -177,3 +177,24 @@ test("a followed worker's text deltas are never parsed; the events around them a
   expect(events().map((e: any) => e.event.type)).toEqual(["session.status", "session.idle"]);
   expect(deltasParsed).toBe(0);
 });
+
+test("with the core's rule, a child's progress comes as one batch, its idle at once after it; a drop sends what waits first", async () => {
+  const rule = { batchMs: 60_000, defer: ["message.part.updated"], coalesce: { "message.part.updated": "part.id" } };
+  followers.follow("w1", remote(), rule);
+  const s = await fake.nthStream(1);
+  s.send({ payload: { type: "server.connected", properties: {} } });
+  for (const status of ["pending", "running", "completed"]) {
+    s.send(frame("message.part.updated", { part: { id: "prt_1", sessionID: "ses_r", state: { status } } }));
+  }
+  s.send(frame("session.idle", { sessionID: "ses_r" }));
+  await until("the batch", () => events().length === 1);
+  const batch = events()[0] as any;
+  expect(batch.worker).toBe("w1");
+  expect(batch.events.map((e: any) => e.properties.part?.state.status ?? e.type)).toEqual(["completed", "session.idle"]);
+  s.send(frame("message.part.updated", { part: { id: "prt_2", sessionID: "ses_r", state: { status: "running" } } }));
+  s.end();
+  await until("down", () => states().length === 2);
+  const after = fed.slice(fed.indexOf(batch) + 1);
+  expect(after.map((e: any) => e.type)).toEqual(["opencode", "worker.state"]);
+  expect((after[0] as any).event.properties.part.id).toBe("prt_2");
+});

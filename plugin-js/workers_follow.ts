@@ -5,8 +5,9 @@
 
 import manifest from "../dist/manifest.json";
 import { readEvents } from "../bridge/sse";
-import type { CoreEvent, OpenCodeEvent } from "../bridge/types";
+import type { CoreEvent, FollowRule, OpenCodeEvent } from "../bridge/types";
 import { reason, request, WorkerRequestError, type Remote } from "./workers_client";
+import { EventGroup } from "./workers_group";
 
 export interface FollowTiming {
   /** The first wait before a reconnect; it doubles after each failure. */
@@ -119,12 +120,15 @@ export class WorkerFollowers {
     private readonly timing: FollowTiming = FOLLOW_TIMING,
   ) {}
 
-  /** Starts following worker; a worker already followed is left as it is. */
-  follow(worker: string, remote: Remote): void {
+  /**
+   * Starts following worker, its events grouped as rule says (each alone without one); a worker
+   * already followed is left as it is.
+   */
+  follow(worker: string, remote: Remote, rule?: FollowRule): void {
     if (this.stopped || this.streams.has(worker)) return;
     const ac = new AbortController();
     this.streams.set(worker, ac);
-    void this.run(worker, remote, ac.signal);
+    void this.run(worker, remote, ac.signal, rule);
   }
 
   /** Ends every stream and follows no more (the plugin stops or OpenCode disposes it). */
@@ -134,8 +138,13 @@ export class WorkerFollowers {
     this.streams.clear();
   }
 
-  private async run(worker: string, remote: Remote, stop: AbortSignal): Promise<void> {
+  private async run(worker: string, remote: Remote, stop: AbortSignal, rule?: FollowRule): Promise<void> {
     const { firstBackoffMs, maxBackoffMs, silenceMs } = this.timing;
+    const group = new EventGroup(rule, (events) => {
+      if (stop.aborted) return;
+      this.feed(events.length === 1 ? { type: "opencode", worker, event: events[0] } : { type: "opencode", worker, events });
+    });
+    stop.addEventListener("abort", () => group.drop(), { once: true });
     let delay = firstBackoffMs;
     // The state last fed: a stream that keeps failing the same way is said once.
     let last = "";
@@ -154,9 +163,10 @@ export class WorkerFollowers {
           return;
         }
         if (SKIPPED.has(type) || !SUBSCRIBED.has(type) || stop.aborted) return;
-        this.feed({ type: "opencode", worker, event: frame.payload as OpenCodeEvent });
+        group.push(frame.payload as OpenCodeEvent);
       }, silenceMs, FOLLOWED);
       if (stop.aborted) return;
+      group.flush(); // what came before the drop goes before it
       state(false, why);
       await sleep(delay, stop);
       delay = Math.min(delay * 2, maxBackoffMs);

@@ -46,6 +46,9 @@ func appendEffect(b []byte, e *core.Effect) ([]byte, error) {
 	if e.Remote != nil {
 		b, err = jsonw.KeyValue(b, "remote", e.Remote)
 	}
+	if err == nil && e.Follow != nil {
+		b, err = jsonw.KeyValue(b, "follow", e.Follow)
+	}
 	b = jsonw.OptString(b, "taskID", e.TaskID)
 	if e.Notice {
 		b = append(b, `,"notice":true`...)
