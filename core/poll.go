@@ -16,7 +16,9 @@ func (m *Machine) onTimer(id string) {
 		if len(m.running()) == 0 {
 			return
 		}
-		m.request(Effect{Kind: EffectStatus}, pending{})
+		if m.localDirs()[""] {
+			m.request(Effect{Kind: EffectStatus}, pending{})
+		}
 		m.pollWorktrees()
 		m.pollWorkers()
 	case id == indexTimer:
@@ -42,6 +44,19 @@ func (m *Machine) onTimer(id string) {
 	case strings.HasPrefix(id, attemptTimerPrefix):
 		m.onAttemptTimer(strings.TrimPrefix(id, attemptTimerPrefix))
 	}
+}
+
+// localDirs are the directories the running tasks of this machine's OpenCode work in: "" for
+// the project, a worktree's path for an isolated task. A task on a worker is polled there
+// (pollWorkers): with every running task on workers, the local OpenCode is not asked at all.
+func (m *Machine) localDirs() map[string]bool {
+	dirs := map[string]bool{}
+	for _, id := range m.running() {
+		if t := m.tasks[id]; t != nil && t.Worker == "" {
+			dirs[worktreeDir(t)] = true
+		}
+	}
+	return dirs
 }
 
 // onStatus is the polling fallback: a running task whose child OpenCode no longer lists as busy

@@ -129,3 +129,28 @@ func TestWorkerEventsReachItsTasksOnly(t *testing.T) {
 	require.NotContains(t, line, "127.0.0.1", "the history keeps the worker's name, not its URL")
 	noSecret(t, line)
 }
+
+// The poll asks the local OpenCode which children are busy only while a child runs there: with
+// every running task on a worker, it asks the workers alone.
+func TestPollAsksLocallyOnlyForLocalChildren(t *testing.T) {
+	h := newWK(t, twoWorkers(nil))
+	h.state("w1", true, "")
+	h.launchOn("remote", "w1")
+	statusAt := func(eff []Effect) (local, onW1 int) {
+		for _, e := range ofKind(eff, EffectStatus) {
+			if e.Worker == "" {
+				local++
+			} else if e.Worker == "w1" {
+				onW1++
+			}
+		}
+		return
+	}
+	local, onW1 := statusAt(h.run(Event{Type: EventTimer, TimerID: pollTimer}))
+	require.Equal(t, 0, local, "no child runs locally")
+	require.Equal(t, 1, onW1)
+	h.launchOn("here", "local")
+	local, onW1 = statusAt(h.run(Event{Type: EventTimer, TimerID: pollTimer}))
+	require.Equal(t, 1, local)
+	require.Equal(t, 1, onW1)
+}

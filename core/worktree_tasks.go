@@ -330,6 +330,9 @@ func mergeStateText(state, id string) string {
 func (m *Machine) pollWorktrees() {
 	seen := map[string]bool{}
 	for _, id := range m.running() {
+		if t := m.tasks[id]; t != nil && t.Worker != "" {
+			continue // polled on its worker (pollWorkers)
+		}
 		if dir := worktreeDir(m.tasks[id]); dir != "" && !seen[dir] {
 			seen[dir] = true
 			m.request(Effect{Kind: EffectStatus, Directory: dir}, pending{wt: &wtPending{dir: dir}})
