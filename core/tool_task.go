@@ -312,6 +312,7 @@ func (m *Machine) createSession(t *run) {
 		ParentID:   t.ParentSessionID,
 		Title:      fmt.Sprintf(childSessionTitleFmt, t.Description, t.Agent),
 		Permission: childPermission(t.canDelegate),
+		Metadata:   childMetadata(t.ID),
 	}, pending{taskID: t.ID})
 }
 
