@@ -49,7 +49,7 @@ func (m *Machine) onEffectDone(ev Event) {
 		m.onWorkerHealth(p, ev)
 	case EffectSessionGet:
 		m.onResumeChecked(p, ev)
-	case EffectSessionChildren:
+	case EffectSessionChildren, EffectSessionList:
 		m.onChildrenListed(p, ev)
 	case EffectSessionDelete:
 		if !ev.OK {

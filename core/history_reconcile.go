@@ -32,9 +32,7 @@ func (m *Machine) reconcile() {
 		m.request(Effect{Kind: EffectStatus}, pending{reconcile: ids})
 	}
 	for _, t := range unborn {
-		// A worker's OpenCode lists no children of a parent it does not hold (404): a remote
-		// task's session is made again, as before (docs/rationale/history.md).
-		t.unbound = t.Worker == ""
+		t.unbound = true
 		m.startTask(t)
 	}
 	for _, t := range lost {

@@ -11,9 +11,9 @@ import (
 // record that names it never reached the history (a full disk, or a stop between OpenCode's
 // answer and the record). Making another would run the child twice and tell the parent twice.
 // So every child session is made with metadata naming its task (childMetadata), and such a task
-// first looks among its parent's children (session.children) for the one that names it. Found,
-// it is adopted: bound, then reconciled like any restored task with a session. Not found, its
-// session is made as at a launch.
+// first looks among its parent's children (session.children; on a worker session.list) for the
+// one that names it. Found, it is adopted: bound, then reconciled like any restored task with a
+// session. Not found, its session is made as at a launch.
 
 // childMetaKey is the key of the metadata the core gives every child session it makes.
 const childMetaKey = "asyncagents"
@@ -33,10 +33,16 @@ const (
 )
 
 // findChild asks for t's parent's children; onChildrenListed goes on. t counts as being created
-// meanwhile: nothing else starts it.
+// meanwhile: nothing else starts it. A worker's OpenCode answers 404 for the children of a
+// parent it does not hold (the parent is local): there the sessions titled as t's child are
+// listed, and those of its parent picked.
 func (m *Machine) findChild(t *run) {
 	t.creating = true
-	m.request(Effect{Kind: EffectSessionChildren, SessionID: t.ParentSessionID, TaskID: t.ID}, pending{taskID: t.ID})
+	e := Effect{Kind: EffectSessionChildren, SessionID: t.ParentSessionID, TaskID: t.ID}
+	if t.Worker != "" {
+		e = Effect{Kind: EffectSessionList, Title: childTitle(t), TaskID: t.ID}
+	}
+	m.request(e, pending{taskID: t.ID})
 }
 
 // onChildrenListed adopts the child that names the task, or has its session made.
@@ -48,6 +54,7 @@ func (m *Machine) onChildrenListed(p pending, ev Event) {
 	t.creating = false
 	var children []struct {
 		ID       string                     `json:"id"`
+		ParentID string                     `json:"parentID"`
 		Metadata map[string]json.RawMessage `json:"metadata"`
 	}
 	ok := ev.OK && json.Unmarshal(ev.Result, &children) == nil
@@ -61,7 +68,7 @@ func (m *Machine) onChildrenListed(p pending, ev Event) {
 		var meta struct {
 			Task string `json:"task"`
 		}
-		if json.Unmarshal(c.Metadata[childMetaKey], &meta) == nil && meta.Task == t.ID && c.ID != "" {
+		if c.ParentID == t.ParentSessionID && json.Unmarshal(c.Metadata[childMetaKey], &meta) == nil && meta.Task == t.ID && c.ID != "" {
 			found = c.ID
 			break
 		}
@@ -97,7 +104,7 @@ func (m *Machine) childrenReadFailed(t *run, ev Event) {
 	case t.Status.Terminal():
 		t.unbound = false
 	case !ev.OK && m.remoteDown(t):
-		m.log("warn", "task "+t.ID+": its parent's children could not be read on a worker that is down, read again at its return: "+why)
+		m.log("warn", "task "+t.ID+": its child could not be looked for on a worker that is down, looked for at its return: "+why)
 	case t.childReads < childrenRetries:
 		t.childReads++
 		m.log("warn", "task "+t.ID+": reading its parent's children failed (try "+strconv.Itoa(t.childReads)+" of "+strconv.Itoa(childrenRetries+1)+"), asking again in 1 s: "+why)

@@ -30,8 +30,8 @@ func restoreUnbound(t *testing.T) (*Machine, Effect) {
 	return m, look[0]
 }
 
-const childrenNamingIt = `[{"id":"ses_other","metadata":{"asyncagents":{"task":"bg_else"}}},{"id":"ses_old"},` +
-	`{"id":"ses_lost","metadata":{"asyncagents":{"task":"bg_lost"}}}]`
+const childrenNamingIt = `[{"id":"ses_other","parentID":"ses_p","metadata":{"asyncagents":{"task":"bg_else"}}},{"id":"ses_old","parentID":"ses_p"},` +
+	`{"id":"ses_lost","parentID":"ses_p","metadata":{"asyncagents":{"task":"bg_lost"}}}]`
 
 // The record binding a task to its child never reached the history: the restart finds the child
 // that names the task among its parent's children and adopts it, makes none, and the task ends
@@ -92,7 +92,8 @@ func TestAnAdoptedChildBusyOrNeverPrompted(t *testing.T) {
 
 // No child names the task: its session is made, as at a launch, with the metadata naming it.
 func TestAnUnboundTaskNoChildNamesIsMadeItsSession(t *testing.T) {
-	for _, children := range []string{`[]`, `[{"id":"ses_other","metadata":{"asyncagents":{"task":"bg_else"}}},{"id":"ses_x","metadata":{"other":1}}]`} {
+	for _, children := range []string{`[]`, `[{"id":"ses_other","parentID":"ses_p","metadata":{"asyncagents":{"task":"bg_else"}}},{"id":"ses_x","parentID":"ses_p","metadata":{"other":1}}]`,
+		`[{"id":"ses_elsewhere","parentID":"ses_q","metadata":{"asyncagents":{"task":"bg_lost"}}}]`} {
 		m, look := restoreUnbound(t)
 		out := m.Step(9100, Event{Type: EventEffectDone, EffectID: look.ID, OK: true, Result: json.RawMessage(children)})
 		create := ofKind(out, EffectSessionCreate)
@@ -150,4 +151,41 @@ func TestAnUnboundTaskCancelledWhileLookedForLeavesNoChild(t *testing.T) {
 	require.Len(t, del, 1)
 	require.Equal(t, "ses_lost", del[0].SessionID)
 	require.Empty(t, ofKind(out, EffectSessionCreate))
+}
+
+// On a worker, which holds no parent session, the child is looked for among the sessions titled
+// as the task's child, and one of another parent is not taken. A look that fails while the
+// worker is down waits for its return, then looks again; the adopted child is reconciled there.
+func TestAnUnboundRemoteTaskLooksForItsChildOnItsWorker(t *testing.T) {
+	h := newWK(t, twoWorkers(nil))
+	tk := task.Task{ID: "bg_lost", ParentSessionID: "ses_p", ParentMessageID: "m_p", BatchID: "m_p", Description: "filler", Prompt: "do",
+		Agent: "general", Worker: "w1", Status: task.StatusRunning, StartedAt: 900_000, Depth: 1, Progress: task.Progress{LastTools: []string{}}}
+	_, eff := h.m.Restore(h.now, HistoryLine(tk))
+	eff = append(eff, h.run(Event{Type: EventStart})...)
+	require.Empty(t, ofKind(eff, EffectSessionChildren))
+	require.Empty(t, ofKind(eff, EffectSessionCreate))
+	look := ofKind(eff, EffectSessionList)
+	require.Len(t, look, 1)
+	require.Equal(t, "w1", look[0].Worker)
+	require.Equal(t, "/srv/w1/repo", look[0].Directory)
+	require.Equal(t, "filler (@general subagent)", look[0].Title)
+	eff = h.run(Event{Type: EventEffectDone, EffectID: look[0].ID, Error: "worker w1: connection refused"})
+	require.Empty(t, timersNamed(eff, childrenTimerPrefix+"bg_lost"), "no retry while the worker is down: its return looks again")
+	require.Empty(t, ofKind(eff, EffectSessionCreate))
+
+	eff = h.state("w1", true, "")
+	look = ofKind(eff, EffectSessionList)
+	require.Len(t, look, 1, "looked for again at the worker's return")
+	require.Empty(t, ofKind(eff, EffectSessionCreate))
+	eff = h.run(Event{Type: EventEffectDone, EffectID: look[0].ID, OK: true, Result: json.RawMessage(
+		`[{"id":"ses_twin","parentID":"ses_q","metadata":{"asyncagents":{"task":"bg_lost"}}},` + childrenNamingIt[1:])})
+	require.Equal(t, "ses_lost", h.m.task("bg_lost").SessionID)
+	st := ofKind(eff, EffectStatus)
+	require.Len(t, st, 1)
+	require.Equal(t, "w1", st[0].Worker)
+	eff = h.run(Event{Type: EventEffectDone, EffectID: st[0].ID, OK: true, Result: json.RawMessage(`{"ses_lost":{"type":"busy"}}`)})
+	rd := ofKind(eff, EffectMessages)
+	require.Len(t, rd, 1)
+	require.Equal(t, "w1", rd[0].Worker)
+	require.Equal(t, "ses_lost", rd[0].SessionID)
 }

@@ -20,6 +20,7 @@ export interface Client {
     abort(opts: any): Promise<Result>;
     get(opts: any): Promise<Result>;
     children(opts: any): Promise<Result>;
+    list(opts: any): Promise<Result>;
     delete(opts: any): Promise<Result>;
     summarize(opts: any): Promise<Result>;
   };
@@ -46,9 +47,9 @@ export function createBody(e: Effect) {
   return { parentID: e.parentID, title: e.title, permission: e.permission, metadata: e.metadata };
 }
 
-/** session.children's reply: each child's ID and metadata (the rest of a session is not needed). */
-export function childrenReply(list: any): { id: string; metadata?: unknown }[] {
-  return (Array.isArray(list) ? list : []).map((s) => ({ id: s?.id, metadata: s?.metadata }));
+/** session.children's and session.list's reply: each session's ID, parent and metadata (the rest is not needed). */
+export function childrenReply(list: any): { id: string; parentID?: string; metadata?: unknown }[] {
+  return (Array.isArray(list) ? list : []).map((s) => ({ id: s?.id, parentID: s?.parentID, metadata: s?.metadata }));
 }
 
 /** session.promptAsync's body, as OpenCode's API takes it. */
@@ -118,6 +119,8 @@ export function makeExecutor(client: Client, directory: string, tmux?: TmuxPanes
       }
       case "session.children":
         return childrenReply(unwrap("reading the session's children", await client.session.children({ path: { id: e.sessionID }, query })));
+      case "session.list":
+        return childrenReply(unwrap("listing the sessions", await client.session.list({ query: { ...query, search: e.title } })));
       case "session.summarize":
         // Compacts the session with the attempt's model; OpenCode answers once it is done and, with
         // auto, then continues the session on its own: that continuation is the retry.

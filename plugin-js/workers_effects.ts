@@ -40,6 +40,7 @@ export const SESSION_ROUTES: Record<string, SessionRoute> = {
   "session.status": { what: "reading session status", method: "GET", path: () => "session/status", reply: (s) => s ?? {} },
   "session.get": { what: "reading the session", method: "GET", path: (e) => `session/${id(e)}`, reply: (s) => ({ id: s?.id }) },
   "session.children": { what: "reading the session's children", method: "GET", path: (e) => `session/${id(e)}/children`, reply: childrenReply },
+  "session.list": { what: "listing the sessions", method: "GET", path: (e) => `session?search=${encodeURIComponent(e.title ?? "")}`, reply: childrenReply },
   "session.summarize": { what: "compacting the session", method: "POST", path: (e) => `session/${id(e)}/summarize`, body: summarizeBody, reply: none, timeoutMs: SUMMARIZE_MS },
   "session.delete": { what: "deleting the session", method: "DELETE", path: (e) => `session/${id(e)}`, reply: none },
   "session.abort": { what: "aborting the session", method: "POST", path: (e) => `session/${id(e)}/abort`, reply: none },

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -35,14 +36,7 @@ func TestARestartAdoptsTheChildWhoseRecordWasLost(t *testing.T) {
 	}
 	e := start(t, script)
 	parent := e.prompt("LAUNCH")
-	var id string
-	e.eventually("the launch", 60*time.Second, func() bool {
-		parts := e.toolParts(parent, "asyncagents_task")
-		if len(parts) == 1 && finishedParts(parts) {
-			id = idOf(parts[0])
-		}
-		return id != ""
-	})
+	id := e.launchedTasks(parent, 1)[0]
 	e.eventually("the parent told, the notice recorded as taken", 60*time.Second, func() bool {
 		tk, _ := findStoredTask(e.oc, id)
 		return e.noticesOf(parent, id) == 1 && tk.Status == task.StatusCompleted && tk.NoticeOwed == 0
@@ -69,6 +63,48 @@ func TestARestartAdoptsTheChildWhoseRecordWasLost(t *testing.T) {
 	require.Len(t, children, 1, "no second child for the task")
 	require.Equal(t, 1, e.noticesOf(parent, id), "the parent told once")
 	require.Contains(t, e.oc.Logs(), "adopted its child session "+child)
+}
+
+// The same on a worker, where the child works on while the parent is down: the parent killed
+// (-9) with the remote child held at its model call, the record binding it removed, the parent
+// started again. The child is found on the worker by its title and metadata (the worker holds no
+// parent session to list children of) and adopted while it still runs: released, its result
+// reaches the parent once, and the worker holds one child for the task.
+func TestWorkerRestartAdoptsTheRemoteChildWhoseRecordWasLost(t *testing.T) {
+	held := newGate(t)
+	f := startFleet(t, childScript(map[string]func(mockmodel.Request) mockmodel.Reply{
+		"CHILD far": func(mockmodel.Request) mockmodel.Reply {
+			held.wait(120 * time.Second)
+			return mockmodel.Reply{Text: "the far result"}
+		},
+	}, map[string][]mockmodel.ToolCall{"LAUNCH": {remoteCall("far orphan", "CHILD far", "w1")}}), fleetOptions{workers: 1})
+	f.waitWorkersUp()
+	parent := f.prompt("LAUNCH")
+	id := f.launchedTasks(parent, 1)[0]
+	child := f.sessionOf(id)
+	f.childAt("CHILD far", "user")
+	f.waitIdle(parent)
+
+	f.oc.Kill()
+	dropSessionRecords(t, storageOf(f.oc), id)
+	f.restartParent(false)
+	f.waitWorkersUp()
+	f.eventually("the task adopted", 60*time.Second, func() bool {
+		tk, _ := findStoredTask(f.oc, id)
+		return tk.SessionID != ""
+	})
+	held.open()
+	f.eventually("the notice", 90*time.Second, func() bool { return f.noticeOf(parent, id) != "" })
+	f.waitIdle(parent)
+	tk, _ := findStoredTask(f.oc, id)
+	require.Equal(t, child, tk.SessionID, "the task kept the child the worker made for it")
+	require.Equal(t, task.StatusCompleted, tk.Status)
+	require.Equal(t, "the far result", tk.Result)
+	require.Equal(t, 1, f.noticesOf(parent, id), "the parent told once")
+	var onWorker []ocserve.SessionInfo
+	require.NoError(t, f.workers["w1"].Do(f.ctx(15*time.Second), "GET", "/session?search="+url.QueryEscape("far orphan"), nil, &onWorker))
+	require.Len(t, onWorker, 1, "no second child on the worker")
+	require.Equal(t, parent, onWorker[0].ParentID)
 }
 
 // dropSessionRecords removes from the project's logs every line of task id that names its
