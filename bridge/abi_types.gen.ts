@@ -390,7 +390,11 @@ export interface Effect {
   model?: string;
   providerID?: string;
   modelID?: string;
-  /** tool.reply: Output is the tool's answer; Error, when set, fails the call with that text. */
+  /**
+   * tool.reply: Output is the tool's answer; Error, when set, fails the call with that text.
+   * Metadata is the tool answer's metadata, and on session.create the new session's (OpenCode
+   * keeps it, and lists it with the session: it names the task the child works for).
+   */
   callID?: string;
   output?: string;
   error?: string;

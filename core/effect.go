@@ -15,6 +15,12 @@ const (
 	EffectStatus        = "session.status"   // replies {sessionID: {type}} for non-idle sessions
 	EffectAbort         = "session.abort"
 	EffectSessionGet    = "session.get" // replies the session, or fails when it is gone
+	// session.children lists SessionID's child sessions; session.list the sessions whose title
+	// holds Title (OpenCode's search), for a task on a worker, which holds no parent session.
+	// Both reply [{id, parentID, metadata}]. A task restored with no session looks there for the
+	// child that names it (history_reconcile_children.go).
+	EffectSessionChildren = "session.children"
+	EffectSessionList     = "session.list"
 	// session.delete removes a child session created for a task that was cancelled while its
 	// creation was in flight.
 	EffectSessionDelete = "session.delete"
@@ -123,6 +129,8 @@ type Effect struct {
 	ModelID    string `json:"modelID,omitempty"`
 
 	// tool.reply: Output is the tool's answer; Error, when set, fails the call with that text.
+	// Metadata is the tool answer's metadata, and on session.create the new session's (OpenCode
+	// keeps it, and lists it with the session: it names the task the child works for).
 	CallID   string         `json:"callID,omitempty"`
 	Output   string         `json:"output,omitempty"`
 	Error    string         `json:"error,omitempty"`

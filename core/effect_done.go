@@ -49,6 +49,8 @@ func (m *Machine) onEffectDone(ev Event) {
 		m.onWorkerHealth(p, ev)
 	case EffectSessionGet:
 		m.onResumeChecked(p, ev)
+	case EffectSessionChildren, EffectSessionList:
+		m.onChildrenListed(p, ev)
 	case EffectSessionDelete:
 		if !ev.OK {
 			m.log("warn", "could not delete the session of cancelled task "+p.taskID+": "+ev.Error)

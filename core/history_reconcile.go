@@ -10,7 +10,8 @@ import (
 
 // reconcile checks every task that was at work when the history was written: OpenCode may have
 // stopped with it, or it may have finished meanwhile. A task whose session was still being
-// created had not begun: it starts again.
+// created starts again, once its parent's children show that OpenCode did not make one for it
+// (history_reconcile_children.go).
 func (m *Machine) reconcile() {
 	var ids []string
 	var unborn, lost []*run
@@ -31,6 +32,7 @@ func (m *Machine) reconcile() {
 		m.request(Effect{Kind: EffectStatus}, pending{reconcile: ids})
 	}
 	for _, t := range unborn {
+		t.unbound = true
 		m.startTask(t)
 	}
 	for _, t := range lost {
@@ -59,7 +61,8 @@ func (m *Machine) onReconcileStatus(p pending, ev Event) {
 	}
 	if !ok && m.reconcileTries < reconcileRetries {
 		m.reconcileTries++
-		m.reconcileRetry = p.reconcile
+		// The reconcile of an adopted child (history_reconcile_children.go) may fail beside it.
+		m.reconcileRetry = append(m.reconcileRetry, p.reconcile...)
 		m.log("warn", "session.status failed at the reconcile (try "+strconv.Itoa(m.reconcileTries)+" of "+strconv.Itoa(reconcileRetries+1)+"), asking again in 1 s: "+reconcileError(ev))
 		m.out = append(m.out, Effect{Kind: EffectTimerSet, TimerID: reconcileTimer, DelayMs: reconcileRetryMs})
 		return
@@ -67,7 +70,9 @@ func (m *Machine) onReconcileStatus(p pending, ev Event) {
 	if !ok {
 		m.log("warn", "session.status failed at the reconcile "+strconv.Itoa(m.reconcileTries+1)+" times; the restored children are read as not busy: "+reconcileError(ev))
 	}
-	m.reconcileTries, m.reconcileRetry = 0, nil
+	if len(m.reconcileRetry) == 0 { // none waits for the retry timer (an adopted child's read may answer first)
+		m.reconcileTries = 0
+	}
 	for _, id := range p.reconcile {
 		t := m.task(id)
 		if t == nil || t.Status.Terminal() {
@@ -100,7 +105,7 @@ func reconcileError(ev Event) string {
 // or interrupted. A child OpenCode still lists as busy goes on being tracked.
 func (m *Machine) onReconcileMessages(p pending, ev Event) {
 	t := m.task(p.taskID)
-	if t == nil || t.Status.Terminal() {
+	if t == nil || t.Status.Terminal() || m.onReconcileAdopted(t, p, ev) {
 		return
 	}
 	if !ev.OK {

@@ -41,6 +41,8 @@ func (m *Machine) onTimer(id string) {
 		m.onDeadline(strings.TrimPrefix(id, deadlineTimerPrefix))
 	case strings.HasPrefix(id, workerLostPrefix):
 		m.onWorkerLost(strings.TrimPrefix(id, workerLostPrefix))
+	case strings.HasPrefix(id, childrenTimerPrefix):
+		m.onChildrenRetry(strings.TrimPrefix(id, childrenTimerPrefix))
 	case strings.HasPrefix(id, attemptTimerPrefix):
 		m.onAttemptTimer(strings.TrimPrefix(id, attemptTimerPrefix))
 	}

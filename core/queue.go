@@ -9,6 +9,10 @@ func (m *Machine) startTask(t *run) {
 		if m.prepareWorktree(t) {
 			return
 		}
+		if t.unbound && !t.creating {
+			m.findChild(t)
+			return
+		}
 		if !t.creating {
 			m.createSession(t)
 		}

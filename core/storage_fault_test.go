@@ -144,22 +144,30 @@ func TestReconciledEndToldBeforeIsNotToldTwice(t *testing.T) {
 		if sync := ofKind(out, EffectHistorySync); len(sync) > 0 {
 			out = m.Step(9250, Event{Type: EventEffectDone, EffectID: sync[0].ID, OK: true})
 		}
-		require.Empty(t, parentNotices(out), "the parent's messages are read first")
-		read := ofKind(out, EffectMessages)
-		require.Len(t, read, 1)
-		require.Equal(t, "ses_p", read[0].SessionID)
-		parent := `[]`
-		if told {
-			parent = `[{"info":{"id":"u","role":"user","time":{"created":2100}},"parts":[{"type":"text","text":"Background task completed.\ntask_id: bg_full\n","synthetic":true}]}]`
-		}
-		out = m.Step(9300, Event{Type: EventEffectDone, EffectID: read[0].ID, OK: true, Result: json.RawMessage(parent)})
-		tk, _ := m.Task("bg_full")
-		if told {
-			require.Empty(t, parentNotices(out), "told before the restart: not again")
-			require.Zero(t, tk.NoticeOwed)
-		} else {
-			require.Len(t, parentNotices(out), 1, "never told: told now")
-		}
+		toldOnce(t, m, out, 9300, "bg_full", told)
+	}
+}
+
+// toldOnce answers the read of ses_p's messages that a reconciled end of task id waits for,
+// with the task's notice in them when told, and checks that the parent is told only when it
+// was not.
+func toldOnce(t *testing.T, m *Machine, out []Effect, now int64, id string, told bool) {
+	t.Helper()
+	require.Empty(t, parentNotices(out), "the parent's messages are read first")
+	read := ofKind(out, EffectMessages)
+	require.Len(t, read, 1)
+	require.Equal(t, "ses_p", read[0].SessionID)
+	parent := `[]`
+	if told {
+		parent = `[{"info":{"id":"u","role":"user","time":{"created":2100}},"parts":[{"type":"text","text":"Background task completed.\ntask_id: ` + id + `\n","synthetic":true}]}]`
+	}
+	out = m.Step(now, Event{Type: EventEffectDone, EffectID: read[0].ID, OK: true, Result: json.RawMessage(parent)})
+	tk, _ := m.Task(id)
+	if told {
+		require.Empty(t, parentNotices(out), "told before the restart: not again")
+		require.Zero(t, tk.NoticeOwed)
+	} else {
+		require.Len(t, parentNotices(out), 1, "never told: told now")
 	}
 }
 

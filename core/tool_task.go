@@ -310,10 +310,14 @@ func (m *Machine) createSession(t *run) {
 		Kind:       EffectSessionCreate,
 		TaskID:     t.ID,
 		ParentID:   t.ParentSessionID,
-		Title:      fmt.Sprintf(childSessionTitleFmt, t.Description, t.Agent),
+		Title:      childTitle(t),
 		Permission: childPermission(t.canDelegate),
+		Metadata:   childMetadata(t.ID),
 	}, pending{taskID: t.ID})
 }
+
+// childTitle is the title of t's child session.
+func childTitle(t *run) string { return fmt.Sprintf(childSessionTitleFmt, t.Description, t.Agent) }
 
 // onSessionCreated gives the task its session and starts it. A task that ended meanwhile (it
 // was cancelled) gets no work: its session is deleted, so a cancel leaves nothing behind. A

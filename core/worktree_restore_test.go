@@ -162,5 +162,10 @@ func TestRestoredPreparingTaskIsMadeAgain(t *testing.T) {
 	}
 	eff = h.answerWT(rm[0])
 	require.Len(t, ofKind(h.done, EffectWorktreeCreate), 1)
+	// Its parent's children are read in the worktree (no child names it), then its session made.
+	look := ofKind(eff, EffectSessionChildren)
+	require.Len(t, look, 1)
+	require.Equal(t, wtFolder+"/bg_prep", look[0].Directory)
+	eff = h.step(Event{Type: EventEffectDone, EffectID: look[0].ID, OK: true, Result: json.RawMessage(`[]`)})
 	require.Equal(t, wtFolder+"/bg_prep", ofKind(eff, EffectSessionCreate)[0].Directory)
 }

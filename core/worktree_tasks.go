@@ -85,7 +85,8 @@ func worktreeDir(t *run) string {
 func (m *Machine) stampDirectory(e Effect) Effect {
 	switch e.Kind {
 	case EffectSessionCreate, EffectPromptAsync, EffectMessages, EffectAbort, EffectSessionGet,
-		EffectSessionDelete, EffectSummarize, EffectPermissionReply:
+		EffectSessionDelete, EffectSummarize, EffectPermissionReply, EffectSessionChildren,
+		EffectSessionList:
 	default:
 		return e
 	}

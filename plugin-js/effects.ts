@@ -19,6 +19,8 @@ export interface Client {
     status(opts: any): Promise<Result>;
     abort(opts: any): Promise<Result>;
     get(opts: any): Promise<Result>;
+    children(opts: any): Promise<Result>;
+    list(opts: any): Promise<Result>;
     delete(opts: any): Promise<Result>;
     summarize(opts: any): Promise<Result>;
   };
@@ -40,9 +42,14 @@ function modelRef(e: Effect): { providerID: string; modelID: string } | undefine
 
 export type Perform = (e: Effect) => Promise<unknown>;
 
-/** session.create's body: the child under its parent, with its permission rules. */
+/** session.create's body: the child under its parent, with its permission rules and the metadata naming its task. */
 export function createBody(e: Effect) {
-  return { parentID: e.parentID, title: e.title, permission: e.permission };
+  return { parentID: e.parentID, title: e.title, permission: e.permission, metadata: e.metadata };
+}
+
+/** session.children's and session.list's reply: each session's ID, parent and metadata (the rest is not needed). */
+export function childrenReply(list: any): { id: string; parentID?: string; metadata?: unknown }[] {
+  return (Array.isArray(list) ? list : []).map((s) => ({ id: s?.id, parentID: s?.parentID, metadata: s?.metadata }));
 }
 
 /** session.promptAsync's body, as OpenCode's API takes it. */
@@ -110,6 +117,10 @@ export function makeExecutor(client: Client, directory: string, tmux?: TmuxPanes
         const s = unwrap("reading the session", await client.session.get({ path: { id: e.sessionID }, query }));
         return { id: s?.id };
       }
+      case "session.children":
+        return childrenReply(unwrap("reading the session's children", await client.session.children({ path: { id: e.sessionID }, query })));
+      case "session.list":
+        return childrenReply(unwrap("listing the sessions", await client.session.list({ query: { ...query, search: e.title } })));
       case "session.summarize":
         // Compacts the session with the attempt's model; OpenCode answers once it is done and, with
         // auto, then continues the session on its own: that continuation is the retry.

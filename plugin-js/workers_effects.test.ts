@@ -30,8 +30,14 @@ test("every session effect of a remote task goes to its worker with basic auth, 
   w.fake.on("GET /session/ses_remote/message", () => Response.json([{ info: { id: "m1", role: "assistant" }, parts: [] }]));
   w.fake.on("GET /session/status", () => Response.json({ ses_remote: { type: "busy" } }));
   w.fake.on("GET /session/ses_remote", () => Response.json({ id: "ses_remote", title: "t" }));
+  w.fake.on("GET /session/ses_parent/children", () => Response.json([{ id: "ses_remote", title: "t", parentID: "ses_parent", metadata: { asyncagents: { task: "bg_1" } } }]));
+  const searched: (string | null)[] = [];
+  w.fake.on("GET /session", (req) => {
+    searched.push(new URL(req.url).searchParams.get("search"));
+    return Response.json([{ id: "ses_remote", title: "t (@general subagent)", parentID: "ses_parent", metadata: { asyncagents: { task: "bg_1" } } }]);
+  });
   for (const r of ["POST /session/ses_remote/summarize", "DELETE /session/ses_remote", "POST /session/ses_remote/abort", "POST /permission/per_1/reply"]) w.fake.on(r, () => Response.json(true));
-  const create: Partial<Effect> = { kind: "session.create", parentID: "ses_parent", title: "t", permission: [{ permission: "edit", pattern: "*", action: "deny" }] };
+  const create: Partial<Effect> = { kind: "session.create", parentID: "ses_parent", title: "t", permission: [{ permission: "edit", pattern: "*", action: "deny" }], metadata: { asyncagents: { task: "bg_1" } } };
   const prompt: Partial<Effect> = { kind: "session.promptAsync", sessionID: "ses_remote", agent: "general", parts: [{ type: "text", text: "do it" }] as any, providerID: "mock", modelID: "m" };
   const summarize: Partial<Effect> = { kind: "session.summarize", sessionID: "ses_remote", providerID: "mock", modelID: "m" };
   const permit: Partial<Effect> = { kind: "permission.reply", requestID: "per_1", answer: "once" };
@@ -40,6 +46,10 @@ test("every session effect of a remote task goes to its worker with basic auth, 
   expect(await on({ kind: "session.messages", sessionID: "ses_remote" })).toEqual([{ info: { id: "m1", role: "assistant" }, parts: [] }]);
   expect(await on({ kind: "session.status" })).toEqual({ ses_remote: { type: "busy" } });
   expect(await on({ kind: "session.get", sessionID: "ses_remote" })).toEqual({ id: "ses_remote" });
+  const found = [{ id: "ses_remote", parentID: "ses_parent", metadata: { asyncagents: { task: "bg_1" } } }];
+  expect(await on({ kind: "session.children", sessionID: "ses_parent" })).toEqual(found);
+  expect(await on({ kind: "session.list", title: "50% t (@general subagent)" })).toEqual(found);
+  expect(searched).toEqual(["50% t (@general subagent)"]);
   expect(await on(summarize)).toBeNull();
   expect(await on({ kind: "session.delete", sessionID: "ses_remote" })).toBeNull();
   expect(await on({ kind: "session.abort", sessionID: "ses_remote" })).toBeNull();
@@ -53,6 +63,8 @@ test("every session effect of a remote task goes to its worker with basic auth, 
     ["GET", "/session/ses_remote/message", undefined],
     ["GET", "/session/status", undefined],
     ["GET", "/session/ses_remote", undefined],
+    ["GET", "/session/ses_parent/children", undefined],
+    ["GET", "/session", undefined],
     ["POST", "/session/ses_remote/summarize", json(summarizeBody(summarize as Effect))],
     ["DELETE", "/session/ses_remote", undefined],
     ["POST", "/session/ses_remote/abort", undefined],

@@ -5,7 +5,7 @@
 // wait on OpenCode's thread. Every failure names the worker; none holds the password.
 
 import type { Effect } from "../bridge/core";
-import { createBody, permissionReplyBody, promptBody, summarizeBody, type Perform } from "./effects";
+import { childrenReply, createBody, permissionReplyBody, promptBody, summarizeBody, type Perform } from "./effects";
 import { request, type Remote } from "./workers_client";
 import type { WorkerFollowers } from "./workers_follow";
 import { createWorktree, diffWorktree, removeWorktree, REQUEST_MS } from "./workers_worktree";
@@ -39,6 +39,8 @@ export const SESSION_ROUTES: Record<string, SessionRoute> = {
   "session.messages": { what: "reading the messages", method: "GET", path: (e) => `session/${id(e)}/message`, reply: (m) => m, timeoutMs: 60_000 },
   "session.status": { what: "reading session status", method: "GET", path: () => "session/status", reply: (s) => s ?? {} },
   "session.get": { what: "reading the session", method: "GET", path: (e) => `session/${id(e)}`, reply: (s) => ({ id: s?.id }) },
+  "session.children": { what: "reading the session's children", method: "GET", path: (e) => `session/${id(e)}/children`, reply: childrenReply },
+  "session.list": { what: "listing the sessions", method: "GET", path: (e) => `session?search=${encodeURIComponent(e.title ?? "")}`, reply: childrenReply },
   "session.summarize": { what: "compacting the session", method: "POST", path: (e) => `session/${id(e)}/summarize`, body: summarizeBody, reply: none, timeoutMs: SUMMARIZE_MS },
   "session.delete": { what: "deleting the session", method: "DELETE", path: (e) => `session/${id(e)}`, reply: none },
   "session.abort": { what: "aborting the session", method: "POST", path: (e) => `session/${id(e)}/abort`, reply: none },

@@ -163,15 +163,11 @@ func TestFullDiskLosesNothingAndSaysSo(t *testing.T) {
 	for _, p := range e.toolParts(parent, "asyncagents_task") {
 		ids = append(ids, idOf(p))
 	}
-	e.eventually("the launches in the history", 30*time.Second, func() bool {
-		logs, _ := filepath.Glob(filepath.Join(st.Dir, "history-*.log"))
-		all := ""
-		for _, l := range logs {
-			b, _ := os.ReadFile(l)
-			all += string(b)
-		}
+	// Recorded whole: each task with its session. A session record left unwritten is the lost
+	// record TestARestartAdoptsTheChildWhoseRecordWasLost stages; here the disk fills after it.
+	e.eventually("the launches in the history, with their sessions", 30*time.Second, func() bool {
 		for _, id := range ids {
-			if !strings.Contains(all, id) {
+			if tk, _ := findStoredTask(e.oc, id); tk.SessionID == "" {
 				return false
 			}
 		}
