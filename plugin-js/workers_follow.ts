@@ -15,6 +15,8 @@ export interface FollowTiming {
   maxBackoffMs: number;
   /** A stream silent this long counts as dropped (OpenCode sends a heartbeat every 10 s). */
   silenceMs: number;
+  /** Told each wait before a reconnect (tests read the backoff from it, not from the clock). */
+  onBackoff?: (ms: number) => void;
 }
 
 /** 0.5 s doubling to 5 s; two missed heartbeats and a half (25 s) mean the stream is gone. */
@@ -168,6 +170,7 @@ export class WorkerFollowers {
       if (stop.aborted) return;
       group.flush(); // what came before the drop goes before it
       state(false, why);
+      this.timing.onBackoff?.(delay);
       await sleep(delay, stop);
       delay = Math.min(delay * 2, maxBackoffMs);
     }
