@@ -34,9 +34,11 @@
 //	config, outbox       every limit and switch, defaults, the config files; outbox (the notices'
 //	  │                  delivery policy: per-parent boxes, backoff, delivered / named since)
 //	  │
+//	ocevents             OpenCode's events and messages, decoded into typed values
+//	  │
 //	leaves               errclass (provider errors), forkctx (fork context, token estimate),
 //	                     text (every format of a duration, count, token figure or cost),
-//	                     ocevents (OpenCode's events and messages, decoded into typed values),
+//	                     internal/jsonr (JSON reader for the hand-written decoders),
 //	                     worktree (isolated tasks' names, overlap, merge refusal, reconcile),
 //	                     conformance (the cases every host runs), internal/xxh64 (checksum),
 //	                     internal/jsonw (JSON field writer), internal/version,

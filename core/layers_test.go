@@ -20,7 +20,8 @@ const modulePath = "github.com/asyncagents/asyncagents"
 // package may import the module's packages only from layers below its own: the leaves import
 // none, and nothing imports upward. A new package under core/ must be given its layer here.
 var layers = [][]string{
-	{"internal/xxh64", "internal/jsonw", "internal/encodetest", "internal/version", "errclass", "forkctx", "conformance", "ocevents", "text", "worktree"},
+	{"internal/xxh64", "internal/jsonw", "internal/jsonr", "internal/encodetest", "internal/version", "errclass", "forkctx", "conformance", "text", "worktree"},
+	{"ocevents"},
 	{"config", "outbox"},
 	{"task"},
 	{"history", "internal/tasktest", "slots", "budget", "placement"},

@@ -186,8 +186,8 @@ func (r *Runtime) Call(req []byte) (out []byte) {
 	if i := bytes.IndexByte(req, 0); i >= 0 {
 		req, payload = req[:i], req[i+1:]
 	}
-	var q Request
-	if err := json.Unmarshal(req, &q); err != nil {
+	q, err := decodeRequest(req)
+	if err != nil {
 		return encode(Response{Error: "bad request envelope: " + err.Error()})
 	}
 	if q.IndexLen > 0 {

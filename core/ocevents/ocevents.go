@@ -175,8 +175,17 @@ type Message struct {
 
 // Decode reads an event of a subscribed type into its typed value (SessionIdle,
 // MessageUpdated...). It returns nil for a type the core does not read and for an event that does
-// not parse or lacks what identifies it.
+// not parse or lacks what identifies it. The hot types are read by hand (fast.go), the others,
+// and what the hand decoders leave, by encoding/json (decodeStd), which both give the same.
 func Decode(typ string, props json.RawMessage) any {
+	if v, ok := decodeFast(typ, props); ok {
+		return v
+	}
+	return decodeStd(typ, props)
+}
+
+// decodeStd is Decode by encoding/json alone.
+func decodeStd(typ string, props json.RawMessage) any {
 	switch typ {
 	case "session.idle":
 		return decode[SessionIdle](props, func(SessionIdle) bool { return true })

@@ -99,10 +99,7 @@ func AppendJSON(b []byte, t *Task) ([]byte, error) {
 	}
 	b = jsonw.OptInt(b, "steps", int64(t.Steps))
 	if len(t.UsageMarks) > 0 {
-		var err error
-		if b, err = jsonw.KeyValue(b, "usageMarks", t.UsageMarks); err != nil {
-			return nil, err
-		}
+		b = appendUsageMarks(jsonw.Key(b, "usageMarks"), t.UsageMarks)
 	}
 	if g := t.Budget; g != nil {
 		b = append(b, `,"budget":{`...)
@@ -196,4 +193,27 @@ func appendPartial(b []byte, p *Partial) []byte {
 		b = append(b[:n], b[n+1:]...)
 	}
 	return append(b, '}')
+}
+
+// appendUsageMarks writes marks as encoding/json does. By hand: a running child's marks change
+// with each of its messages, and the reflection of encoding/json was the one left on that path.
+func appendUsageMarks(b []byte, marks []UsageMark) []byte {
+	b = append(b, '[')
+	for i, k := range marks {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonw.OptString(jsonw.String(append(b, `{"session":`...), k.Session), "message", k.Message)
+		b = append(b, `,"tokens":{"input":`...)
+		b = strconv.AppendInt(b, k.Tokens.Input, 10)
+		b = jsonw.KeyInt(b, "output", k.Tokens.Output)
+		b = jsonw.KeyInt(b, "reasoning", k.Tokens.Reasoning)
+		b = jsonw.KeyInt(b, "cacheRead", k.Tokens.CacheRead)
+		b = append(jsonw.KeyInt(b, "cacheWrite", k.Tokens.CacheWrite), '}')
+		if k.Cost != 0 {
+			b = jsonw.Float(jsonw.Key(b, "cost"), k.Cost)
+		}
+		b = append(jsonw.OptString(b, "step", k.Step), '}')
+	}
+	return append(b, ']')
 }

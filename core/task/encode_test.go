@@ -38,6 +38,7 @@ func TestTaskEncodesAsTheStruct(t *testing.T) {
 		c.Partial = &Partial{Text: s, Tools: []ToolRun{{Name: s, Title: s}}}
 		c.View = &View{Label: s, Budget: s, Permission: s, Retry: s, Duration: s, Tokens: s, Cost: s, Queue: s, PermissionWait: s}
 		c.Retry = &Retry{Message: s}
+		c.UsageMarks = []UsageMark{{Session: s, Message: s, Step: s, Cost: 1e-7}, {Session: s}}
 		cases = append(cases, c)
 	}
 	for _, cost := range []float64{1e-7, -2.5e-9, 3e21, 0.1 + 0.2, 1234.5, -0.000001} {
@@ -75,7 +76,8 @@ func FuzzHandEncodersMatchEncodingJSON(f *testing.F) {
 		task := Task{ID: a, ParentSessionID: b, Description: a + b, Result: b, Status: Status(a), StartedAt: n, CompletedAt: -n,
 			Error: &TaskError{Name: b, Message: a, StatusCode: int(n % 1000)}, Progress: Progress{LastTools: []string{a, b}, LastUpdate: n},
 			IsForked: flag, Queued: flag, Models: []string{b}, Model: a,
-			Tokens: &Tokens{Input: n, Output: -n, CacheWrite: n / 3}, Cost: cost}
+			Tokens: &Tokens{Input: n, Output: -n, CacheWrite: n / 3}, Cost: cost,
+			UsageMarks: []UsageMark{{Session: a, Message: b, Tokens: Tokens{Input: n, Reasoning: -n}, Cost: cost, Step: a}}}
 		want, err := json.Marshal(task)
 		require.NoError(t, err)
 		got, err := AppendJSON(nil, &task)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Key writes `,"key":`, a field after the first.
@@ -34,19 +35,67 @@ func KeyValue(b []byte, key string, v any) ([]byte, error) {
 	return append(Key(b, key), raw...), nil
 }
 
-// String writes s as a JSON string, as encoding/json does. Text with nothing to
-// escape (IDs, kinds, most messages) is copied; anything else (quotes, control characters, the
-// HTML characters encoding/json escapes, any non-ASCII byte) goes through encoding/json itself,
-// so the two can never differ.
+// String writes s as a JSON string, as encoding/json does (HTML characters, U+2028, U+2029 and
+// control characters escaped, invalid UTF-8 as \ufffd). By hand: through json.Marshal, a string
+// with anything to escape (a history line inside its append effect, a view with a non-ASCII
+// character) was the reflection left on a step's path. FuzzStringMatchesEncodingJSON holds the two
+// to the same bytes.
 func String(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			raw, _ := json.Marshal(s) // a string always encodes
-			return append(b, raw...)
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if plain[c] {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default: // other control characters, and <, > and &
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
 		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(append(b, s[start:i]...), `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(append(b, s[start:i]...), '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
 	}
-	return append(append(append(b, '"'), s...), '"')
+	return append(append(b, s[start:]...), '"')
 }
+
+const hexDigits = "0123456789abcdef"
+
+// plain marks the ASCII bytes String copies as they are.
+var plain = func() (p [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		p[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return p
+}()
 
 // Strings writes a string slice as encoding/json does: null when nil.
 func Strings(b []byte, ss []string) []byte {
