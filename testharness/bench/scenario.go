@@ -273,12 +273,23 @@ func fanOut(ctx context.Context, oc opencode, model *mockmodel.Server, sys syste
 	var tools []ocserve.Part
 	noticeAt := map[string]int64{}
 	sessionOf := map[string]string{}
+	prober, probes := oc.(toldProber)
 	for {
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("%s %s: %d of %d tool calls answered, %d of %d notices before the deadline",
-				sys.name, label, len(tools), n, len(noticeAt), n)
+			return nil, fmt.Errorf("%s %s: %d of %d tool calls answered, %d of %d notices before the deadline (status API probed: %v)",
+				sys.name, label, len(tools), n, len(noticeAt), n, probes)
 		case <-time.After(oc.pace()):
+		}
+		// Until the tasks are all told, a cheap probe stands in for reading the conversation.
+		if probes && sys.notices != nil {
+			told, err := prober.allTold(ctx, parent, n)
+			if err != nil {
+				return nil, err
+			}
+			if !told {
+				continue
+			}
 		}
 		if msgs, err = oc.messages(ctx, parent); err != nil {
 			return nil, err
