@@ -86,11 +86,11 @@ type fleetServed struct {
 
 // pace is how often fanOut asks the plugin's status API whether every task has ended and been
 // told (allTold); it reads the parent's whole conversation only once they have. That read is work
-// for the parent's OpenCode, which this benchmark measures: at the usual 200 ms it cost the parent
-// about a fifth of a core for as long as the children ran, and every 2 s still about 0.08 CPU s
-// of OpenCode's main thread per read, a seventh of a remote fan-out's figure (see BENCHMARKS.md).
-// The status API answers from the plugin's core, the same for local and remote children. The
-// figures do not depend on the pace: notices are timed by OpenCode's timestamps.
+// for OpenCode's main thread, which this benchmark measures: polled for as long as the children
+// run, it was a large part of a remote fan-out's figure, the instrument's cost and not the
+// product's (BENCHMARKS.md). The status API answers from the plugin's core in its Worker, at the
+// same cost for local and remote children. The figures do not depend on the pace: notices are
+// timed by OpenCode's timestamps.
 func (s fleetServed) pace() time.Duration { return time.Second }
 
 func (s fleetServed) messages(ctx context.Context, session string) ([]ocserve.Message, error) {
