@@ -80,7 +80,7 @@ func (m *Machine) turnOwed(session string, since int64) bool {
 			return true
 		}
 	}
-	for _, l := range m.agentWaiters {
+	for _, l := range m.startingLaunches() {
 		if l.sessionID == session && !l.cancelled {
 			return true
 		}
@@ -155,7 +155,7 @@ func (m *Machine) onStoppingHook(ev Event) {
 			t.quiet = true // the cascade below it is quiet too (cancelBelow)
 			m.cancel(t, stoppedReason)
 		}
-		for _, l := range m.agentWaiters {
+		for _, l := range m.startingLaunches() {
 			l.cancelled, l.cancelReason = true, stoppedReason
 		}
 	}

@@ -2,9 +2,10 @@ package core
 
 import (
 	"fmt"
-	"github.com/asyncagents/asyncagents/core/history"
+	"slices"
 	"strings"
 
+	"github.com/asyncagents/asyncagents/core/history"
 	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/asyncagents/asyncagents/core/text"
 )
@@ -121,17 +122,33 @@ func cancelStarting(n int) string {
 }
 
 // cancelLaunches marks the session's launches that have no task yet (they wait for the agent
-// list); each is cancelled as soon as it has one. It returns how many there were.
+// list, or for their worker's health); each is cancelled as soon as it has one. It returns how
+// many there were.
 func (m *Machine) cancelLaunches(sessionID, reason string) int {
 	n := 0
-	mark := func(l *launch) {
-		if l != nil && l.sessionID == sessionID && !l.cancelled {
+	for _, l := range m.startingLaunches() {
+		if l.sessionID == sessionID && !l.cancelled {
 			l.cancelled, l.cancelReason = true, reason
 			n++
 		}
 	}
-	for _, l := range m.agentWaiters {
-		mark(l)
-	}
 	return n
+}
+
+// startingLaunches are the launches that have no task yet, in the order they came: those waiting
+// for the agent list, then those waiting for their worker's health check (a launch waits for one
+// at a time).
+func (m *Machine) startingLaunches() []*launch {
+	out := append([]*launch(nil), m.agentWaiters...)
+	ids := make([]int64, 0, len(m.pending))
+	for id, p := range m.pending {
+		if p.launch != nil {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		out = append(out, m.pending[id].launch)
+	}
+	return out
 }
