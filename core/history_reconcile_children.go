@@ -83,7 +83,6 @@ func (m *Machine) onChildrenListed(p pending, ev Event) {
 	default:
 		m.log("info", "task "+t.ID+": adopted its child session "+found+", made before the restart but not in the history")
 		m.bindSession(t, found)
-		t.adopted = true
 		m.touch(t)
 		if t.Worker != "" {
 			m.request(Effect{Kind: EffectStatus, Worker: t.Worker, Remote: m.remote(t.Worker), Directory: m.sessionDir(t)}, pending{worker: t.Worker, reconcile: []string{t.ID}})
@@ -123,18 +122,19 @@ func (m *Machine) onChildrenRetry(id string) {
 	}
 }
 
-// neverPrompted says whether an adopted child's messages hold nothing: OpenCode made it, and
-// the stop came before its prompt was sent.
+// neverPrompted says whether a child's messages hold nothing: OpenCode made it, and the stop came
+// before its prompt was stored.
 func neverPrompted(raw json.RawMessage) bool {
 	var msgs []json.RawMessage
 	return json.Unmarshal(raw, &msgs) == nil && msgs != nil && len(msgs) == 0
 }
 
-// onReconcileAdopted starts an adopted child that was never prompted; true when it did.
-func (m *Machine) onReconcileAdopted(t *run, p pending, ev Event) bool {
-	adopted := t.adopted
-	t.adopted = false
-	if !adopted || p.busy || !ev.OK || !neverPrompted(ev.Result) || t.Status != task.StatusRunning {
+// onReconcileNeverPrompted starts a restored child that was never prompted (an adopted one, or
+// one whose session the history holds, when the stop fell between the session's making and its
+// prompt): the task never began, so it begins now instead of ending as interrupted. True when
+// it did.
+func (m *Machine) onReconcileNeverPrompted(t *run, p pending, ev Event) bool {
+	if p.busy || !ev.OK || !neverPrompted(ev.Result) || t.Status != task.StatusRunning {
 		return false
 	}
 	m.startTask(t)

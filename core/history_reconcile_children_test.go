@@ -189,3 +189,36 @@ func TestAnUnboundRemoteTaskLooksForItsChildOnItsWorker(t *testing.T) {
 	require.Equal(t, "w1", rd[0].Worker)
 	require.Equal(t, "ses_lost", rd[0].SessionID)
 }
+
+// The history binds the task to its session, but the stop came before the prompt was stored: the
+// child holds no message and is not busy. The task never began, so it begins now (its prompt
+// goes to that session) rather than ending as interrupted; a child with a message still ends so.
+func TestARecordedChildNeverPromptedIsPromptedAtTheRestart(t *testing.T) {
+	for _, tc := range []struct {
+		msgs     string
+		prompted bool
+	}{
+		{`[]`, true},
+		{`[{"info":{"id":"u","role":"user","time":{"created":1100}},"parts":[]}]`, false},
+	} {
+		line := HistoryLine(task.Task{ID: "bg_rec", ParentSessionID: "ses_p", ParentMessageID: "m_p", ParentAgent: "build",
+			BatchID: "m_p", Description: "filler", Prompt: "do", Agent: "general", Status: task.StatusRunning, StartedAt: 1000,
+			SessionID: "ses_rec", Progress: task.Progress{LastTools: []string{}}, Depth: 1})
+		m := NewMachine(config.Config{})
+		_, out := m.Restore(9000, line)
+		out = m.Step(9100, Event{Type: EventEffectDone, EffectID: ofKind(out, EffectStatus)[0].ID, OK: true, Result: json.RawMessage(`{}`)})
+		out = m.Step(9200, Event{Type: EventEffectDone, EffectID: ofKind(out, EffectMessages)[0].ID, OK: true, Result: json.RawMessage(tc.msgs)})
+		got, _ := m.Task("bg_rec")
+		p := prompts(out, "ses_rec")
+		if tc.prompted {
+			require.Equal(t, task.StatusRunning, got.Status)
+			require.Len(t, p, 1)
+			require.Equal(t, "do", p[0].Parts[0].Text)
+		} else {
+			require.Equal(t, task.StatusError, got.Status)
+			require.Equal(t, "Interrupted", got.Error.Name)
+			require.Empty(t, p)
+		}
+		require.Empty(t, ofKind(out, EffectSessionCreate))
+	}
+}

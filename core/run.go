@@ -20,10 +20,9 @@ type run struct {
 	restoring bool
 	// unbound: restored at work with no session, though OpenCode may have made one: its
 	// parent's children are read for it before one is made (history_reconcile_children.go),
-	// childReads counting the reads that failed; adopted: such a child was found, and its
-	// reconcile is under way.
-	unbound, adopted bool
-	childReads       int
+	// childReads counting the reads that failed.
+	unbound    bool
+	childReads int
 	// forkReady: a forked child has been given its context.
 	forkReady bool
 	// canDelegate: the child's agent has delegation rights, so its tools were left on.
