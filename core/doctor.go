@@ -55,7 +55,7 @@ func DoctorCandidates(xdgConfigHome, home, projectDir string) []string {
 	return append(out, config.ConfigCandidates(xdgConfigHome, home, projectDir)...)
 }
 
-// LiveServerFiles are the server files whose writer still runs, the most recently started first.
+// LiveServerFiles are the server files whose writer still runs, in SortServers's order.
 // A file not named <pid>.json after its own pid, unreadable, or stale is left out.
 func LiveServerFiles(files []config.ConfigFile, procs []ProcInfo) []ServerFile {
 	byPID := map[int]ProcInfo{}
@@ -77,8 +77,21 @@ func LiveServerFiles(files []config.ConfigFile, procs []ProcInfo) []ServerFile {
 			live = append(live, f)
 		}
 	}
-	sort.SliceStable(live, func(i, j int) bool { return live[i].StartedAt > live[j].StartedAt })
+	SortServers(live)
 	return live
+}
+
+// SortServers orders live servers as a command picks among them, the first being the one it
+// talks to: the plugin's servers before a read-only `asyncagents serve` (the plugin's sees
+// OpenCode, follows the workers and can cancel; serve only reads the history), then the most
+// recently started first. Both CLIs and the doctor take this order.
+func SortServers(live []ServerFile) {
+	sort.SliceStable(live, func(i, j int) bool {
+		if live[i].ReadOnly != live[j].ReadOnly {
+			return !live[i].ReadOnly
+		}
+		return live[i].StartedAt > live[j].StartedAt
+	})
 }
 
 // DoctorReport is what `asyncagents doctor` prints: what was found, and for what is missing, the fix.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 
 	"github.com/asyncagents/asyncagents/core"
@@ -49,8 +48,8 @@ func RemoveServerFile(path, content string) error {
 	return os.Remove(path)
 }
 
-// LiveServers reads a project's server files and returns those whose writer still runs, the
-// most recently started first. Stale files (their process is gone, or their pid now runs
+// LiveServers reads a project's server files and returns those whose writer still runs, in
+// core.SortServers's order (the first is the one a command talks to). Stale files (their process is gone, or their pid now runs
 // another process) and unreadable ones are skipped.
 func LiveServers(serverDir string) ([]core.ServerFile, error) {
 	entries, err := os.ReadDir(serverDir)
@@ -79,6 +78,6 @@ func LiveServers(serverDir string) ([]core.ServerFile, error) {
 			live = append(live, f)
 		}
 	}
-	sort.SliceStable(live, func(i, j int) bool { return live[i].StartedAt > live[j].StartedAt })
+	core.SortServers(live)
 	return live, nil
 }

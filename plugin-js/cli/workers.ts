@@ -7,8 +7,9 @@ import { liveServers, openProject, type Flags } from "./project";
 export async function workers(flags: Flags, out: (s: string) => void, err: (s: string) => void): Promise<void> {
   const { project, core, storage } = await openProject(flags);
   const live = liveServers(core, storage.serverDir);
-  // The plugin's live server follows its workers; serve's read-only one only reads the config.
-  const f = live.find((s) => !s.readOnly) ?? live[0];
+  // The core lists the plugin's live server first: it follows the workers; serve's read-only
+  // one only reads the config.
+  const f = live[0];
   if (!f) throw new Error(`no running asyncagents server for ${project}: start OpenCode there (only a running plugin reaches its workers)`);
   if (f.readOnly) err(`from the read-only server of asyncagents serve (pid ${f.pid}; no live plugin server was found)\n`);
   const body = await getWorkers(f);

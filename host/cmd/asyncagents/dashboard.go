@@ -40,7 +40,7 @@ func dashboard(args []string, stdout, stderr io.Writer) error {
 	if len(live) == 0 {
 		return fmt.Errorf("no running asyncagents server for %s: start OpenCode there, or run `asyncagents serve --project %s`", project, project)
 	}
-	f := pickServer(live)
+	f := live[0] // the plugin's live server first (core.SortServers)
 	code := ""
 	if f.NeedsCode() {
 		if code, err = askCode(ctx, f); err != nil {
@@ -68,17 +68,6 @@ func dashboard(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stdout, which+":", url)
 	return nil
-}
-
-// pickServer is the server to open: the plugin's live one (it sees OpenCode and can cancel) over
-// `asyncagents serve`'s read-only one, the first found of its kind.
-func pickServer(live []core.ServerFile) core.ServerFile {
-	for _, f := range live {
-		if !f.ReadOnly {
-			return f
-		}
-	}
-	return live[0]
 }
 
 // serverName says which server a file is, for the user.

@@ -34,7 +34,7 @@ func workers(args []string, stdout, stderr io.Writer) error {
 	if len(live) == 0 {
 		return fmt.Errorf("no running asyncagents server for %s: start OpenCode there (only a running plugin reaches its workers)", project)
 	}
-	f := pickServer(live)
+	f := live[0] // the plugin's live server first (core.SortServers)
 	if f.ReadOnly {
 		// It reads the config, but follows no worker: their health is unknown there.
 		fmt.Fprintln(stderr, "from", serverName(f))
