@@ -249,10 +249,12 @@ export interface CoreRequest {
    */
   traps?: Trap[];
   /**
-   * Doctor is what the host found, for the doctor op; its ServerFiles and Procs alone, for
-   * the servers op.
+   * Doctor is what the host found, for the doctor op; its ServerFiles and Procs (and Project),
+   * for the servers op.
    */
   doctor?: DoctorFacts;
+  /** Command is the CLI command (dashboard, workers) the servers op picks a server for. */
+  command?: string;
   /** Banner is what serve.banner writes out. */
   banner?: ServeBanner;
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -85,4 +86,21 @@ func ProcStatStart(stat string) string {
 		return ""
 	}
 	return fields[19]
+}
+
+// NoServerText is the error of a CLI command that talks to a live server (dashboard, workers)
+// when none runs for project.
+func NoServerText(command, project string) string {
+	if command == "workers" {
+		return fmt.Sprintf("no running asyncagents server for %s: start OpenCode there (only a running plugin reaches its workers)", project)
+	}
+	return fmt.Sprintf("no running asyncagents server for %s: start OpenCode there, or run `asyncagents serve --project %s`", project, project)
+}
+
+// ServerName says which server a file is, for the user of a CLI command.
+func ServerName(f ServerFile) string {
+	if f.ReadOnly {
+		return fmt.Sprintf("the read-only server of asyncagents serve (pid %d; no live plugin server was found)", f.PID)
+	}
+	return fmt.Sprintf("the plugin's live server in OpenCode (pid %d)", f.PID)
 }

@@ -81,9 +81,11 @@ type Request struct {
 	// Traps are the traps the host saw, for init of an instance made after one (trap.go): the
 	// last is the one just seen, the others those the previous Recovery said to keep.
 	Traps []core.Trap `json:"traps,omitempty"`
-	// Doctor is what the host found, for the doctor op; its ServerFiles and Procs alone, for
-	// the servers op.
+	// Doctor is what the host found, for the doctor op; its ServerFiles and Procs (and Project),
+	// for the servers op.
 	Doctor *core.DoctorFacts `json:"doctor,omitempty"`
+	// Command is the CLI command (dashboard, workers) the servers op picks a server for.
+	Command string `json:"command,omitempty"`
 	// Banner is what serve.banner writes out.
 	Banner *core.ServeBanner `json:"banner,omitempty"`
 }
@@ -369,7 +371,14 @@ func (r *Runtime) handle(q Request) Response {
 		if q.Doctor == nil {
 			return Response{OK: true}
 		}
-		return Response{OK: true, Servers: core.LiveServerFiles(q.Doctor.ServerFiles, q.Doctor.Procs)}
+		live := core.LiveServerFiles(q.Doctor.ServerFiles, q.Doctor.Procs)
+		if q.Command == "" {
+			return Response{OK: true, Servers: live}
+		}
+		if len(live) == 0 {
+			return Response{Error: core.NoServerText(q.Command, q.Doctor.Project)}
+		}
+		return Response{OK: true, Servers: live, Report: core.ServerName(live[0])}
 	case "panic":
 		// Exists so every host can prove that a panic comes back as an error envelope.
 		panic("requested by the panic op")

@@ -3,17 +3,16 @@
 
 import { spawn } from "node:child_process";
 import type { ServerFile } from "../../bridge/core";
-import { liveServers, openProject, type Flags } from "./project";
+import { openProject, pickServer, type Flags } from "./project";
 
-export async function dashboard(flags: Flags, out: (s: string) => void): Promise<void> {
+export async function dashboard(flags: Flags, out: (s: string) => void, err: (s: string) => void): Promise<void> {
   const { project, core, storage } = await openProject(flags);
-  const live = liveServers(core, storage.serverDir);
-  const f = live[0];
-  if (!f) throw new Error(`no running asyncagents server for ${project}: start OpenCode there, or run \`asyncagents serve --project ${project}\``);
+  const { server: f, name } = pickServer(core, storage.serverDir, "dashboard", project);
   const origin = `http://127.0.0.1:${f.port}`;
   const code = f.auth === "none" ? "" : await askCode(f, origin);
   const url = origin + "/" + (code ? `?code=${encodeURIComponent(code)}` : "");
   if (flags.print) {
+    err(name + "\n"); // stdout stays the URL alone, for scripts
     out(url + "\n");
     return;
   }
@@ -26,7 +25,7 @@ export async function dashboard(flags: Flags, out: (s: string) => void): Promise
       done(true);
     });
   });
-  out(opened ? `opening ${url} (the link opens the dashboard once, within a minute)\n` : url + "\n");
+  out(opened ? `opening ${name}: ${url} (the link opens the dashboard once, within a minute)\n` : `${name}: ${url}\n`);
 }
 
 async function askCode(f: ServerFile, origin: string): Promise<string> {

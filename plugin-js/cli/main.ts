@@ -21,7 +21,7 @@ async function run(args: string[]): Promise<number> {
   }
   const commands: Record<string, { run: (rest: string[]) => Promise<void> }> = {
     ls: { run: (rest) => ls(parseFlags(rest, ["project", "wasm"]), out, err) },
-    dashboard: { run: (rest) => dashboard(parseFlags(rest, ["project", "wasm", "print"]), out) },
+    dashboard: { run: (rest) => dashboard(parseFlags(rest, ["project", "wasm", "print"]), out, err) },
     doctor: { run: (rest) => doctor(parseFlags(rest, ["project", "wasm"]), out) },
     serve: { run: (rest) => serve(parseFlags(rest, ["project", "wasm", "port"]), out, err) },
     workers: { run: (rest) => workers(parseFlags(rest, ["project", "wasm", "json"]), out, err) },

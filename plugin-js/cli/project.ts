@@ -110,7 +110,16 @@ export function serverFacts(serverDir: string): { serverFiles: ConfigFile[]; pro
   return { serverFiles, procs: pids.map(procInfo) };
 }
 
-/** The live servers of the project, the most recently started first (the core's servers op). */
+/** The live servers of the project, in the core's order (the core's servers op). */
 export function liveServers(core: Core, serverDir: string): ServerFile[] {
   return core.call({ op: "servers", doctor: serverFacts(serverDir) }).servers ?? [];
+}
+
+/**
+ * The server command talks to and, in words, which one it is, as the core picks it; throws the
+ * core's words when none runs for project.
+ */
+export function pickServer(core: Core, serverDir: string, command: string, project: string): { server: ServerFile; name: string } {
+  const r = core.call({ op: "servers", command, doctor: { ...serverFacts(serverDir), project } });
+  return { server: r.servers![0], name: r.report ?? "" };
 }

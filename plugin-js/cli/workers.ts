@@ -2,16 +2,14 @@
 // /v1/workers, as host/cmd/asyncagents (workers) prints them; the core writes the table.
 
 import type { ServerFile } from "../../bridge/core";
-import { liveServers, openProject, type Flags } from "./project";
+import { openProject, pickServer, type Flags } from "./project";
 
 export async function workers(flags: Flags, out: (s: string) => void, err: (s: string) => void): Promise<void> {
   const { project, core, storage } = await openProject(flags);
-  const live = liveServers(core, storage.serverDir);
-  // The core lists the plugin's live server first: it follows the workers; serve's read-only
-  // one only reads the config.
-  const f = live[0];
-  if (!f) throw new Error(`no running asyncagents server for ${project}: start OpenCode there (only a running plugin reaches its workers)`);
-  if (f.readOnly) err(`from the read-only server of asyncagents serve (pid ${f.pid}; no live plugin server was found)\n`);
+  // The plugin's live server comes first: it follows the workers; serve's read-only one only
+  // reads the config, so their health is unknown there.
+  const { server: f, name } = pickServer(core, storage.serverDir, "workers", project);
+  if (f.readOnly) err(`from ${name}\n`);
   const body = await getWorkers(f);
   if (flags.json) {
     out(body.trim() + "\n");

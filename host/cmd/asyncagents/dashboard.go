@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -38,7 +39,7 @@ func dashboard(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(live) == 0 {
-		return fmt.Errorf("no running asyncagents server for %s: start OpenCode there, or run `asyncagents serve --project %s`", project, project)
+		return errors.New(core.NoServerText("dashboard", project))
 	}
 	f := live[0] // the plugin's live server first (core.SortServers)
 	code := ""
@@ -48,7 +49,7 @@ func dashboard(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	url := f.DashboardURL(code)
-	which := serverName(f)
+	which := core.ServerName(f)
 	if *printOnly {
 		fmt.Fprintln(stderr, which) // stdout stays the URL alone, for scripts
 		fmt.Fprintln(stdout, url)
@@ -68,14 +69,6 @@ func dashboard(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stdout, which+":", url)
 	return nil
-}
-
-// serverName says which server a file is, for the user.
-func serverName(f core.ServerFile) string {
-	if f.ReadOnly {
-		return fmt.Sprintf("the read-only server of asyncagents serve (pid %d; no live plugin server was found)", f.PID)
-	}
-	return fmt.Sprintf("the plugin's live server in OpenCode (pid %d)", f.PID)
 }
 
 // askCode asks the server for a dashboard code (POST /v1/dashboard/code, with the token).

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -32,12 +33,12 @@ func workers(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(live) == 0 {
-		return fmt.Errorf("no running asyncagents server for %s: start OpenCode there (only a running plugin reaches its workers)", project)
+		return errors.New(core.NoServerText("workers", project))
 	}
 	f := live[0] // the plugin's live server first (core.SortServers)
 	if f.ReadOnly {
 		// It reads the config, but follows no worker: their health is unknown there.
-		fmt.Fprintln(stderr, "from", serverName(f))
+		fmt.Fprintln(stderr, "from", core.ServerName(f))
 	}
 	body, err := getWorkers(ctx, f)
 	if err != nil {
