@@ -23,8 +23,8 @@ deps: node_modules/.installed
 # The web dashboard (host/dashboard): one self-contained page, bundled from src/ by esbuild, and
 # the hashes of its inline script and style for the core's Content-Security-Policy. Both are
 # committed, since go:embed cannot reach dist/ (host/dashboard/page_test.go fails when they are
-# stale); this rebuilds them when the source changes.
-host/dashboard/dashboard.html core/httpapi/dashboard_csp.go &: $(shell find host/dashboard/src -type f) host/dashboard/build.mjs node_modules/.installed
+# stale); this rebuilds them when the source changes, the bridge files the page imports included.
+host/dashboard/dashboard.html core/httpapi/dashboard_csp.go &: $(shell find host/dashboard/src -type f) bridge/abi_types.gen.ts bridge/sse.ts host/dashboard/build.mjs node_modules/.installed
 	node host/dashboard/build.mjs
 
 dashboard: host/dashboard/dashboard.html

@@ -4,6 +4,6 @@ package httpapi
 
 // The hashes of the dashboard page's inline script and style, for its Content-Security-Policy.
 const (
-	dashboardScriptHash = "sha256-hvrT1ujap8uG+sy2Ndsl8Wu6nhgS5vO6THY8EufVix0="
+	dashboardScriptHash = "sha256-wHarZK1qN/f6/v3entu20tplkclpVIsOYjwCfItOjSs="
 	dashboardStyleHash  = "sha256-tMbAoHvCoh2bvFVdXJQTANSN0fYY/i71dzglaIM5X/Y="
 )
