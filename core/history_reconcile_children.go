@@ -84,11 +84,7 @@ func (m *Machine) onChildrenListed(p pending, ev Event) {
 		m.log("info", "task "+t.ID+": adopted its child session "+found+", made before the restart but not in the history")
 		m.bindSession(t, found)
 		m.touch(t)
-		if t.Worker != "" {
-			m.request(Effect{Kind: EffectStatus, Worker: t.Worker, Remote: m.remote(t.Worker), Directory: m.sessionDir(t)}, pending{worker: t.Worker, reconcile: []string{t.ID}})
-		} else {
-			m.request(Effect{Kind: EffectStatus}, pending{reconcile: []string{t.ID}})
-		}
+		m.reconcileOn(t.Worker, m.sessionDir(t), []string{t.ID})
 	}
 }
 

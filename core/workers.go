@@ -149,12 +149,27 @@ func (m *Machine) recheckWorker(name string) {
 		}
 		if !seen[dir] {
 			seen[dir] = true
-			m.request(Effect{Kind: EffectStatus, Worker: name, Remote: m.remote(name), Directory: dir}, pending{worker: name, wt: &wtPending{dir: dir}})
+			m.request(m.statusRead(name, dir), pending{worker: name, wt: &wtPending{dir: dir}})
 		}
 	}
 	for _, dir := range dirs {
-		m.request(Effect{Kind: EffectStatus, Worker: name, Remote: m.remote(name), Directory: dir}, pending{worker: name, reconcile: restored[dir]})
+		m.reconcileOn(name, dir, restored[dir])
 	}
+}
+
+// statusRead is the read of the session statuses of place (a worker, or "" the local OpenCode)
+// in directory dir there (its clone, or a task's worktree in it).
+func (m *Machine) statusRead(place, dir string) Effect {
+	if place == "" {
+		return Effect{Kind: EffectStatus}
+	}
+	return Effect{Kind: EffectStatus, Worker: place, Remote: m.remote(place), Directory: dir}
+}
+
+// reconcileOn reads the statuses where the restored tasks ids run, to end each as its child says
+// (history_reconcile.go).
+func (m *Machine) reconcileOn(place, dir string, ids []string) {
+	m.request(m.statusRead(place, dir), pending{worker: place, reconcile: ids})
 }
 
 // stillRestoring keeps restored tasks whose worker's status read failed for its next check.
