@@ -113,6 +113,21 @@ func TestWorkerRestartAdoptsTheRemoteChildWhoseRecordWasLost(t *testing.T) {
 func dropSessionRecords(t *testing.T, st core.Storage, id string) {
 	t.Helper()
 	left := 0
+	editTaskRecords(t, st, id, func(r *task.Task, line, _ string) string {
+		if r.SessionID != "" {
+			return ""
+		}
+		left++
+		return line
+	})
+	require.NotZero(t, left, "the history keeps task %s's launch", id)
+}
+
+// editTaskRecords rewrites every line of task id in the project's logs as edit says (the line as
+// it is, another, or "" to drop it; body is its record's JSON), and removes the indexes that
+// describe the logs.
+func editTaskRecords(t *testing.T, st core.Storage, id string, edit func(r *task.Task, line, body string) string) {
+	t.Helper()
 	for _, path := range historyFiles(st, "log") {
 		b, err := os.ReadFile(path)
 		require.NoError(t, err)
@@ -123,16 +138,12 @@ func dropSessionRecords(t *testing.T, st core.Storage, id string) {
 				Task *task.Task `json:"task"`
 			}
 			if json.Unmarshal([]byte(body), &r) == nil && r.Task != nil && r.Task.ID == id {
-				if r.Task.SessionID != "" {
-					continue
-				}
-				left++
+				line = edit(r.Task, line, strings.TrimSuffix(body, "\n"))
 			}
 			kept.WriteString(line)
 		}
 		require.NoError(t, os.WriteFile(path, []byte(kept.String()), 0o600))
 	}
-	require.NotZero(t, left, "the history keeps task %s's launch", id)
 	for _, idx := range historyFiles(st, "idx") {
 		require.NoError(t, os.Remove(idx))
 	}

@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -62,30 +60,17 @@ func TestARestartPromptsARecordedChildThatNeverGotItsPrompt(t *testing.T) {
 	require.Equal(t, "user", msgs[0].Info.Role, "the child got the task's prompt")
 }
 
-// rebindSession rewrites every record of task id that names session from to name session to
+// rebindSession points every record of task id that names session from at session to
 // (checksummed anew), and removes the indexes that describe the logs.
 func rebindSession(t *testing.T, st core.Storage, id, from, to string) {
 	t.Helper()
 	changed := 0
-	for _, path := range historyFiles(st, "log") {
-		b, err := os.ReadFile(path)
-		require.NoError(t, err)
-		var out strings.Builder
-		for _, line := range strings.SplitAfter(string(b), "\n") {
-			_, body, _ := strings.Cut(line, " ")
-			var r struct {
-				Task *task.Task `json:"task"`
-			}
-			if json.Unmarshal([]byte(body), &r) == nil && r.Task != nil && r.Task.ID == id && r.Task.SessionID == from {
-				line = core.ChecksummedLine(strings.ReplaceAll(strings.TrimSuffix(body, "\n"), `"`+from+`"`, `"`+to+`"`))
-				changed++
-			}
-			out.WriteString(line)
+	editTaskRecords(t, st, id, func(r *task.Task, line, body string) string {
+		if r.SessionID != from {
+			return line
 		}
-		require.NoError(t, os.WriteFile(path, []byte(out.String()), 0o600))
-	}
+		changed++
+		return core.ChecksummedLine(strings.ReplaceAll(body, `"`+from+`"`, `"`+to+`"`))
+	})
 	require.NotZero(t, changed, "the history names task %s's session", id)
-	for _, idx := range historyFiles(st, "idx") {
-		require.NoError(t, os.Remove(idx))
-	}
 }
