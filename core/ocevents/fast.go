@@ -197,15 +197,7 @@ func readTokens(r *jsonr.Reader, u *Usage) {
 		return
 	}
 	if u.Tokens == nil {
-		u.Tokens = &struct {
-			Input     int64 `json:"input"`
-			Output    int64 `json:"output"`
-			Reasoning int64 `json:"reasoning"`
-			Cache     struct {
-				Read  int64 `json:"read"`
-				Write int64 `json:"write"`
-			} `json:"cache"`
-		}{}
+		u.Tokens = &Tokens{}
 	}
 	t := u.Tokens
 	if !r.Object() {

@@ -139,16 +139,19 @@ type Error struct {
 // Usage is the usage on an OpenCode assistant message (message.updated's info, and the messages
 // read from the session).
 type Usage struct {
-	Tokens *struct {
-		Input     int64 `json:"input"`
-		Output    int64 `json:"output"`
-		Reasoning int64 `json:"reasoning"`
-		Cache     struct {
-			Read  int64 `json:"read"`
-			Write int64 `json:"write"`
-		} `json:"cache"`
-	} `json:"tokens"`
-	Cost float64 `json:"cost"`
+	Tokens *Tokens `json:"tokens"`
+	Cost   float64 `json:"cost"`
+}
+
+// Tokens are a message's token counts, as OpenCode writes them.
+type Tokens struct {
+	Input     int64 `json:"input"`
+	Output    int64 `json:"output"`
+	Reasoning int64 `json:"reasoning"`
+	Cache     struct {
+		Read  int64 `json:"read"`
+		Write int64 `json:"write"`
+	} `json:"cache"`
 }
 
 // Message is the part of an OpenCode message (GET /session/:id/message) the core reads.

@@ -85,23 +85,10 @@ func (r *Reader) Object() bool {
 // Field reads the n-th key of the object being read (n counts from 0) and the colon after it:
 // false at the object's end or on a failure. The key is then Key.
 func (r *Reader) Field(n int) bool {
-	if r.st != OK {
+	if !r.member(n, '}') {
 		return false
 	}
-	c := r.peek()
-	if c == '}' {
-		r.i++
-		return false
-	}
-	if n > 0 {
-		if c != ',' {
-			r.st = Bad
-			return false
-		}
-		r.i++
-		c = r.peek()
-	}
-	if c != '"' {
+	if r.peek() != '"' {
 		r.st = Bad
 		return false
 	}
@@ -181,12 +168,17 @@ func (r *Reader) Array() bool {
 
 // Element moves to the n-th element of the array being read (n counts from 0): false at the
 // array's end or on a failure.
-func (r *Reader) Element(n int) bool {
+func (r *Reader) Element(n int) bool { return r.member(n, ']') }
+
+// member moves to the n-th member of the object or array being read, which ends with end: past
+// the comma before it (n > 0); false at the end (read past) or on a failure, a comma before the
+// end included.
+func (r *Reader) member(n int, end byte) bool {
 	if r.st != OK {
 		return false
 	}
 	c := r.peek()
-	if c == ']' {
+	if c == end {
 		r.i++
 		return false
 	}
@@ -196,7 +188,7 @@ func (r *Reader) Element(n int) bool {
 			return false
 		}
 		r.i++
-		if r.peek() == ']' {
+		if r.peek() == end {
 			r.st = Bad
 			return false
 		}
