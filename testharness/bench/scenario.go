@@ -158,6 +158,7 @@ type run struct {
 	DistinctIDs int       `json:"distinct_task_ids"`      // distinct task IDs among the launch answers
 	NoticeIDs   int       `json:"distinct_notice_ids"`    // distinct task IDs among the notices
 	NoticeParts int       `json:"notice_parts"`           // notice parts in the parent, duplicates included
+	NoticeMsgs  int       `json:"notice_messages"`        // parent messages that carry notices
 	WallMs      float64   `json:"wall_ms"`                // prompt sent -> parent settled
 }
 
@@ -294,8 +295,9 @@ func fanOut(ctx context.Context, oc opencode, model *mockmodel.Server, sys syste
 		if msgs, err = oc.messages(ctx, parent); err != nil {
 			return nil, err
 		}
-		tools, r.NoticeParts = tools[:0], 0
+		tools, r.NoticeParts, r.NoticeMsgs = tools[:0], 0, 0
 		for _, msg := range msgs {
+			parts := r.NoticeParts
 			for _, p := range msg.Parts {
 				switch {
 				case p.Type == "tool" && p.Tool == sys.tool && p.State.Status == "error":
@@ -311,6 +313,9 @@ func fanOut(ctx context.Context, oc opencode, model *mockmodel.Server, sys syste
 						sessionOf[nt.task] = nt.session
 					}
 				}
+			}
+			if r.NoticeParts > parts {
+				r.NoticeMsgs++
 			}
 		}
 		if len(tools) < n {

@@ -162,8 +162,8 @@ func BenchmarkWorkers(b *testing.B) {
 				ended := treeCPU(pid)
 				settleToRest(pid)
 				cpu, onWorkers := treeCPU(pid)-before, workersCPU(fl)-workersBefore
-				fmt.Printf("%s round %d: parent %.2f s (%.2f s of it after the fan-out, until at rest), by thread %v\n",
-					where, round, cpu, treeCPU(pid)-ended, threadDelta(threadsBefore, threadCPU(pid)))
+				fmt.Printf("%s round %d: parent %.2f s (%.2f s of it after the fan-out, until at rest), %d notice messages, wall %.1f s, by thread %v\n",
+					where, round, cpu, treeCPU(pid)-ended, r.NoticeMsgs, r.WallMs/1000, threadDelta(threadsBefore, threadCPU(pid)))
 				if r.Noticed != len(workersCase.Delays) || r.NoticeParts != r.Noticed {
 					b.Fatalf("%s round %d: %d noticed, %d notice parts, of %d tasks", where, round, r.Noticed, r.NoticeParts, len(workersCase.Delays))
 				}
