@@ -16,7 +16,7 @@ func TestChainFromConfigFiles(t *testing.T) {
 	cfg, err := config.ApplyConfigFiles(options, []config.ConfigFile{{Path: "/home/u/.config/opencode/asyncagents.json", Text: global}, {Path: "/work/p/.opencode/asyncagents.jsonc", Text: project}})
 	require.NoError(t, err)
 	m := NewMachine(cfg)
-	require.Equal(t, []string{"p/x"}, m.resolveChain("explore", "ses_parent"))
-	require.Equal(t, []string{"g/g1", "g/g2"}, m.resolveChain("general", "ses_parent"))
-	require.Nil(t, m.resolveChain("build", "ses_parent"), "no entry and no parent model: OpenCode chooses")
+	require.Equal(t, []string{"p/x"}, m.resolveChain("", "explore", "ses_parent"))
+	require.Equal(t, []string{"g/g1", "g/g2"}, m.resolveChain("", "general", "ses_parent"))
+	require.Nil(t, m.resolveChain("", "build", "ses_parent"), "no entry and no parent model: OpenCode chooses")
 }

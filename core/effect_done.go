@@ -12,7 +12,11 @@ func (m *Machine) onEffectDone(ev Event) {
 	delete(m.pending, ev.EffectID)
 	switch p.kind {
 	case EffectAgentsList:
-		m.onAgentsListed(ev)
+		if p.worker != "" {
+			m.onWorkerAgents(p, ev)
+		} else {
+			m.onAgentsListed(ev)
+		}
 	case EffectSessionCreate:
 		m.onSessionCreated(p, ev)
 	case EffectPromptAsync:

@@ -29,18 +29,19 @@ import (
 const attemptTimerPrefix = "attempt:"
 
 // resolveChain is the model chain for a task of agent launched from parentSession: the agent's
-// configured models, else its one model, else the agent's own model in OpenCode's config, else
+// configured models, else its one model, else the agent's own model in OpenCode's config (the
+// worker's, for a task placed there), else
 // the model of the parent's message. The concurrency limits queue a task by its chain's model. Empty means
 // OpenCode chooses and there is nothing to fall back to.
-func (m *Machine) resolveChain(agent, parentSession string) []string {
-	chain := m.fullChain(agent, parentSession)
+func (m *Machine) resolveChain(worker, agent, parentSession string) []string {
+	chain := m.fullChain(worker, agent, parentSession)
 	if len(chain) > 1 && !m.cfg.Fallback.FallbackOn() {
 		return chain[:1] // fallback.enabled false: the first model only
 	}
 	return chain
 }
 
-func (m *Machine) fullChain(agent, parentSession string) []string {
+func (m *Machine) fullChain(worker, agent, parentSession string) []string {
 	if a, ok := m.cfg.Agents[agent]; ok {
 		if len(a.Models) > 0 {
 			return append([]string(nil), a.Models...)
@@ -49,7 +50,7 @@ func (m *Machine) fullChain(agent, parentSession string) []string {
 			return []string{a.Model}
 		}
 	}
-	if a, ok := m.findAgent(agent); ok && a.Model != nil && a.Model.ProviderID != "" && a.Model.ModelID != "" {
+	if a, ok := m.agentAt(worker, agent); ok && a.Model != nil && a.Model.ProviderID != "" && a.Model.ModelID != "" {
 		return []string{a.Model.ProviderID + "/" + a.Model.ModelID}
 	}
 	if model := m.sessionModel.get(parentSession); model != "" {

@@ -21,6 +21,8 @@ type fbHarness struct {
 	nextSes int
 	// syncErr is the host's answer to history.sync: "" for writes that worked.
 	syncErr string
+	// workerAgents is a worker's answer to agents.list, by worker (else the local answer).
+	workerAgents map[string]string
 }
 
 func newFB(t *testing.T, cfg config.Config) *fbHarness {
@@ -39,7 +41,11 @@ func (h *fbHarness) step(ev Event) []Effect {
 		h.effects = append(h.effects, e)
 		switch e.Kind {
 		case EffectAgentsList:
-			queue = append(queue, h.m.Step(h.now, Event{Type: EventEffectDone, EffectID: e.ID, OK: true, Result: json.RawMessage(`[{"name":"general","mode":"subagent"}]`)})...)
+			list := `[{"name":"general","mode":"subagent"}]`
+			if own := h.workerAgents[e.Worker]; e.Worker != "" && own != "" {
+				list = own
+			}
+			queue = append(queue, h.m.Step(h.now, Event{Type: EventEffectDone, EffectID: e.ID, OK: true, Result: json.RawMessage(list)})...)
 		case EffectSessionCreate:
 			h.nextSes++
 			queue = append(queue, h.m.Step(h.now, Event{Type: EventEffectDone, EffectID: e.ID, OK: true, Result: json.RawMessage(fmt.Sprintf(`{"id":"ses_c%d"}`, h.nextSes))})...)

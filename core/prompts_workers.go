@@ -16,6 +16,10 @@ const (
 	workerNeverUp        = "its event stream never came up"
 	workerStreamDown     = "its event stream is down"
 	workerLineFmt        = "worker: %s\n"
+	// A worker's own agents (workers_agents.go).
+	workerUnknownAgentFmt   = "asyncagents_task: worker %s has no agent %s; its agents: %s. No task was created."
+	workerPrimaryAgentFmt   = "asyncagents_task: agent %s is a primary agent on worker %s and cannot run as a background subagent; its agents: %s. No task was created."
+	workerAgentsUnlistedFmt = "worker %s did not list its agents (%s); its tasks are checked against the local agents"
 	// An isolated task on a worker (workers_worktree.go).
 	remoteWorktreeErrorFmt  = "could not create the task's worktree on worker %s: %s"
 	remoteDiffFailedFmt     = "its changes could not be read from worker %s (its worktree is kept there at %s): %s"

@@ -6,7 +6,6 @@ import (
 	"github.com/asyncagents/asyncagents/core/task"
 	"math"
 	"reflect"
-	"sort"
 	"strings"
 
 	"github.com/asyncagents/asyncagents/core/text"
@@ -163,9 +162,10 @@ func (m *Machine) onTaskCall(ev Event) {
 	}
 	// The agent list is cached (and fetched when the host starts): asking OpenCode on every launch
 	// would add a slow round trip to the launch. An agent missing from the cache refreshes it once
-	// before failing; launches that arrive while a refresh is in flight wait for that one.
+	// before failing; launches that arrive while a refresh is in flight wait for that one. An
+	// agent the named worker lists needs no local refresh (workers_agents.go).
 	if m.agentsKnown {
-		if _, ok := m.findAgent(a.Agent); ok {
+		if _, ok := m.findAgent(a.Agent); ok || m.listsAgent(a.Worker, a.Agent) {
 			m.checkAgentAndLaunch(l)
 			return
 		}
@@ -192,17 +192,8 @@ func (m *Machine) findAgent(name string) (AgentInfo, bool) {
 	return AgentInfo{}, false
 }
 
-// subagentNames lists the agents a task may run, sorted.
-func (m *Machine) subagentNames() []string {
-	var names []string
-	for _, a := range m.agents {
-		if a.Mode != "primary" {
-			names = append(names, a.Name)
-		}
-	}
-	sort.Strings(names)
-	return names
-}
+// subagentNames lists the local agents a task may run, sorted.
+func (m *Machine) subagentNames() []string { return subagentsOf(m.agents) }
 
 func (m *Machine) onAgentsListed(ev Event) {
 	m.agentsFetching = false
@@ -227,25 +218,33 @@ func (m *Machine) onAgentsListed(ev Event) {
 	}
 }
 
-// checkAgentAndLaunch checks the agent against the cached list, then creates the task and
-// answers the tool call at once: the child session is created after the answer (startTask), so
-// the launch never waits for OpenCode.
+// checkAgentAndLaunch places the launch, checks the agent against the list of the place it goes
+// to (a worker's own once it has answered, workers_agents.go), then creates the task and answers
+// the tool call at once: the child session is created after the answer (startTask), so the
+// launch never waits for OpenCode.
 func (m *Machine) checkAgentAndLaunch(l *launch) {
-	agent, ok := m.findAgent(l.args.Agent)
-	available := strings.Join(m.subagentNames(), ", ")
-	if !ok {
-		m.failTool(l.callID, fmt.Sprintf(taskUnknownAgentFmt, quote(l.args.Agent), available))
+	if !m.placeLaunch(l) {
 		return
 	}
-	if agent.Mode == "primary" {
+	agents, where := m.agentsAt(l.worker)
+	agent, ok := m.agentAt(l.worker, l.args.Agent)
+	available := strings.Join(subagentsOf(agents), ", ")
+	switch {
+	case !ok && where != "":
+		m.failTool(l.callID, fmt.Sprintf(workerUnknownAgentFmt, where, quote(l.args.Agent), available))
+		return
+	case !ok:
+		m.failTool(l.callID, fmt.Sprintf(taskUnknownAgentFmt, quote(l.args.Agent), available))
+		return
+	case agent.Mode == "primary" && where != "":
+		m.failTool(l.callID, fmt.Sprintf(workerPrimaryAgentFmt, quote(l.args.Agent), where, available))
+		return
+	case agent.Mode == "primary":
 		m.failTool(l.callID, fmt.Sprintf(taskPrimaryAgentFmt, quote(l.args.Agent), available))
 		return
 	}
 	if !m.mayLaunch(l.parentAgent, l.args.Agent) {
 		m.failTool(l.callID, fmt.Sprintf(taskDeniedAgentFmt, quote(l.parentAgent), quote(l.args.Agent), allowedList(m.allowedSubagents(l.parentAgent))))
-		return
-	}
-	if !m.placeLaunch(l) {
 		return
 	}
 	l.canDelegate = agent.CanDelegate()
@@ -275,7 +274,7 @@ func (m *Machine) checkAgentAndLaunch(l *launch) {
 		m.armLost(t.Worker) // placed on its health's word: its stream must come up in time
 	}
 	m.isolate(t, l.args.Isolation)
-	t.Models = m.resolveChain(t.Agent, l.sessionID)
+	t.Models = m.resolveChain(t.Worker, t.Agent, l.sessionID)
 	m.firstModel(t)
 	m.tasks[t.ID] = t
 	m.order = append(m.order, t.ID)
@@ -303,7 +302,7 @@ func (m *Machine) createSession(t *run) {
 	t.creating = true
 	// A task restored from the history (it was queued) does not keep canDelegate: the agent
 	// list says again.
-	if a, ok := m.findAgent(t.Agent); ok {
+	if a, ok := m.agentAt(t.Worker, t.Agent); ok {
 		t.canDelegate = a.CanDelegate()
 	}
 	m.request(Effect{

@@ -35,6 +35,9 @@ type workerLink struct {
 	version      string
 	lastChangeAt int64
 	lostArmed    bool
+	// agents: the worker's own agent list, once it answered (agentsKnown; workers_agents.go).
+	agents      []AgentInfo
+	agentsKnown bool
 }
 
 // link is the record of a configured worker (nil for a name the config does not hold).
@@ -103,6 +106,7 @@ func (m *Machine) onWorkerState(ev Event) {
 			m.emit(Effect{Kind: EffectTimerClear, TimerID: workerLostPrefix + ev.Worker})
 		}
 		m.request(Effect{Kind: EffectWorkerHealth, Worker: ev.Worker, Remote: m.remote(ev.Worker)}, pending{worker: ev.Worker})
+		m.askWorkerAgents(ev.Worker)
 		m.recheckWorker(ev.Worker)
 		m.startQueued()
 		return
@@ -316,7 +320,7 @@ func (m *Machine) rerunElsewhere(t *run, lost, reason string) {
 	if t.Worktree != nil && t.Worktree.WorkerPath != "" {
 		t.Worktree.WorkerPath, t.Worktree.Base = "", ""
 	}
-	t.Worker = m.autoPlace()
+	t.Worker = m.autoPlace(t.Agent)
 	if t.Worker == "" && t.Worktree != nil {
 		m.isolateLocal(t)
 	}

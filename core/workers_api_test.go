@@ -8,8 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// GET /v1/workers lists the workers by name with their state, load and version, under the same
-// token as /v1/tasks, and holds no credential.
+// GET /v1/workers lists the workers by name with their state, load, version and the agents a
+// task may run there (once the worker listed them), under the same token as /v1/tasks, and holds
+// no credential.
 func TestWorkersRoute(t *testing.T) {
 	h := newWK(t, twoWorkers(nil))
 	h.run(Event{Type: EventStart})
@@ -23,7 +24,7 @@ func TestWorkersRoute(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(r.Body), &got))
 	require.Equal(t, []WorkerInfo{
-		{Name: "w1", URL: "http://127.0.0.1:4101", State: WorkerUp, Version: "1.18.33", Running: 1, MaxTasks: 2, LastChangeAt: got.Workers[0].LastChangeAt},
+		{Name: "w1", URL: "http://127.0.0.1:4101", State: WorkerUp, Version: "1.18.33", Running: 1, MaxTasks: 2, LastChangeAt: got.Workers[0].LastChangeAt, Agents: []string{"general"}},
 		{Name: "w2", URL: "https://w2.example:4096", State: WorkerDown, Error: "wrong username or password (401)", MaxTasks: 2, LastChangeAt: got.Workers[1].LastChangeAt},
 	}, got.Workers)
 	require.Positive(t, got.Workers[0].LastChangeAt)

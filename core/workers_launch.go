@@ -3,8 +3,10 @@ package core
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 
+	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/httpapi"
 	"github.com/asyncagents/asyncagents/core/placement"
 	"github.com/asyncagents/asyncagents/core/task"
@@ -38,10 +40,22 @@ func (m *Machine) places() (localFree int, out []placement.Place) {
 	return l.MaxStarts - u.Total, out
 }
 
-// autoPlace is where "auto" puts a task now.
-func (m *Machine) autoPlace() string {
-	free, ws := m.places()
-	return placement.Auto(free, ws)
+// placesFor are the places "auto" may pick for a task of agent: one known not to run the agent
+// (workers_agents.go) is passed over, a worker as if down, the local machine as if full.
+func (m *Machine) placesFor(agent string) (localFree int, out []placement.Place) {
+	localFree, out = m.places()
+	for i := range out {
+		out[i].Up = out[i].Up && !m.lacksAgent(out[i].Name, agent)
+	}
+	if m.lacksAgent("", agent) {
+		localFree = math.MinInt32
+	}
+	return localFree, out
+}
+
+// autoPlace is where "auto" puts a task of agent now.
+func (m *Machine) autoPlace(agent string) string {
+	return placement.Auto(m.placesFor(agent))
 }
 
 // placeLaunch decides where l runs; false while a health check of its worker is under way (the
@@ -51,6 +65,9 @@ func (m *Machine) placeLaunch(l *launch) bool {
 		return true
 	}
 	free, ws := m.places()
+	if l.args.Worker == config.WorkerAuto {
+		free, ws = m.placesFor(l.args.Agent)
+	}
 	d := placement.Decide(l.args.Worker, free, ws)
 	if d.Check && !l.checked {
 		m.request(Effect{Kind: EffectWorkerHealth, Worker: d.Worker, Remote: m.remote(d.Worker)}, pending{worker: d.Worker, launch: l})
@@ -85,6 +102,8 @@ type WorkerInfo struct {
 	Queued       int    `json:"queued"`
 	MaxTasks     int    `json:"maxTasks"`
 	LastChangeAt int64  `json:"lastChangeAt"`
+	// Agents are the agents a task may run there, as the worker listed them (absent until it has).
+	Agents []string `json:"agents,omitempty"`
 }
 
 // Workers lists the configured workers, sorted by name, with their state and load.
@@ -96,6 +115,9 @@ func (m *Machine) Workers() []WorkerInfo {
 		info := WorkerInfo{Name: name, URL: w.URL, State: WorkerUnknown, MaxTasks: w.MaxTasks}
 		if l := m.workers[name]; l != nil {
 			info.State, info.Error, info.Version, info.LastChangeAt = l.state, l.err, l.version, l.lastChangeAt
+			if l.agentsKnown {
+				info.Agents = subagentsOf(l.agents)
+			}
 		}
 		for _, t := range active {
 			switch {

@@ -62,6 +62,11 @@ export function summarizeBody(e: Effect) {
   return { ...modelRef(e), auto: true };
 }
 
+/** agents.list's reply, from OpenCode's agent list (GET /agent): what the core reads of each. */
+export function agentsReply(agents: any[]) {
+  return (agents ?? []).map((a) => ({ name: a.name, mode: a.mode, description: a.description, permission: Array.isArray(a.permission) ? a.permission : undefined, model: a.model?.providerID && a.model?.modelID ? { providerID: a.model.providerID, modelID: a.model.modelID } : undefined }));
+}
+
 /** permission.reply's body (OpenCode 1.18's /permission/{requestID}/reply). */
 export function permissionReplyBody(e: Effect) {
   return { reply: e.answer, message: e.message || undefined };
@@ -98,8 +103,7 @@ export function makeExecutor(client: Client, directory: string, tmux?: TmuxPanes
     if (query.directory !== directory) ownWorktree(query.directory, directory);
     switch (e.kind) {
       case "agents.list": {
-        const agents = unwrap("listing agents", await client.app.agents({ query })) as any[];
-        return agents.map((a) => ({ name: a.name, mode: a.mode, description: a.description, permission: Array.isArray(a.permission) ? a.permission : undefined, model: a.model?.providerID && a.model?.modelID ? { providerID: a.model.providerID, modelID: a.model.modelID } : undefined }));
+        return agentsReply(unwrap("listing agents", await client.app.agents({ query })));
       }
       case "session.create": {
         const s = unwrap("creating the session", await client.session.create({ body: createBody(e), query }));

@@ -5,7 +5,7 @@
 // wait on OpenCode's thread. Every failure names the worker; none holds the password.
 
 import type { Effect } from "../bridge/core";
-import { childrenReply, createBody, permissionReplyBody, promptBody, summarizeBody, type Perform } from "./effects";
+import { agentsReply, childrenReply, createBody, permissionReplyBody, promptBody, summarizeBody, type Perform } from "./effects";
 import { request, type Remote } from "./workers_client";
 import type { WorkerFollowers } from "./workers_follow";
 import { createWorktree, diffWorktree, removeWorktree, REQUEST_MS } from "./workers_worktree";
@@ -32,7 +32,7 @@ interface SessionRoute {
 const id = (e: WorkerEffect) => encodeURIComponent(e.sessionID ?? "");
 const none = () => null;
 
-/** OpenCode 1.18's routes for the session effects, as effects.ts calls them through the SDK. */
+/** OpenCode 1.18's routes for the session effects (and the agent list), as effects.ts calls them through the SDK. */
 export const SESSION_ROUTES: Record<string, SessionRoute> = {
   "session.create": { what: "creating the session", method: "POST", path: () => "session", body: createBody, reply: (s) => ({ id: s?.id }) },
   "session.promptAsync": { what: "prompting the session", method: "POST", path: (e) => `session/${id(e)}/prompt_async`, body: promptBody, reply: none },
@@ -44,6 +44,7 @@ export const SESSION_ROUTES: Record<string, SessionRoute> = {
   "session.summarize": { what: "compacting the session", method: "POST", path: (e) => `session/${id(e)}/summarize`, body: summarizeBody, reply: none, timeoutMs: SUMMARIZE_MS },
   "session.delete": { what: "deleting the session", method: "DELETE", path: (e) => `session/${id(e)}`, reply: none },
   "session.abort": { what: "aborting the session", method: "POST", path: (e) => `session/${id(e)}/abort`, reply: none },
+  "agents.list": { what: "listing its agents", method: "GET", path: () => "agent", reply: agentsReply },
   "permission.reply": { what: "answering the permission request", method: "POST", path: (e) => `permission/${encodeURIComponent(e.requestID ?? "")}/reply`, body: permissionReplyBody, reply: none },
 };
 

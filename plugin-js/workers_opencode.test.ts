@@ -67,6 +67,9 @@ beforeAll(async () => {
   const port = await freePort();
   url = `http://127.0.0.1:${port}`;
   const xdg = (k: string) => join(home, k);
+  // An agent only the worker has, in its own (global) config.
+  mkdirSync(join(xdg("config"), "opencode"), { recursive: true });
+  writeFileSync(join(xdg("config"), "opencode", "opencode.json"), JSON.stringify({ agent: { "remote-only": { mode: "subagent", description: "Only on this worker" } } }));
   proc = Bun.spawn([BIN, "serve", "--hostname", "127.0.0.1", "--port", String(port)], {
     cwd: clone,
     env: {
@@ -131,6 +134,12 @@ test("the worker's stream comes up and feeds its events tagged with the worker",
   expect(fed.some((e: any) => e.type === "opencode" && ["server.connected", "server.heartbeat", "sync"].includes(e.event.type))).toBe(false);
   await on({ kind: "session.delete", directory: clone, sessionID: id });
 }, 60_000);
+
+test("the worker lists its own agents in its directory: one only it has, with its mode", async () => {
+  const agents = (await on({ kind: "agents.list", directory: clone })) as { name: string; mode: string; description?: string }[];
+  expect(agents.find((a) => a.name === "remote-only")).toMatchObject({ mode: "subagent", description: "Only on this worker" });
+  expect(agents.map((a) => a.name)).toContain("general");
+});
 
 test("a worktree made, changed as a child would, diffed with its binary files, imported home byte for byte, and removed", async () => {
   const head = git(clone, "rev-parse", "HEAD");

@@ -69,13 +69,14 @@ func (f *fleet) api() serverJSON {
 
 // workerView is one entry of GET /v1/workers.
 type workerView struct {
-	Name    string `json:"name"`
-	URL     string `json:"url"`
-	State   string `json:"state"`
-	Error   string `json:"error"`
-	Version string `json:"version"`
-	Running int    `json:"running"`
-	Queued  int    `json:"queued"`
+	Name    string   `json:"name"`
+	URL     string   `json:"url"`
+	State   string   `json:"state"`
+	Error   string   `json:"error"`
+	Version string   `json:"version"`
+	Running int      `json:"running"`
+	Queued  int      `json:"queued"`
+	Agents  []string `json:"agents"`
 }
 
 // workerViews reads GET /v1/workers from the parent's status API, with its raw body.
