@@ -92,34 +92,37 @@ test("a history and its index read from their files restore as given in the call
   expect(written?.content?.startsWith("asyncagents-index 2 ")).toBe(true);
 
   const dir = mkdtempSync(join(tmpdir(), "aa-bridge-"));
-  const files = { history: join(dir, "h.log"), index: join(dir, "h.idx") };
-  writeFileSync(files.history, text + line({ sessionID: "ses_tail", description: "après", status: "completed", startedAt: 999, result: "tail" }));
-  writeFileSync(files.index, written!.content!);
-  const viaCall = await Core.instantiate(module);
-  viaCall.init();
-  const a = viaCall.call({ op: "restore", now: 30, history: readFileSync(files.history), index: readFileSync(files.index) });
-  const viaFiles = await Core.instantiate(module);
-  viaFiles.init();
-  const b = viaFiles.callWithFiles({ op: "restore", now: 30 }, files);
-  expect(a.restore).toEqual({ restored: 301, corrupt: 0, indexed: 300 });
-  expect(b.restore).toEqual(a.restore!);
-  expect(viaFiles.tasks()).toEqual(viaCall.tasks());
+  try {
+    const files = { history: join(dir, "h.log"), index: join(dir, "h.idx") };
+    writeFileSync(files.history, text + line({ sessionID: "ses_tail", description: "après", status: "completed", startedAt: 999, result: "tail" }));
+    writeFileSync(files.index, written!.content!);
+    const viaCall = await Core.instantiate(module);
+    viaCall.init();
+    const a = viaCall.call({ op: "restore", now: 30, history: readFileSync(files.history), index: readFileSync(files.index) });
+    const viaFiles = await Core.instantiate(module);
+    viaFiles.init();
+    const b = viaFiles.callWithFiles({ op: "restore", now: 30 }, files);
+    expect(a.restore).toEqual({ restored: 301, corrupt: 0, indexed: 300 });
+    expect(b.restore).toEqual(a.restore!);
+    expect(viaFiles.tasks()).toEqual(viaCall.tasks());
 
-  // An index that opens but cannot be read (here a directory) is none: the history alone.
-  const unreadable = await Core.instantiate(module);
-  unreadable.init();
-  expect(unreadable.callWithFiles({ op: "restore", now: 30 }, { ...files, index: dir }).restore).toEqual({ restored: 301, corrupt: 0 });
-  expect(unreadable.tasks()).toEqual(viaCall.tasks());
+    // An index that opens but cannot be read (here a directory) is none: the history alone.
+    const unreadable = await Core.instantiate(module);
+    unreadable.init();
+    expect(unreadable.callWithFiles({ op: "restore", now: 30 }, { ...files, index: dir }).restore).toEqual({ restored: 301, corrupt: 0 });
+    expect(unreadable.tasks()).toEqual(viaCall.tasks());
 
-  // No index file: the history alone. No files at all: nothing, and no error.
-  rmSync(files.index);
-  const noIndex = await Core.instantiate(module);
-  noIndex.init();
-  expect(noIndex.callWithFiles({ op: "restore", now: 30 }, files).restore).toEqual({ restored: 301, corrupt: 0 });
-  const none = await Core.instantiate(module);
-  none.init();
-  expect(none.callWithFiles({ op: "restore", now: 30 }, { history: join(dir, "missing.log"), index: join(dir, "missing.idx") }).restore).toEqual({ restored: 0, corrupt: 0 });
-  rmSync(dir, { recursive: true });
+    // No index file: the history alone. No files at all: nothing, and no error.
+    rmSync(files.index);
+    const noIndex = await Core.instantiate(module);
+    noIndex.init();
+    expect(noIndex.callWithFiles({ op: "restore", now: 30 }, files).restore).toEqual({ restored: 301, corrupt: 0 });
+    const none = await Core.instantiate(module);
+    none.init();
+    expect(none.callWithFiles({ op: "restore", now: 30 }, { history: join(dir, "missing.log"), index: join(dir, "missing.idx") }).restore).toEqual({ restored: 0, corrupt: 0 });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 // Go's collector did not finish a cycle on its own between calls under Bun: each event-stream

@@ -1,7 +1,7 @@
 // This process's server file: written atomically (mode 0600), over a stale file of a process that
 // had its pid before, and removed only while it still holds what this process wrote.
-import { expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { afterEach, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { compile } from "../bridge/core";
@@ -11,8 +11,19 @@ import { removeOwnFile, writeOwnFile } from "./server";
 
 const module = compile(readFileSync(join(import.meta.dir, "..", "dist", "asyncagents.wasm")));
 
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "aa-serverfile-"));
+  dirs.push(dir);
+  return dir;
+}
+
 test("the server file is written atomically with mode 0600, over a stale one", () => {
-  const dir = join(mkdtempSync(join(tmpdir(), "aa-serverfile-")), "servers-x");
+  const dir = join(tempDir(), "servers-x");
   mkdirSync(dir);
   const path = join(dir, `${process.pid}.json`);
   writeFileSync(path, "a stale file of this pid's last owner", { mode: 0o644 });
@@ -32,7 +43,7 @@ test("only the owner removes its file: the same pid with another start time is n
   expect(mine.procStart).toEqual(existsSync("/proc/self/stat") ? expect.stringMatching(/^\d+$/) : undefined);
   // Another process that had this pid: the same fields, another start time.
   const theirs = rt.serverFile({ ...server, procStart: "1" });
-  const path = join(mkdtempSync(join(tmpdir(), "aa-serverfile-")), `${process.pid}.json`);
+  const path = join(tempDir(), `${process.pid}.json`);
   const own = { path, content: rt.serverFile(server) };
   writeOwnFile({ path, content: theirs });
   removeOwnFile(own);

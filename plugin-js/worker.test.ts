@@ -21,7 +21,9 @@ const ctx = { sessionID: "ses_parent", messageID: "msg_1", agent: "build" };
 const dirs: string[] = [];
 const cores: WorkerCore[] = [];
 afterEach(async () => {
-  await Promise.all(cores.splice(0).map((c) => c.stop(0)));
+  // Ended, not only stopped: a Worker left running writes its history index on a timer after
+  // the test, into a folder already removed.
+  await Promise.all(cores.splice(0).map((c) => c.dispose(0)));
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 

@@ -2,15 +2,15 @@
 // `asyncagents serve` and the plugin both running, the plugin's, and says so on stderr, as the Go
 // CLI does; with none, the core's words.
 import { afterAll, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { procStat } from "../histories";
 import { dashboard } from "./dashboard";
 import { openProject, type Flags } from "./project";
+import { tempDataHome } from "./temp_data_home";
 
 const wasm = resolve(import.meta.dir, "../../dist/asyncagents.wasm");
-process.env.XDG_DATA_HOME = mkdtempSync(join(tmpdir(), "aa-cli-dash-"));
+const tempDir = tempDataHome("aa-cli-dash-");
 // A second live process stands for the OpenCode that runs the plugin; this one stands for serve.
 const other = Bun.spawn(["sleep", "60"]);
 afterAll(() => other.kill());
@@ -27,7 +27,7 @@ async function run(project: string): Promise<{ out: string; err: string; error?:
 }
 
 test("the plugin's live server over serve's read-only one, whichever started last; none is the core's error", async () => {
-  const project = mkdtempSync(join(tmpdir(), "aa-cli-dash-p-"));
+  const project = tempDir("aa-cli-dash-p-");
   expect((await run(project)).error).toBe(`no running asyncagents server for ${project}: start OpenCode there, or run \`asyncagents serve --project ${project}\``);
   const { core, storage } = await openProject({ project, wasm, print: false } as Flags);
   mkdirSync(storage.serverDir, { recursive: true });

@@ -2,15 +2,15 @@
 // GET /v1/workers with the file's token, and prints the core's table (or the answer, --json); with
 // no server it says none runs. The server here is a fake with the status API's answer.
 import { afterAll, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { procStat } from "../histories";
 import { openProject, type Flags } from "./project";
+import { tempDataHome } from "./temp_data_home";
 import { workers } from "./workers";
 
 const wasm = resolve(import.meta.dir, "../../dist/asyncagents.wasm");
-process.env.XDG_DATA_HOME = mkdtempSync(join(tmpdir(), "aa-cli-data-"));
+const tempDir = tempDataHome("aa-cli-data-");
 
 const answer = {
   workers: [
@@ -52,14 +52,14 @@ async function serverFile(project: string, token: string) {
 }
 
 test("with no server running for the project, it says so and prints nothing", async () => {
-  const project = mkdtempSync(join(tmpdir(), "aa-cli-none-"));
+  const project = tempDir("aa-cli-none-");
   const r = await cli({ project });
   expect(r.out).toBe("");
   expect(r.error).toContain("no running asyncagents server for");
 });
 
 test("the core's table of the live server's workers, --json its answer, a refused token named", async () => {
-  const project = mkdtempSync(join(tmpdir(), "aa-cli-live-"));
+  const project = tempDir("aa-cli-live-");
   await serverFile(project, "tok");
   const r = await cli({ project });
   expect(r.error).toBeUndefined();

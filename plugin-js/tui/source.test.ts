@@ -1,14 +1,20 @@
 // The terminal UI module's data source: this process's server file, found by its pid among the
 // projects' folders; the status API read with its token; the event stream's task frames (not its
 // heartbeats) calling for a fresh read; a cancel sent with the server's own Origin.
-import { expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { afterEach, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { findServer, ViewClient } from "./source";
 
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
 function dataDir(files: Record<string, object | string>): string {
   const data = mkdtempSync(join(tmpdir(), "aa-tui-"));
+  dirs.push(data);
   for (const [rel, content] of Object.entries(files)) {
     const path = join(data, "opencode", "asyncagents", rel);
     mkdirSync(join(path, ".."), { recursive: true });
@@ -32,6 +38,7 @@ test("the server file is this process's, whichever project folder holds it", () 
   expect(findServer({ XDG_DATA_HOME: stale }, 555)).toBeUndefined();
   // Without XDG_DATA_HOME: under HOME, as the core places it.
   const home = mkdtempSync(join(tmpdir(), "aa-tui-home-"));
+  dirs.push(home);
   const share = join(home, ".local", "share");
   mkdirSync(join(share, "opencode", "asyncagents", "servers-z"), { recursive: true });
   writeFileSync(join(share, "opencode", "asyncagents", "servers-z", "7.json"), JSON.stringify({ port: 1, pid: 7, url: "http://127.0.0.1:1", token: "h" }));
