@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -15,6 +16,11 @@ import (
 	"github.com/asyncagents/asyncagents/internal/fixture"
 	"github.com/asyncagents/asyncagents/internal/wasmbuild"
 )
+
+// TestMain removes the module wasmbuild built for the tests when they end.
+func TestMain(m *testing.M) {
+	os.Exit(wasmbuild.Main(m))
+}
 
 var module *host.Module
 

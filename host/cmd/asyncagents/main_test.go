@@ -16,6 +16,11 @@ import (
 	"github.com/asyncagents/asyncagents/internal/wasmbuild"
 )
 
+// TestMain removes the module wasmbuild built for the tests when they end.
+func TestMain(m *testing.M) {
+	os.Exit(wasmbuild.Main(m))
+}
+
 // The CLI reads the history the plugin wrote (here written by the core itself, as the plugin does)
 // and prints it, through the same .wasm, without OpenCode.
 func TestLsReadsThePluginsHistory(t *testing.T) {
