@@ -40,6 +40,14 @@ export const API_TOKEN_BYTES = 32;
 export const FOLLOW_INTERVAL_MS = 1000;
 
 /**
+ * FollowWatchedIntervalMs is how often a host that watches the history's folder for changes
+ * (inotify, FSEvents) looks anyway: a change another process makes starts a look at once (at
+ * most one per FollowIntervalMs), so the timed look is only the net under a watch that missed
+ * one: an idle plugin then spends nothing on logs that do not change (BENCHMARKS.md).
+ */
+export const FOLLOW_WATCHED_INTERVAL_MS = 30000;
+
+/**
  * APIIdleTimeoutMs is how long a status API server keeps a connection that sends nothing: one
  * that never sends its request, or a kept-alive one between requests. Event streams are not
  * idle: they get a heartbeat frame every httpapi.SSEHeartbeatIntervalMs and no time limit.

@@ -2,8 +2,9 @@ package core
 
 import "strings"
 
-// Where each followed log was read to. Both hosts look at the other processes' logs every
-// FollowIntervalMs; what a look reads is decided here, once: the host stats the log and asks
+// Where each followed log was read to. Both hosts look at the other processes' logs (when their
+// folder changes, or on a timer: FollowIntervalMs, FollowWatchedIntervalMs); what a look reads is
+// decided here, once: the host stats the log and asks
 // (FollowLook), reads what the answer says, and hands the bytes to the follow op, which keeps the
 // complete lines and notes how far it got. A line still being written waits for the next look.
 // A new instance (after a trap) knows no log, and reads each whole again.

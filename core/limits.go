@@ -23,6 +23,11 @@ const (
 	// project's history (the histories op names them, the follow op reads what they gained;
 	// core/history_files.go).
 	FollowIntervalMs = 1000
+	// FollowWatchedIntervalMs is how often a host that watches the history's folder for changes
+	// (inotify, FSEvents) looks anyway: a change another process makes starts a look at once (at
+	// most one per FollowIntervalMs), so the timed look is only the net under a watch that missed
+	// one: an idle plugin then spends nothing on logs that do not change (BENCHMARKS.md).
+	FollowWatchedIntervalMs = 30_000
 	// APIIdleTimeoutMs is how long a status API server keeps a connection that sends nothing: one
 	// that never sends its request, or a kept-alive one between requests. Event streams are not
 	// idle: they get a heartbeat frame every httpapi.SSEHeartbeatIntervalMs and no time limit.

@@ -4,15 +4,17 @@
 // their tasks mean is the core's call; this reads, renames and removes files as it says.
 
 import { readFileSync } from "node:fs";
+import { dirname } from "node:path";
 import { CoreTrap, type Core, type CoreResponse, type Effect } from "../bridge/core";
 import type { History, LogFile } from "./history";
+import { LookSchedule, ownFile, type LookTiming } from "./history_watch";
 import type { StorageEnv } from "./runtime";
 
 type Log = (level: string, message: string) => void;
 
 export class ProjectHistories {
   /** Looks at the logs the project's other processes write, while the plugin runs. */
-  private timer?: ReturnType<typeof setInterval>;
+  private schedule?: LookSchedule;
 
   constructor(
     private readonly history: () => History,
@@ -20,16 +22,20 @@ export class ProjectHistories {
     private readonly log: Log,
   ) {}
 
-  /** Calls look every ms until stop: the runtime follows the other processes' logs with it. */
-  every(ms: number, look: () => void): void {
+  /**
+   * Calls look when the other processes' logs change, and on a timer, until stop (history_watch.ts):
+   * the runtime follows the other processes' logs with it.
+   */
+  every(timing: LookTiming, look: () => void): void {
     this.stop();
-    this.timer = setInterval(look, ms);
-    (this.timer as { unref?: () => void }).unref?.();
+    const files = this.history().files;
+    const own = (name: string) => (files ? ownFile(name, files.history, files.index) : false);
+    this.schedule = new LookSchedule(files ? dirname(files.history) : undefined, own, look, timing);
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+    this.schedule?.stop();
+    this.schedule = undefined;
   }
 
   /**

@@ -4,6 +4,7 @@
 
 import {
   FOLLOW_INTERVAL_MS,
+  FOLLOW_WATCHED_INTERVAL_MS,
   API_ERR_CORE_UNAVAILABLE,
   API_ERR_STARTING,
   Core,
@@ -127,7 +128,9 @@ export class Runtime {
         for (const e of restored.effects ?? []) this.carryOut(e);
         this.followOthers();
         mark("followed");
-        if (this.history.dir && !this.disposed) this.histories.every(FOLLOW_INTERVAL_MS, () => this.followOthers());
+        if (this.history.dir && !this.disposed) {
+          this.histories.every({ ms: FOLLOW_INTERVAL_MS, watchedMs: FOLLOW_WATCHED_INTERVAL_MS }, () => this.followOthers());
+        }
         this.feed({ type: "start" });
         for (const ev of this.backlog.splice(0)) this.feed(ev);
         mark("started");

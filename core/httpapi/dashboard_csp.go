@@ -4,6 +4,6 @@ package httpapi
 
 // The hashes of the dashboard page's inline script and style, for its Content-Security-Policy.
 const (
-	dashboardScriptHash = "sha256-wHarZK1qN/f6/v3entu20tplkclpVIsOYjwCfItOjSs="
+	dashboardScriptHash = "sha256-qmRTpbzC/Nyrexp9GeTvWT6wh1cnpCJge9Wb9lE6BMk="
 	dashboardStyleHash  = "sha256-tMbAoHvCoh2bvFVdXJQTANSN0fYY/i71dzglaIM5X/Y="
 )

@@ -15,6 +15,7 @@ import {
   ENV_API_AUTH,
   ENV_API_PORT,
   FOLLOW_INTERVAL_MS,
+  FOLLOW_WATCHED_INTERVAL_MS,
   HEARTBEAT_TIMER,
   MAX_REQUEST_BODY_BYTES,
   STOP_GRACE_MS,
@@ -23,6 +24,7 @@ import {
   type Effect,
 } from "../../bridge/core";
 import { procStat } from "../histories";
+import { LookSchedule } from "../history_watch";
 import { removeOwnFile, writeOwnFile } from "../server";
 import { configure, openProject, storageEnv, type Flags } from "./project";
 
@@ -68,17 +70,18 @@ export async function serve(flags: Flags, out: (s: string) => void, err: (s: str
   writeOwnFile(own);
   out(core.call({ op: "serve.banner", banner: { restored, project, url, token, auth } }).report ?? "");
   step({ type: "timer.fired", timerID: HEARTBEAT_TIMER });
-  const tick = setInterval(() => {
+  // The logs are looked at when their folder changes (history_watch.ts); serve writes none of its own.
+  const looks = new LookSchedule(storage.dir, () => false, () => {
     try {
       followAll(core, storage.dir, env, carryOut);
     } catch (e) {
       err(`asyncagents serve: following the history: ${(e as Error).message}\n`);
     }
-  }, FOLLOW_INTERVAL_MS);
+  }, { ms: FOLLOW_INTERVAL_MS, watchedMs: FOLLOW_WATCHED_INTERVAL_MS });
   await new Promise<void>((done) => {
     const stop = () => {
       process.off("SIGINT", stop).off("SIGTERM", stop);
-      clearInterval(tick);
+      looks.stop();
       for (const t of timers.values()) clearTimeout(t);
       for (const s of streams) s.end();
       removeOwnFile(own);

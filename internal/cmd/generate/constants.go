@@ -27,6 +27,7 @@ var constants = []constant{
 	{"StopGraceMs", "STOP_GRACE_MS", core.StopGraceMs},
 	{"APITokenBytes", "API_TOKEN_BYTES", core.APITokenBytes},
 	{"FollowIntervalMs", "FOLLOW_INTERVAL_MS", core.FollowIntervalMs},
+	{"FollowWatchedIntervalMs", "FOLLOW_WATCHED_INTERVAL_MS", core.FollowWatchedIntervalMs},
 	{"APIIdleTimeoutMs", "API_IDLE_TIMEOUT_MS", core.APIIdleTimeoutMs},
 	{"APIMaxConnections", "API_MAX_CONNECTIONS", core.APIMaxConnections},
 	{"APIErrStarting", "API_ERR_STARTING", core.APIErrStarting},
