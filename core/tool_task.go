@@ -183,14 +183,7 @@ func (m *Machine) fetchAgents() {
 	m.request(Effect{Kind: EffectAgentsList}, pending{})
 }
 
-func (m *Machine) findAgent(name string) (AgentInfo, bool) {
-	for _, a := range m.agents {
-		if a.Name == name {
-			return a, true
-		}
-	}
-	return AgentInfo{}, false
-}
+func (m *Machine) findAgent(name string) (AgentInfo, bool) { return findIn(m.agents, name) }
 
 // subagentNames lists the local agents a task may run, sorted.
 func (m *Machine) subagentNames() []string { return subagentsOf(m.agents) }
@@ -227,7 +220,7 @@ func (m *Machine) checkAgentAndLaunch(l *launch) {
 		return
 	}
 	agents, where := m.agentsAt(l.worker)
-	agent, ok := m.agentAt(l.worker, l.args.Agent)
+	agent, ok := findIn(agents, l.args.Agent)
 	available := strings.Join(subagentsOf(agents), ", ")
 	switch {
 	case !ok && where != "":

@@ -33,11 +33,20 @@ func (m *Machine) onWorkerAgents(p pending, ev Event) {
 	w.agents, w.agentsKnown = agents, true
 }
 
+// knowsAgents reports whether place worker ("" the local OpenCode) has listed its agents.
+func (m *Machine) knowsAgents(worker string) bool {
+	if worker == "" {
+		return m.agentsKnown
+	}
+	w := m.workers[worker]
+	return w != nil && w.agentsKnown
+}
+
 // agentsAt is the agent list a task placed at worker is checked against: that worker's when it
 // has answered, else the local one (where is then "").
 func (m *Machine) agentsAt(worker string) (agents []AgentInfo, where string) {
-	if w := m.workers[worker]; worker != "" && w != nil && w.agentsKnown {
-		return w.agents, worker
+	if worker != "" && m.knowsAgents(worker) {
+		return m.workers[worker].agents, worker
 	}
 	return m.agents, ""
 }
@@ -45,37 +54,32 @@ func (m *Machine) agentsAt(worker string) (agents []AgentInfo, where string) {
 // agentAt is agent name as the place worker knows it.
 func (m *Machine) agentAt(worker, name string) (AgentInfo, bool) {
 	agents, _ := m.agentsAt(worker)
-	for _, a := range agents {
-		if a.Name == name {
-			return a, true
-		}
-	}
-	return AgentInfo{}, false
+	return findIn(agents, name)
 }
 
 // listsAgent reports whether worker (a configured one's name) has answered with a list that holds
 // agent name.
 func (m *Machine) listsAgent(worker, name string) bool {
-	w := m.workers[worker]
-	if worker == "" || w == nil || !w.agentsKnown {
-		return false
-	}
 	_, ok := m.agentAt(worker, name)
-	return ok
+	return worker != "" && m.knowsAgents(worker) && ok
 }
 
 // lacksAgent reports whether place worker ("" local) is known not to run agent name as a task's:
 // its list is in, and the agent is missing from it or a primary one. "auto" passes such a place
 // over.
 func (m *Machine) lacksAgent(worker, name string) bool {
-	if worker == "" && !m.agentsKnown {
-		return false
-	}
-	if w := m.workers[worker]; worker != "" && (w == nil || !w.agentsKnown) {
-		return false
-	}
 	a, ok := m.agentAt(worker, name)
-	return !ok || a.Mode == "primary"
+	return m.knowsAgents(worker) && (!ok || a.Mode == "primary")
+}
+
+// findIn is agent name in agents.
+func findIn(agents []AgentInfo, name string) (AgentInfo, bool) {
+	for _, a := range agents {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return AgentInfo{}, false
 }
 
 // subagentsOf lists the agents of agents that a task may run, sorted.

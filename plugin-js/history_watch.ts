@@ -7,6 +7,7 @@
 // tried again at each. The intervals are the core's (core/limits.go); this only keeps time.
 
 import { watch, type FSWatcher } from "node:fs";
+import { basename } from "node:path";
 
 export interface LookTiming {
   /** The least time between two looks, and the timed look's interval without a watch. */
@@ -61,7 +62,8 @@ export class LookSchedule {
 
   private timed(): void {
     this.run();
-    if (!this.watcher && this.dir !== undefined) this.rearm(); // the folder may exist by now
+    // The folder may exist by now: once watched, the timed look slows down.
+    if (!this.watcher && (this.watcher = this.tryWatch())) this.rearm();
   }
 
   private tryWatch(): FSWatcher | undefined {
@@ -112,8 +114,5 @@ function unref(t: unknown): void {
 
 /** Whether name is one of path's files: the log, its index, or a file written over either. */
 export function ownFile(name: string, ...paths: string[]): boolean {
-  return paths.some((p) => {
-    const base = p.slice(p.lastIndexOf("/") + 1);
-    return name === base || name.startsWith(`${base}.`);
-  });
+  return paths.some((p) => name === basename(p) || name.startsWith(`${basename(p)}.`));
 }

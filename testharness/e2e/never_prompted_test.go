@@ -20,18 +20,12 @@ import (
 // result in one notice, where it used to end as interrupted.
 func TestARestartPromptsARecordedChildThatNeverGotItsPrompt(t *testing.T) {
 	held := newGate(t)
-	script := func(req mockmodel.Request) mockmodel.Reply {
-		switch {
-		case firstUser(req) == "CHILD late":
+	script := childScript(map[string]func(mockmodel.Request) mockmodel.Reply{
+		"CHILD late": func(mockmodel.Request) mockmodel.Reply {
 			held.wait(120 * time.Second)
 			return mockmodel.Reply{Text: "the late result"}
-		case lastRole(req) == "tool" || strings.Contains(req.LastUser, "Agent \""):
-			return mockmodel.Reply{Text: "ok"}
-		case req.LastUser == "LAUNCH":
-			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("late", "CHILD late", "general")}}
-		}
-		return mockmodel.Reply{Text: "?"}
-	}
+		},
+	}, map[string][]mockmodel.ToolCall{"LAUNCH": {taskCall("late", "CHILD late", "general")}})
 	e := start(t, script)
 	parent := e.prompt("LAUNCH")
 	id := e.launchedTasks(parent, 1)[0]

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/testharness/mockmodel"
 	"github.com/asyncagents/asyncagents/testharness/ocserve"
 )
@@ -68,16 +69,7 @@ func (f *fleet) api() serverJSON {
 }
 
 // workerView is one entry of GET /v1/workers.
-type workerView struct {
-	Name    string   `json:"name"`
-	URL     string   `json:"url"`
-	State   string   `json:"state"`
-	Error   string   `json:"error"`
-	Version string   `json:"version"`
-	Running int      `json:"running"`
-	Queued  int      `json:"queued"`
-	Agents  []string `json:"agents"`
-}
+type workerView = core.WorkerInfo
 
 // workerViews reads GET /v1/workers from the parent's status API, with its raw body.
 func (f *fleet) workerViews() (map[string]workerView, string) {
