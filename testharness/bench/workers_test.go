@@ -21,7 +21,15 @@ var workersCase = fanCase{"n20-workers", "20 tasks, local or on 2 workers", same
 // A child's work is what placing it elsewhere moves off the parent's machine: each step streams
 // a stretch of reasoning and runs a tool (a glob, a read, a shell command, in turn), as a child
 // that surveys a repository would; its answer is short, since the parent gets it in a notice.
-const workerSteps = 6
+// Each child works through 6 steps; ASYNCAGENTS_BENCH_WORKER_STEPS sizes the children otherwise.
+// The parent's cost of a task placed elsewhere is mostly fixed (its launch, its notice), while a
+// local child costs it every step: the ratio falls as the children grow (BENCHMARKS.md).
+var workerSteps = func() int {
+	if n, err := strconv.Atoi(os.Getenv("ASYNCAGENTS_BENCH_WORKER_STEPS")); err == nil && n > 0 {
+		return n
+	}
+	return 6
+}()
 
 var (
 	workerFindings = strings.Repeat("The child's findings, streamed token by token as a model would. ", 40)
@@ -121,7 +129,8 @@ var workersRounds = func() int {
 // placed on two workers (10 each), as a ratio (the target: remote at most a tenth of local); and,
 // in the same runs, the delay from a child's completion to its notice in the parent, remote
 // against local. After a discarded warm-up round, each round runs both, in the opposite order
-// every other round. It adds a "workers" field to dist/bench.json and prints a table.
+// every other round. It adds a "workers" field to dist/bench.json (for children of other sizes,
+// "workers_<n>_steps") and prints a table.
 func BenchmarkWorkers(b *testing.B) {
 	root := ocserve.RepoRoot(b)
 	for i := 0; i < b.N; i++ {
@@ -146,7 +155,8 @@ func BenchmarkWorkers(b *testing.B) {
 				order[0], order[1] = order[1], order[0]
 			}
 			for _, where := range order {
-				ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+				// Bigger children take longer: the bound grows with them.
+				ctx, cancel := context.WithTimeout(context.Background(), runTimeout*time.Duration(max(1, workerSteps/6)))
 				before, workersBefore, threadsBefore := treeCPU(pid), workersCPU(fl), threadCPU(pid)
 				r, err := fanOut(ctx, oc, model, ours, workersCase, fmt.Sprintf("%s-r%d", where, round))
 				if err != nil {
@@ -174,11 +184,15 @@ func BenchmarkWorkers(b *testing.B) {
 		}
 		rep := summarizeWorkers(samples)
 		rep.RestCPUPerS = restPerS
+		field := "workers" // the default children; other sizes are fields of their own
+		if workerSteps != 6 {
+			field = fmt.Sprintf("workers_%d_steps", workerSteps)
+		}
 		b.ReportMetric(rep.CPURatio, "cpu-remote/local")
 		b.ReportMetric(rep.NoticeRemoteMs, "notice-remote-ms")
 		b.ReportMetric(rep.NoticeLocalMs, "notice-local-ms")
 		printWorkers(rep)
-		if err := addReportField(filepath.Join(root, "dist", "bench.json"), "workers", rep); err != nil {
+		if err := addReportField(filepath.Join(root, "dist", "bench.json"), field, rep); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -219,6 +233,7 @@ type workersReport struct {
 	Date           string               `json:"date"`
 	Rounds         int                  `json:"rounds"`
 	Children       int                  `json:"children"`
+	Steps          int                  `json:"child_steps"` // each child's steps before its answer
 	CPULocalS      float64              `json:"cpu_local_s"`
 	CPURemoteS     float64              `json:"cpu_remote_s"`
 	CPURatio       float64              `json:"cpu_remote_over_local"`
@@ -234,7 +249,7 @@ type workersReport struct {
 }
 
 func summarizeWorkers(s map[string][]workersSample) *workersReport {
-	rep := &workersReport{Date: time.Now().Format(time.RFC3339), Rounds: workersRounds, Children: len(workersCase.Delays),
+	rep := &workersReport{Date: time.Now().Format(time.RFC3339), Rounds: workersRounds, Children: len(workersCase.Delays), Steps: workerSteps,
 		Runs: map[string][]float64{}, Turns: map[string][]int{}, Load: loadAverage()}
 	med := func(where string, f func(workersSample) float64) float64 {
 		var xs []float64
@@ -263,7 +278,7 @@ func summarizeWorkers(s map[string][]workersSample) *workersReport {
 }
 
 func printWorkers(r *workersReport) {
-	fmt.Printf("\n%d children per fan-out, %d rounds after a warm-up, medians over rounds (load %v)\n\n", r.Children, r.Rounds, r.Load)
+	fmt.Printf("\n%d children of %d steps per fan-out, %d rounds after a warm-up, medians over rounds (load %v)\n\n", r.Children, r.Steps, r.Rounds, r.Load)
 	fmt.Println("| placed | parent OpenCode CPU | workers' CPU | notice p50 | parent turns |")
 	fmt.Println("|---|---|---|---|---|")
 	fmt.Printf("| local | %.2f s | - | %.0f ms | %v |\n", r.CPULocalS, r.NoticeLocalMs, r.Turns["local"])
