@@ -8,44 +8,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// agentsRig drives a machine with w1 and w2 (twoWorkers) by hand: it answers the local agent
-// list and w1's health at once, and leaves w1's agent lists to the test, which answers each.
-type agentsRig struct {
-	t   *testing.T
-	m   *Machine
-	now int64
-}
-
-func newAgentsRig(t *testing.T) *agentsRig {
-	r := &agentsRig{t: t, m: NewMachine(twoWorkers(nil)), now: 1_000}
-	r.step(Event{Type: EventStart})
-	return r
-}
-
-// step feeds ev and answers what the test leaves alone: the local agent list, health checks,
-// session creates and prompts. It returns every effect, answered or not.
-func (r *agentsRig) step(ev Event) []Effect {
-	r.now += 10
-	var all []Effect
-	queue := r.m.Step(r.now, ev)
-	for len(queue) > 0 {
-		e := queue[0]
-		queue, all = queue[1:], append(all, e)
-		ok := Event{Type: EventEffectDone, EffectID: e.ID, OK: true}
-		switch {
-		case e.Kind == EffectAgentsList && e.Worker == "":
-			ok.Result = json.RawMessage(`[{"name":"general","mode":"subagent"}]`)
-		case e.Kind == EffectWorkerHealth:
-			ok.Result = json.RawMessage(`{"healthy":true,"version":"1.18.33"}`)
-		case e.Kind == EffectSessionCreate:
-			ok.Result = json.RawMessage(`{"id":"ses_c1"}`)
-		case e.Kind == EffectPromptAsync:
-		default:
-			continue
-		}
-		queue = append(queue, r.m.Step(r.now, ok)...)
-	}
-	return all
+// newAgentsRig is w1 and w2 (twoWorkers) started, with w1's agent lists left for the test to
+// answer (answerAgents); the local list, health checks, session creates and prompts are answered.
+func newAgentsRig(t *testing.T) *wkHarness {
+	h := newWK(t, twoWorkers(nil))
+	h.holdWorkerAgents = true
+	h.run(Event{Type: EventStart})
+	return h
 }
 
 // asks are the agent-list requests to w1 among effects.
@@ -59,32 +28,32 @@ func asks(effects []Effect) []Effect {
 	return out
 }
 
-// answer answers w1's agent request ask with the agents named (all subagents).
-func (r *agentsRig) answer(ask Effect, names ...string) []Effect {
+// answerAgents answers w1's agent request ask with the agents named (all subagents).
+func (r *wkHarness) answerAgents(ask Effect, names ...string) []Effect {
 	list := []AgentInfo{}
 	for _, n := range names {
 		list = append(list, AgentInfo{Name: n, Mode: "subagent"})
 	}
 	b, _ := json.Marshal(list)
-	return r.step(Event{Type: EventEffectDone, EffectID: ask.ID, OK: true, Result: b})
+	return r.run(Event{Type: EventEffectDone, EffectID: ask.ID, OK: true, Result: b})
 }
 
-// disposed feeds an event of worker's stream.
-func (r *agentsRig) disposed(worker, typ, props string) []Effect {
-	return r.step(Event{Type: EventOpenCode, Worker: worker, Event: &OpenCodeEvent{Type: typ, Properties: json.RawMessage(props)}})
+// workerEvent feeds an event of worker's stream.
+func (r *wkHarness) workerEvent(worker, typ, props string) []Effect {
+	return r.run(Event{Type: EventOpenCode, Worker: worker, Event: &OpenCodeEvent{Type: typ, Properties: json.RawMessage(props)}})
 }
 
-// launch asks for a task of agent on w1 and returns the effects.
-func (r *agentsRig) launch(call, agent string) []Effect {
-	return r.step(Event{Type: EventToolCall, CallID: call, Tool: ToolTask, SessionID: "ses_p", MessageID: "msg_p",
+// launchOnW1 asks for a task of agent on w1 and returns the effects.
+func (r *wkHarness) launchOnW1(call, agent string) []Effect {
+	return r.run(Event{Type: EventToolCall, CallID: call, Tool: ToolTask, SessionID: "ses_p", MessageID: "msg_p",
 		Args: json.RawMessage(fmt.Sprintf(`{"description":"d","prompt":"p","agent":%q,"worker":"w1"}`, agent))})
 }
 
 // upWith brings w1's stream up and answers its agent request with names.
-func (r *agentsRig) upWith(names ...string) {
-	a := asks(r.step(Event{Type: EventWorkerState, Worker: "w1", Up: true}))
+func (r *wkHarness) upWith(names ...string) {
+	a := asks(r.run(Event{Type: EventWorkerState, Worker: "w1", Up: true}))
 	require.Len(r.t, a, 1)
-	r.answer(a[0], names...)
+	r.answerAgents(a[0], names...)
 }
 
 // An agent added to a running worker's config is seen without a reconnect: OpenCode there drops
@@ -96,24 +65,24 @@ func TestAWorkersAgentsAreAskedAgainWhenItsInstanceIsDisposed(t *testing.T) {
 	r.upWith("general")
 	require.Equal(t, []string{"general"}, r.m.Workers()[0].Agents)
 
-	require.Empty(t, asks(r.disposed("w1", "server.instance.disposed", `{"directory":"/srv/other"}`)))
-	require.Empty(t, asks(r.disposed("w2", "server.instance.disposed", `{"directory":"/srv/w1/repo"}`)))
-	require.Empty(t, asks(r.disposed("", "server.instance.disposed", `{"directory":"/srv/w1/repo"}`)))
+	require.Empty(t, asks(r.workerEvent("w1", "server.instance.disposed", `{"directory":"/srv/other"}`)))
+	require.Empty(t, asks(r.workerEvent("w2", "server.instance.disposed", `{"directory":"/srv/w1/repo"}`)))
+	require.Empty(t, asks(r.workerEvent("", "server.instance.disposed", `{"directory":"/srv/w1/repo"}`)))
 
-	a := asks(r.disposed("w1", "server.instance.disposed", `{"directory":"/srv/w1/repo"}`))
+	a := asks(r.workerEvent("w1", "server.instance.disposed", `{"directory":"/srv/w1/repo"}`))
 	require.Len(t, a, 1, "w1's instance of its directory was dropped")
 	require.Equal(t, "/srv/w1/repo", a[0].Directory)
-	require.Empty(t, asks(r.disposed("w1", "global.disposed", `{}`)), "one request at a time")
-	require.Empty(t, asks(r.disposed("w1", "server.instance.disposed", `{"directory":"/srv/w1/repo"}`)))
-	again := asks(r.answer(a[0], "general", "added"))
+	require.Empty(t, asks(r.workerEvent("w1", "global.disposed", `{}`)), "one request at a time")
+	require.Empty(t, asks(r.workerEvent("w1", "server.instance.disposed", `{"directory":"/srv/w1/repo"}`)))
+	again := asks(r.answerAgents(a[0], "general", "added"))
 	require.Equal(t, []string{"added", "general"}, r.m.Workers()[0].Agents)
 	require.Len(t, again, 1, "the disposes during the request owe one more")
-	require.Empty(t, asks(r.answer(again[0], "general", "added")))
+	require.Empty(t, asks(r.answerAgents(again[0], "general", "added")))
 
-	a = asks(r.disposed("w1", "global.disposed", `{}`))
+	a = asks(r.workerEvent("w1", "global.disposed", `{}`))
 	require.Len(t, a, 1, "all of w1's instances were dropped")
-	r.answer(a[0], "general", "added", "later")
-	eff := r.launch("c1", "later")
+	r.answerAgents(a[0], "general", "added", "later")
+	eff := r.launchOnW1("c1", "later")
 	require.Empty(t, asks(eff), "a listed agent launches without a request")
 	reply := ofKind(eff, EffectToolReply)
 	require.Len(t, reply, 1)
@@ -128,14 +97,14 @@ func TestALaunchAWorkersListRefusesAsksTheListOnceMore(t *testing.T) {
 	r := newAgentsRig(t)
 	r.upWith("general")
 
-	a := asks(r.launch("c1", "fresh"))
+	a := asks(r.launchOnW1("c1", "fresh"))
 	require.Len(t, a, 1, "w1 is asked again before the launch is answered")
-	eff := r.launch("c2", "missing")
+	eff := r.launchOnW1("c2", "missing")
 	require.Empty(t, asks(eff), "a second launch waits for the same answer")
 	require.Empty(t, ofKind(eff, EffectToolReply))
 	require.Len(t, r.m.startingLaunches(), 2, "asyncagents_cancel(all) and a headless run see them")
 	require.Equal(t, 2, r.m.launchesInFlight(batchID("ses_p", "msg_p")), "their batch counts them")
-	eff = r.answer(a[0], "general", "fresh")
+	eff = r.answerAgents(a[0], "general", "fresh")
 	replies := ofKind(eff, EffectToolReply)
 	require.Len(t, replies, 2)
 	require.Empty(t, replies[0].Error, "the agent is there now: the task runs")
@@ -144,9 +113,9 @@ func TestALaunchAWorkersListRefusesAsksTheListOnceMore(t *testing.T) {
 	require.Equal(t, `asyncagents_task: worker w1 has no agent "missing"; its agents: fresh, general. No task was created.`, replies[1].Error)
 	require.Empty(t, asks(eff), "one request per refusal")
 
-	a = asks(r.launch("c3", "missing"))
+	a = asks(r.launchOnW1("c3", "missing"))
 	require.Len(t, a, 1)
-	eff = r.step(Event{Type: EventEffectDone, EffectID: a[0].ID, Error: "worker w1: listing its agents: timed out"})
+	eff = r.run(Event{Type: EventEffectDone, EffectID: a[0].ID, Error: "worker w1: listing its agents: timed out"})
 	replies = ofKind(eff, EffectToolReply)
 	require.Len(t, replies, 1)
 	require.Contains(t, replies[0].Error, `worker w1 has no agent "missing"; its agents: fresh, general.`)
