@@ -21,8 +21,10 @@ type fbHarness struct {
 	nextSes int
 	// syncErr is the host's answer to history.sync: "" for writes that worked.
 	syncErr string
-	// workerAgents is a worker's answer to agents.list, by worker (else the local answer).
-	workerAgents map[string]string
+	// workerAgents is a worker's answer to agents.list, by worker (else the local answer);
+	// holdWorkerAgents leaves the workers' agents.list unanswered, for the test to answer.
+	workerAgents     map[string]string
+	holdWorkerAgents bool
 }
 
 func newFB(t *testing.T, cfg config.Config) *fbHarness {
@@ -41,6 +43,9 @@ func (h *fbHarness) step(ev Event) []Effect {
 		h.effects = append(h.effects, e)
 		switch e.Kind {
 		case EffectAgentsList:
+			if e.Worker != "" && h.holdWorkerAgents {
+				continue
+			}
 			list := `[{"name":"general","mode":"subagent"}]`
 			if own := h.workerAgents[e.Worker]; e.Worker != "" && own != "" {
 				list = own

@@ -64,10 +64,10 @@ func (m *Machine) batchProgress(t *run) (done, total, running int) {
 }
 
 // launchesInFlight counts the batch's launches that have no task yet (they wait for the agent
-// list).
+// list, or a worker's).
 func (m *Machine) launchesInFlight(batch string) int {
 	n := 0
-	for _, l := range m.agentWaiters {
+	for _, l := range append(append([]*launch(nil), m.agentWaiters...), m.workerAgentWaiters()...) {
 		if batchID(l.sessionID, l.messageID) == batch {
 			n++
 		}

@@ -136,10 +136,10 @@ func (m *Machine) cancelLaunches(sessionID, reason string) int {
 }
 
 // startingLaunches are the launches that have no task yet, in the order they came: those waiting
-// for the agent list, then those waiting for their worker's health check (a launch waits for one
-// at a time).
+// for the agent list, then those waiting for a worker's list, then those waiting for their
+// worker's health check (a launch waits for one at a time).
 func (m *Machine) startingLaunches() []*launch {
-	out := append([]*launch(nil), m.agentWaiters...)
+	out := append(append([]*launch(nil), m.agentWaiters...), m.workerAgentWaiters()...)
 	ids := make([]int64, 0, len(m.pending))
 	for id, p := range m.pending {
 		if p.launch != nil {

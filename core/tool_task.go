@@ -51,6 +51,8 @@ type launch struct {
 	// worker was asked and it answered.
 	worker          string
 	placed, checked bool
+	// rechecked: its worker's list refused it once, and was asked again (workers_agents.go).
+	rechecked bool
 }
 
 // parseArgs decodes tool arguments into v, naming the argument whose type is wrong.
@@ -221,6 +223,10 @@ func (m *Machine) checkAgentAndLaunch(l *launch) {
 	}
 	agents, where := m.agentsAt(l.worker)
 	agent, ok := findIn(agents, l.args.Agent)
+	if where != "" && (!ok || agent.Mode == "primary") && !l.rechecked {
+		m.recheckAgents(where, l)
+		return
+	}
 	available := strings.Join(subagentsOf(agents), ", ")
 	switch {
 	case !ok && where != "":

@@ -35,9 +35,13 @@ type workerLink struct {
 	version      string
 	lastChangeAt int64
 	lostArmed    bool
-	// agents: the worker's own agent list, once it answered (agentsKnown; workers_agents.go).
-	agents      []AgentInfo
-	agentsKnown bool
+	// agents: the worker's own agent list, once it answered (agentsKnown; workers_agents.go);
+	// agentsAsking while a request for it is in flight, agentsAgain when another is owed after
+	// it; agentWaiters, the launches its list refused, waiting for its next answer.
+	agents                    []AgentInfo
+	agentsKnown               bool
+	agentsAsking, agentsAgain bool
+	agentWaiters              []*launch
 }
 
 // link is the record of a configured worker (nil for a name the config does not hold).
@@ -256,6 +260,12 @@ func (m *Machine) onStreamEvent(name string, e OpenCodeEvent) {
 		sid = p.Info.SessionID
 	case ocevents.PartUpdated:
 		sid = p.Part.SessionID
+	case ocevents.InstanceDisposed:
+		m.onWorkerDisposed(name, p.Directory, false)
+		return
+	case ocevents.GlobalDisposed:
+		m.onWorkerDisposed(name, "", true)
+		return
 	}
 	t := m.taskBelow(sid)
 	if (t == nil && name == "") || (t != nil && t.Worker == name) {

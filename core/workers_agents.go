@@ -3,34 +3,93 @@ package core
 import (
 	"encoding/json"
 	"fmt"
+	"path"
 	"sort"
 )
 
 // A worker's agents are its own: its `opencode serve` reads its own config, so an agent may exist
 // there and not here, or here and not there. A task placed on a worker is checked against the
-// agents that worker lists (GET /agent in its directory), asked each time its stream comes up;
-// until that answer is in (or when it failed), the local list stands in, as before workers had
+// agents that worker lists (GET /agent in its directory), asked each time its stream comes up and
+// each time OpenCode there drops its instance of that directory or all of them (a config update
+// through its API, or a dispose: server.instance.disposed, global.disposed), which is when it
+// reads its config afresh. A launch that list refuses asks it once more before it is refused.
+// Until an answer is in (or when it failed), the local list stands in, as before workers had
 // lists of their own, and OpenCode's own refusal after the launch remains the last word
 // (docs/rationale/workers.md).
 
-// askWorkerAgents asks worker name for its agents.
+// askWorkerAgents asks worker name for its agents. One ask is in flight at a time: one asked for
+// meanwhile goes when it answers, since that answer may predate what made it needed.
 func (m *Machine) askWorkerAgents(name string) {
-	m.request(Effect{Kind: EffectAgentsList, Worker: name, Remote: m.remote(name), Directory: m.cfg.Workers[name].Directory}, pending{worker: name})
-}
-
-// onWorkerAgents records a worker's agent list. A failed or unreadable answer keeps what was
-// known: a worker that answered once has not lost its agents because one request failed.
-func (m *Machine) onWorkerAgents(p pending, ev Event) {
-	w := m.link(p.worker)
+	w := m.link(name)
 	if w == nil {
 		return
 	}
+	if w.agentsAsking {
+		w.agentsAgain = true
+		return
+	}
+	w.agentsAsking = true
+	m.request(Effect{Kind: EffectAgentsList, Worker: name, Remote: m.remote(name), Directory: m.cfg.Workers[name].Directory}, pending{worker: name})
+}
+
+// recheckAgents holds launch l, which worker's list refused, until the worker has listed its
+// agents again (a list in flight will do): an agent added there since the last answer, whose
+// event has not come yet, then runs rather than being refused.
+func (m *Machine) recheckAgents(worker string, l *launch) {
+	w := m.link(worker)
+	l.rechecked = true
+	w.agentWaiters = append(w.agentWaiters, l)
+	if !w.agentsAsking {
+		m.askWorkerAgents(worker)
+	}
+}
+
+// onWorkerDisposed asks worker name for its agents again when its OpenCode dropped its instance
+// of the worker's directory (dir, as OpenCode resolved it), or all of them (dir ""): the next
+// request reads the config again, and an agent may have come or gone.
+func (m *Machine) onWorkerDisposed(name, dir string, all bool) {
+	c, ok := m.cfg.Workers[name]
+	if !ok || (!all && path.Clean(dir) != path.Clean(c.Directory)) {
+		return
+	}
+	m.askWorkerAgents(name)
+}
+
+// onWorkerAgents records a worker's agent list and answers the launches that waited for it. A
+// failed or unreadable answer keeps what was known: a worker that answered once has not lost its
+// agents because one request failed.
+func (m *Machine) onWorkerAgents(p pending, ev Event) {
+	w := m.workers[p.worker]
+	if w == nil {
+		return
+	}
+	w.agentsAsking = false
 	var agents []AgentInfo
 	if !ev.OK || json.Unmarshal(ev.Result, &agents) != nil {
 		m.log("warn", fmt.Sprintf(workerAgentsUnlistedFmt, p.worker, ev.Error))
-		return
+	} else {
+		w.agents, w.agentsKnown = agents, true
 	}
-	w.agents, w.agentsKnown = agents, true
+	waiting := w.agentWaiters
+	w.agentWaiters = nil
+	for _, l := range waiting {
+		m.checkAgentAndLaunch(l)
+	}
+	if w.agentsAgain {
+		w.agentsAgain = false
+		m.askWorkerAgents(p.worker)
+	}
+}
+
+// workerAgentWaiters are the launches waiting for a worker's list, by worker name.
+func (m *Machine) workerAgentWaiters() []*launch {
+	var out []*launch
+	for _, name := range m.cfg.WorkerNames() {
+		if w := m.workers[name]; w != nil {
+			out = append(out, w.agentWaiters...)
+		}
+	}
+	return out
 }
 
 // knowsAgents reports whether place worker ("" the local OpenCode) has listed its agents.

@@ -48,6 +48,18 @@ test("up after server.connected; payloads fed as opencode events tagged with the
   expect(fed.length).toBe(2);
 });
 
+test("a config update's disposes are fed, as OpenCode 1.18.33 sends them (the core asks the worker's agents again), and the stream stays up", async () => {
+  followers.follow("w1", remote());
+  const s = await fake.nthStream(1);
+  s.send({ payload: { id: "evt_0", type: "server.connected", properties: {} } });
+  s.send(frame("server.instance.disposed", { directory: "/repo/on/w1" }, "/repo/on/w1"));
+  s.send({ directory: "global", payload: { type: "global.disposed", properties: {}, id: "evt_g" } });
+  await until("both disposes", () => events().length === 2);
+  expect(events().map((e: any) => e.event.type)).toEqual(["server.instance.disposed", "global.disposed"]);
+  expect((events()[0] as any).event.properties).toEqual({ directory: "/repo/on/w1" });
+  expect(states()).toEqual([{ type: "worker.state", worker: "w1", up: true }]);
+});
+
 test("a stream that ends is down with the reason, reconnects, and is up again", async () => {
   followers.follow("w1", remote());
   const first = await fake.nthStream(1);

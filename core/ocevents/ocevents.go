@@ -9,7 +9,8 @@ import "encoding/json"
 // stream of text deltas never crosses into the core.
 func Subscribed() []string {
 	return []string{"session.idle", "session.status", "session.error", "session.deleted", "session.updated", "session.compacted",
-		"session.created", "message.updated", "message.part.updated", "permission.asked", "permission.replied"}
+		"session.created", "message.updated", "message.part.updated", "permission.asked", "permission.replied",
+		"server.instance.disposed", "global.disposed"}
 }
 
 // AbortedError is the name OpenCode gives the error of an interrupted turn.
@@ -125,6 +126,18 @@ type PermissionReplied struct {
 	Reply     string `json:"reply"`
 }
 
+// InstanceDisposed is server.instance.disposed: OpenCode dropped its instance of Directory (a
+// config update, POST /instance/dispose), and reads that directory's config afresh at its next
+// request. Directory is never empty once decoded; OpenCode writes it resolved (no symlink, no
+// trailing slash).
+type InstanceDisposed struct {
+	Directory string `json:"directory"`
+}
+
+// GlobalDisposed is global.disposed: OpenCode dropped all its instances (PATCH /global/config,
+// POST /global/dispose).
+type GlobalDisposed struct{}
+
 // Error is OpenCode's error object (MessageV2 errors): a name and data, with the provider's
 // status and response body for an APIError.
 type Error struct {
@@ -212,6 +225,10 @@ func decodeStd(typ string, props json.RawMessage) any {
 		return decode(props, func(p PermissionAsked) bool { return p.ID != "" })
 	case "permission.replied":
 		return decode(props, func(p PermissionReplied) bool { return p.RequestID != "" })
+	case "server.instance.disposed":
+		return decode(props, func(p InstanceDisposed) bool { return p.Directory != "" })
+	case "global.disposed":
+		return decode[GlobalDisposed](props, func(GlobalDisposed) bool { return true })
 	}
 	return nil
 }

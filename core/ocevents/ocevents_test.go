@@ -23,6 +23,7 @@ func TestDecode(t *testing.T) {
 		{"session.updated", `{"info":{"id":"s"}}`},
 		{"permission.asked", `{"sessionID":"s"}`},
 		{"permission.replied", `{"sessionID":"s"}`},
+		{"server.instance.disposed", `{}`},
 	} {
 		require.Nil(t, Decode(c.typ, json.RawMessage(c.props)), "%s %s", c.typ, c.props)
 	}
@@ -45,4 +46,10 @@ func TestDecode(t *testing.T) {
 	pa, ok := Decode("permission.asked", json.RawMessage(`{"id":"per","sessionID":"s","permission":"bash","patterns":["ls"]}`)).(PermissionAsked)
 	require.True(t, ok)
 	require.Equal(t, []string{"ls"}, pa.Patterns)
+
+	// As OpenCode 1.18.33 writes them on /global/event (a PATCH /global/config on a worker).
+	d, ok := Decode("server.instance.disposed", json.RawMessage(`{"directory":"/srv/w1/repo"}`)).(InstanceDisposed)
+	require.True(t, ok)
+	require.Equal(t, "/srv/w1/repo", d.Directory)
+	require.IsType(t, GlobalDisposed{}, Decode("global.disposed", json.RawMessage(`{}`)))
 }
