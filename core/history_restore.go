@@ -89,6 +89,8 @@ func (m *Machine) RestoreIndexed(now int64, hist, index string) (RestoreResult, 
 		// another process's, so it starts none and asks OpenCode nothing.
 		m.reconcile()
 		m.reconcileWorktrees() // isolated tasks' worktrees no task needs (worktree_tasks.go)
+		// and those a stop left on the workers, listed as each comes up (workers_worktree_restart.go)
+		m.sweepDue = len(m.tasks) > 0
 		m.restoreOutbox()
 	}
 	out := m.out

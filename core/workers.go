@@ -38,6 +38,8 @@ type workerLink struct {
 	// agents: the worker's own agent list, once it answered (agentsKnown; workers_agents.go).
 	agents      []AgentInfo
 	agentsKnown bool
+	// swept: its worktrees were listed after the restore (workers_worktree_restart.go).
+	swept bool
 }
 
 // link is the record of a configured worker (nil for a name the config does not hold).
@@ -107,6 +109,7 @@ func (m *Machine) onWorkerState(ev Event) {
 		}
 		m.request(Effect{Kind: EffectWorkerHealth, Worker: ev.Worker, Remote: m.remote(ev.Worker)}, pending{worker: ev.Worker})
 		m.askWorkerAgents(ev.Worker)
+		m.sweepWorker(ev.Worker)
 		m.recheckWorker(ev.Worker)
 		m.startQueued()
 		return

@@ -185,6 +185,8 @@ func (m *Machine) onWorkerWorktreeDone(p pending, ev Event) {
 		m.onRemoteDiff(p, ev)
 	case EffectWorktreeImport:
 		m.onImported(p, ev)
+	case EffectWorkerWorktreeList:
+		m.onWorkerWorktreesListed(p, ev)
 	case EffectWorkerWorktreeRemove:
 		if !ev.OK {
 			m.log("warn", fmt.Sprintf(worktreeRemoveFailedFmt, p.taskID, ev.Error))
