@@ -1,0 +1,92 @@
+package e2e
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/testharness/mockmodel"
+)
+
+// The parent killed (-9) after an isolated remote task's end was recorded and before its patch
+// came home, with a second worktree named for the task on the worker (what a stop during a
+// making leaves): at the restart the patch comes home as the task's branch, the parent is told
+// of it once, and both worktrees are gone from the worker's clone, their branches too.
+//
+// The window lasts one diff's round trip, too short to kill the parent in reliably: the parent
+// is killed while the child's last answer is held, the child then ends on the worker, and the
+// task's records are written as the end's record would have left them (status completed, its
+// worktree still named, no merge state). The stray worktree is made through the worker's own API.
+func TestWorkerWorktreeLeftByAStopComesHome(t *testing.T) {
+	last := newGate(t)
+	call := isolatedCall("Edit S", "CHILD edit S")
+	call.Args["worker"] = "w1"
+	edit := isolationScript(map[string][]mockmodel.ToolCall{"LAUNCH REMOTE": {call}})
+	f := startFleet(t, func(req mockmodel.Request) mockmodel.Reply {
+		if firstUser(req) == "CHILD edit S" && lastRole(req) == "tool" {
+			last.wait(120 * time.Second)
+		}
+		return edit(req)
+	}, fleetOptions{workers: 1})
+	f.waitWorkersUp()
+	parent := f.prompt("LAUNCH REMOTE")
+	id := f.launchedTasks(parent, 1)[0]
+	f.childAt("CHILD edit S", "tool")
+	w := f.workers["w1"]
+	require.Equal(t, 2, worktreeCount(t, w.Dir), "the task's worktree on the worker")
+
+	f.oc.Kill()
+	last.open()
+	f.eventually("the child idle on w1 while the parent is down", 60*time.Second, func() bool {
+		st, err := w.Status(f.ctx(15 * time.Second))
+		return err == nil && len(st) == 0
+	})
+	recordEnded(t, f, id)
+	var stray struct {
+		Directory string `json:"directory"`
+	}
+	require.NoError(t, w.Do(f.ctx(30*time.Second), "POST", "/experimental/worktree", map[string]any{"name": id}, &stray))
+	require.True(t, strings.HasPrefix(filepath.Base(stray.Directory), strings.ReplaceAll(id, "_", "-")+"-"), stray.Directory)
+	f.eventually("the stray worktree made", 30*time.Second, func() bool { return worktreeCount(t, w.Dir) == 3 })
+
+	f.restartParent(false)
+	f.waitWorkersUp()
+	f.eventually("the task's notice after the restart", 90*time.Second, func() bool { return f.noticeOf(parent, id) != "" })
+	require.Contains(t, f.noticeOf(parent, id), "asyncagents/"+id)
+	branch := "asyncagents/" + id
+	require.Equal(t, "line one\nedited by S\nline three", gitIn(t, f.oc.Dir, "show", branch+":shared.txt"), "the child's edit came home as its branch")
+	f.eventually("both worktrees gone from the worker", 60*time.Second, func() bool { return worktreeCount(t, w.Dir) == 1 })
+	require.Empty(t, gitIn(t, w.Dir, "for-each-ref", "--format=%(refname:short)", "refs/heads/opencode/"), "their branches on the worker too")
+	f.waitIdle(parent)
+	tk, _ := findStoredTask(f.oc, id)
+	require.Equal(t, task.StatusCompleted, tk.Status)
+	require.Equal(t, task.MergePending, tk.Worktree.Merge)
+	require.Empty(t, tk.Worktree.WorkerPath)
+	require.Equal(t, 1, f.noticesOf(parent, id), "the parent told once")
+}
+
+// worktreeCount is how many worktrees git lists in the clone dir, its own included.
+func worktreeCount(t *testing.T, dir string) int {
+	return strings.Count(gitIn(t, dir, "worktree", "list", "--porcelain"), "worktree ")
+}
+
+// recordEnded rewrites task id's records that name its worktree on the worker as the record of
+// its end: completed with the child's answer, nothing of its changes home yet.
+func recordEnded(t *testing.T, f *fleet, id string) {
+	t.Helper()
+	changed := 0
+	editTaskRecords(t, storageOf(f.oc), id, func(r *task.Task, line, _ string) string {
+		if r.Worktree == nil || r.Worktree.WorkerPath == "" {
+			return line
+		}
+		changed++
+		r.Status, r.Result, r.CompletedAt = task.StatusCompleted, "child done", time.Now().UnixMilli()
+		return core.HistoryLine(*r)
+	})
+	require.NotZero(t, changed, "the history names task %s's worktree on the worker", id)
+}
