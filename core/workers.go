@@ -38,8 +38,9 @@ type workerLink struct {
 	// agents: the worker's own agent list, once it answered (agentsKnown; workers_agents.go).
 	agents      []AgentInfo
 	agentsKnown bool
-	// swept: its worktrees were listed after the restore (workers_worktree_restart.go).
-	swept bool
+	// swept: its worktrees were asked for after the restore, listed: the answer came
+	// (workers_worktree_restart.go).
+	swept, listed bool
 }
 
 // link is the record of a configured worker (nil for a name the config does not hold).

@@ -28,6 +28,9 @@ func (m *Machine) prepareRemoteWorktree(t *run) bool {
 	if w.WorkerPath != "" || w.Base != "" {
 		return false
 	}
+	if t.unbound && m.sweepPending(t.Worker) {
+		return true // restored while it was being made: what that left goes first (onWorkerWorktreesListed)
+	}
 	if !t.creating {
 		t.creating = true
 		m.touch(t)

@@ -15,14 +15,15 @@ import (
 // it (Worktree.WorkerPath): a stop after the task's end was recorded and before its patch came
 // home leaves a task ended with WorkerPath still set and no merge state; a stop after the import,
 // or after a cancel during the worktree's making, leaves a worktree the history no longer names;
-// a stop during its making leaves one the history never named, and the restarted task gets
-// another. So after a restore, the first time each worker comes up, the machine lists the
-// worktrees OpenCode made of its clone (worker.worktree.list) and, of those named for a task of
-// this worker that the history holds, brings the patch home of one whose task ended before it
-// came (importFirst, then its removal as at any end), and removes one its task no longer needs:
-// the task ended, or it works in another one. Nothing else is touched: a worktree named for no
-// task of the history, one a task may be waiting for (its making answered after the list), and
-// one kept because its patch did not apply.
+// a stop during its making leaves one the history never named. So after a restore, the first
+// time each worker comes up, the machine lists the worktrees OpenCode made of its clone
+// (worker.worktree.list) and, of those named for a task of this worker that the history holds,
+// brings the patch home of one whose task ended before it came (importFirst, then its removal as
+// at any end), and removes one its task no longer needs: the task ended, it works in another one,
+// or it was restored while its worktree was being made. Such a task waits for the list before its
+// worktree is made again, as a local one waits for its leftover's removal. Nothing else is
+// touched: a worktree named for no task of the history, and one kept because its patch did not
+// apply.
 
 // sweepWorker lists worker name's worktrees, once after a restore that found tasks, when it comes
 // up (again, should the list fail).
@@ -35,8 +36,19 @@ func (m *Machine) sweepWorker(name string) {
 	m.request(Effect{Kind: EffectWorkerWorktreeList, Worker: name, Remote: m.remote(name), Directory: m.cfg.Workers[name].Directory}, pending{worker: name})
 }
 
-// onWorkerWorktreesListed finishes what a stop left of each worktree named for a task.
+// sweepPending reports whether worker name's worktrees are still to be listed after the restore.
+func (m *Machine) sweepPending(name string) bool {
+	w := m.link(name)
+	return w != nil && !w.listed && m.sweepDue && m.wt.project != "" && !m.wt.noGit
+}
+
+// onWorkerWorktreesListed finishes what a stop left of each worktree named for a task, then
+// makes the worktrees of the tasks that waited for the list.
 func (m *Machine) onWorkerWorktreesListed(p pending, ev Event) {
+	if w := m.link(p.worker); w != nil {
+		w.listed = true
+	}
+	defer m.makeWaiting(p.worker)
 	var got struct {
 		Directories []string `json:"directories"`
 	}
@@ -63,10 +75,26 @@ func (m *Machine) onWorkerWorktreesListed(p pending, ev Event) {
 				m.log("info", fmt.Sprintf(workerImportAfterStopFmt, t.ID, dir, t.Worker))
 				m.notifyParent(t) // its patch comes home first, then the notice goes (importFirst)
 			}
-		case t.Status.Terminal() || w.WorkerPath != "":
+		case t.Status.Terminal() || w.WorkerPath != "" || waitsForList(t):
 			m.log("info", fmt.Sprintf(workerWorktreeLeftFmt, t.ID, dir, t.Worker))
 			m.request(Effect{Kind: EffectWorkerWorktreeRemove, Worker: t.Worker, Remote: m.remote(t.Worker),
 				Directory: m.cfg.Workers[t.Worker].Directory, Path: dir, TaskID: t.ID}, pending{taskID: t.ID})
+		}
+	}
+}
+
+// waitsForList reports whether t was restored while its worktree on its worker was being made,
+// and waits for that worker's list (prepareRemoteWorktree).
+func waitsForList(t *run) bool {
+	return !t.Status.Terminal() && !t.Queued && t.unbound && !t.creating && t.SessionID == "" &&
+		t.Worktree != nil && t.Worktree.WorkerPath == "" && t.Worktree.Base == ""
+}
+
+// makeWaiting makes the worktrees of worker name's tasks that waited for its list.
+func (m *Machine) makeWaiting(name string) {
+	for _, id := range m.running() {
+		if t := m.tasks[id]; t != nil && t.Worker == name && waitsForList(t) {
+			m.startTask(t)
 		}
 	}
 }

@@ -80,20 +80,17 @@ func TestRestartBringsHomeThePatchAStopLeftOnAWorker(t *testing.T) {
 }
 
 // A stop after the import (or after a cancel while the worktree was made) leaves a worktree the
-// history no longer names: it is removed. A task still at work keeps its own, one whose patch did
-// not apply keeps it, and one still being made (no worktree in the history yet) is left alone.
+// history no longer names: it is removed, as is a second one named for a task at work in its own.
+// A task still at work keeps its own, and one whose patch did not apply keeps it.
 func TestRestartRemovesWorktreesItsTasksNoLongerNeed(t *testing.T) {
 	h := newWKProject(t)
 	imported := remoteIsolated(stopID, task.StatusCompleted, task.Worktree{Base: "h0", Commit: "c1", Merge: task.MergePending})
 	kept := remoteIsolated(otherID, task.StatusCompleted, task.Worktree{WorkerPath: otherDir, Merge: task.MergeNone, MergeNote: "did not apply"})
-	const runID, makingID = "bg_0193a1b2c3d6bbbbbbbbbb", "bg_0193a1b2c3d7cccccccccc"
-	const runDir, makingDir = "/srv/w1/data/worktree/p1/bg-0193a1b2c3d6bbbbbbbbbb", "/srv/w1/data/worktree/p1/bg-0193a1b2c3d7cccccccccc"
+	const runID, runDir = "bg_0193a1b2c3d6bbbbbbbbbb", "/srv/w1/data/worktree/p1/bg-0193a1b2c3d6bbbbbbbbbb"
 	running := remoteIsolated(runID, task.StatusRunning, task.Worktree{WorkerPath: runDir})
 	running.CompletedAt, running.Result = 0, ""
-	making := remoteIsolated(makingID, task.StatusRunning, task.Worktree{})
-	making.CompletedAt, making.Result, making.SessionID = 0, "", ""
-	hist := HistoryLine(imported) + HistoryLine(kept) + HistoryLine(running) + HistoryLine(making)
-	eff := restoreAndList(h, hist, stopDir, otherDir, runDir, runDir+"-calm-river", makingDir)
+	hist := HistoryLine(imported) + HistoryLine(kept) + HistoryLine(running)
+	eff := restoreAndList(h, hist, stopDir, otherDir, runDir, runDir+"-calm-river")
 	require.Equal(t, []string{stopDir, runDir + "-calm-river"}, removedOn(eff))
 	require.Empty(t, ofKind(eff, EffectWorkerWorktreeDiff), "no patch is asked again")
 	for _, e := range ofKind(eff, EffectWorkerWorktreeRemove) {
@@ -139,4 +136,35 @@ func TestWorktreeTaskID(t *testing.T) {
 		require.Equal(t, want, worktreeTaskID(base), base)
 	}
 	require.Equal(t, "bg-0193a1b2c3d4e5f6a7b8c9", slugOf(stopID))
+}
+
+// A stop while a task's worktree was being made on its worker: the restored task waits for the
+// worker's list, what that making left (named for the task) is removed, and then its worktree is
+// made again; a list that fails does not keep it waiting.
+func TestRestoredWhileMadeOnAWorkerWaitsForTheList(t *testing.T) {
+	for _, fails := range []bool{false, true} {
+		h := newWKProject(t)
+		making := remoteIsolated(stopID, task.StatusRunning, task.Worktree{})
+		making.CompletedAt, making.Result, making.SessionID = 0, "", ""
+		_, eff := h.m.Restore(h.now, HistoryLine(making))
+		require.Empty(t, ofKind(eff, EffectWorkerWorktreeCreate), "not made before the list")
+		h.run(Event{Type: EventStart})
+		eff = h.state("w1", true, "")
+		require.Empty(t, ofKind(eff, EffectWorkerWorktreeCreate), "not made before the list")
+		list := ofKind(eff, EffectWorkerWorktreeList)
+		require.Len(t, list, 1)
+		done := Event{Type: EventEffectDone, EffectID: list[0].ID, OK: true, Result: json.RawMessage(`{"directories":["` + stopDir + `"]}`)}
+		if fails {
+			done = Event{Type: EventEffectDone, EffectID: list[0].ID, Error: "worker w1: listing the worktrees: Not Found (404)"}
+		}
+		eff = h.run(done)
+		if fails {
+			require.Empty(t, removedOn(eff))
+		} else {
+			require.Equal(t, []string{stopDir}, removedOn(eff), "what the making left goes")
+		}
+		mk := ofKind(eff, EffectWorkerWorktreeCreate)
+		require.Len(t, mk, 1, "then the worktree is made again")
+		require.Equal(t, stopID, mk[0].TaskID)
+	}
 }
