@@ -168,3 +168,26 @@ func TestRestoredWhileMadeOnAWorkerWaitsForTheList(t *testing.T) {
 		require.Equal(t, stopID, mk[0].TaskID)
 	}
 }
+
+// A stop while the task ran: the restarted parent reconciles it on its worker, in its worktree,
+// and ends it (here as interrupted: its child is no longer busy and its answer is incomplete);
+// its changes come home all the same, then its worktree goes.
+func TestRestartEndsARemoteTaskAndBringsItsPatchHome(t *testing.T) {
+	h := newWKProject(t)
+	running := remoteIsolated(stopID, task.StatusRunning, task.Worktree{WorkerPath: stopDir})
+	running.CompletedAt, running.Result = 0, ""
+	eff := restoreAndList(h, HistoryLine(running), stopDir)
+	require.Empty(t, removedOn(eff), "its own worktree, at work")
+	st := ofKind(h.effects, EffectStatus)
+	require.NotEmpty(t, st)
+	require.Equal(t, stopDir, st[len(st)-1].Directory, "reconciled in its worktree on the worker")
+	eff = h.run(Event{Type: EventEffectDone, EffectID: st[len(st)-1].ID, OK: true, Result: json.RawMessage(`{}`)})
+	rd := ofKind(eff, EffectMessages)
+	require.Len(t, rd, 1)
+	eff = h.run(Event{Type: EventEffectDone, EffectID: rd[0].ID, OK: true, Result: json.RawMessage(`[{"info":{"id":"u1","role":"user","time":{"created":900001}},"parts":[]},{"info":{"id":"a1","role":"assistant","time":{"created":900002}},"parts":[{"type":"text","text":"half"}]}]`)})
+	require.Equal(t, task.StatusError, h.m.task(stopID).Status)
+	diff, eff := h.answerOne(eff, EffectWorkerWorktreeDiff, `{"patch":"diff --git a/x.go b/x.go\n"}`, "")
+	require.Equal(t, stopDir, diff.Directory)
+	_, eff = h.answerOne(eff, EffectWorktreeImport, `{"base":"h0","commit":"c1","files":[{"path":"x.go","added":1,"removed":0}]}`, "")
+	require.Equal(t, []string{stopDir}, removedOn(eff))
+}
