@@ -92,3 +92,60 @@ func recordEnded(t *testing.T, f *fleet, id string) {
 	})
 	require.NotZero(t, changed, "the history names task %s's worktree on the worker", id)
 }
+
+// The parent killed (-9) while an isolated remote task's worktree was being made: at the restart
+// the task waits for the worker's list, the worktree that making left is removed, a new one is
+// made, and the task runs there; its branch arrives, and the worker keeps no worktree of it.
+//
+// Staged as in the test above: the parent is killed while the child's first turn is held, the
+// child session is deleted on the worker, and the task's records that name its session or its
+// worktree there are dropped, so the history holds the task as launched, its worktree not made.
+func TestWorkerWorktreeMadeAtAStopIsRemoved(t *testing.T) {
+	first := newGate(t)
+	call := isolatedCall("Edit T", "CHILD edit T")
+	call.Args["worker"] = "w1"
+	edit := isolationScript(map[string][]mockmodel.ToolCall{"LAUNCH REMOTE": {call}})
+	f := startFleet(t, func(req mockmodel.Request) mockmodel.Reply {
+		if firstUser(req) == "CHILD edit T" && lastRole(req) == "user" {
+			first.wait(120 * time.Second)
+		}
+		return edit(req)
+	}, fleetOptions{workers: 1})
+	f.waitWorkersUp()
+	parent := f.prompt("LAUNCH REMOTE")
+	id := f.launchedTasks(parent, 1)[0]
+	f.childAt("CHILD edit T", "user")
+	w := f.workers["w1"]
+	tk, _ := findStoredTask(f.oc, id)
+	require.NotEmpty(t, tk.SessionID)
+	require.NotNil(t, tk.Worktree)
+	left := tk.Worktree.WorkerPath
+	require.NotEmpty(t, left, "the worktree made on the worker")
+
+	f.oc.Kill()
+	require.NoError(t, w.Abort(f.ctx(15*time.Second), tk.SessionID))
+	require.NoError(t, w.Do(f.ctx(15*time.Second), "DELETE", "/session/"+tk.SessionID, nil, nil))
+	first.open()
+	dropped := 0
+	editTaskRecords(t, storageOf(f.oc), id, func(r *task.Task, line, _ string) string {
+		if r.SessionID != "" || (r.Worktree != nil && r.Worktree.WorkerPath != "") {
+			dropped++
+			return ""
+		}
+		return line
+	})
+	require.NotZero(t, dropped)
+	require.Equal(t, 2, worktreeCount(t, w.Dir), "the making's worktree is on the worker")
+
+	f.restartParent(false)
+	f.waitWorkersUp()
+	f.eventually("the task's notice after the restart", 120*time.Second, func() bool { return f.noticeOf(parent, id) != "" })
+	require.Contains(t, f.noticeOf(parent, id), "asyncagents/"+id)
+	require.Equal(t, "line one\nedited by T\nline three", gitIn(t, f.oc.Dir, "show", "asyncagents/"+id+":shared.txt"))
+	f.eventually("no worktree of the task left on the worker", 60*time.Second, func() bool {
+		return worktreeCount(t, w.Dir) == 1 && gitIn(t, w.Dir, "for-each-ref", "--format=%(refname:short)", "refs/heads/opencode/") == ""
+	})
+	require.NoDirExists(t, left)
+	f.waitIdle(parent)
+	require.Equal(t, 1, f.noticesOf(parent, id), "the parent told once")
+}
