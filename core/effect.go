@@ -77,10 +77,12 @@ const (
 	// worker.worktree.create makes a worktree of the worker's clone (Directory) named TaskID;
 	// replies {directory, branch}. diff replies {patch}: the uncommitted changes of Directory
 	// (the worktree on the worker), untracked files included. remove deletes the worktree Path of
-	// the clone Directory and its branch; replies null.
+	// the clone Directory and its branch; replies null. list replies {directories}: the
+	// worktrees OpenCode made of the clone Directory (its GET /experimental/worktree).
 	EffectWorkerWorktreeCreate = "worker.worktree.create"
 	EffectWorkerWorktreeDiff   = "worker.worktree.diff"
 	EffectWorkerWorktreeRemove = "worker.worktree.remove"
+	EffectWorkerWorktreeList   = "worker.worktree.list"
 )
 
 // Remote is how a host reaches a worker (httpapi.Remote, which the status API's answers carry

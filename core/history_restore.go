@@ -87,6 +87,8 @@ func (m *Machine) RestoreIndexed(now int64, hist, index string) (RestoreResult, 
 	if !m.cfg.API.ReadOnly {
 		// A read-only view (asyncagents serve) shows the history as written: the tasks are
 		// another process's, so it starts none and asks OpenCode nothing.
+		// What a stop left on the workers is listed as each comes up (workers_worktree_restart.go).
+		m.sweepDue = len(m.tasks) > 0
 		m.reconcile()
 		m.reconcileWorktrees() // isolated tasks' worktrees no task needs (worktree_tasks.go)
 		m.restoreOutbox()

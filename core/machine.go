@@ -99,6 +99,9 @@ type Machine struct {
 
 	// workers: what the machine knows of each worker's stream (workers.go).
 	workers map[string]*workerLink
+	// sweepDue: a restore found tasks, so each worker's worktrees are listed once it is up
+	// (workers_worktree_restart.go).
+	sweepDue bool
 
 	// starts holds the start queue while stops that end several tasks at once are under way
 	// (stop_together.go).

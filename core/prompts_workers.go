@@ -25,6 +25,10 @@ const (
 	remoteDiffFailedFmt     = "its changes could not be read from worker %s (its worktree is kept there at %s): %s"
 	importFailedFmt         = "its changes did not apply to your HEAD (its worktree is kept on worker %s at %s): %s"
 	resumeRemoteIsolatedFmt = "task %s worked in a worktree on worker %s, removed once its changes came home as its branch; launch a new task instead"
+	// What a restart finds on a worker (workers_worktree_restart.go).
+	workerWorktreesUnlistedFmt = "could not list the worktrees on worker %s, looked at again when it next comes up: %s"
+	workerWorktreeLeftFmt      = "task %s: removing its worktree %s on worker %s, left there by a stop of this process"
+	workerImportAfterStopFmt   = "task %s: bringing home the changes of its worktree %s on worker %s, which a stop of this process left there"
 )
 
 // workerLine is the "worker: w1" line of a task's answers and notices, "" for a local task.

@@ -42,6 +42,9 @@ type workerLink struct {
 	agentsKnown               bool
 	agentsAsking, agentsAgain bool
 	agentWaiters              []*launch
+	// swept: its worktrees were asked for after the restore, listed: the answer came
+	// (workers_worktree_restart.go).
+	swept, listed bool
 }
 
 // link is the record of a configured worker (nil for a name the config does not hold).
@@ -111,6 +114,7 @@ func (m *Machine) onWorkerState(ev Event) {
 		}
 		m.request(Effect{Kind: EffectWorkerHealth, Worker: ev.Worker, Remote: m.remote(ev.Worker)}, pending{worker: ev.Worker})
 		m.askWorkerAgents(ev.Worker)
+		m.sweepWorker(ev.Worker)
 		m.recheckWorker(ev.Worker)
 		m.startQueued()
 		return

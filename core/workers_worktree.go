@@ -28,6 +28,9 @@ func (m *Machine) prepareRemoteWorktree(t *run) bool {
 	if w.WorkerPath != "" || w.Base != "" {
 		return false
 	}
+	if t.unbound && m.sweepPending(t.Worker) {
+		return true // restored while it was being made: what that left goes first (onWorkerWorktreesListed)
+	}
 	if !t.creating {
 		t.creating = true
 		m.touch(t)
@@ -185,6 +188,8 @@ func (m *Machine) onWorkerWorktreeDone(p pending, ev Event) {
 		m.onRemoteDiff(p, ev)
 	case EffectWorktreeImport:
 		m.onImported(p, ev)
+	case EffectWorkerWorktreeList:
+		m.onWorkerWorktreesListed(p, ev)
 	case EffectWorkerWorktreeRemove:
 		if !ev.OK {
 			m.log("warn", fmt.Sprintf(worktreeRemoveFailedFmt, p.taskID, ev.Error))

@@ -8,7 +8,7 @@ import type { Effect } from "../bridge/core";
 import { agentsReply, childrenReply, createBody, permissionReplyBody, promptBody, summarizeBody, type Perform } from "./effects";
 import { request, type Remote } from "./workers_client";
 import type { WorkerFollowers } from "./workers_follow";
-import { createWorktree, diffWorktree, removeWorktree, REQUEST_MS } from "./workers_worktree";
+import { createWorktree, diffWorktree, listWorktrees, removeWorktree, REQUEST_MS } from "./workers_worktree";
 
 /** worker.health's limit (CONTRACT: "timed out after 5 s"). */
 export const HEALTH_MS = 5_000;
@@ -53,6 +53,7 @@ const WORKTREE_ROUTES: Record<string, { what: string; run: (r: Remote, e: Worker
   "worker.worktree.create": { what: "making the worktree", run: createWorktree },
   "worker.worktree.diff": { what: "reading the worktree's changes", run: diffWorktree },
   "worker.worktree.remove": { what: "removing the worktree", run: removeWorktree },
+  "worker.worktree.list": { what: "listing the worktrees", run: listWorktrees },
 };
 
 /** The reply of a response: its JSON, or null for an empty body (204, prompt_async). */

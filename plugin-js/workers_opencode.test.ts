@@ -180,8 +180,11 @@ test("a worktree made, changed as a child would, diffed with its binary files, i
   expect(git(parent, "ls-tree", "--name-only", r.commit).split("\n").sort()).toEqual(["a.txt", "new.txt", "pic.bin"]);
   expect(Buffer.from(spawnSync("git", ["show", `${r.commit}:pic.bin`], { cwd: parent }).stdout).equals(bin)).toBe(true);
 
+  // OpenCode's list of the clone's worktrees names it (a restart looks there for what a stop left).
+  expect(((await on({ kind: "worker.worktree.list", directory: clone })) as { directories: string[] }).directories).toContain(wt);
   expect(await on({ kind: "worker.worktree.remove", directory: clone, path: wt })).toBeNull();
   expect(existsSync(wt)).toBe(false);
+  expect(((await on({ kind: "worker.worktree.list", directory: clone })) as { directories: string[] }).directories).not.toContain(wt);
   expect(git(clone, "branch", "--list", "opencode/tsk-real1")).toBe("");
 }, 120_000);
 

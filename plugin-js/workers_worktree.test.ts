@@ -1,7 +1,7 @@
 // A remote isolated task's worktree through a fake worker's OpenCode API: create replies only
 // after OpenCode's worktree.ready for that worktree (also when it came before the POST's answer),
 // fails with worktree.failed's words; diff reads the patch from a throwaway session's shell and
-// deletes that session; remove asks OpenCode to remove the worktree.
+// deletes that session; remove asks OpenCode to remove the worktree; list reads OpenCode's list.
 
 import { expect, test } from "bun:test";
 import { frame, until, workerPerTest, type FakeWorker } from "./fake_worker";
@@ -95,4 +95,13 @@ test("remove asks the worker's OpenCode to remove the worktree of its clone", as
   w.fake.on("DELETE /experimental/worktree", () => Response.json(true));
   expect(await on({ kind: "worker.worktree.remove", directory: "/repo/on/w1", path: WT })).toBeNull();
   expect(w.fake.seen.map((s) => [s.method, s.path, s.directory, s.body])).toEqual([["DELETE", "/experimental/worktree", "/repo/on/w1", { directory: WT }]]);
+});
+
+test("list replies the directories OpenCode lists for the clone, and refuses any other answer", async () => {
+  let answer: unknown = [WT, "/data/opencode/worktree/p1/other"];
+  w.fake.on("GET /experimental/worktree", () => Response.json(answer));
+  expect(await on({ kind: "worker.worktree.list", directory: "/repo/on/w1" })).toEqual({ directories: [WT, "/data/opencode/worktree/p1/other"] });
+  expect(w.fake.seen.map((s) => [s.method, s.path, s.directory])).toEqual([["GET", "/experimental/worktree", "/repo/on/w1"]]);
+  answer = { name: "x" };
+  await expect(on({ kind: "worker.worktree.list", directory: "/repo/on/w1" })).rejects.toThrow("worker w1: listing the worktrees: OpenCode answered with no list of directories");
 });

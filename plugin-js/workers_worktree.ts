@@ -1,5 +1,5 @@
 // A remote isolated task's worktree on its worker (CONTRACT: worker.worktree.create, diff,
-// remove), through the worker's own OpenCode API: OpenCode makes and removes the worktree, and the
+// remove, list), through the worker's own OpenCode API: OpenCode makes and removes the worktree, and the
 // changes come back as a binary git patch that worktree.import turns into the local branch.
 // What OpenCode 1.18.33 does here was measured on the real binary (CONTRACT36 "Changes", 03:47).
 
@@ -127,4 +127,12 @@ export async function diffWorktree(remote: Remote, e: WorkerWorktreeEffect): Pro
 export async function removeWorktree(remote: Remote, e: WorkerWorktreeEffect): Promise<null> {
   await request(remote, "experimental/worktree", { method: "DELETE", directory: e.directory, body: { directory: e.path }, timeoutMs: REQUEST_MS });
   return null;
+}
+
+/** Replies {directories}: the worktrees OpenCode made of the clone (directory), as GET /experimental/worktree lists them. */
+export async function listWorktrees(remote: Remote, e: WorkerWorktreeEffect): Promise<{ directories: string[] }> {
+  const res = await request(remote, "experimental/worktree", { directory: e.directory, timeoutMs: REQUEST_MS });
+  const got = (await res.json()) as unknown;
+  if (!Array.isArray(got) || got.some((d) => typeof d !== "string")) throw new Error("OpenCode answered with no list of directories");
+  return { directories: got as string[] };
 }
