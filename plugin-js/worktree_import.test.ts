@@ -167,6 +167,22 @@ test("a branch that exists already is refused, naming it", async () => {
   expect(userState(repo)).toEqual(before);
 });
 
+test("an import asked again after it was made (a stop before the core heard) answers as it did", async () => {
+  writeFileSync(join(tree, "new.txt"), "fresh\n");
+  const patch = workerDiff(tree);
+  const first = await importPatch({ directory: repo, branch: "asyncagents/tsk_8", content: patch, message: "asyncagents: tsk_8" });
+  // The user's HEAD moved on meanwhile: the branch stays on the commit it was made over.
+  writeFileSync(join(repo, "a.txt"), "moved\n");
+  git(repo, "commit", "-q", "-am", "the parent moved on");
+  const before = userState(repo);
+  const again = await importPatch({ directory: repo, branch: "asyncagents/tsk_8", content: patch, message: "asyncagents: tsk_8" });
+  expect(again).toEqual(first);
+  expect(userState(repo)).toEqual(before);
+  // Another patch on that branch is not this import: refused.
+  writeFileSync(join(tree, "new.txt"), "other\n");
+  await expect(importPatch({ directory: repo, branch: "asyncagents/tsk_8", content: workerDiff(tree) })).rejects.toThrow("branch asyncagents/tsk_8 already exists");
+});
+
 test("a discarded remote task: worktree.remove with no path deletes its imported branch only", async () => {
   writeFileSync(join(tree, "new.txt"), "fresh\n");
   await importPatch({ directory: repo, branch: "asyncagents/tsk_7", content: workerDiff(tree) });
