@@ -125,7 +125,7 @@ test("heartbeats keep a stream up past silenceMs", async () => {
   expect(streamOpens().length).toBe(1);
 });
 
-test("a second follow of the same worker is a no-op; stop ends the stream and follows no more", async () => {
+test("a second follow of the same worker opens no second stream; stop ends the stream and follows no more", async () => {
   followers.follow("w1", remote());
   followers.follow("w1", remote());
   const s = await fake.nthStream(1);
@@ -141,6 +141,22 @@ test("a second follow of the same worker is a no-op; stop ends the stream and fo
   followers.stop();
   await s.closed;
   expect(states().length).toBe(1);
+});
+
+test("a follow asked again (a new core after a trap) opens no second stream and hears the state the stream is in", async () => {
+  followers.follow("w1", remote());
+  followers.follow("w1", remote()); // before the stream said anything: nothing to tell yet
+  const s = await fake.nthStream(1);
+  s.send({ payload: { type: "server.connected", properties: {} } });
+  await until("up", () => states().length === 1);
+  followers.follow("w1", remote());
+  expect(states()).toEqual([{ type: "worker.state", worker: "w1", up: true }, { type: "worker.state", worker: "w1", up: true }]);
+  s.end();
+  await until("down", () => states().length === 3);
+  followers.follow("w1", remote());
+  expect(states()[3]).toEqual(states()[2]);
+  expect(states()[3].up).toBe(false);
+  expect(streamOpens().length).toBeLessThanOrEqual(2); // the reconnect's, never the follow's
 });
 
 test("a worker that cannot be reached is down with 'connection refused'", async () => {

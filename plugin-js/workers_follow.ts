@@ -115,6 +115,8 @@ export async function streamEvents(
 /** The event streams of the workers, one per worker, until stop. */
 export class WorkerFollowers {
   private readonly streams = new Map<string, AbortController>();
+  /** The state last fed for each worker followed. */
+  private readonly states = new Map<string, { up: boolean; error?: string }>();
   private stopped = false;
 
   constructor(
@@ -127,7 +129,14 @@ export class WorkerFollowers {
    * already followed is left as it is.
    */
   follow(worker: string, remote: Remote, rule?: FollowRule): void {
-    if (this.stopped || this.streams.has(worker)) return;
+    if (this.stopped) return;
+    if (this.streams.has(worker)) {
+      // A core that asks again is a new instance (after a trap): it knows nothing of the stream
+      // yet, and hears its state as the first one did.
+      const last = this.states.get(worker);
+      if (last) this.feed({ type: "worker.state", worker, ...last });
+      return;
+    }
     const ac = new AbortController();
     this.streams.set(worker, ac);
     void this.run(worker, remote, ac.signal, rule);
@@ -154,6 +163,7 @@ export class WorkerFollowers {
       const key = up ? "up" : `down:${error}`;
       if (key === last || stop.aborted) return;
       last = key;
+      this.states.set(worker, { up, ...(error && { error }) });
       this.feed({ type: "worker.state", worker, up, ...(error && { error }) });
     };
     while (!stop.aborted) {

@@ -16,6 +16,8 @@ import { onWorkers } from "./workers_effects";
 import { WorkerFollowers } from "./workers_follow";
 
 const module = compile(readFileSync(join(import.meta.dir, "..", "dist", "asyncagents.wasm")));
+// The module built with the test traps (wasm/testtraps.go): a marked call makes it trap.
+const trapModule = compile(readFileSync(join(import.meta.dir, "..", "dist", "test", "asyncagents.wasm")));
 const PW = "s3cret-pw";
 const DIR = "/repo/on/w1";
 const ctx = { sessionID: "ses_parent", messageID: "msg_1", agent: "build" };
@@ -95,4 +97,26 @@ test("a worker whose password is wrong fails a launch placed on it, naming the w
   );
   expect(failed).toBe("asyncagents_task: worker w1 cannot be reached: wrong username or password (401); no task was created");
   expect(fake.seen.some((s) => s.path === "/session")).toBe(false);
+}, 20_000);
+
+test("after a trap the new core hears that the worker's stream is up, as the first one did", async () => {
+  const oc = fakeOpenCode();
+  followers = new WorkerFollowers((ev) => void rt!.feed(ev));
+  const config = { api: { token: "tok" }, workers: { w1: { url: fake.url, passwordEnv: "AA_TEST_RT_W1_PASSWORD", directory: DIR } } };
+  rt = new Runtime(trapModule, config, onWorkers(oc.perform, followers), () => {}, { env: { home: "/nonexistent" }, open: () => noHistory });
+  const stream = await fake.nthStream(1);
+  stream.send({ payload: { type: "server.connected", properties: {} } });
+  const workers = () => rt!.http({ method: "GET", path: "/v1/workers", query: "", headers: { host: "127.0.0.1:5165", authorization: "Bearer tok" }, subscribers: 0 });
+  const state = () => JSON.parse(workers().body ?? "{}").workers?.[0]?.state;
+  await until("up", () => state() === "up");
+
+  const trapped = await rt.callTool("asyncagents_cancel", { task_id: "asyncagents-test-trap:memory" }, { ...ctx, callID: "t1" }).then(
+    () => "",
+    (e: Error) => e.message,
+  );
+  expect(trapped).toContain("restarted");
+  // The stream stayed open through the trap: the new instance learns its state from the
+  // follower, not from a reconnect that may never come.
+  await until("up in the new core", () => state() === "up");
+  expect(fake.seen.filter((s) => s.path === "/global/event").length).toBe(1);
 }, 20_000);

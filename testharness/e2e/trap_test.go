@@ -74,3 +74,39 @@ func TestATrapCostsOneCallInOpenCode(t *testing.T) {
 	require.Contains(t, n.hidden, "<task_result>\nslow result\n</task_result>")
 	require.Contains(t, e.oc.Logs(), "the core trapped; making a new instance")
 }
+
+// The core traps while a child runs on worker w1: the worker's event stream stays open through
+// the trap, so the new instance hears from the plugin's follower that w1 is up (no reconnect
+// would tell it), GET /v1/workers says so, and the child's result still comes home from w1.
+func TestATrapKeepsAWorkerUpAndItsTaskRunning(t *testing.T) {
+	hold := newGate(t)
+	f := startFleet(t, childScript(map[string]func(mockmodel.Request) mockmodel.Reply{
+		"CHILD far": func(mockmodel.Request) mockmodel.Reply {
+			hold.wait(90 * time.Second)
+			return mockmodel.Reply{Text: "far result"}
+		},
+	}, map[string][]mockmodel.ToolCall{
+		"LAUNCH": {onW1("Far job", "CHILD far", "general")},
+		"TRAP":   {{Name: "asyncagents_cancel", Args: map[string]any{"task_id": "asyncagents-test-trap:memory"}}},
+	}), fleetOptions{workers: 1, plugin: trapPluginSpec(t)})
+	f.waitWorkersUp()
+	parent := f.prompt("LAUNCH")
+	ids := f.launchedTasks(parent, 1)
+	f.eventually("the child at work on w1", 60*time.Second, func() bool { return f.placeOf(ids[0]) == "w1" })
+
+	other := f.prompt("TRAP")
+	f.eventually("the call that trapped to fail", 60*time.Second, func() bool {
+		out := f.toolResults(other, "asyncagents_cancel")
+		return len(out) == 1 && strings.Contains(out[0], "its core failed on this call")
+	})
+	f.eventually("w1 up in the new core's /v1/workers", 30*time.Second, func() bool {
+		views, _ := f.workerViews()
+		return views["w1"].State == "up"
+	})
+
+	hold.open()
+	f.eventually("the child's notice", 90*time.Second, func() bool {
+		return strings.Contains(f.noticeOf(parent, ids[0]), "far result")
+	})
+	require.Contains(t, f.oc.Logs(), "the core trapped; making a new instance")
+}

@@ -34,14 +34,19 @@ type fleetOptions struct {
 	workerConfig map[string]any
 	// password is what the parent's environment holds for a worker; its real one when nil.
 	password func(name, real string) string
+	// plugin is the parent's plugin spec; the plugin as built when empty.
+	plugin string
 }
 
 // startFleet starts a fleet on the isolation project's files (committed) and the script.
 func startFleet(t *testing.T, script mockmodel.Script, fo fleetOptions) *fleet {
 	t.Helper()
 	model := mockmodel.Start(t, script)
+	if fo.plugin == "" {
+		fo.plugin = ocserve.PluginSpec(t)
+	}
 	fl := ocserve.StartFleet(t, ocserve.FleetOptions{
-		Parent:  ocserve.Options{ModelURL: model.URL(), Plugins: []string{ocserve.PluginSpec(t)}, Files: isolatedFiles},
+		Parent:  ocserve.Options{ModelURL: model.URL(), Plugins: []string{fo.plugin}, Files: isolatedFiles},
 		Workers: fo.workers, Config: fo.config, Worker: fo.worker, Password: fo.password, WorkerConfig: fo.workerConfig})
 	return &fleet{env: &env{t: t, model: model, oc: fl.Parent}, workers: fl.Workers, names: fl.Names, opt: fl.Options}
 }
