@@ -4,6 +4,7 @@
 // reads it to show which hop owns the time. Unset, it costs one branch per hop.
 
 import { appendFileSync } from "node:fs";
+import type { Effect } from "../bridge/core";
 
 // Read through a computed key: `bun build` may inline a literal process.env.NAME.
 const file = ((name: string) => process.env[name])("ASYNCAGENTS_PROFILE") || undefined;
@@ -34,4 +35,14 @@ export function profileSeen(name: string, event: any): void {
   const p = event?.properties;
   if (event?.type === "session.idle" && name === "core.seen") hop("idle", { session: p?.sessionID });
   else if (event?.type === "message.updated" && p?.info?.role === "assistant" && p.info.time?.completed) hop(name, { session: p.info.sessionID });
+}
+
+/** Records, if profiling, the hops of an effect sent to OpenCode: a child created, prompted, a notice sent. */
+export function profileSent(e: Effect): void {
+  if (e.kind === "session.create") hop("session.create.sent", { task: e.taskID });
+  else if (e.kind === "session.promptAsync" && e.notice) {
+    // Notices ready together for one parent go as one message: each task's notice was sent.
+    for (const task of e.taskIDs ?? [e.taskID]) hop("notice.sent", { task, session: e.sessionID });
+  }
+  else if (e.kind === "session.promptAsync" && e.taskID) hop("prompt.sent", { task: e.taskID, session: e.sessionID });
 }

@@ -22,7 +22,7 @@ import { readConfigFiles } from "./config";
 import { noHistory, readState, writeMergedState, type History } from "./history";
 import { ProjectHistories, procStat } from "./histories";
 import { HistoryWrites } from "./history_writes";
-import { hop, profileSeen, profiling } from "./profile";
+import { hop, profileSeen, profileSent, profiling } from "./profile";
 import { restartFailed } from "./trap";
 import { RETURN_WAIT_MS, type PendingCall, type StorageEnv, type ToolAnswer, type ToolCallContext } from "./runtime_types";
 export { RETURN_WAIT_MS, type StorageEnv, type ToolAnswer, type ToolCallContext } from "./runtime_types";
@@ -441,14 +441,4 @@ export class Runtime {
     for (const call of this.calls.values()) call.reject(new Error("asyncagents is unavailable: the plugin was unloaded by OpenCode"));
     this.calls.clear();
   }
-}
-
-/** The profile's hops for an effect sent to OpenCode (see profile.ts). */
-function profileSent(e: Effect): void {
-  if (e.kind === "session.create") hop("session.create.sent", { task: e.taskID });
-  else if (e.kind === "session.promptAsync" && e.notice) {
-    // Notices ready together for one parent go as one message: each task's notice was sent.
-    for (const task of e.taskIDs ?? [e.taskID]) hop("notice.sent", { task, session: e.sessionID });
-  }
-  else if (e.kind === "session.promptAsync" && e.taskID) hop("prompt.sent", { task: e.taskID, session: e.sessionID });
 }
