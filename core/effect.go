@@ -32,7 +32,7 @@ const (
 	// when OpenCode has finished (POST /session/{id}/summarize with the attempt's model).
 	EffectSummarize = "session.summarize"
 	// tmux.open opens a pane attached to SessionID (a remote task's: on its Worker, through
-	// Remote, in Directory there); tmux.close closes it. Neither replies: a pane that fails to
+	// Remote); tmux.close closes it. Neither replies: a pane that fails to
 	// open never fails the task. Both are carried out on this machine, worker or not.
 	EffectTmuxOpen  = "tmux.open"
 	EffectTmuxClose = "tmux.close"

@@ -12,9 +12,10 @@ import (
 // withTmux turns the panes on (enabled, and OpenCode inside tmux).
 func withTmux(c *config.Config) { c.Tmux = config.TmuxConfig{Enabled: true, Inside: true} }
 
-// A task on a worker gets its pane: tmux.open names the worker, how to reach it (the password's
-// variable, never the password) and the session's directory there; the pane closes, on this
-// machine (no worker), when the task ends.
+// A task on a worker gets its pane: tmux.open names the worker and how to reach it (the
+// password's variable, never the password), and no directory (the attach TUI follows the
+// session's own, and the worker's path means nothing here); the pane closes, on this machine (no
+// worker), when the task ends.
 func TestTmuxPaneOfARemoteTask(t *testing.T) {
 	h := newWK(t, twoWorkers(withTmux))
 	h.run(Event{Type: EventStart})
@@ -26,7 +27,7 @@ func TestTmuxPaneOfARemoteTask(t *testing.T) {
 	require.Equal(t, tk.SessionID, open[0].SessionID)
 	require.Equal(t, "w2", open[0].Worker)
 	require.Equal(t, &Remote{URL: "https://w2.example:4096", Username: "bob", PasswordEnv: "W2_PASSWORD"}, open[0].Remote)
-	require.Equal(t, "/srv/w2/repo", open[0].Directory, "the clone on the worker: attach --dir names it there")
+	require.Empty(t, open[0].Directory)
 	require.False(t, open[0].Reply)
 	line, err := json.Marshal(open[0])
 	require.NoError(t, err)
@@ -68,8 +69,7 @@ func TestTmuxPaneOfALostWorkerClosesWithTheTask(t *testing.T) {
 	require.Equal(t, tk.SessionID, close[0].SessionID)
 }
 
-// An isolated task on a worker: its pane attaches in the worktree made there, where its session
-// works.
+// An isolated task on a worker gets its pane once its session exists in the worktree made there.
 func TestTmuxPaneOfARemoteIsolatedTask(t *testing.T) {
 	h := newWK(t, twoWorkers(withTmux))
 	h.m = NewMachineWith(twoWorkers(withTmux), Setup{Project: wtProject, Worktrees: wtFolder})
@@ -80,5 +80,5 @@ func TestTmuxPaneOfARemoteIsolatedTask(t *testing.T) {
 	open := ofKind(eff, EffectTmuxOpen)
 	require.Len(t, open, 1)
 	require.Equal(t, "w1", open[0].Worker)
-	require.Equal(t, "/srv/w1/wt/bg", open[0].Directory)
+	require.Empty(t, open[0].Directory)
 }

@@ -208,7 +208,7 @@ setInterval(() => {}, 1000); // stays until signalled
     }
   });
 
-  test("a worker's pane attaches to the worker, in its directory there, with its basic auth and never the local one", async () => {
+  test("a worker's pane attaches to the worker with its basic auth, never the local one, and no --dir", async () => {
     // tmux itself, with each call's arguments written down first.
     const calls = join(dir, "tmux-calls");
     const recording = join(dir, "recording-tmux");
@@ -216,14 +216,14 @@ setInterval(() => {}, 1000); // stays until signalled
     chmodSync(recording, 0o755);
     const remote = { url: "https://w1.example:4096", username: "bob", passwordEnv: "AA_W1_PW" };
     const { tp, logs } = make({ tmux: recording, env: { ...env, OPENCODE_SERVER_PASSWORD: "local-pw", AA_W1_PW: "worker-pw" } });
-    await tp.open("ses_r", "Remote survey", { worker: "w1", remote, directory: "/srv/w1/repo" });
+    await tp.open("ses_r", "Remote survey", { worker: "w1", remote });
     const pane = (await tp.list()).get("ses_r")!;
     expect(pane).toBeDefined();
 
     const args = readFileSync(calls, "utf8").trimEnd().split("\n");
     expect(args[0]).toBe("split-window");
     const command = args.slice(args.indexOf("--") + 1);
-    expect(command).toEqual([fakeOpencode, "attach", remote.url, "--session", "ses_r", "--dir", "/srv/w1/repo"]);
+    expect(command).toEqual([fakeOpencode, "attach", remote.url, "--session", "ses_r"]);
     const opts = args.slice(0, args.indexOf("--"));
     const envs = opts.filter((_, i) => opts[i - 1] === "-e");
     expect(envs.sort()).toEqual(["OPENCODE_SERVER_PASSWORD=worker-pw", "OPENCODE_SERVER_USERNAME=bob"]);
@@ -240,7 +240,7 @@ setInterval(() => {}, 1000); // stays until signalled
   test("a worker's pane that cannot open logs why, naming the worker, never the password", async () => {
     const remote = { url: "https://w1.example:4096", username: "", passwordEnv: "AA_W1_PW" };
     const unset = make({ env: { ...env, AA_W1_PW: undefined } });
-    await unset.tp.open("ses_r", "R", { worker: "w1", remote, directory: "/srv" });
+    await unset.tp.open("ses_r", "R", { worker: "w1", remote });
     expect(unset.logs.map((l) => l.message)).toEqual(["asyncagents: no tmux pane for ses_r on worker w1: environment variable AA_W1_PW is not set"]);
 
     // A tmux that fails with nothing on stderr: Node's own error quotes the command line, -e and all.
@@ -248,7 +248,7 @@ setInterval(() => {}, 1000); // stays until signalled
     writeFileSync(silent, "#!/bin/sh\nexit 3\n");
     chmodSync(silent, 0o755);
     const failing = make({ tmux: silent, env: { ...env, AA_W1_PW: "worker-pw" } });
-    await failing.tp.open("ses_r", "R", { worker: "w1", remote, directory: "/srv" });
+    await failing.tp.open("ses_r", "R", { worker: "w1", remote });
     expect(failing.logs).toHaveLength(1);
     expect(failing.logs[0].message).toContain("no tmux pane for ses_r on worker w1: tmux split-window: exited with code 3");
     expect(failing.logs[0].message).not.toContain("worker-pw");

@@ -1,7 +1,7 @@
 // Carries out tmux.open and tmux.close: a tmux pane running `opencode attach <server> --session
 // <id>` for each running child, closed when its task ends. The core decides when (only with
 // tmux.enabled, and inside tmux) and where (a task on a worker: that worker's server, with its
-// basic auth, in its directory there); this file only runs tmux. A pane is a convenience: every
+// basic auth); this file only runs tmux. A pane is a convenience: every
 // failure is logged, nothing here throws, and no tmux command runs longer than timeoutMs.
 // The panes are this process's handles: when OpenCode ends, those still open close with it
 // (endWithProcess), or they would hold attach TUIs to a server that is gone.
@@ -13,11 +13,10 @@ import { scrub } from "./workers_client";
 
 type Log = (level: string, message: string) => void;
 
-/** Where a pane attaches, as tmux.open says: a task on a worker names it, how to reach it, and its directory there. */
+/** Where a pane attaches, as tmux.open says: a task on a worker names it and how to reach it. */
 export interface PaneTarget {
   worker?: string;
   remote?: Remote;
-  directory?: string;
 }
 
 export interface TmuxOptions {
@@ -134,11 +133,12 @@ export class TmuxPanes {
     if (!remote) await this.checkServer(url); // a worker's stream is up, or the core placed nothing there
     const command = [this.opt.opencode ?? opencodeProgram(), "attach", url, "--session", sessionID];
     const common = ["-d", "-P", "-F", "#{pane_id}"];
-    if (this.opt.directory) common.push("-c", this.opt.directory); // the pane's shell is on this machine
-    // --dir picks the server's instance, where the session and its events live. On a worker it is
-    // a path there: attach passes a path it cannot enter here on to the server as it is.
-    const dir = remote ? target.directory : this.opt.directory;
-    if (dir) command.push("--dir", dir);
+    if (this.opt.directory) {
+      common.push("-c", this.opt.directory); // the pane itself runs on this machine
+      // Not for a worker: the attach TUI follows the session's own directory anyway, and attach
+      // would chdir into a path of this machine that happens to bear the worker's path's name.
+      if (!remote) command.push("--dir", this.opt.directory);
+    }
     // The pane gets tmux's environment, not OpenCode's: pass on the server's basic auth, a
     // worker's own for a worker's pane (never the local server's).
     for (const [k, v] of remote ? workerAuth(remote, env) : TMUX_PANE_ENV.map((k) => [k, env[k]])) {
