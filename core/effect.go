@@ -31,8 +31,9 @@ const (
 	// session.summarize compacts a child's conversation after a context-length error; replies
 	// when OpenCode has finished (POST /session/{id}/summarize with the attempt's model).
 	EffectSummarize = "session.summarize"
-	// tmux.open opens a pane attached to SessionID; tmux.close closes it. Neither replies: a
-	// pane that fails to open never fails the task.
+	// tmux.open opens a pane attached to SessionID (a remote task's: on its Worker, through
+	// Remote); tmux.close closes it. Neither replies: a pane that fails to
+	// open never fails the task. Both are carried out on this machine, worker or not.
 	EffectTmuxOpen  = "tmux.open"
 	EffectTmuxClose = "tmux.close"
 	// state.write replaces the plugin's model-health state file with Content (write a temporary

@@ -149,7 +149,7 @@ export function makeExecutor(client: Client, directory: string, tmux?: TmuxPanes
         return null;
       // No reply: TmuxPanes logs its failures and never throws.
       case "tmux.open":
-        return tmux?.open(e.sessionID!, e.title).then(() => null) ?? null;
+        return tmux?.open(e.sessionID!, e.title, { worker: e.worker, remote: e.remote }).then(() => null) ?? null;
       case "tmux.close":
         return tmux?.close(e.sessionID!).then(() => null) ?? null;
     }

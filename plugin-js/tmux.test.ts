@@ -2,7 +2,7 @@
 // show what it prints, close again; every failure is logged and nothing throws.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { execFileSync } from "node:child_process";
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TmuxPanes, opencodeProgram, tmuxConfig } from "./tmux";
@@ -57,7 +57,7 @@ describe("TmuxPanes in a real tmux", () => {
     dir = mkdtempSync(join(tmpdir(), "aa-tmux-"));
     // A stand-in for `opencode`: prints its arguments and stays, as `opencode attach` would.
     fakeOpencode = join(dir, "opencode");
-    writeFileSync(fakeOpencode, '#!/bin/sh\necho "fake opencode: $*"\nexec sleep 60\n');
+    writeFileSync(fakeOpencode, '#!/bin/sh\necho "fake opencode: $*"\necho "auth: $OPENCODE_SERVER_USERNAME $OPENCODE_SERVER_PASSWORD"\nexec sleep 60\n');
     chmodSync(fakeOpencode, 0o755);
     tmux("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "200", "-y", "50");
     const [path, pid, pane] = tmux("display", "-p", "#{socket_path}\t#{pid}\t#{pane_id}").trim().split("\t");
@@ -206,6 +206,57 @@ setInterval(() => {}, 1000); // stays until signalled
     } finally {
       child.kill("SIGKILL");
     }
+  });
+
+  test("a worker's pane attaches to the worker with its basic auth, never the local one, and no --dir", async () => {
+    // tmux itself, with each call's arguments written down first.
+    const calls = join(dir, "tmux-calls");
+    const recording = join(dir, "recording-tmux");
+    writeFileSync(recording, `#!/bin/sh\nprintf '%s\\n' "$@" > "${calls}"\nexec tmux "$@"\n`);
+    chmodSync(recording, 0o755);
+    const remote = { url: "https://w1.example:4096", username: "bob", passwordEnv: "AA_W1_PW" };
+    const { tp, logs } = make({ tmux: recording, env: { ...env, OPENCODE_SERVER_PASSWORD: "local-pw", AA_W1_PW: "worker-pw" } });
+    await tp.open("ses_r", "Remote survey", { worker: "w1", remote });
+    const pane = (await tp.list()).get("ses_r")!;
+    expect(pane).toBeDefined();
+
+    const args = readFileSync(calls, "utf8").trimEnd().split("\n");
+    expect(args[0]).toBe("split-window");
+    const command = args.slice(args.indexOf("--") + 1);
+    expect(command).toEqual([fakeOpencode, "attach", remote.url, "--session", "ses_r"]);
+    const opts = args.slice(0, args.indexOf("--"));
+    const envs = opts.filter((_, i) => opts[i - 1] === "-e");
+    expect(envs.sort()).toEqual(["OPENCODE_SERVER_PASSWORD=worker-pw", "OPENCODE_SERVER_USERNAME=bob"]);
+    expect(args.join(" ")).not.toContain("local-pw");
+    expect(opts[opts.indexOf("-c") + 1]).toBe(dir); // the pane's shell starts here, on this machine
+    // The attach in the pane runs with the worker's credentials.
+    await until("the pane's output", () => tmux("capture-pane", "-p", "-t", pane).includes("auth: bob worker-pw"));
+    expect(logs.map((l) => l.message)).toEqual([`asyncagents: tmux pane ${pane} for "Remote survey" (ses_r) on worker w1`]);
+
+    await tp.close("ses_r");
+    expect(panes().map((p) => p.id)).toEqual([basePane]);
+  });
+
+  test("a worker's pane that cannot open logs why, naming the worker, never the password", async () => {
+    const remote = { url: "https://w1.example:4096", username: "", passwordEnv: "AA_W1_PW" };
+    const unset = make({ env: { ...env, AA_W1_PW: undefined } });
+    await unset.tp.open("ses_r", "R", { worker: "w1", remote });
+    expect(unset.logs.map((l) => l.message)).toEqual(["asyncagents: no tmux pane for ses_r on worker w1: environment variable AA_W1_PW is not set"]);
+
+    // A tmux that fails with nothing on stderr: Node's own error quotes the command line, -e and all.
+    const silent = join(dir, "silent-tmux");
+    writeFileSync(silent, "#!/bin/sh\nexit 3\n");
+    chmodSync(silent, 0o755);
+    const failing = make({ tmux: silent, env: { ...env, AA_W1_PW: "worker-pw" } });
+    await failing.tp.open("ses_r", "R", { worker: "w1", remote });
+    expect(failing.logs).toHaveLength(1);
+    expect(failing.logs[0].message).toContain("no tmux pane for ses_r on worker w1: tmux split-window: exited with code 3");
+    expect(failing.logs[0].message).not.toContain("worker-pw");
+
+    const nowhere = make();
+    await nowhere.tp.open("ses_r", "R", { worker: "w1" });
+    expect(nowhere.logs[0].message).toContain("says nowhere how to reach the worker");
+    expect(panes().map((p) => p.id)).toEqual([basePane]);
   });
 
   test("a pane that cannot open only logs: bad target, no tmux server, no OpenCode server", async () => {

@@ -1,15 +1,23 @@
 // Carries out tmux.open and tmux.close: a tmux pane running `opencode attach <server> --session
 // <id>` for each running child, closed when its task ends. The core decides when (only with
-// tmux.enabled, and inside tmux); this file only runs tmux. A pane is a convenience: every
+// tmux.enabled, and inside tmux) and where (a task on a worker: that worker's server, with its
+// basic auth); this file only runs tmux. A pane is a convenience: every
 // failure is logged, nothing here throws, and no tmux command runs longer than timeoutMs.
 // The panes are this process's handles: when OpenCode ends, those still open close with it
 // (endWithProcess), or they would hold attach TUIs to a server that is gone.
 
 import { execFile, execFileSync } from "node:child_process";
 import { basename } from "node:path";
-import { TMUX_PANE_ENV } from "../bridge/types";
+import { TMUX_PANE_ENV, type Remote } from "../bridge/types";
+import { scrub } from "./workers_client";
 
 type Log = (level: string, message: string) => void;
+
+/** Where a pane attaches, as tmux.open says: a task on a worker names it and how to reach it. */
+export interface PaneTarget {
+  worker?: string;
+  remote?: Remote;
+}
 
 export interface TmuxOptions {
   /** OpenCode's server, read at each open: the plugin input's serverUrl. */
@@ -47,12 +55,14 @@ export class TmuxPanes {
 
   constructor(private readonly opt: TmuxOptions) {}
 
-  /** Opens a pane attached to sessionID; resolves once tmux answered (or failed). */
-  open(sessionID: string, title?: string): Promise<void> {
+  /** Opens a pane attached to sessionID (on target's worker, if any); resolves once tmux answered (or failed). */
+  open(sessionID: string, title?: string, target: PaneTarget = {}): Promise<void> {
     if (this.stopping) return Promise.resolve(); // the process is ending
     if (this.panes.has(sessionID)) return this.panes.get(sessionID)!.then(() => {});
-    const pane = this.split(sessionID, title ?? sessionID).catch((err) => {
-      this.opt.log("warn", `asyncagents: no tmux pane for ${sessionID}: ${errorText(err)}`);
+    const pane = this.split(sessionID, title ?? sessionID, target).catch((err) => {
+      const where = target.worker ? ` on worker ${target.worker}` : "";
+      const text = target.remote ? scrub(errorText(err), target.remote, this.opt.env) : errorText(err);
+      this.opt.log("warn", `asyncagents: no tmux pane for ${sessionID}${where}: ${text}`);
       return undefined;
     });
     this.panes.set(sessionID, pane);
@@ -113,21 +123,26 @@ export class TmuxPanes {
     return out;
   }
 
-  private async split(sessionID: string, title: string): Promise<string> {
+  private async split(sessionID: string, title: string, target: PaneTarget): Promise<string> {
     const env = this.opt.env ?? process.env;
     if (!env.TMUX) throw new Error("$TMUX is not set");
-    const url = String(this.opt.serverUrl() ?? "");
+    const remote = target.worker ? target.remote : undefined;
+    if (target.worker && !remote?.url) throw new Error("the effect says nowhere how to reach the worker");
+    const url = remote ? remote.url : String(this.opt.serverUrl() ?? "");
     if (!url) throw new Error("OpenCode did not give its server URL");
-    await this.checkServer(url);
+    if (!remote) await this.checkServer(url); // a worker's stream is up, or the core placed nothing there
     const command = [this.opt.opencode ?? opencodeProgram(), "attach", url, "--session", sessionID];
     const common = ["-d", "-P", "-F", "#{pane_id}"];
     if (this.opt.directory) {
-      common.push("-c", this.opt.directory);
-      command.push("--dir", this.opt.directory);
+      common.push("-c", this.opt.directory); // the pane itself runs on this machine
+      // Not for a worker: the attach TUI follows the session's own directory anyway, and attach
+      // would chdir into a path of this machine that happens to bear the worker's path's name.
+      if (!remote) command.push("--dir", this.opt.directory);
     }
-    // The pane gets tmux's environment, not OpenCode's: pass on the server's basic auth.
-    for (const k of TMUX_PANE_ENV) {
-      if (env[k]) common.push("-e", `${k}=${env[k]}`);
+    // The pane gets tmux's environment, not OpenCode's: pass on the server's basic auth, a
+    // worker's own for a worker's pane (never the local server's).
+    for (const [k, v] of remote ? workerAuth(remote, env) : TMUX_PANE_ENV.map((k) => [k, env[k]])) {
+      if (v) common.push("-e", `${k}=${v}`);
     }
     // The first child splits OpenCode's pane side by side; later ones split the newest child
     // pane, so OpenCode keeps its half. A target that is gone falls back to OpenCode's pane.
@@ -136,9 +151,9 @@ export class TmuxPanes {
     if (newest) targets.push(["-v", "-t", newest]);
     targets.push(env.TMUX_PANE ? ["-h", "-t", env.TMUX_PANE] : ["-h"]);
     let lastErr: unknown;
-    for (const target of targets) {
+    for (const split of targets) {
       try {
-        const out = await this.tmux(["split-window", ...target, ...common, "--", ...command]);
+        const out = await this.tmux(["split-window", ...split, ...common, "--", ...command]);
         const pane = out.trim();
         if (!pane.startsWith("%")) throw new Error(`tmux answered ${JSON.stringify(out)}`);
         this.order.push(pane);
@@ -146,7 +161,8 @@ export class TmuxPanes {
           this.tied = true;
           this.opt.endWithProcess?.(this);
         }
-        this.opt.log("info", `asyncagents: tmux pane ${pane} for "${title}" (${sessionID})`);
+        const where = target.worker ? ` on worker ${target.worker}` : "";
+        this.opt.log("info", `asyncagents: tmux pane ${pane} for "${title}" (${sessionID})${where}`);
         return pane;
       } catch (err) {
         lastErr = err;
@@ -188,7 +204,8 @@ export class TmuxPanes {
     return new Promise((resolve, reject) => {
       execFile(this.opt.tmux ?? "tmux", args, { env, timeout: this.timeout, killSignal: "SIGKILL" }, (err, stdout, stderr) => {
         if (err) {
-          const detail = String(stderr ?? "").trim() || err.message;
+          // Never err.message: it quotes the command line, whose -e holds a password.
+          const detail = String(stderr ?? "").trim() || failure(err, this.timeout);
           reject(new Error(`tmux ${args[0]}: ${detail}`));
         } else resolve(String(stdout));
       });
@@ -198,6 +215,27 @@ export class TmuxPanes {
 
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * A worker pane's basic auth, as `opencode attach` reads it from its environment: the worker's
+ * username, and its password read from the variable the core names (the core never has it).
+ */
+function workerAuth(remote: Remote, env: Record<string, string | undefined>): [string, string][] {
+  const password = env[remote.passwordEnv];
+  if (!remote.passwordEnv || !password) throw new Error(`environment variable ${remote.passwordEnv || "(none named)"} is not set`);
+  return [
+    ["OPENCODE_SERVER_USERNAME", remote.username || "opencode"],
+    ["OPENCODE_SERVER_PASSWORD", password],
+  ];
+}
+
+/** Why a tmux command failed, without its command line. */
+function failure(err: Error & { code?: unknown; killed?: boolean; signal?: unknown }, timeoutMs: number): string {
+  if (err.killed) return `no answer within ${timeoutMs} ms`;
+  if (typeof err.code === "number") return `exited with code ${err.code}`;
+  if (err.signal) return `ended by ${err.signal}`;
+  return typeof err.code === "string" ? `cannot run tmux (${err.code})` : "failed";
 }
 
 /**

@@ -93,8 +93,8 @@ function seconds(ms: number): string {
 }
 
 /** text without the worker's password or credentials, should anything ever echo them back. */
-export function scrub(text: string, remote: Remote): string {
-  const password = process.env[remote.passwordEnv];
+export function scrub(text: string, remote: Remote, env: Record<string, string | undefined> = process.env): string {
+  const password = env[remote.passwordEnv];
   if (!password) return text;
   const credentials = Buffer.from(`${remote.username || "opencode"}:${password}`).toString("base64");
   return text.split(credentials).join("***").split(password).join("***");

@@ -78,7 +78,9 @@ test("onWorkers sends an effect naming a worker to it, and every other effect on
   const perform = onWorkers(async (e) => void local.push(e.kind), w.followers);
   await perform({ id: 1, kind: "session.create", parentID: "p" });
   expect(await perform({ id: 2, kind: "session.create", parentID: "p", worker: "w1", remote: w.remote() } as WorkerEffect)).toEqual({ id: "ses_remote" });
-  expect(local).toEqual(["session.create"]);
+  // A remote task's pane is on this machine: its tmux effects stay here, worker or not.
+  await perform({ id: 3, kind: "tmux.open", sessionID: "ses_remote", worker: "w1", remote: w.remote() } as WorkerEffect);
+  expect(local).toEqual(["session.create", "tmux.open"]);
   expect(w.fake.seen.map((s) => s.path)).toEqual(["/session"]);
 });
 

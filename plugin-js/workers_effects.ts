@@ -104,7 +104,10 @@ export async function performOnWorker(e: WorkerEffect, followers: WorkerFollower
   }
 }
 
+/** The effects that name a worker but are carried out here: a remote task's tmux pane is on this machine. */
+const HERE = new Set(["tmux.open", "tmux.close"]);
+
 /** perform, with every effect that names a worker carried out on that worker instead. */
 export function onWorkers(perform: Perform, followers: WorkerFollowers): Perform {
-  return (e: Effect) => (e.worker ? performOnWorker(e, followers) : perform(e));
+  return (e: Effect) => (e.worker && !HERE.has(e.kind) ? performOnWorker(e, followers) : perform(e));
 }

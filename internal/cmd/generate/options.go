@@ -75,7 +75,7 @@ var options = []option{
 	{path: "permission.timeoutMs", kind: "integer", min: 0, doc: "A child's permission request that nobody answered for this many milliseconds is rejected, with a message telling the child to go on without it. 0: wait for the user."},
 	{path: "headless.waitForTasks", kind: "boolean", doc: "In a non-interactive run (`opencode run`), the parent's turn does not end while tasks it launched still run: their results reach it, it answers with them, and only then does the run exit. `false`: the run ends with the turn, and its tasks with it."},
 	{path: "api.maxSubscribers", kind: "integer", min: 1, noFile: true, doc: "How many status API event streams may be open at once; past it `/v1/events` answers 503."},
-	{path: "tmux.enabled", kind: "boolean", doc: "Inside tmux, with OpenCode's server listening (`opencode --port 4096`), give each running child a pane running `opencode attach <server> --session <session_id>`, closed when its task ends."},
+	{path: "tmux.enabled", kind: "boolean", doc: "Inside tmux, with OpenCode's server listening (`opencode --port 4096`), give each running child a pane running `opencode attach <server> --session <session_id>`, closed when its task ends; a child on a worker attaches to that worker, with its password."},
 }
 
 // groups describe the objects the options sit in, for the schema.
