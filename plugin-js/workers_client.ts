@@ -31,6 +31,17 @@ export function authorization(remote: Remote): string {
   return `Basic ${Buffer.from(`${remote.username || "opencode"}:${password}`).toString("base64")}`;
 }
 
+/** worker.health's limit (ABI.md: "timed out after 5 s"). */
+export const HEALTH_MS = 5_000;
+
+/** worker.health: the worker's GET /global/health as {healthy, version}; throws the plain reason. */
+export async function health(remote: Remote): Promise<{ healthy: boolean; version: string }> {
+  const res = await request(remote, "global/health", { timeoutMs: HEALTH_MS });
+  const text = await res.text();
+  const h = (text ? JSON.parse(text) : null) as { healthy?: boolean; version?: string } | null;
+  return { healthy: h?.healthy === true, version: h?.version ?? "" };
+}
+
 /** The URL of path on the worker, with ?directory= when set. */
 export function workerURL(remote: Remote, path: string, directory?: string): URL {
   const base = remote.url.endsWith("/") ? remote.url : `${remote.url}/`;
