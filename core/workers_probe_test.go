@@ -111,6 +111,11 @@ func TestReadOnlyRestoreBeginsTheAsks(t *testing.T) {
 	_, eff := h.m.Restore(h.now, "")
 	require.Len(t, ofKind(eff, EffectWorkerHealth), 2)
 	require.Empty(t, ofKind(h.step(Event{Type: EventStart}), EffectWorkerHealth), "begun already")
+	// Nor does the read-only machine of another process's log it follows (read from an index as
+	// a restore): the view asks, once.
+	h.m.FollowSource(h.now, "history-k.7.log", "not a record\n", "not an index", true)
+	require.NotNil(t, h.m.others["history-k.7.log"])
+	require.Empty(t, h.m.others["history-k.7.log"].pending)
 	// The plugin's own server asks no health of its own: its streams say it.
 	plugin := newWK(t, twoWorkers(nil))
 	_, eff = plugin.m.Restore(plugin.now, "")
