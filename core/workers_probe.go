@@ -108,3 +108,16 @@ func (m *Machine) probed(info *WorkerInfo) {
 		info.Health, info.HealthError, info.HealthSince, info.HealthAt = p.health, p.err, p.since, p.at
 	}
 }
+
+// The plain reasons a host gives when a worker's request fails (ABI.md, worker.health), the
+// same words in both hosts: the core shows them as they are.
+const (
+	// WorkerHealthMs bounds a worker.health ask, headers and body.
+	WorkerHealthMs = 5_000
+	// WorkerAuthFailed is a worker's 401.
+	WorkerAuthFailed = "wrong username or password (401)"
+	// WorkerRefused is a worker where nothing listens.
+	WorkerRefused = "connection refused"
+	// WorkerClosed is a worker that closed the connection before its answer.
+	WorkerClosed = "the connection was closed"
+)

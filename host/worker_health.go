@@ -18,8 +18,8 @@ import (
 	"github.com/asyncagents/asyncagents/core/config"
 )
 
-// WorkerHealthTimeout bounds a worker.health ask, headers and body (ABI.md: "a 5 s timeout").
-const WorkerHealthTimeout = 5 * time.Second
+// WorkerHealthTimeout bounds a worker.health ask, headers and body (the core's WorkerHealthMs).
+const WorkerHealthTimeout = core.WorkerHealthMs * time.Millisecond
 
 // WorkerHealth carries out worker.health for `asyncagents serve` (the plugin does it in
 // plugin-js/workers_effects.ts): GET /global/health on the worker, with basic auth whose password
@@ -94,9 +94,9 @@ func healthReason(err error) string {
 	case errors.Is(err, context.Canceled):
 		return "stopped"
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return "connection refused"
+		return core.WorkerRefused
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return "the connection was closed"
+		return core.WorkerClosed
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -108,7 +108,7 @@ func healthReason(err error) string {
 // healthFailure is the plain reason of an answer that is no success, in the plugin's words.
 func healthFailure(res *http.Response, body []byte) string {
 	if res.StatusCode == http.StatusUnauthorized {
-		return "wrong username or password (401)"
+		return core.WorkerAuthFailed
 	}
 	if res.StatusCode >= 300 && res.StatusCode < 400 {
 		where := res.Header.Get("Location")
