@@ -167,6 +167,18 @@ export const VIEW_NO_SERVER_AFTER_MS = 15000;
  */
 export const VIEW_ON_WORKER = "on worker ";
 
+/** WorkerHealthMs bounds a worker.health ask, headers and body. */
+export const WORKER_HEALTH_MS = 5000;
+
+/** WorkerAuthFailed is a worker's 401. */
+export const WORKER_AUTH_FAILED = "wrong username or password (401)";
+
+/** WorkerRefused is a worker where nothing listens. */
+export const WORKER_REFUSED = "connection refused";
+
+/** WorkerClosed is a worker that closed the connection before its answer. */
+export const WORKER_CLOSED = "the connection was closed";
+
 /** Request is the envelope a host sends: one operation, the time, and the operation's input. */
 export interface CoreRequest {
   op: string;

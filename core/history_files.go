@@ -245,6 +245,7 @@ func (m *Machine) FollowSource(now int64, source, lines, index string, replace b
 		cfg := m.cfg
 		cfg.API.ReadOnly = true
 		o = NewMachine(cfg)
+		o.probing = true // the workers' health is the view's to ask (workers_probe.go), never a log's
 		if m.others == nil {
 			m.others = map[string]*Machine{}
 		}

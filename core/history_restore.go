@@ -92,6 +92,8 @@ func (m *Machine) RestoreIndexed(now int64, hist, index string) (RestoreResult, 
 		m.reconcile()
 		m.reconcileWorktrees() // isolated tasks' worktrees no task needs (worktree_tasks.go)
 		m.restoreOutbox()
+	} else {
+		m.probeWorkers() // a new instance after a trap gets no start
 	}
 	out := m.out
 	m.out = nil

@@ -102,6 +102,8 @@ type Machine struct {
 	// sweepDue: a restore found tasks, so each worker's worktrees are listed once it is up
 	// (workers_worktree_restart.go).
 	sweepDue bool
+	// probing: a read-only view asks each worker's health (workers_probe.go).
+	probing bool
 
 	// starts holds the start queue while stops that end several tasks at once are under way
 	// (stop_together.go).
@@ -142,6 +144,8 @@ type pending struct {
 	storageRetry bool
 	// wt: a worktree effect's tool call, or a status read's directory (worktree_tasks.go).
 	wt *wtPending
+	// probe marks a read-only view's ask of a worker's health (workers_probe.go).
+	probe bool
 	// worker: the worker a status read or health check went to; launch, the launch a health
 	// check holds (workers_launch.go).
 	worker string
@@ -225,8 +229,12 @@ func (m *Machine) Step(now int64, ev Event) []Effect {
 	case EventTimer:
 		m.onTimer(ev.TimerID)
 	case EventStart:
-		m.fetchAgents()
-		m.followWorkers()
+		if m.cfg.API.ReadOnly {
+			m.probeWorkers() // it asks OpenCode nothing and follows no stream
+		} else {
+			m.fetchAgents()
+			m.followWorkers()
+		}
 		m.out = append(m.out, Effect{Kind: EffectTimerSet, TimerID: HeartbeatTimer, DelayMs: httpapi.SSEHeartbeatIntervalMs})
 	default:
 		m.log("warn", fmt.Sprintf("unknown event type %q ignored", ev.Type))

@@ -21,6 +21,10 @@ func (m *Machine) onTimer(id string) {
 		}
 		m.pollWorktrees()
 		m.pollWorkers()
+	case id == workerProbeTimer:
+		if m.probing {
+			m.askHealths()
+		}
 	case id == indexTimer:
 		m.writeIndex()
 	case id == storageRetryTimer:

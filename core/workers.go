@@ -45,6 +45,8 @@ type workerLink struct {
 	// swept: its worktrees were asked for after the restore, listed: the answer came
 	// (workers_worktree_restart.go).
 	swept, listed bool
+	// probe: what a read-only view heard from its health (workers_probe.go).
+	probe probe
 }
 
 // link is the record of a configured worker (nil for a name the config does not hold).
@@ -217,6 +219,10 @@ func (m *Machine) sessionDir(t *run) string {
 
 // onWorkerHealth records a worker's version, or answers the launch that waited for it.
 func (m *Machine) onWorkerHealth(p pending, ev Event) {
+	if p.probe {
+		m.onProbed(p.worker, ev)
+		return
+	}
 	if p.launch != nil {
 		if !ev.OK {
 			m.failTool(p.launch.callID, fmt.Sprintf(workerUnreachableFmt, p.worker, ev.Error))

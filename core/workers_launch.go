@@ -104,6 +104,14 @@ type WorkerInfo struct {
 	LastChangeAt int64  `json:"lastChangeAt"`
 	// Agents are the agents a task may run there, as the worker listed them (absent until it has).
 	Agents []string `json:"agents,omitempty"`
+	// Health is what a read-only view (asyncagents serve, whose State is "not followed") heard
+	// from the worker's GET /global/health: "reachable", "unreachable" (HealthError says why) or
+	// "unknown" before its first answer; since HealthSince, last asked at HealthAt. The plugin's
+	// server leaves it out: its State says more.
+	Health      string `json:"health,omitempty"`
+	HealthError string `json:"healthError,omitempty"`
+	HealthSince int64  `json:"healthSince,omitempty"`
+	HealthAt    int64  `json:"healthAt,omitempty"`
 }
 
 // Workers lists the configured workers, sorted by name, with their state and load.
@@ -118,6 +126,9 @@ func (m *Machine) Workers() []WorkerInfo {
 			if l.agentsKnown {
 				info.Agents = subagentsOf(l.agents)
 			}
+		}
+		if m.cfg.API.ReadOnly {
+			m.probed(&info)
 		}
 		for _, t := range active {
 			switch {

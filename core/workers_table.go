@@ -18,7 +18,8 @@ const NoWorkers = "No workers configured: add them under \"workers\" in the asyn
 
 // WorkersTable renders GET /v1/workers's answer for a terminal (`asyncagents workers`): one row
 // a worker, with its health (and for how long, and why, when it is not up), its load and the
-// OpenCode version it answered with. The health comes last: its reason is the longest cell.
+// OpenCode version it answered with. The health comes last: its reason is the longest cell. A
+// read-only view's rows show its own health asks, and a line under them says so.
 func WorkersTable(body string, now int64) (string, error) {
 	var a workersAnswer
 	if err := json.Unmarshal([]byte(body), &a); err != nil {
@@ -28,16 +29,21 @@ func WorkersTable(body string, now int64) (string, error) {
 		return NoWorkers, nil
 	}
 	rows := [][]string{{"NAME", "URL", "RUNNING", "QUEUED", "VERSION", "HEALTH"}}
+	note := ""
 	for _, w := range a.Workers {
-		health := w.State
+		health, since, why := w.State, w.LastChangeAt, w.Error
+		if w.State == WorkerNotFollowed {
+			// A read-only view: its own health asks, never a stream's state.
+			health, since, why, note = w.Health, w.HealthSince, w.HealthError, probeNote()
+		}
 		if health == "" {
 			health = "unknown"
 		}
-		if w.LastChangeAt > 0 && now > 0 {
-			health += " for " + text.Duration(now-w.LastChangeAt)
+		if since > 0 && now > 0 {
+			health += " for " + text.Duration(now-since)
 		}
-		if w.Error != "" {
-			health += ": " + w.Error
+		if why != "" {
+			health += ": " + why
 		}
 		version := w.Version
 		if version == "" {
@@ -45,5 +51,5 @@ func WorkersTable(body string, now int64) (string, error) {
 		}
 		rows = append(rows, []string{w.Name, w.URL, fmt.Sprintf("%d/%d", w.Running, w.MaxTasks), fmt.Sprint(w.Queued), version, health})
 	}
-	return alignColumns(rows), nil
+	return alignColumns(rows) + note, nil
 }

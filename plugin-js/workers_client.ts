@@ -4,7 +4,7 @@
 // an error, a log line or an effect). Every failure becomes a plain reason: "wrong username or
 // password (401)", "connection refused", "timed out after 5 s", or OpenCode's own words.
 
-import type { Remote } from "../bridge/types";
+import { WORKER_AUTH_FAILED, WORKER_CLOSED, WORKER_HEALTH_MS, WORKER_REFUSED, type Remote } from "../bridge/types";
 
 /** How to reach a worker, as the core sends it with each of the worker's effects. */
 export type { Remote };
@@ -29,6 +29,17 @@ export function authorization(remote: Remote): string {
     throw new WorkerRequestError(`environment variable ${remote.passwordEnv || "(none named)"} is not set`);
   }
   return `Basic ${Buffer.from(`${remote.username || "opencode"}:${password}`).toString("base64")}`;
+}
+
+/** worker.health's limit (the core's). */
+export const HEALTH_MS = WORKER_HEALTH_MS;
+
+/** worker.health: the worker's GET /global/health as {healthy, version}; throws the plain reason. */
+export async function health(remote: Remote): Promise<{ healthy: boolean; version: string }> {
+  const res = await request(remote, "global/health", { timeoutMs: HEALTH_MS });
+  const text = await res.text();
+  const h = (text ? JSON.parse(text) : null) as { healthy?: boolean; version?: string } | null;
+  return { healthy: h?.healthy === true, version: h?.version ?? "" };
 }
 
 /** The URL of path on the worker, with ?directory= when set. */
@@ -69,14 +80,14 @@ export function reason(err: unknown, timeoutMs?: number): string {
   const e = err as { name?: string; code?: string; message?: string };
   if (e?.name === "TimeoutError") return `timed out after ${seconds(timeoutMs ?? 0)} s`;
   if (e?.name === "AbortError") return "stopped";
-  if (e?.code === "ConnectionRefused" || e?.code === "ECONNREFUSED") return "connection refused";
-  if (e?.code === "ConnectionClosed" || e?.code === "ECONNRESET") return "the connection was closed";
+  if (e?.code === "ConnectionRefused" || e?.code === "ECONNREFUSED") return WORKER_REFUSED;
+  if (e?.code === "ConnectionClosed" || e?.code === "ECONNRESET") return WORKER_CLOSED;
   return e?.message || String(err);
 }
 
 /** The plain reason of a response that is no success. */
 async function failure(res: Response): Promise<string> {
-  if (res.status === 401) return "wrong username or password (401)";
+  if (res.status === 401) return WORKER_AUTH_FAILED;
   if (res.status >= 300 && res.status < 400) return `redirected to ${res.headers.get("location") ?? "elsewhere"} (${res.status}); give the worker's own URL`;
   const text = await res.text().catch(() => "");
   let msg = text.trim().slice(0, 500) || res.statusText || "no reason given";

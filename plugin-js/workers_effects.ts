@@ -6,12 +6,11 @@
 
 import type { Effect } from "../bridge/core";
 import { agentsReply, childrenReply, createBody, permissionReplyBody, promptBody, summarizeBody, type Perform } from "./effects";
-import { request, type Remote } from "./workers_client";
+import { health, request, type Remote } from "./workers_client";
 import type { WorkerFollowers } from "./workers_follow";
 import { createWorktree, diffWorktree, listWorktrees, removeWorktree, REQUEST_MS } from "./workers_worktree";
 
-/** worker.health's limit (CONTRACT: "timed out after 5 s"). */
-export const HEALTH_MS = 5_000;
+export { HEALTH_MS } from "./workers_client";
 /** A compaction waits for the model's summary: OpenCode answers once it is done. */
 export const SUMMARIZE_MS = 600_000;
 
@@ -68,11 +67,7 @@ export async function performOnWorker(e: WorkerEffect, followers: WorkerFollower
   const remote = e.remote;
   if (!remote?.url) throw new Error(`worker ${worker}: ${e.kind}: the effect says nowhere how to reach the worker`);
   // worker.health's reason is plain: the core writes "worker <name> cannot be reached: <reason>".
-  if (e.kind === "worker.health") {
-    const res = await request(remote, "global/health", { timeoutMs: HEALTH_MS });
-    const h = (await json(res)) as { healthy?: boolean; version?: string } | null;
-    return { healthy: h?.healthy === true, version: h?.version ?? "" };
-  }
+  if (e.kind === "worker.health") return health(remote);
   try {
     if (e.kind === "worker.follow") {
       followers.follow(worker, remote, e.follow);

@@ -4,6 +4,6 @@ package httpapi
 
 // The hashes of the dashboard page's inline script and style, for its Content-Security-Policy.
 const (
-	dashboardScriptHash = "sha256-qmRTpbzC/Nyrexp9GeTvWT6wh1cnpCJge9Wb9lE6BMk="
+	dashboardScriptHash = "sha256-iwqf42F0OZ1PT1He4hC3ATTyXmELncfGELkfBhDojOk="
 	dashboardStyleHash  = "sha256-tMbAoHvCoh2bvFVdXJQTANSN0fYY/i71dzglaIM5X/Y="
 )

@@ -26,6 +26,7 @@ import {
 import { procStat } from "../histories";
 import { LookSchedule } from "../history_watch";
 import { removeOwnFile, writeOwnFile } from "../server";
+import { health } from "../workers_client";
 import { configure, openProject, storageEnv, type Flags } from "./project";
 
 export async function serve(flags: Flags, out: (s: string) => void, err: (s: string) => void): Promise<void> {
@@ -53,8 +54,16 @@ export async function serve(flags: Flags, out: (s: string) => void, err: (s: str
         clearTimeout(timers.get(e.timerID!));
         timers.delete(e.timerID!);
       } else if (e.kind === "log") err(`asyncagents serve: ${e.level}: ${e.message}\n`);
+      else if (e.kind === "worker.health" && e.remote) {
+        // A read-only core asks each worker's health itself; the answer never holds the password.
+        const done = (ok: boolean, result?: unknown, error?: string) => {
+          if (!stopped) step({ type: "effect.done", effectID: e.id, ok, result, error });
+        };
+        health(e.remote).then((r) => done(true, r), (x) => done(false, undefined, (x as Error).message));
+      }
     }
   };
+  let stopped = false;
   const step = (event: CoreEvent) => carryOut(core.step(Date.now(), event));
   const restored = followAll(core, storage.dir, env, carryOut);
 
@@ -69,6 +78,7 @@ export async function serve(flags: Flags, out: (s: string) => void, err: (s: str
   const own = { path: storage.serverJSON!, content };
   writeOwnFile(own);
   out(core.call({ op: "serve.banner", banner: { restored, project, url, token, auth } }).report ?? "");
+  step({ type: "start" }); // a read-only core asks each worker's health from here (worker.health)
   step({ type: "timer.fired", timerID: HEARTBEAT_TIMER });
   // The logs are looked at when their folder changes (history_watch.ts); serve writes none of its own.
   const looks = new LookSchedule(storage.dir, () => false, () => {
@@ -81,6 +91,7 @@ export async function serve(flags: Flags, out: (s: string) => void, err: (s: str
   await new Promise<void>((done) => {
     const stop = () => {
       process.off("SIGINT", stop).off("SIGTERM", stop);
+      stopped = true;
       looks.stop();
       for (const t of timers.values()) clearTimeout(t);
       for (const s of streams) s.end();

@@ -6,8 +6,8 @@ import { openProject, pickServer, type Flags } from "./project";
 
 export async function workers(flags: Flags, out: (s: string) => void, err: (s: string) => void): Promise<void> {
   const { project, core, storage } = await openProject(flags);
-  // The plugin's live server comes first: it follows the workers; serve's read-only one only
-  // reads the config, so their health is unknown there.
+  // The plugin's live server comes first: it follows the workers' streams; serve's read-only one
+  // follows none, and shows its own asks of each worker's health (the table says so).
   const { server: f, name } = pickServer(core, storage.serverDir, "workers", project);
   if (f.readOnly) err(`from ${name}\n`);
   const body = await getWorkers(f);

@@ -82,6 +82,8 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	fmt.Fprint(stdout, banner.Report)
 
+	// The start: a read-only core asks each worker's health, as often as it says (worker.health).
+	s.step(ctx, core.Event{Type: core.EventStart})
 	// The heartbeat is the core's timer: one timer event arms it, and each beat re-arms it.
 	s.step(ctx, core.Event{Type: core.EventTimer, TimerID: core.HeartbeatTimer})
 	httpSrv := host.NewHTTPServer(s.api)
@@ -222,8 +224,9 @@ func (s *server) step(ctx context.Context, ev core.Event) {
 	s.carryOut(ctx, effects)
 }
 
-// carryOut performs the effects a read-only view can: frames, timers and logs. Anything that
-// would talk to OpenCode or write the history is not for serve, and is dropped.
+// carryOut performs the effects a read-only view can: frames, timers, logs and the workers'
+// health asks. Anything that would talk to OpenCode or write the history is not for serve, and
+// is dropped.
 func (s *server) carryOut(ctx context.Context, effects []core.Effect) {
 	for _, e := range effects {
 		switch e.Kind {
@@ -251,7 +254,23 @@ func (s *server) carryOut(ctx context.Context, effects []core.Effect) {
 			s.mu.Unlock()
 		case core.EffectLog:
 			fmt.Fprintf(os.Stderr, "asyncagents serve: %s: %s\n", e.Level, e.Message)
+		case core.EffectWorkerHealth:
+			go s.askHealth(ctx, e) // bounded by host.WorkerHealthTimeout
 		}
+	}
+}
+
+// askHealth carries out a worker.health and tells the core its answer.
+func (s *server) askHealth(ctx context.Context, e core.Effect) {
+	ev := core.Event{Type: core.EventEffectDone, EffectID: e.ID, OK: true}
+	res, err := host.WorkerHealth(ctx, e.Remote)
+	if err != nil {
+		ev.OK, ev.Error = false, err.Error()
+	} else {
+		ev.Result = res
+	}
+	if ctx.Err() == nil {
+		s.step(ctx, ev)
 	}
 }
 

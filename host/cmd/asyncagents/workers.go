@@ -16,8 +16,9 @@ import (
 )
 
 // workers lists the workers of the project's running server (found as dashboard finds it): their
-// health, load and version, from its GET /v1/workers. Only a running plugin follows its workers,
-// so the history alone cannot say this. The core writes the table; --json prints the answer.
+// health, load and version, from its GET /v1/workers. Only a running plugin follows its workers'
+// streams; a read-only `asyncagents serve` asks each worker's health itself, and its table says
+// so. The core writes the table; --json prints the answer.
 func workers(args []string, stdout, stderr io.Writer) error {
 	var asJSON *bool
 	ctx := context.Background()
@@ -37,7 +38,7 @@ func workers(args []string, stdout, stderr io.Writer) error {
 	}
 	f := live[0] // the plugin's live server first (core.SortServers)
 	if f.ReadOnly {
-		// It reads the config, but follows no worker: their health is unknown there.
+		// It follows no worker's stream: the health it shows is its own asks.
 		fmt.Fprintln(stderr, "from", core.ServerName(f))
 	}
 	body, err := getWorkers(ctx, f)

@@ -59,6 +59,10 @@ var constants = []constant{
 	{"NoServer", "VIEW_NO_SERVER", view.NoServer},
 	{"NoServerAfterMs", "VIEW_NO_SERVER_AFTER_MS", view.NoServerAfterMs},
 	{"OnWorkerPrefix", "VIEW_ON_WORKER", view.OnWorkerPrefix},
+	{"WorkerHealthMs", "WORKER_HEALTH_MS", core.WorkerHealthMs},
+	{"WorkerAuthFailed", "WORKER_AUTH_FAILED", core.WorkerAuthFailed},
+	{"WorkerRefused", "WORKER_REFUSED", core.WorkerRefused},
+	{"WorkerClosed", "WORKER_CLOSED", core.WorkerClosed},
 }
 
 func tsConstants(d *docSet) (string, error) {
