@@ -67,6 +67,23 @@ func (s *tmuxServer) panes() map[string]string {
 	return out
 }
 
+// paneOf waits, at most bound, for the pane besides OpenCode's own (ocPane) that attaches to
+// session child, and returns it with its command.
+func (s *tmuxServer) paneOf(e *env, ocPane, child string, bound time.Duration) (pane, command string) {
+	e.t.Helper()
+	e.eventually("a pane attached to the child", bound, func() bool {
+		for id, cmd := range s.panes() {
+			if id != ocPane && strings.Contains(cmd, "--session "+child) {
+				pane, command = id, cmd
+				return true
+			}
+		}
+		return false
+	})
+	e.t.Logf("pane %s: %s", pane, command)
+	return pane, command
+}
+
 // isolatePanes gives the panes tmux opens from now on OpenCode's isolated home: they get the
 // tmux server's environment, not OpenCode's.
 func isolatePanes(tm *tmuxServer, oc *ocserve.Server) {
@@ -123,17 +140,7 @@ func startPaneTask(t *testing.T) *paneSetup {
 	child := e.sessionOf(idOf(e.toolParts(parent, "asyncagents_task")[0]))
 	require.True(t, strings.HasPrefix(child, "ses_"), child)
 
-	var pane, command string
-	e.eventually("a pane attached to the child", 30*time.Second, func() bool {
-		for id, cmd := range tm.panes() {
-			if id != ocPane && strings.Contains(cmd, "--session "+child) {
-				pane, command = id, cmd
-				return true
-			}
-		}
-		return false
-	})
-	t.Logf("pane %s: %s", pane, command)
+	pane, command := tm.paneOf(e, ocPane, child, 30*time.Second)
 	return &paneSetup{env: e, tm: tm, ocPane: ocPane, pane: pane, command: command, parent: parent, child: child, release: release.open}
 }
 

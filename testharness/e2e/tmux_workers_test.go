@@ -58,17 +58,7 @@ func startRemotePane(t *testing.T, call mockmodel.ToolCall, worker map[string]an
 	id := f.launchedTasks(parent, 1)[0]
 	child := f.sessionOf(id)
 	require.Equal(t, "w1", f.placeOf(id))
-	var pane, command string
-	f.eventually("a pane attached to the child", 60*time.Second, func() bool {
-		for p, cmd := range tm.panes() {
-			if p != ocPane && strings.Contains(cmd, "--session "+child) {
-				pane, command = p, cmd
-				return true
-			}
-		}
-		return false
-	})
-	t.Logf("pane %s: %s", pane, command)
+	pane, command := tm.paneOf(f.env, ocPane, child, 60*time.Second)
 	s := &remotePane{fleet: f, tm: tm, ocPane: ocPane, pane: pane, command: command, parent: parent, task: id, child: child,
 		w1: f.workers["w1"], start: start.open, release: release.open}
 	t.Cleanup(func() {

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -29,25 +28,12 @@ func TestWorkerCLIListsTheFleet(t *testing.T) {
 		"go":  {filepath.Join(dist, "asyncagents"), "workers", "--project", f.oc.Dir, "--wasm", filepath.Join(dist, "asyncagents.wasm")},
 		"npm": {filepath.Join(root, "node_modules", ".bin", "bun"), filepath.Join(dist, "asyncagents-cli.js"), "workers", "--project", f.oc.Dir},
 	} {
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Env = append(f.oc.Env(), "PATH=/usr/bin:/bin")
-		cmd.WaitDelay = 5 * time.Second
-		done := make(chan struct{})
-		var out []byte
-		var err error
-		go func() { out, err = cmd.CombinedOutput(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(60 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Fatalf("%s CLI: no answer within 60 s", name)
-		}
-		require.NoError(t, err, "%s CLI: %s", name, out)
+		out := runBounded(t, argv, append(f.oc.Env(), "PATH=/usr/bin:/bin"))
 		t.Logf("%s CLI:\n%s", name, out)
 		w1, w2 := regexp.QuoteMeta(f.workers["w1"].URL), regexp.QuoteMeta(f.workers["w2"].URL)
-		require.Regexp(t, `(?m)^NAME +URL +RUNNING +QUEUED +VERSION +HEALTH$`, string(out), name)
-		require.Regexp(t, `(?m)^w1 +`+w1+` +0/3 +0 +1\.18\.33 +up for \S+`, string(out), name)
-		require.Regexp(t, `(?m)^w2 +`+w2+` +0/3 +0 +1\.18\.33 +down for \S+: \S+`, string(out), name)
+		require.Regexp(t, `(?m)^NAME +URL +RUNNING +QUEUED +VERSION +HEALTH$`, out, name)
+		require.Regexp(t, `(?m)^w1 +`+w1+` +0/3 +0 +1\.18\.33 +up for \S+`, out, name)
+		require.Regexp(t, `(?m)^w2 +`+w2+` +0/3 +0 +1\.18\.33 +down for \S+: \S+`, out, name)
 		for _, w := range f.workers {
 			require.NotContains(t, string(out), w.Password(), name)
 		}

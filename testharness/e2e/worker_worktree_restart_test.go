@@ -23,20 +23,7 @@ import (
 // task's records are written as the end's record would have left them (status completed, its
 // worktree still named, no merge state). The stray worktree is made through the worker's own API.
 func TestWorkerWorktreeLeftByAStopComesHome(t *testing.T) {
-	last := newGate(t)
-	call := isolatedCall("Edit S", "CHILD edit S")
-	call.Args["worker"] = "w1"
-	edit := isolationScript(map[string][]mockmodel.ToolCall{"LAUNCH REMOTE": {call}})
-	f := startFleet(t, func(req mockmodel.Request) mockmodel.Reply {
-		if firstUser(req) == "CHILD edit S" && lastRole(req) == "tool" {
-			last.wait(120 * time.Second)
-		}
-		return edit(req)
-	}, fleetOptions{workers: 1})
-	f.waitWorkersUp()
-	parent := f.prompt("LAUNCH REMOTE")
-	id := f.launchedTasks(parent, 1)[0]
-	f.childAt("CHILD edit S", "tool")
+	f, last, parent, id := heldRemoteEdit(t, "S", "tool")
 	w := f.workers["w1"]
 	require.Equal(t, 2, worktreeCount(t, w.Dir), "the task's worktree on the worker")
 
@@ -72,6 +59,29 @@ func TestWorkerWorktreeLeftByAStopComesHome(t *testing.T) {
 	require.Equal(t, 1, f.noticesOf(parent, id), "the parent told once")
 }
 
+// heldRemoteEdit starts a fleet of one worker and launches on w1 an isolated task whose child
+// edits shared.txt ("edited by <name>"), held by the returned gate at its turn whose last
+// message has role at ("user": its first turn; "tool": its last, after the edit); it returns
+// once the child is there, with the parent's session and the task's ID.
+func heldRemoteEdit(t *testing.T, name, at string) (*fleet, *gate, string, string) {
+	t.Helper()
+	held := newGate(t)
+	call := isolatedCall("Edit "+name, "CHILD edit "+name)
+	call.Args["worker"] = "w1"
+	edit := isolationScript(map[string][]mockmodel.ToolCall{"LAUNCH REMOTE": {call}})
+	f := startFleet(t, func(req mockmodel.Request) mockmodel.Reply {
+		if firstUser(req) == "CHILD edit "+name && lastRole(req) == at {
+			held.wait(120 * time.Second)
+		}
+		return edit(req)
+	}, fleetOptions{workers: 1})
+	f.waitWorkersUp()
+	parent := f.prompt("LAUNCH REMOTE")
+	id := f.launchedTasks(parent, 1)[0]
+	f.childAt("CHILD edit "+name, at)
+	return f, held, parent, id
+}
+
 // worktreeCount is how many worktrees git lists in the clone dir, its own included.
 func worktreeCount(t *testing.T, dir string) int {
 	return strings.Count(gitIn(t, dir, "worktree", "list", "--porcelain"), "worktree ")
@@ -101,20 +111,7 @@ func recordEnded(t *testing.T, f *fleet, id string) {
 // child session is deleted on the worker, and the task's records that name its session or its
 // worktree there are dropped, so the history holds the task as launched, its worktree not made.
 func TestWorkerWorktreeMadeAtAStopIsRemoved(t *testing.T) {
-	first := newGate(t)
-	call := isolatedCall("Edit T", "CHILD edit T")
-	call.Args["worker"] = "w1"
-	edit := isolationScript(map[string][]mockmodel.ToolCall{"LAUNCH REMOTE": {call}})
-	f := startFleet(t, func(req mockmodel.Request) mockmodel.Reply {
-		if firstUser(req) == "CHILD edit T" && lastRole(req) == "user" {
-			first.wait(120 * time.Second)
-		}
-		return edit(req)
-	}, fleetOptions{workers: 1})
-	f.waitWorkersUp()
-	parent := f.prompt("LAUNCH REMOTE")
-	id := f.launchedTasks(parent, 1)[0]
-	f.childAt("CHILD edit T", "user")
+	f, first, parent, id := heldRemoteEdit(t, "T", "user")
 	w := f.workers["w1"]
 	tk, _ := findStoredTask(f.oc, id)
 	require.NotEmpty(t, tk.SessionID)
