@@ -31,12 +31,9 @@ export function authorization(remote: Remote): string {
   return `Basic ${Buffer.from(`${remote.username || "opencode"}:${password}`).toString("base64")}`;
 }
 
-/** worker.health's limit (the core's). */
-export const HEALTH_MS = WORKER_HEALTH_MS;
-
 /** worker.health: the worker's GET /global/health as {healthy, version}; throws the plain reason. */
 export async function health(remote: Remote): Promise<{ healthy: boolean; version: string }> {
-  const res = await request(remote, "global/health", { timeoutMs: HEALTH_MS });
+  const res = await request(remote, "global/health", { timeoutMs: WORKER_HEALTH_MS });
   const text = await res.text();
   const h = (text ? JSON.parse(text) : null) as { healthy?: boolean; version?: string } | null;
   return { healthy: h?.healthy === true, version: h?.version ?? "" };

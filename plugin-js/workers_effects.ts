@@ -10,7 +10,6 @@ import { health, request, type Remote } from "./workers_client";
 import type { WorkerFollowers } from "./workers_follow";
 import { createWorktree, diffWorktree, listWorktrees, removeWorktree, REQUEST_MS } from "./workers_worktree";
 
-export { HEALTH_MS } from "./workers_client";
 /** A compaction waits for the model's summary: OpenCode answers once it is done. */
 export const SUMMARIZE_MS = 600_000;
 

@@ -50,14 +50,20 @@ func (e *env) prompt(text string) string {
 // eventually polls cond every 200 ms until it holds or the bound passes.
 func (e *env) eventually(what string, bound time.Duration, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(bound)
-	for !cond() {
-		if time.Now().After(deadline) {
-			e.t.Logf("opencode logs:\n%s", tail(e.oc.Logs(), 6000))
-			e.t.Fatalf("timed out after %s waiting for %s", bound, what)
-		}
-		time.Sleep(200 * time.Millisecond)
+	if !pollUntil(bound, cond) {
+		e.t.Logf("opencode logs:\n%s", tail(e.oc.Logs(), 6000))
+		e.t.Fatalf("timed out after %s waiting for %s", bound, what)
 	}
+}
+
+// pollUntil asks cond every 200 ms until it holds (true) or bound passes (false).
+func pollUntil(bound time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(bound); !cond(); time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
 }
 
 func tail(s string, n int) string {

@@ -97,17 +97,7 @@ func TestQuickStartInstallAndCLI(t *testing.T) {
 	stdout, err := serve.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, serve.Start())
-	t.Cleanup(func() {
-		_ = syscall.Kill(-serve.Process.Pid, syscall.SIGINT)
-		done := make(chan struct{})
-		go func() { _ = serve.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-serve.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-	})
+	t.Cleanup(func() { stopGroup(serve) })
 	lines := bufio.NewScanner(stdout)
 	require.True(t, lines.Scan(), "serve's first line")
 	require.Equal(t, fmt.Sprintf("asyncagents: serving 2 tasks of %s at http://127.0.0.1:%d (read-only)", project, port), lines.Text())

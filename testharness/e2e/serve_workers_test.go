@@ -99,12 +99,22 @@ func TestServeShowsEachWorkersHealth(t *testing.T) {
 // test with no OpenCode of its own to show the logs of).
 func boundedWait(t *testing.T, what string, bound time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(bound)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", bound, what)
-		}
-		time.Sleep(200 * time.Millisecond)
+	if !pollUntil(bound, cond) {
+		t.Fatalf("timed out after %s waiting for %s", bound, what)
+	}
+}
+
+// stopGroup ends cmd's process group as a terminal would (SIGINT), and kills it when it has not
+// ended 10 s later; it returns once cmd has been waited for.
+func stopGroup(cmd *exec.Cmd) {
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
 	}
 }
 
@@ -122,19 +132,7 @@ func startServe(t *testing.T, argv, env []string) (url, token string, output fun
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
-			done := make(chan struct{})
-			go func() { _ = cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-				<-done
-			}
-		})
-	}
+	stop = func() { once.Do(func() { stopGroup(cmd) }) }
 	t.Cleanup(stop)
 	found := make(chan [2]string, 1)
 	go func() {
