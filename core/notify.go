@@ -48,8 +48,8 @@ func (m *Machine) finish(t *run, status task.Status, result string, taskErr *tas
 }
 
 // batchProgress counts the finished and all tasks of t's batch, and those still running. Launches
-// of the batch still waiting for the agent list count as running: a child can finish before its
-// siblings exist.
+// of the batch still waiting (for an agent list, or a worker's health) count as running: a child
+// can finish before its siblings exist.
 func (m *Machine) batchProgress(t *run) (done, total, running int) {
 	for _, b := range m.batch(t.BatchID) {
 		total++
@@ -63,12 +63,17 @@ func (m *Machine) batchProgress(t *run) (done, total, running int) {
 	return done, total + n, running + n
 }
 
-// launchesInFlight counts the batch's launches that have no task yet (they wait for the agent
-// list, or a worker's).
+// launchesInFlight counts the batch's launches that have no task yet: they wait for the agent
+// list, a worker's, or the health of the worker they name.
 func (m *Machine) launchesInFlight(batch string) int {
 	n := 0
 	for _, l := range append(append([]*launch(nil), m.agentWaiters...), m.workerAgentWaiters()...) {
 		if batchID(l.sessionID, l.messageID) == batch {
+			n++
+		}
+	}
+	for _, p := range m.pending {
+		if l := p.launch; l != nil && batchID(l.sessionID, l.messageID) == batch {
 			n++
 		}
 	}

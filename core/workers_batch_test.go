@@ -95,3 +95,35 @@ func TestWorkerFollowCarriesTheGroupingRule(t *testing.T) {
 		require.Contains(t, rule.Defer, typ, "only an event that may wait can be replaced by a later one")
 	}
 }
+
+// A launch that waits for the health of the worker it names counts in its batch: a sibling that
+// ends meanwhile tells 1/2 and does not wake the parent (the batch's last one does), or the
+// parent would get a turn before its batch is done, and another after it.
+func TestALaunchWaitingForItsWorkersHealthCountsInItsBatch(t *testing.T) {
+	h := newWK(t, twoWorkers(nil))
+	a := h.taskOf(first(h.launchOn("a", "")))
+	// w1's stream is not known up: b's launch asks its health, unanswered yet.
+	eff := h.step(Event{Type: EventToolCall, CallID: "call_b", Tool: ToolTask, SessionID: "ses_p", MessageID: "msg_p",
+		Args: json.RawMessage(`{"description":"b","prompt":"work","agent":"general","worker":"w1"}`)})
+	health := ofKind(eff, EffectWorkerHealth)
+	require.Len(t, health, 1)
+	require.Empty(t, ofKind(eff, EffectToolReply), "b waits for w1's health")
+
+	early := prompts(h.all(func() { h.answer(a.SessionID, "", "a's answer") }), "ses_p")
+	require.Empty(t, early, "b still runs: a's notice waits for the busy parent, and wakes nothing")
+
+	eff = h.run(Event{Type: EventEffectDone, EffectID: health[0].ID, OK: true, Result: json.RawMessage(`{"healthy":true,"version":"1.18.33"}`)})
+	b := h.taskOf(ofKind(eff, EffectToolReply)[0])
+	require.Equal(t, "w1", b.Worker)
+	notice := prompts(h.all(func() { h.answerOn("w1", b.SessionID, "b's answer") }), "ses_p")
+	require.Len(t, notice, 1, "the batch's end: one message for both")
+	require.False(t, notice[0].NoReply, "the batch's last end wakes the parent")
+	var texts []string
+	for _, p := range notice[0].Parts {
+		texts = append(texts, p.Text)
+	}
+	require.Contains(t, texts[0], "Task Progress: 1/2")
+	require.Contains(t, strings.Join(texts, "\n"), "Task Progress: 2/2")
+}
+
+func first(e Effect, _ []Effect) Effect { return e }
