@@ -2,7 +2,7 @@
 // show what it prints, close again; every failure is logged and nothing throws.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { execFileSync } from "node:child_process";
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TmuxPanes, opencodeProgram, tmuxConfig } from "./tmux";
@@ -208,14 +208,15 @@ setInterval(() => {}, 1000); // stays until signalled
     }
   });
 
-  test("a worker's pane attaches to the worker with its basic auth, never the local one, and no --dir", async () => {
+  test("a worker's pane attaches to the worker with its basic auth, never the local one, and no --dir; no password on a command line", async () => {
     // tmux itself, with each call's arguments written down first.
     const calls = join(dir, "tmux-calls");
     const recording = join(dir, "recording-tmux");
     writeFileSync(recording, `#!/bin/sh\nprintf '%s\\n' "$@" > "${calls}"\nexec tmux "$@"\n`);
     chmodSync(recording, 0o755);
     const remote = { url: "https://w1.example:4096", username: "bob", passwordEnv: "AA_W1_PW" };
-    const { tp, logs } = make({ tmux: recording, env: { ...env, OPENCODE_SERVER_PASSWORD: "local-pw", AA_W1_PW: "worker-pw" } });
+    const pw = `worker-pw 'q' $HOME "x"`; // what a shell would otherwise split, unquote or expand
+    const { tp, logs } = make({ tmux: recording, env: { ...env, OPENCODE_SERVER_PASSWORD: "local-pw", AA_W1_PW: pw } });
     await tp.open("ses_r", "Remote survey", { worker: "w1", remote });
     const pane = (await tp.list()).get("ses_r")!;
     expect(pane).toBeDefined();
@@ -223,14 +224,17 @@ setInterval(() => {}, 1000); // stays until signalled
     const args = readFileSync(calls, "utf8").trimEnd().split("\n");
     expect(args[0]).toBe("split-window");
     const command = args.slice(args.indexOf("--") + 1);
-    expect(command).toEqual([fakeOpencode, "attach", remote.url, "--session", "ses_r"]);
+    expect(command.slice(-5)).toEqual([fakeOpencode, "attach", remote.url, "--session", "ses_r"]);
     const opts = args.slice(0, args.indexOf("--"));
-    const envs = opts.filter((_, i) => opts[i - 1] === "-e");
-    expect(envs.sort()).toEqual(["OPENCODE_SERVER_PASSWORD=worker-pw", "OPENCODE_SERVER_USERNAME=bob"]);
+    expect(opts).not.toContain("-e");
     expect(args.join(" ")).not.toContain("local-pw");
+    expect(args.join(" ")).not.toContain("worker-pw");
     expect(opts[opts.indexOf("-c") + 1]).toBe(dir); // the pane's shell starts here, on this machine
-    // The attach in the pane runs with the worker's credentials.
-    await until("the pane's output", () => tmux("capture-pane", "-p", "-t", pane).includes("auth: bob worker-pw"));
+    // The attach in the pane runs with the worker's credentials, from a file the pane removed.
+    await until("the pane's output", () => tmux("capture-pane", "-p", "-J", "-t", pane).includes(`auth: bob ${pw}`));
+    const handoff = command[command.length - 6];
+    expect(handoff).toStartWith(join(tmpdir(), "asyncagents-pane-"));
+    expect(existsSync(handoff)).toBe(false);
     expect(logs.map((l) => l.message)).toEqual([`asyncagents: tmux pane ${pane} for "Remote survey" (ses_r) on worker w1`]);
 
     await tp.close("ses_r");
@@ -245,13 +249,18 @@ setInterval(() => {}, 1000); // stays until signalled
 
     // A tmux that fails with nothing on stderr: Node's own error quotes the command line, -e and all.
     const silent = join(dir, "silent-tmux");
-    writeFileSync(silent, "#!/bin/sh\nexit 3\n");
+    const calls = join(dir, "silent-calls");
+    writeFileSync(silent, `#!/bin/sh\nprintf '%s\\n' "$@" > "${calls}"\nexit 3\n`);
     chmodSync(silent, 0o755);
     const failing = make({ tmux: silent, env: { ...env, AA_W1_PW: "worker-pw" } });
     await failing.tp.open("ses_r", "R", { worker: "w1", remote });
     expect(failing.logs).toHaveLength(1);
     expect(failing.logs[0].message).toContain("no tmux pane for ses_r on worker w1: tmux split-window: exited with code 3");
     expect(failing.logs[0].message).not.toContain("worker-pw");
+    const args = readFileSync(calls, "utf8").trimEnd().split("\n");
+    const handoff = args[args.indexOf("--") + 5];
+    expect(handoff).toStartWith(join(tmpdir(), "asyncagents-pane-"));
+    expect(existsSync(handoff)).toBe(false); // no pane started to remove it: the plugin did
 
     const nowhere = make();
     await nowhere.tp.open("ses_r", "R", { worker: "w1" });

@@ -7,7 +7,9 @@
 // (endWithProcess), or they would hold attach TUIs to a server that is gone.
 
 import { execFile, execFileSync } from "node:child_process";
-import { basename } from "node:path";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
 import { TMUX_PANE_ENV, type Remote } from "../bridge/types";
 import { scrub } from "./workers_client";
 
@@ -140,10 +142,11 @@ export class TmuxPanes {
       if (!remote) command.push("--dir", this.opt.directory);
     }
     // The pane gets tmux's environment, not OpenCode's: pass on the server's basic auth, a
-    // worker's own for a worker's pane (never the local server's).
-    for (const [k, v] of remote ? workerAuth(remote, env) : TMUX_PANE_ENV.map((k) => [k, env[k]])) {
-      if (v) common.push("-e", `${k}=${v}`);
-    }
+    // worker's own for a worker's pane (never the local server's), by a file the pane reads and
+    // removes (authHandoff), never on a command line, which any user's `ps` shows.
+    const auth = (remote ? workerAuth(remote, env) : TMUX_PANE_ENV.map((k): [string, string] => [k, env[k] ?? ""])).filter(([, v]) => v);
+    const handoff = auth.length > 0 ? authHandoff(auth) : undefined;
+    const run = handoff ? handoff.wrap(command) : command;
     // The first child splits OpenCode's pane side by side; later ones split the newest child
     // pane, so OpenCode keeps its half. A target that is gone falls back to OpenCode's pane.
     const targets: string[][] = [];
@@ -153,7 +156,7 @@ export class TmuxPanes {
     let lastErr: unknown;
     for (const split of targets) {
       try {
-        const out = await this.tmux(["split-window", ...split, ...common, "--", ...command]);
+        const out = await this.tmux(["split-window", ...split, ...common, "--", ...run]);
         const pane = out.trim();
         if (!pane.startsWith("%")) throw new Error(`tmux answered ${JSON.stringify(out)}`);
         this.order.push(pane);
@@ -168,6 +171,7 @@ export class TmuxPanes {
         lastErr = err;
       }
     }
+    handoff?.remove(); // no pane started to read it
     throw lastErr;
   }
 
@@ -204,7 +208,8 @@ export class TmuxPanes {
     return new Promise((resolve, reject) => {
       execFile(this.opt.tmux ?? "tmux", args, { env, timeout: this.timeout, killSignal: "SIGKILL" }, (err, stdout, stderr) => {
         if (err) {
-          // Never err.message: it quotes the command line, whose -e holds a password.
+          // Never err.message: it quotes the command line (which holds no password, but the
+          // reason is better told by tmux itself).
           const detail = String(stderr ?? "").trim() || failure(err, this.timeout);
           reject(new Error(`tmux ${args[0]}: ${detail}`));
         } else resolve(String(stdout));
@@ -228,6 +233,24 @@ function workerAuth(remote: Remote, env: Record<string, string | undefined>): [s
     ["OPENCODE_SERVER_USERNAME", remote.username || "opencode"],
     ["OPENCODE_SERVER_PASSWORD", password],
   ];
+}
+
+/**
+ * Hands a pane its credentials through a file: written mode 0600 in a fresh directory of mode
+ * 0700, read by the pane's shell, which removes the directory before it runs the command.
+ */
+function authHandoff(vars: [string, string][]): { wrap(command: string[]): string[]; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), "asyncagents-pane-"));
+  writeFileSync(join(dir, "env"), vars.map(([k, v]) => `export ${k}=${shellQuoted(v)}\n`).join(""), { mode: 0o600 });
+  return {
+    wrap: (command) => ["sh", "-c", 'd=$1; shift; . "$d/env"; rm -rf "$d"; exec "$@"', "sh", dir, ...command],
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** s as one word of sh, whatever it holds. */
+function shellQuoted(s: string): string {
+  return `'${s.replaceAll("'", `'\\''`)}'`;
 }
 
 /** Why a tmux command failed, without its command line. */
