@@ -270,11 +270,8 @@ func (m *Machine) onStreamEvent(name string, e OpenCodeEvent) {
 		sid = p.Info.SessionID
 	case ocevents.PartUpdated:
 		sid = p.Part.SessionID
-	case ocevents.InstanceDisposed:
-		m.onWorkerDisposed(name, p.Directory, false)
-		return
-	case ocevents.GlobalDisposed:
-		m.onWorkerDisposed(name, "", true)
+	case ocevents.InstanceDisposed, ocevents.GlobalDisposed:
+		m.onWorkerDisposed(name)
 		return
 	}
 	t := m.taskBelow(sid)

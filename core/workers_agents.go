@@ -3,7 +3,6 @@ package core
 import (
 	"encoding/json"
 	"fmt"
-	"path"
 	"sort"
 )
 
@@ -44,15 +43,16 @@ func (m *Machine) recheckAgents(worker string, l *launch) {
 	}
 }
 
-// onWorkerDisposed asks worker name for its agents again when its OpenCode dropped its instance
-// of the worker's directory (dir, as OpenCode resolved it), or all of them (dir ""): the next
-// request reads the config again, and an agent may have come or gone.
-func (m *Machine) onWorkerDisposed(name, dir string, all bool) {
-	c, ok := m.cfg.Workers[name]
-	if !ok || (!all && path.Clean(dir) != path.Clean(c.Directory)) {
-		return
+// onWorkerDisposed asks worker name for its agents again when its OpenCode dropped an instance,
+// or all of them: the next request reads the config again, and an agent may have come or gone.
+// Any instance of that worker, not only one named as the config names the directory: OpenCode
+// names it resolved (symlinks followed), which a path from the config may not be, and this
+// machine cannot resolve a path of the worker's. Another directory's dispose (a task's worktree
+// there) costs one GET /agent, and the requests are one at a time.
+func (m *Machine) onWorkerDisposed(name string) {
+	if _, ok := m.cfg.Workers[name]; ok {
+		m.askWorkerAgents(name)
 	}
-	m.askWorkerAgents(name)
 }
 
 // onWorkerAgents records a worker's agent list and answers the launches that waited for it. A

@@ -58,20 +58,21 @@ func (r *wkHarness) upWith(names ...string) {
 
 // An agent added to a running worker's config is seen without a reconnect: OpenCode there drops
 // its instance of the worker's directory (or all of them) on a config update, and the core asks
-// w1's agents again; a dispose of another directory, or of w2, or of the local OpenCode asks
-// nothing of w1. Disposes that come while a request is in flight owe one more, not one each.
+// w1's agents again, whatever form of the directory OpenCode names (it follows symlinks the
+// config's path may go through); a dispose of w2, or of the local OpenCode, asks nothing of w1.
+// Disposes that come while a request is in flight owe one more, not one each.
 func TestAWorkersAgentsAreAskedAgainWhenItsInstanceIsDisposed(t *testing.T) {
 	r := newAgentsRig(t)
 	r.upWith("general")
 	require.Equal(t, []string{"general"}, r.m.Workers()[0].Agents)
 
-	require.Empty(t, asks(r.workerEvent("w1", "server.instance.disposed", `{"directory":"/srv/other"}`)))
 	require.Empty(t, asks(r.workerEvent("w2", "server.instance.disposed", `{"directory":"/srv/w1/repo"}`)))
 	require.Empty(t, asks(r.workerEvent("", "server.instance.disposed", `{"directory":"/srv/w1/repo"}`)))
 
-	a := asks(r.workerEvent("w1", "server.instance.disposed", `{"directory":"/srv/w1/repo"}`))
+	// The config's /srv/w1/repo, as OpenCode resolved it through a symlink.
+	a := asks(r.workerEvent("w1", "server.instance.disposed", `{"directory":"/data/clones/repo"}`))
 	require.Len(t, a, 1, "w1's instance of its directory was dropped")
-	require.Equal(t, "/srv/w1/repo", a[0].Directory)
+	require.Equal(t, "/srv/w1/repo", a[0].Directory, "asked in the directory as configured")
 	require.Empty(t, asks(r.workerEvent("w1", "global.disposed", `{}`)), "one request at a time")
 	require.Empty(t, asks(r.workerEvent("w1", "server.instance.disposed", `{"directory":"/srv/w1/repo"}`)))
 	again := asks(r.answerAgents(a[0], "general", "added"))

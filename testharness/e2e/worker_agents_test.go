@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/asyncagents/asyncagents/testharness/mockmodel"
+	"github.com/asyncagents/asyncagents/testharness/ocserve"
 )
 
 // onW1 is a launch of agent on worker w1.
@@ -75,7 +76,8 @@ func TestAWorkerRunsItsOwnAgentsAndRefusesOnesItLacks(t *testing.T) {
 // OpenCode's API (PATCH /global/config, which disposes every instance), one written in the
 // clone's opencode.json and loaded by POST /instance/dispose. Each shows in GET /v1/workers once
 // w1's OpenCode says it dropped its instance; one turn then launches both on w1, and both results
-// come home, from the same worker process.
+// come home, from the same worker process. The parent's config reaches w1's clone through a
+// symlink, which OpenCode resolves in the dispose it tells of.
 func TestAnAgentAddedToARunningWorkerRunsThere(t *testing.T) {
 	sub := map[string]any{"mode": "subagent", "description": "Added while w1 runs"}
 	f := startFleet(t, childScript(map[string]func(mockmodel.Request) mockmodel.Reply{
@@ -83,7 +85,11 @@ func TestAnAgentAddedToARunningWorkerRunsThere(t *testing.T) {
 		"CHILD file": func(mockmodel.Request) mockmodel.Reply { return mockmodel.Reply{Text: "result file"} },
 	}, map[string][]mockmodel.ToolCall{
 		"LAUNCH": {onW1("Api", "CHILD api", "api-added"), onW1("File", "CHILD file", "file-added")},
-	}), fleetOptions{workers: 1})
+	}), fleetOptions{workers: 1, directory: func(_ string, w *ocserve.Server) string {
+		link := filepath.Join(t.TempDir(), "w1-clone")
+		require.NoError(t, os.Symlink(w.Dir, link))
+		return link
+	}})
 	w1 := f.workers["w1"]
 	pid := w1.PID()
 	f.waitWorkersUp()

@@ -36,6 +36,8 @@ type fleetOptions struct {
 	password func(name, real string) string
 	// plugin is the parent's plugin spec; the plugin as built when empty.
 	plugin string
+	// directory is the path the parent's config gives for a worker's clone; its own when nil.
+	directory func(name string, w *ocserve.Server) string
 }
 
 // startFleet starts a fleet on the isolation project's files (committed) and the script.
@@ -47,7 +49,8 @@ func startFleet(t *testing.T, script mockmodel.Script, fo fleetOptions) *fleet {
 	}
 	fl := ocserve.StartFleet(t, ocserve.FleetOptions{
 		Parent:  ocserve.Options{ModelURL: model.URL(), Plugins: []string{fo.plugin}, Files: isolatedFiles},
-		Workers: fo.workers, Config: fo.config, Worker: fo.worker, Password: fo.password, WorkerConfig: fo.workerConfig})
+		Workers: fo.workers, Config: fo.config, Worker: fo.worker, Password: fo.password, WorkerConfig: fo.workerConfig,
+		Directory: fo.directory})
 	return &fleet{env: &env{t: t, model: model, oc: fl.Parent}, workers: fl.Workers, names: fl.Names, opt: fl.Options}
 }
 

@@ -20,6 +20,8 @@ type FleetOptions struct {
 	Password func(name, real string) string
 	// Via is the URL the parent reaches a worker at (a proxy in front of it); w.URL when nil.
 	Via func(name string, w *Server) string
+	// Directory is the path the parent's config gives for a worker's clone; w.Dir when nil.
+	Directory func(name string, w *Server) string
 }
 
 // Fleet is a running parent and its workers.
@@ -51,7 +53,11 @@ func StartFleet(t testing.TB, fo FleetOptions) *Fleet {
 		if fo.Via != nil {
 			url = fo.Via(name, w)
 		}
-		entry := map[string]any{"url": url, "passwordEnv": PasswordEnv(name), "directory": w.Dir}
+		dir := w.Dir
+		if fo.Directory != nil {
+			dir = fo.Directory(name, w)
+		}
+		entry := map[string]any{"url": url, "passwordEnv": PasswordEnv(name), "directory": dir}
 		maps.Copy(entry, fo.Worker)
 		entries[name] = entry
 		pw := w.Password()
