@@ -21,7 +21,8 @@ var workersCase = fanCase{"n20-workers", "20 tasks, local or on 2 workers", same
 // A child's work is what placing it elsewhere moves off the parent's machine: each step streams
 // a stretch of reasoning and runs a tool (a glob, a read, a shell command, in turn), as a child
 // that surveys a repository would; its answer is short, since the parent gets it in a notice.
-// Each child works through 6 steps; ASYNCAGENTS_BENCH_WORKER_STEPS sizes the children otherwise.
+// Each child works through 6 steps; ASYNCAGENTS_BENCH_WORKER_STEPS sizes the children otherwise,
+// and ASYNCAGENTS_BENCH_WORKER_THINK_MS has its model wait before each step (workerThink).
 // The parent's cost of a task placed elsewhere is mostly fixed (its launch, its notice), while a
 // local child costs it every step: the ratio falls as the children grow (BENCHMARKS.md).
 var workerSteps = func() int {
@@ -29,6 +30,16 @@ var workerSteps = func() int {
 		return n
 	}
 	return 6
+}()
+
+// workerThink is the wait before each step's first byte, as a model's time to its first token:
+// none by default (the mock answers at once, the hard case for the ratio: a local child then costs
+// the parent only what it streams), ASYNCAGENTS_BENCH_WORKER_THINK_MS otherwise (BENCHMARKS.md).
+var workerThink = func() time.Duration {
+	if n, err := strconv.Atoi(os.Getenv("ASYNCAGENTS_BENCH_WORKER_THINK_MS")); err == nil && n > 0 {
+		return time.Duration(n) * time.Millisecond
+	}
+	return 0
 }()
 
 var (
@@ -54,7 +65,7 @@ func workersScript(req mockmodel.Request) mockmodel.Reply {
 			}
 		}
 		if step < workerSteps {
-			return mockmodel.Reply{Text: workerFindings, ToolCalls: []mockmodel.ToolCall{workerTools[step%len(workerTools)]}}
+			return mockmodel.Reply{Text: workerFindings, ToolCalls: []mockmodel.ToolCall{workerTools[step%len(workerTools)]}, Delay: workerThink}
 		}
 		return mockmodel.Reply{Text: fmt.Sprintf("result %d", i), Delay: time.Duration(ms) * time.Millisecond}
 	}
@@ -185,8 +196,11 @@ func BenchmarkWorkers(b *testing.B) {
 		rep := summarizeWorkers(samples)
 		rep.RestCPUPerS = restPerS
 		field := "workers" // the default children; other sizes are fields of their own
-		if workerSteps != 6 {
+		if workerSteps != 6 || workerThink > 0 {
 			field = fmt.Sprintf("workers_%d_steps", workerSteps)
+		}
+		if workerThink > 0 {
+			field += fmt.Sprintf("_%d_ms_think", workerThink.Milliseconds())
 		}
 		b.ReportMetric(rep.CPURatio, "cpu-remote/local")
 		b.ReportMetric(rep.NoticeRemoteMs, "notice-remote-ms")
@@ -233,7 +247,8 @@ type workersReport struct {
 	Date           string               `json:"date"`
 	Rounds         int                  `json:"rounds"`
 	Children       int                  `json:"children"`
-	Steps          int                  `json:"child_steps"` // each child's steps before its answer
+	Steps          int                  `json:"child_steps"`    // each child's steps before its answer
+	ThinkMs        int64                `json:"child_think_ms"` // its model's wait before each step
 	CPULocalS      float64              `json:"cpu_local_s"`
 	CPURemoteS     float64              `json:"cpu_remote_s"`
 	CPURatio       float64              `json:"cpu_remote_over_local"`
@@ -250,7 +265,7 @@ type workersReport struct {
 
 func summarizeWorkers(s map[string][]workersSample) *workersReport {
 	rep := &workersReport{Date: time.Now().Format(time.RFC3339), Rounds: workersRounds, Children: len(workersCase.Delays), Steps: workerSteps,
-		Runs: map[string][]float64{}, Turns: map[string][]int{}, Load: loadAverage()}
+		ThinkMs: workerThink.Milliseconds(), Runs: map[string][]float64{}, Turns: map[string][]int{}, Load: loadAverage()}
 	med := func(where string, f func(workersSample) float64) float64 {
 		var xs []float64
 		for _, x := range s[where] {
@@ -278,7 +293,7 @@ func summarizeWorkers(s map[string][]workersSample) *workersReport {
 }
 
 func printWorkers(r *workersReport) {
-	fmt.Printf("\n%d children of %d steps per fan-out, %d rounds after a warm-up, medians over rounds (load %v)\n\n", r.Children, r.Steps, r.Rounds, r.Load)
+	fmt.Printf("\n%d children of %d steps (%d ms before each) per fan-out, %d rounds after a warm-up, medians over rounds (load %v)\n\n", r.Children, r.Steps, r.ThinkMs, r.Rounds, r.Load)
 	fmt.Println("| placed | parent OpenCode CPU | workers' CPU | notice p50 | parent turns |")
 	fmt.Println("|---|---|---|---|---|")
 	fmt.Printf("| local | %.2f s | - | %.0f ms | %v |\n", r.CPULocalS, r.NoticeLocalMs, r.Turns["local"])
