@@ -25,6 +25,8 @@ type fbHarness struct {
 	// holdWorkerAgents leaves the workers' agents.list unanswered, for the test to answer.
 	workerAgents     map[string]string
 	holdWorkerAgents bool
+	// promptErr fails every promptAsync with it ("" answers them OK).
+	promptErr string
 }
 
 func newFB(t *testing.T, cfg config.Config) *fbHarness {
@@ -55,7 +57,7 @@ func (h *fbHarness) step(ev Event) []Effect {
 			h.nextSes++
 			queue = append(queue, h.m.Step(h.now, Event{Type: EventEffectDone, EffectID: e.ID, OK: true, Result: json.RawMessage(fmt.Sprintf(`{"id":"ses_c%d"}`, h.nextSes))})...)
 		case EffectPromptAsync:
-			queue = append(queue, h.m.Step(h.now, Event{Type: EventEffectDone, EffectID: e.ID, OK: true})...)
+			queue = append(queue, h.m.Step(h.now, Event{Type: EventEffectDone, EffectID: e.ID, OK: h.promptErr == "", Error: h.promptErr})...)
 		case EffectHistorySync:
 			queue = append(queue, h.m.Step(h.now, Event{Type: EventEffectDone, EffectID: e.ID, OK: h.syncErr == "", Error: h.syncErr})...)
 		}

@@ -19,19 +19,30 @@ const (
 	maxPromptResends = 2
 )
 
-// promptDropped says whether t's prompt was dropped: OpenCode accepted it, the poll found the
-// session not busy, a grace period has passed, and no assistant message began after it was sent.
+// promptDropped says whether t's prompt was dropped: OpenCode accepted it (or it went to a worker
+// that was down, and may never have arrived), the poll found the session not busy, a grace period
+// has passed, no assistant message began after it was sent, and there was a turn it could have
+// joined: an earlier answer in the session, or an attempt that failed before it wrote one. A
+// child's first prompt that OpenCode accepted joins nothing; when it is slow to start (a loaded
+// machine, a worker's instance still starting) it is slow, and sending it again only put the
+// task's prompt in the child's context twice, its turns run again.
 func (m *Machine) promptDropped(t *run, msgs []message) bool {
 	if !t.promptSent || t.promptAskedAt == 0 || t.promptResends >= maxPromptResends ||
 		m.now-t.promptAskedAt < promptDropGraceMs {
 		return false
 	}
+	// It may be lost: never arrived, or joined the end of a turn before it (this prompt's attempt is the last).
+	lost := t.promptUnsure || t.FallbackInfo != nil && len(t.FallbackInfo.Attempts) > 1
 	for _, msg := range msgs {
-		if msg.Info.Role == "assistant" && msg.Info.Time.Created >= t.promptAskedAt {
+		if msg.Info.Role != "assistant" {
+			continue
+		}
+		if msg.Info.Time.Created >= t.promptAskedAt {
 			return false
 		}
+		lost = true
 	}
-	return true
+	return lost
 }
 
 // resendPrompt sends t's prompt again, to the same model: the dropped one was never answered, so

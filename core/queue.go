@@ -29,7 +29,7 @@ func (m *Machine) startTask(t *run) {
 
 // sendPrompt gives the child the task's prompt, on the current attempt's model.
 func (m *Machine) sendPrompt(t *run) {
-	t.promptAskedAt = m.now
+	t.promptAskedAt, t.promptUnsure = m.now, false
 	m.request(Effect{
 		Kind:      EffectPromptAsync,
 		SessionID: t.SessionID,

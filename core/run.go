@@ -34,6 +34,9 @@ type run struct {
 	// was sent again because OpenCode dropped it (prompt_dropped.go).
 	promptAskedAt int64
 	promptResends int
+	// promptUnsure: the latest prompt's request failed on a worker that was down, so it may
+	// never have arrived (tool_task.go's onPromptSent).
+	promptUnsure bool
 	// sessionError keeps the last session.error seen for the child, for a child that goes idle
 	// without writing an assistant message.
 	sessionError *task.TaskError

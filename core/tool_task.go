@@ -373,7 +373,7 @@ func (m *Machine) onPromptSent(p pending, ev Event) {
 		// Its worker is down: the prompt may have arrived. The check at the worker's return
 		// reads the session, and sends it again if it did not (prompt_dropped.go).
 		m.log("warn", "task "+t.ID+": prompt on a worker that is down: "+ev.Error)
-		t.promptSent = true
+		t.promptSent, t.promptUnsure = true, true
 		return
 	}
 	if !ev.OK {
