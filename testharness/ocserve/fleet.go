@@ -18,8 +18,6 @@ type FleetOptions struct {
 	WorkerConfig map[string]any
 	// Password is what the parent's environment holds for a worker; its real one when nil.
 	Password func(name, real string) string
-	// Via is the URL the parent reaches a worker at (a proxy in front of it); w.URL when nil.
-	Via func(name string, w *Server) string
 	// Directory is the path the parent's config gives for a worker's clone; w.Dir when nil.
 	Directory func(name string, w *Server) string
 }
@@ -49,15 +47,11 @@ func StartFleet(t testing.TB, fo FleetOptions) *Fleet {
 		name := fmt.Sprintf("w%d", i)
 		w := StartWorker(t, WorkerOptions{ModelURL: opt.ModelURL, CloneOf: project.Dir, LogLevel: opt.LogLevel, Config: fo.WorkerConfig})
 		f.Workers[name], f.Names = w, append(f.Names, name)
-		url := w.URL
-		if fo.Via != nil {
-			url = fo.Via(name, w)
-		}
 		dir := w.Dir
 		if fo.Directory != nil {
 			dir = fo.Directory(name, w)
 		}
-		entry := map[string]any{"url": url, "passwordEnv": PasswordEnv(name), "directory": dir}
+		entry := map[string]any{"url": w.URL, "passwordEnv": PasswordEnv(name), "directory": dir}
 		maps.Copy(entry, fo.Worker)
 		entries[name] = entry
 		pw := w.Password()
