@@ -10,6 +10,7 @@ import (
 
 	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/asyncagents/asyncagents/testharness/mockmodel"
+	"github.com/asyncagents/asyncagents/testharness/ocserve"
 )
 
 // A child mid-turn (its tool still running) gets a message from its parent: its next model
@@ -24,13 +25,7 @@ func TestMessageSteersARunningChild(t *testing.T) {
 			mu.Lock()
 			childLast = append(childLast, last.Role+": "+last.Content)
 			mu.Unlock()
-			switch {
-			case req.LastUser == "ALSO CHECK THE README" && last.Role == "user":
-				return mockmodel.Reply{Text: "the README is checked too"}
-			case lastRole(req) == "user":
-				return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{{Name: "bash", Args: map[string]any{"command": "sleep 15", "description": "slow work"}}}}
-			}
-			return mockmodel.Reply{Text: "the first answer, which the message made stale"}
+			return steeredChild(req)
 		}
 		switch {
 		case req.LastUser == "GO" && lastRole(req) == "user":
@@ -45,16 +40,7 @@ func TestMessageSteersARunningChild(t *testing.T) {
 	e.eventually("the launch", 60*time.Second, func() bool { return finishedParts(e.toolParts(parent, "asyncagents_task")) })
 	id := idOf(e.toolParts(parent, "asyncagents_task")[0])
 	child := e.sessionOf(id)
-	e.eventually("the child's tool at work", 30*time.Second, func() bool {
-		for _, m := range e.messages(child) {
-			for _, p := range m.Parts {
-				if p.Type == "tool" && p.Tool == "bash" && p.State.Status == "running" {
-					return true
-				}
-			}
-		}
-		return false
-	})
+	e.eventually("the child's tool at work", 30*time.Second, func() bool { return shellAtWork(e.messages(child)) })
 	e.waitIdle(parent)
 	e.promptIn(parent, "NUDGE")
 	e.eventually("the message sent", 30*time.Second, func() bool {
@@ -143,4 +129,28 @@ func TestCompactionKeepsTheTasks(t *testing.T) {
 	require.Contains(t, summary, "Background tasks this session launched with asyncagents", "the compaction hook's context reached the summary request")
 	require.Regexp(t, `- `+id+` \(session ses_\w+\) @general "Long": running for`, summary)
 	require.Contains(t, next, id, "the next turn knows the running task")
+}
+
+// steeredChild is the child the steer tests script: a slow shell call, then its first answer, or
+// the answer to the message once the message ends its request.
+func steeredChild(req mockmodel.Request) mockmodel.Reply {
+	switch {
+	case req.LastUser == "ALSO CHECK THE README" && lastRole(req) == "user":
+		return mockmodel.Reply{Text: "the README is checked too"}
+	case lastRole(req) == "user":
+		return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{{Name: "bash", Args: map[string]any{"command": "sleep 15", "description": "slow work"}}}}
+	}
+	return mockmodel.Reply{Text: "the first answer, which the message made stale"}
+}
+
+// shellAtWork reports whether msgs hold a shell call still running.
+func shellAtWork(msgs []ocserve.Message) bool {
+	for _, m := range msgs {
+		for _, p := range m.Parts {
+			if p.Type == "tool" && p.Tool == "bash" && p.State.Status == "running" {
+				return true
+			}
+		}
+	}
+	return false
 }

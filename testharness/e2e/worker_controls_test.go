@@ -61,17 +61,7 @@ func TestWorkerChildIsSteeredAndCancelledOnItsWorker(t *testing.T) {
 	steered, cancelled := f.sessionOf(ids[0]), f.sessionOf(ids[1])
 	shellRunning := func(session string) bool {
 		msgs, err := w.Messages(f.ctx(15*time.Second), session)
-		if err != nil {
-			return false
-		}
-		for _, m := range msgs {
-			for _, p := range m.Parts {
-				if p.Type == "tool" && p.Tool == "bash" && p.State.Status == "running" {
-					return true
-				}
-			}
-		}
-		return false
+		return err == nil && shellAtWork(msgs)
 	}
 	f.eventually("both children's shell at work on w1", 60*time.Second, func() bool {
 		return shellRunning(steered) && shellRunning(cancelled)
