@@ -27,6 +27,8 @@ type fbHarness struct {
 	holdWorkerAgents bool
 	// promptErr fails every promptAsync with it ("" answers them OK).
 	promptErr string
+	// clockOff is a worker's clock minus the harness's, in ms: its sessions' created times.
+	clockOff map[string]int64
 }
 
 func newFB(t *testing.T, cfg config.Config) *fbHarness {
@@ -55,7 +57,11 @@ func (h *fbHarness) step(ev Event) []Effect {
 			queue = append(queue, h.m.Step(h.now, Event{Type: EventEffectDone, EffectID: e.ID, OK: true, Result: json.RawMessage(list)})...)
 		case EffectSessionCreate:
 			h.nextSes++
-			queue = append(queue, h.m.Step(h.now, Event{Type: EventEffectDone, EffectID: e.ID, OK: true, Result: json.RawMessage(fmt.Sprintf(`{"id":"ses_c%d"}`, h.nextSes))})...)
+			created := ""
+			if off, ok := h.clockOff[e.Worker]; ok {
+				created = fmt.Sprintf(`,"created":%d`, h.now-5+off) // made a moment before its answer
+			}
+			queue = append(queue, h.m.Step(h.now, Event{Type: EventEffectDone, EffectID: e.ID, OK: true, Result: json.RawMessage(fmt.Sprintf(`{"id":"ses_c%d"%s}`, h.nextSes, created))})...)
 		case EffectPromptAsync:
 			queue = append(queue, h.m.Step(h.now, Event{Type: EventEffectDone, EffectID: e.ID, OK: h.promptErr == "", Error: h.promptErr})...)
 		case EffectHistorySync:

@@ -59,6 +59,8 @@ type Machine struct {
 	// sessionsBelow maps a session created under a task's child to its parent session, to trace
 	// a permission request there to its task (permission.go).
 	sessionsBelow map[string]string
+	// workerClocks: what is known of each worker's clock against ours (clock.go).
+	workerClocks map[string]clockRange
 	// compactedAt is when each parent was last compacted (compaction.go); not persisted.
 	compactedAt map[string]int64
 	// outbox holds the notices owed to each parent until OpenCode accepts them, and the parents

@@ -100,7 +100,7 @@ func (m *Machine) onMessages(p pending, ev Event) {
 			m.noteUsage(t, t.SessionID, msgs[i].Info.ID, msgs[i].Info.Usage)
 		}
 	}
-	o := outcomeOf(msgs, t.attemptAt)
+	o := outcomeOf(msgs, m.ocTime(t, t.attemptAt))
 	// Usage learned here is held to the budget as usage from events is: an answer that ends the
 	// turn is the result, whatever it spent.
 	if m.checkSpending(t, o.done); t.Status.Terminal() {

@@ -37,7 +37,7 @@ func (m *Machine) promptDropped(t *run, msgs []message) bool {
 		if msg.Info.Role != "assistant" {
 			continue
 		}
-		if msg.Info.Time.Created >= t.promptAskedAt {
+		if msg.Info.Time.Created >= m.ocTime(t, t.promptAskedAt) {
 			return false
 		}
 		lost = true

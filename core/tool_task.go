@@ -327,10 +327,12 @@ func (m *Machine) onSessionCreated(p pending, ev Event) {
 	}
 	t.creating = false
 	var created struct {
-		ID string `json:"id"`
+		ID      string `json:"id"`
+		Created int64  `json:"created"`
 	}
 	if ev.OK {
 		_ = json.Unmarshal(ev.Result, &created)
+		m.noteWorkerClock(t.Worker, created.Created, p.at, m.now)
 	}
 	if !ev.OK || created.ID == "" {
 		if t.Status.Terminal() {

@@ -104,14 +104,15 @@ func (m *Machine) onMessageUpdated(p ocevents.MessageUpdated) {
 			return
 		}
 	}
-	if t.switching && info.Time.Completed != 0 && info.Time.Created < t.attemptAt {
+	since := m.ocTime(t, t.attemptAt) // on the child's OpenCode's clock (clock.go)
+	if t.switching && info.Time.Completed != 0 && info.Time.Created < since {
 		m.onSettled(t) // the failed (or aborted) turn's message is complete
 	}
 	summary := isSummary(info.Summary)
 	if summary {
 		m.noteCompaction(t)
 	}
-	if info.Time.Created < t.attemptAt || summary {
+	if info.Time.Created < since || summary {
 		return // an answer of an attempt that has been left, or a compaction's summary
 	}
 	if info.Role != "assistant" {

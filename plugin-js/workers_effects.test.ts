@@ -73,11 +73,11 @@ test("every session effect of a remote task goes to its worker with basic auth, 
 });
 
 test("onWorkers sends an effect naming a worker to it, and every other effect on its local way", async () => {
-  w.fake.on("POST /session", () => Response.json({ id: "ses_remote" }));
+  w.fake.on("POST /session", () => Response.json({ id: "ses_remote", time: { created: 1_700_000_000_123, updated: 1_700_000_000_123 } }));
   const local: string[] = [];
   const perform = onWorkers(async (e) => void local.push(e.kind), w.followers);
   await perform({ id: 1, kind: "session.create", parentID: "p" });
-  expect(await perform({ id: 2, kind: "session.create", parentID: "p", worker: "w1", remote: w.remote() } as WorkerEffect)).toEqual({ id: "ses_remote" });
+  expect(await perform({ id: 2, kind: "session.create", parentID: "p", worker: "w1", remote: w.remote() } as WorkerEffect)).toStrictEqual({ id: "ses_remote", created: 1_700_000_000_123 });
   // A remote task's pane is on this machine: its tmux effects stay here, worker or not.
   await perform({ id: 3, kind: "tmux.open", sessionID: "ses_remote", worker: "w1", remote: w.remote() } as WorkerEffect);
   expect(local).toEqual(["session.create", "tmux.open"]);

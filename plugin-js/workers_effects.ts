@@ -32,7 +32,7 @@ const none = () => null;
 
 /** OpenCode 1.18's routes for the session effects (and the agent list), as effects.ts calls them through the SDK. */
 export const SESSION_ROUTES: Record<string, SessionRoute> = {
-  "session.create": { what: "creating the session", method: "POST", path: () => "session", body: createBody, reply: (s) => ({ id: s?.id }) },
+  "session.create": { what: "creating the session", method: "POST", path: () => "session", body: createBody, reply: (s) => ({ id: s?.id, created: s?.time?.created }) },
   "session.promptAsync": { what: "prompting the session", method: "POST", path: (e) => `session/${id(e)}/prompt_async`, body: promptBody, reply: none },
   "session.messages": { what: "reading the messages", method: "GET", path: (e) => `session/${id(e)}/message`, reply: (m) => m, timeoutMs: 60_000 },
   "session.status": { what: "reading session status", method: "GET", path: () => "session/status", reply: (s) => s ?? {} },

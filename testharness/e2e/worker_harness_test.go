@@ -38,6 +38,8 @@ type fleetOptions struct {
 	plugin string
 	// directory is the path the parent's config gives for a worker's clone; its own when nil.
 	directory func(name string, w *ocserve.Server) string
+	// workerEnv is extra environment for a worker's OpenCode, by name.
+	workerEnv map[string][]string
 }
 
 // startFleet starts a fleet on the isolation project's files (committed) and the script.
@@ -50,7 +52,7 @@ func startFleet(t *testing.T, script mockmodel.Script, fo fleetOptions) *fleet {
 	fl := ocserve.StartFleet(t, ocserve.FleetOptions{
 		Parent:  ocserve.Options{ModelURL: model.URL(), Plugins: []string{fo.plugin}, Files: isolatedFiles},
 		Workers: fo.workers, Config: fo.config, Worker: fo.worker, Password: fo.password, WorkerConfig: fo.workerConfig,
-		Directory: fo.directory})
+		Directory: fo.directory, WorkerEnv: fo.workerEnv})
 	return &fleet{env: &env{t: t, model: model, oc: fl.Parent}, workers: fl.Workers, names: fl.Names, opt: fl.Options}
 }
 

@@ -20,6 +20,8 @@ type FleetOptions struct {
 	Password func(name, real string) string
 	// Directory is the path the parent's config gives for a worker's clone; w.Dir when nil.
 	Directory func(name string, w *Server) string
+	// WorkerEnv is extra environment for a worker's OpenCode, by name.
+	WorkerEnv map[string][]string
 }
 
 // Fleet is a running parent and its workers.
@@ -45,7 +47,7 @@ func StartFleet(t testing.TB, fo FleetOptions) *Fleet {
 	entries := map[string]any{}
 	for i := 1; i <= fo.Workers; i++ {
 		name := fmt.Sprintf("w%d", i)
-		w := StartWorker(t, WorkerOptions{ModelURL: opt.ModelURL, CloneOf: project.Dir, LogLevel: opt.LogLevel, Config: fo.WorkerConfig})
+		w := StartWorker(t, WorkerOptions{ModelURL: opt.ModelURL, CloneOf: project.Dir, LogLevel: opt.LogLevel, Config: fo.WorkerConfig, Env: fo.WorkerEnv[name]})
 		f.Workers[name], f.Names = w, append(f.Names, name)
 		dir := w.Dir
 		if fo.Directory != nil {

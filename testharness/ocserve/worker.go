@@ -40,6 +40,7 @@ type WorkerOptions struct {
 	Password string // OPENCODE_SERVER_PASSWORD; a random one when empty
 	LogLevel string
 	Config   map[string]any // merged over the worker's opencode.json (top-level keys)
+	Env      []string       // extra environment, KEY=VALUE (a clock of its own: faketime.go)
 }
 
 // StartWorker clones opt.CloneOf into a fresh home and starts a plain OpenCode on the clone. The
@@ -56,7 +57,7 @@ func StartWorker(t testing.TB, opt WorkerOptions) *Server {
 	if err := s.prepareClone(RepoRoot(t), opt); err != nil {
 		t.Fatalf("ocserve: prepare worker: %v", err)
 	}
-	return launch(t, Options{ModelURL: opt.ModelURL, Password: opt.Password, LogLevel: opt.LogLevel, Config: opt.Config}, s.Home, s.Dir, false)
+	return launch(t, Options{ModelURL: opt.ModelURL, Password: opt.Password, LogLevel: opt.LogLevel, Config: opt.Config, Env: opt.Env}, s.Home, s.Dir, false)
 }
 
 func (s *Server) prepareClone(repoRoot string, opt WorkerOptions) error {
