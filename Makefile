@@ -93,12 +93,14 @@ test-bun: build
 	$(BUN) test --timeout 20000 bridge/ plugin-js/ host/dashboard/
 	BUN_BE_BUN=1 node_modules/.bin/opencode test --timeout 20000 bridge/ plugin-js/
 
-# libfaketime, Debian's package at a pinned version, unpacked here (no root): the e2e tests give a
-# worker a clock of its own with it (testharness/ocserve/faketime.go).
+# libfaketime, Debian's package at a pinned version, unpacked here: the e2e tests give a worker a
+# clock of its own with it (testharness/ocserve/faketime.go). Package lists are fetched only when
+# the machine has none that name it.
 FAKETIME_DEB := libfaketime=0.9.10-2.1
 .cache/faketime/.installed:
 	mkdir -p .cache/faketime
-	cd .cache/faketime && apt-get download $(FAKETIME_DEB) && dpkg -x libfaketime_*.deb . && rm -f libfaketime_*.deb
+	cd .cache/faketime && { apt-get download $(FAKETIME_DEB) || { apt-get update -qq && apt-get download $(FAKETIME_DEB); }; } \
+		&& dpkg -x libfaketime_*.deb . && rm -f libfaketime_*.deb
 	@touch $@
 
 # deploy/kubernetes is a module of its own (the Kubernetes API types stay out of the plugin's).
