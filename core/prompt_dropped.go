@@ -31,7 +31,8 @@ func (m *Machine) promptDropped(t *run, msgs []message) bool {
 		m.now-t.promptAskedAt < promptDropGraceMs {
 		return false
 	}
-	// It may be lost: never arrived, or joined the end of a turn before it (this prompt's attempt is the last).
+	// It may be lost: it never arrived, or it joined the end of a turn before it (an earlier
+	// attempt: this prompt's is the last).
 	lost := t.promptUnsure || t.FallbackInfo != nil && len(t.FallbackInfo.Attempts) > 1
 	for _, msg := range msgs {
 		if msg.Info.Role != "assistant" {
