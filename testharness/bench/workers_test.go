@@ -74,6 +74,7 @@ func workersScript(req mockmodel.Request) mockmodel.Reply {
 	}
 	if strings.HasPrefix(req.LastUser, fanoutPrefix) {
 		remote := strings.Contains(req.LastUser, " run=remote")
+		floorRun := strings.Contains(req.LastUser, " run=floor")
 		var calls []mockmodel.ToolCall
 		for _, f := range strings.Fields(req.LastUser) {
 			delays, ok := strings.CutPrefix(f, "delays=")
@@ -81,12 +82,16 @@ func workersScript(req mockmodel.Request) mockmodel.Reply {
 				continue
 			}
 			for i, d := range strings.Split(delays, ",") {
-				args := ours.args(fmt.Sprintf("Task %d", i), fmt.Sprintf("%s%d %s", childPrefix, i, d))
+				sys := ours
+				if floorRun {
+					sys = remoteFloor
+				}
+				args := sys.args(fmt.Sprintf("Task %d", i), fmt.Sprintf("%s%d %s", childPrefix, i, d))
 				args["worker"] = "local"
-				if remote {
+				if remote || floorRun {
 					args["worker"] = []string{"w1", "w2"}[i%2]
 				}
-				calls = append(calls, mockmodel.ToolCall{Name: ours.tool, Args: args})
+				calls = append(calls, mockmodel.ToolCall{Name: sys.tool, Args: args})
 			}
 		}
 		return mockmodel.Reply{ToolCalls: calls}
@@ -139,8 +144,11 @@ var workersRounds = func() int {
 // CPU seconds (the process and its descendants, /proc) for 20 children placed locally against 20
 // placed on two workers (10 each), as a ratio (the target: remote at most a tenth of local); and,
 // in the same runs, the delay from a child's completion to its notice in the parent, remote
-// against local. After a discarded warm-up round, each round runs both, in the opposite order
-// every other round. It adds a "workers" field to dist/bench.json (for children of other sizes,
+// against local. Beside them runs the remote floor (workers_floor.go), in a parent of its own on
+// the same workers: what OpenCode itself spends on such a fan-out (the launching turn, a notice
+// message per child, the turn the last one wakes) with nothing in the parent following the
+// children. After a discarded warm-up round, each round runs the three, in an order that turns
+// by one every round. It adds a "workers" field to dist/bench.json (for children of other sizes,
 // "workers_<n>_steps") and prints a table.
 func BenchmarkWorkers(b *testing.B) {
 	root := ocserve.RepoRoot(b)
@@ -153,6 +161,7 @@ func BenchmarkWorkers(b *testing.B) {
 			Workers: 2, Config: map[string]any{"maxConcurrentStarts": 20}, Worker: map[string]any{"maxTasks": 10}})
 		oc := fleetServed{served{fl.Parent}, statusAPI{fmt.Sprintf("http://127.0.0.1:%d", port)},
 			[]*ocserve.Server{fl.Workers["w1"], fl.Workers["w2"]}}
+		floor := startRemoteFloor(b, root, model, fl)
 		pid := fl.Parent.PID()
 		// The parent's CPU at rest, before any fan-out: OpenCode's own baseline, which every
 		// fan-out's figure holds for as long as it runs. This sleep is the measuring window.
@@ -161,21 +170,30 @@ func BenchmarkWorkers(b *testing.B) {
 		restPerS := (treeCPU(pid) - restFrom) / restWindow.Seconds()
 		samples := map[string][]workersSample{}
 		for round := 0; round <= workersRounds; round++ {
-			order := []string{"local", "remote"}
-			if round%2 == 1 {
-				order[0], order[1] = order[1], order[0]
-			}
+			order := []string{"local", "remote", "floor"}
+			order = append(order[round%3:], order[:round%3]...)
 			for _, where := range order {
 				// Bigger children take longer: the bound grows with them.
 				ctx, cancel := context.WithTimeout(context.Background(), runTimeout*time.Duration(max(1, workerSteps/6)))
+				label := fmt.Sprintf("%s-r%d", where, round)
+				pid, parent := pid, fl.Parent
+				if where == "floor" {
+					pid, parent = floor.parent.PID(), floor.parent
+				}
 				before, workersBefore, threadsBefore := treeCPU(pid), workersCPU(fl), threadCPU(pid)
-				r, err := fanOut(ctx, oc, model, ours, workersCase, fmt.Sprintf("%s-r%d", where, round))
+				var r *run
+				var err error
+				if where == "floor" {
+					r, err = floor.fanOut(ctx, oc, label)
+				} else {
+					r, err = fanOut(ctx, oc, model, ours, workersCase, label)
+				}
 				if err != nil {
 					b.Fatalf("%s round %d: %v", where, round, err)
 				}
 				// The children ran where they were placed: a local child's session is the parent's.
 				for _, t := range r.Tasks {
-					if _, err := fl.Parent.Session(ctx, t.Session); (err == nil) != (where == "local") {
+					if _, err := parent.Session(ctx, t.Session); (err == nil) != (where == "local") {
 						b.Fatalf("%s round %d: task %s's session %s is not where it was placed (%v)", where, round, t.TaskID, t.Session, err)
 					}
 				}
@@ -205,6 +223,7 @@ func BenchmarkWorkers(b *testing.B) {
 		b.ReportMetric(rep.CPURatio, "cpu-remote/local")
 		b.ReportMetric(rep.NoticeRemoteMs, "notice-remote-ms")
 		b.ReportMetric(rep.NoticeLocalMs, "notice-local-ms")
+		b.ReportMetric(rep.FloorRatio, "cpu-floor/local")
 		printWorkers(rep)
 		if err := addReportField(filepath.Join(root, "dist", "bench.json"), field, rep); err != nil {
 			b.Fatal(err)
@@ -244,23 +263,27 @@ type workersSample struct {
 
 // workersReport is what BenchmarkWorkers writes: medians over rounds, and every round's figures.
 type workersReport struct {
-	Date           string               `json:"date"`
-	Rounds         int                  `json:"rounds"`
-	Children       int                  `json:"children"`
-	Steps          int                  `json:"child_steps"`    // each child's steps before its answer
-	ThinkMs        int64                `json:"child_think_ms"` // its model's wait before each step
-	CPULocalS      float64              `json:"cpu_local_s"`
-	CPURemoteS     float64              `json:"cpu_remote_s"`
-	CPURatio       float64              `json:"cpu_remote_over_local"`
-	CPUWorkersS    float64              `json:"cpu_workers_s"`  // both workers, in the remote runs
-	RestCPUPerS    float64              `json:"rest_cpu_per_s"` // the parent at rest, before the rounds
-	WallLocalS     float64              `json:"wall_local_s"`
-	WallRemoteS    float64              `json:"wall_remote_s"`
-	NoticeLocalMs  float64              `json:"notice_local_p50_ms"`
-	NoticeRemoteMs float64              `json:"notice_remote_p50_ms"`
-	Runs           map[string][]float64 `json:"runs_cpu_s"`
-	Turns          map[string][]int     `json:"runs_parent_turns"`
-	Load           []float64            `json:"load"`
+	Date           string  `json:"date"`
+	Rounds         int     `json:"rounds"`
+	Children       int     `json:"children"`
+	Steps          int     `json:"child_steps"`    // each child's steps before its answer
+	ThinkMs        int64   `json:"child_think_ms"` // its model's wait before each step
+	CPULocalS      float64 `json:"cpu_local_s"`
+	CPURemoteS     float64 `json:"cpu_remote_s"`
+	CPURatio       float64 `json:"cpu_remote_over_local"`
+	CPUWorkersS    float64 `json:"cpu_workers_s"`  // both workers, in the remote runs
+	RestCPUPerS    float64 `json:"rest_cpu_per_s"` // the parent at rest, before the rounds
+	WallLocalS     float64 `json:"wall_local_s"`
+	WallRemoteS    float64 `json:"wall_remote_s"`
+	NoticeLocalMs  float64 `json:"notice_local_p50_ms"`
+	NoticeRemoteMs float64 `json:"notice_remote_p50_ms"`
+	// The remote floor (workers_floor.go): OpenCode's own share of a fan-out on the workers.
+	CPUFloorS     float64              `json:"cpu_floor_s"`
+	FloorRatio    float64              `json:"cpu_floor_over_local"`
+	OursOverFloor float64              `json:"cpu_remote_over_floor"`
+	Runs          map[string][]float64 `json:"runs_cpu_s"`
+	Turns         map[string][]int     `json:"runs_parent_turns"`
+	Load          []float64            `json:"load"`
 }
 
 func summarizeWorkers(s map[string][]workersSample) *workersReport {
@@ -273,7 +296,7 @@ func summarizeWorkers(s map[string][]workersSample) *workersReport {
 		}
 		return median(xs)
 	}
-	for _, where := range []string{"local", "remote"} {
+	for _, where := range []string{"local", "remote", "floor"} {
 		for _, x := range s[where] {
 			rep.Runs[where] = append(rep.Runs[where], x.cpu)
 			rep.Turns[where] = append(rep.Turns[where], x.turns)
@@ -282,8 +305,13 @@ func summarizeWorkers(s map[string][]workersSample) *workersReport {
 	rep.CPULocalS = med("local", func(x workersSample) float64 { return x.cpu })
 	rep.CPURemoteS = med("remote", func(x workersSample) float64 { return x.cpu })
 	rep.CPUWorkersS = med("remote", func(x workersSample) float64 { return x.workersCPU })
+	rep.CPUFloorS = med("floor", func(x workersSample) float64 { return x.cpu })
 	if rep.CPULocalS > 0 {
 		rep.CPURatio = rep.CPURemoteS / rep.CPULocalS
+		rep.FloorRatio = rep.CPUFloorS / rep.CPULocalS
+	}
+	if rep.CPUFloorS > 0 {
+		rep.OursOverFloor = rep.CPURemoteS / rep.CPUFloorS
 	}
 	rep.WallLocalS = med("local", func(x workersSample) float64 { return x.wallMs / 1000 })
 	rep.WallRemoteS = med("remote", func(x workersSample) float64 { return x.wallMs / 1000 })
@@ -298,7 +326,9 @@ func printWorkers(r *workersReport) {
 	fmt.Println("|---|---|---|---|---|")
 	fmt.Printf("| local | %.2f s | - | %.0f ms | %v |\n", r.CPULocalS, r.NoticeLocalMs, r.Turns["local"])
 	fmt.Printf("| 2 workers | %.2f s | %.2f s | %.0f ms | %v |\n", r.CPURemoteS, r.CPUWorkersS, r.NoticeRemoteMs, r.Turns["remote"])
+	fmt.Printf("| remote floor | %.2f s | - | - | %v |\n", r.CPUFloorS, r.Turns["floor"])
 	fmt.Printf("\nCPU remote/local: %.3f (target at most 0.1); per round local %v, remote %v\n", r.CPURatio, r.Runs["local"], r.Runs["remote"])
+	fmt.Printf("CPU floor/local: %.3f, remote/floor: %.2f; per round floor %v\n", r.FloorRatio, r.OursOverFloor, r.Runs["floor"])
 	fmt.Printf("wall local %.1f s, remote %.1f s; the parent at rest: %.3f CPU s per s (%.2f s over the remote wall)\n",
 		r.WallLocalS, r.WallRemoteS, r.RestCPUPerS, r.RestCPUPerS*r.WallRemoteS)
 }
