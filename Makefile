@@ -113,7 +113,7 @@ demo: build
 	@set -o pipefail; go test -count=1 -v -tags demo -run TestDemo ./testharness/demo | grep -v -E '^(ok |PASS$$|=== RUN|--- PASS)'
 
 bench: build
-	go test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 50m ./testharness/bench
+	go test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 70m ./testharness/bench
 
 pack: build
 	npm pack

@@ -100,11 +100,17 @@ var noticeFloor = system{
 // writeNoticeFloorPlugin writes the notice floor plugin into dir (beside the launch floor's, with
 // the same node_modules link) and returns its opencode.json "plugin" entry.
 func writeNoticeFloorPlugin(dir, repoRoot string) (string, error) {
+	return writeBesideFloor(dir, repoRoot, "bench-notice-floor.js", noticeFloorPlugin)
+}
+
+// writeBesideFloor writes the plugin module source as dir/name, beside the launch floor's and its
+// node_modules link, and returns its opencode.json "plugin" entry.
+func writeBesideFloor(dir, repoRoot, name, source string) (string, error) {
 	if _, err := writeFloorPlugin(dir, repoRoot); err != nil {
 		return "", err
 	}
-	js := filepath.Join(dir, "bench-notice-floor.js")
-	if err := os.WriteFile(js, []byte(noticeFloorPlugin), 0o644); err != nil {
+	js := filepath.Join(dir, name)
+	if err := os.WriteFile(js, []byte(source), 0o644); err != nil {
 		return "", err
 	}
 	return "file://" + js, nil

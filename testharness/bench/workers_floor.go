@@ -69,14 +69,7 @@ var remoteFloor = system{
 // writeRemoteFloorPlugin writes the remote floor plugin into dir (beside the launch floor's, with
 // the same node_modules link) and returns its opencode.json "plugin" entry.
 func writeRemoteFloorPlugin(dir, repoRoot string) (string, error) {
-	if _, err := writeFloorPlugin(dir, repoRoot); err != nil {
-		return "", err
-	}
-	js := filepath.Join(dir, "bench-remote-floor.js")
-	if err := os.WriteFile(js, []byte(remoteFloorPlugin), 0o644); err != nil {
-		return "", err
-	}
-	return "file://" + js, nil
+	return writeBesideFloor(dir, repoRoot, "bench-remote-floor.js", remoteFloorPlugin)
 }
 
 // remoteFloorNotifier is the telling half of the remote floor, run by the benchmark outside the
