@@ -74,12 +74,13 @@ func writeRemoteFloorPlugin(dir, repoRoot string) (string, error) {
 
 // remoteFloorNotifier is the telling half of the remote floor, run by the benchmark outside the
 // parent's process, so that the floor holds what OpenCode itself does for a fan-out on workers and
-// nothing a plugin does to follow it: every pace it reads the children launched, asks each
+// nothing a plugin does to follow it: every pace it reads the children launched past the first
+// from bytes of launched (an earlier fan-out's are told already), asks each
 // worker which sessions are busy, reads the messages of each child no longer busy and, once its
 // last message is an answer, posts it to the parent as the notice floor's plugin does (noReply
 // but for the parent's n-th child told, which asks for the one parent turn ours asks for), then
 // writes "parent child" to told. It returns when ctx ends.
-func remoteFloorNotifier(ctx context.Context, parent *ocserve.Server, workers map[string]*ocserve.Server, launched, told string, n int) {
+func remoteFloorNotifier(ctx context.Context, parent *ocserve.Server, workers map[string]*ocserve.Server, launched string, from int64, told string, n int) {
 	done := map[string]bool{}
 	count := map[string]int{}
 	for {
@@ -88,11 +89,9 @@ func remoteFloorNotifier(ctx context.Context, parent *ocserve.Server, workers ma
 			return
 		case <-time.After(pollEvery):
 		}
-		raw, _ := os.ReadFile(launched)
 		busy := map[string]map[string]string{}
-		for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
-			f := strings.Fields(line)
-			if len(f) != 3 || done[f[1]] || workers[f[2]] == nil {
+		for _, f := range launchedSince(launched, from) {
+			if done[f[1]] || workers[f[2]] == nil {
 				continue
 			}
 			w := workers[f[2]]
@@ -135,6 +134,26 @@ func remoteFloorNotifier(ctx context.Context, parent *ocserve.Server, workers ma
 			}
 		}
 	}
+}
+
+// fileSize is path's size, 0 when it cannot be read.
+func fileSize(path string) int64 {
+	if st, err := os.Stat(path); err == nil {
+		return st.Size()
+	}
+	return 0
+}
+
+// launchedSince is the lines "parent child worker" written to path after its first from bytes.
+func launchedSince(path string, from int64) [][3]string {
+	raw, _ := os.ReadFile(path)
+	var out [][3]string
+	for _, line := range strings.Split(string(raw[min(from, int64(len(raw))):]), "\n") {
+		if f := strings.Fields(line); len(f) == 3 {
+			out = append(out, [3]string{f[0], f[1], f[2]})
+		}
+	}
+	return out
 }
 
 // toldFile is the remote floor's told probe: the lines "parent child" its plugin writes.
@@ -191,7 +210,7 @@ func startRemoteFloor(b *testing.B, root string, model *mockmodel.Server, fl *oc
 func (f *remoteFloorParent) fanOut(ctx context.Context, fleet fleetServed, label string) (*run, error) {
 	notifyCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	go remoteFloorNotifier(notifyCtx, f.parent, f.workers, f.launched, f.told, len(workersCase.Delays))
+	go remoteFloorNotifier(notifyCtx, f.parent, f.workers, f.launched, fileSize(f.launched), f.told, len(workersCase.Delays))
 	fleet.served = served{f.parent}
 	return fanOut(ctx, floorServed{fleet, toldFile{f.told}}, f.model, remoteFloor, workersCase, label)
 }

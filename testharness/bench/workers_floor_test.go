@@ -44,3 +44,31 @@ func TestRemoteFloorHalvesAgree(t *testing.T) {
 		t.Fatal("the launch answer does not name the child as the parser reads it")
 	}
 }
+
+// The notifier tells only the children launched since it started: an earlier fan-out's children,
+// told in their own round, would otherwise be told again, and their parent woken again, in every
+// later round (the floor's figure grew round by round before).
+func TestLaunchedSinceSkipsEarlierFanOuts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "launched")
+	if got := launchedSince(path, fileSize(path)); len(got) != 0 {
+		t.Fatalf("no file: %v", got)
+	}
+	if err := os.WriteFile(path, []byte("ses_old ses_a w1\nses_old ses_b w2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	from := fileSize(path)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("ses_new ses_c w1\nbroken line\nses_new ses_d w2\n")
+	f.Close()
+	got := launchedSince(path, from)
+	want := [][3]string{{"ses_new", "ses_c", "w1"}, {"ses_new", "ses_d", "w2"}}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("launched since the start: %v; want %v", got, want)
+	}
+	if all := launchedSince(path, 0); len(all) != 4 {
+		t.Fatalf("the whole file: %v", all)
+	}
+}
