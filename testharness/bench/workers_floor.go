@@ -74,12 +74,12 @@ func writeRemoteFloorPlugin(dir, repoRoot string) (string, error) {
 
 // remoteFloorNotifier is the telling half of the remote floor, run by the benchmark outside the
 // parent's process, so that the floor holds what OpenCode itself does for a fan-out on workers and
-// nothing a plugin does to follow it: every pace it reads the children launched past the first
-// from bytes of launched (an earlier fan-out's are told already), asks each
-// worker which sessions are busy, reads the messages of each child no longer busy and, once its
-// last message is an answer, posts it to the parent as the notice floor's plugin does (noReply
-// but for the parent's n-th child told, which asks for the one parent turn ours asks for), then
-// writes "parent child" to told. It returns when ctx ends.
+// nothing a plugin does to follow it. Every pace it reads the children launched past the first
+// from bytes of launched (an earlier fan-out's are told already), asks each worker which sessions
+// are busy, reads the messages of each child no longer busy and, once its last message is an
+// answer, posts it to the parent as the notice floor's plugin does (noReply but for the parent's
+// n-th child told, which asks for the one parent turn ours asks for), then writes "parent child"
+// to told. It returns when ctx ends.
 func remoteFloorNotifier(ctx context.Context, parent *ocserve.Server, workers map[string]*ocserve.Server, launched string, from int64, told string, n int) {
 	done := map[string]bool{}
 	count := map[string]int{}
