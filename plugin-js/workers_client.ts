@@ -84,15 +84,20 @@ export function reason(err: unknown, timeoutMs?: number): string {
 
 /** The plain reason of a response that is no success. */
 async function failure(res: Response): Promise<string> {
-  if (res.status === 401) return WORKER_AUTH_FAILED;
-  if (res.status >= 300 && res.status < 400) return `redirected to ${res.headers.get("location") ?? "elsewhere"} (${res.status}); give the worker's own URL`;
-  const text = await res.text().catch(() => "");
-  let msg = text.trim().slice(0, 500) || res.statusText || "no reason given";
+  const text = res.status === 401 || (res.status >= 300 && res.status < 400) ? "" : await res.text().catch(() => "");
+  return refusal(res.status, res.headers.get("location") ?? "", text, res.statusText);
+}
+
+/** The plain reason of a refusal with status, its Location header and its body's text. */
+export function refusal(status: number, location: string, text: string, statusText = ""): string {
+  if (status === 401) return WORKER_AUTH_FAILED;
+  if (status >= 300 && status < 400) return `redirected to ${location || "elsewhere"} (${status}); give the worker's own URL`;
+  let msg = text.trim().slice(0, 500) || statusText || "no reason given";
   try {
     const e = JSON.parse(text);
     msg = e?.data?.message ?? e?.message ?? e?.name ?? msg;
   } catch {}
-  return `${msg} (${res.status})`;
+  return `${msg} (${status})`;
 }
 
 /** A number of seconds as a person reads it: 5, 0.5. */

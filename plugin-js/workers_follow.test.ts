@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import type { CoreEvent } from "../bridge/types";
 import { fakeWorker, frame, until, type FakeWorker } from "./fake_worker";
-import { mayBeWanted, WorkerFollowers, type FollowTiming } from "./workers_follow";
+import { WorkerFollowers, type FollowTiming } from "./workers_follow";
 
 const PW = "s3cret-pw";
 const FAST: FollowTiming = { firstBackoffMs: 40, maxBackoffMs: 160, silenceMs: 400 };
@@ -165,23 +165,6 @@ test("a worker that cannot be reached is down with 'connection refused'", async 
   followers.follow("w2", { ...remote(), url: closed.url });
   await until("down", () => states().length === 1);
   expect(states()).toEqual([{ type: "worker.state", worker: "w2", up: false, error: "connection refused" }]);
-});
-
-// The shape of /global/event's frames as OpenCode writes them (JSON.stringify, compact).
-const text = (type: string, properties: unknown) => JSON.stringify(frame(type, properties));
-const delta = (d: string) => text("message.part.delta", { sessionID: "ses_r", messageID: "msg_1", partID: "prt_1", field: "text", delta: d });
-
-test("mayBeWanted: text deltas and sync copies are passed over, even when their text names a wanted type", () => {
-  const wanted = new Set(["session.idle", "message.part.updated", "server.connected"]);
-  expect(mayBeWanted(delta(" findings,"), wanted)).toBe(false);
-  expect(mayBeWanted(delta('{"type":"session.idle"} and "type":"message.part.updated"'), wanted)).toBe(false);
-  const sync = { type: "message.part.updated.1", data: { part: { type: "tool", state: { status: "completed" } } } };
-  expect(mayBeWanted(JSON.stringify({ directory: "/repo", payload: { type: "sync", syncEvent: sync } }), wanted)).toBe(false);
-  expect(mayBeWanted(text("session.idle", { sessionID: "ses_r" }), wanted)).toBe(true);
-  expect(mayBeWanted(text("message.part.updated", { part: { type: "text", text: "a" } }), wanted)).toBe(true);
-  expect(mayBeWanted(JSON.stringify({ payload: { type: "server.connected", properties: {} } }), wanted)).toBe(true);
-  // Not in the compact shape the test knows: left to the parser.
-  expect(mayBeWanted(JSON.stringify(frame("message.part.delta", {}), null, 1), wanted)).toBe(true);
 });
 
 test("a followed worker's text deltas are never parsed; the events around them are fed in order", async () => {

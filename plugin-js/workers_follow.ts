@@ -4,10 +4,11 @@
 // decides what a drop means for the tasks on that worker.
 
 import manifest from "../dist/manifest.json";
-import { readEvents } from "../bridge/sse";
 import type { CoreEvent, FollowRule, OpenCodeEvent } from "../bridge/types";
 import { reason, request, WorkerRequestError, type Remote } from "./workers_client";
+import { FrameSplitter } from "./workers_frames";
 import { EventGroup } from "./workers_group";
+import { RawStreamUnsupported, rawStreamable, streamRaw } from "./workers_stream";
 
 export interface FollowTiming {
   /** The first wait before a reconnect; it doubles after each failure. */
@@ -28,26 +29,11 @@ const SKIPPED = new Set(["server.connected", "server.heartbeat", "sync"]);
 const SUBSCRIBED = new Set<string>(manifest.subscribe);
 /** The frame types the followers read: the core's, and the stream's own connect. */
 const FOLLOWED = new Set<string>([...SUBSCRIBED, "server.connected"]);
-const TYPE_MARK = '"type":"';
-
-/**
- * Whether a frame's text may be of a type in wanted, told without parsing it: most of a worker's
- * stream is text deltas and sync copies, which the core never reads. A frame is passed over only
- * when it holds `"type":"` and no type so written is wanted; inside a JSON string those quotes
- * are escaped, so text that mentions a type cannot pass for it.
- */
-export function mayBeWanted(data: string, wanted: ReadonlySet<string>): boolean {
-  let at = data.indexOf(TYPE_MARK);
-  if (at < 0) return true; // not in the shape this test knows: the parser decides
-  for (; at >= 0; at = data.indexOf(TYPE_MARK, at + TYPE_MARK.length)) {
-    const start = at + TYPE_MARK.length;
-    const end = data.indexOf('"', start);
-    if (end < 0 || wanted.has(data.slice(start, end))) return true;
-  }
-  return false;
-}
 
 export type Feed = (ev: CoreEvent) => void;
+
+/** The workers (by URL) whose server framed a plain socket's stream: read with fetch since. */
+const framedStreams = new Set<string>();
 
 /** A frame of /global/event: the payload of one directory instance's event. */
 export interface GlobalFrame {
@@ -69,7 +55,7 @@ export function parseFrame(data: string): GlobalFrame | undefined {
  * Opens remote's /global/event and hands each frame to onFrame until the stream ends, fails or
  * signal aborts; armed with silenceMs, a stream (or a connect) that stays silent that long is
  * ended; given wanted, only frames that may be of those types are parsed and handed on (see
- * mayBeWanted). Resolves with the reason it ended, in plain words.
+ * frameMayBeWanted). Resolves with the reason it ended, in plain words.
  */
 export async function streamEvents(
   remote: Remote,
@@ -92,15 +78,33 @@ export async function streamEvents(
     (timer as any).unref?.();
   };
   arm();
+  const splitter = new FrameSplitter(wanted, (data) => {
+    const frame = parseFrame(data);
+    if (frame) onFrame(frame);
+  });
+  const onBytes = (bytes: Uint8Array) => {
+    arm();
+    splitter.push(bytes);
+  };
   try {
+    if (rawStreamable(remote) && !framedStreams.has(remote.url)) {
+      try {
+        await streamRaw(remote, "global/event", ac.signal, onBytes);
+        if (silent) throw new Error("silent");
+        return "the event stream ended";
+      } catch (err) {
+        if (!(err instanceof RawStreamUnsupported)) throw err;
+        framedStreams.add(remote.url); // this server frames its streams: fetch reads them from now on
+      }
+    }
     const res = await request(remote, "global/event", { signal: ac.signal });
     if (!res.body) return "the event stream has no body";
-    await readEvents(res.body, (_name, data) => {
-      arm();
-      if (wanted && !mayBeWanted(data, wanted)) return;
-      const frame = parseFrame(data);
-      if (frame) onFrame(frame);
-    });
+    const reader = res.body.getReader();
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      onBytes(value);
+    }
     return "the event stream ended";
   } catch (err) {
     if (silent) return `no event for ${silenceMs / 1000} s`;
