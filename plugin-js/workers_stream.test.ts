@@ -92,7 +92,9 @@ test("a server that frames the stream anyway is read with fetch, and its events 
   followers.follow("w9", s.remote);
   await until("the idle event", () => fed.some((e) => e.type === "opencode"));
   expect((fed.find((e) => e.type === "opencode") as any).event.properties.sessionID).toBe("ses_c");
-  // The first request was the plain socket's; every one after it fetch's (HTTP/1.1).
+  // The stream ends after its frames, and the follower connects again: the first request was the
+  // plain socket's, every one after it fetch's (HTTP/1.1), the reconnects' included.
+  await until("two reconnects", () => s.heads.length >= 4);
   expect(s.heads[0].startsWith("GET /global/event HTTP/1.0")).toBe(true);
   expect(s.heads.slice(1).every((h) => h.startsWith("GET /global/event HTTP/1.1"))).toBe(true);
 });
