@@ -6,10 +6,11 @@ package core
 //
 // What the worker's clock reads is learned from the sessions the core creates there: a session's
 // time.created was stamped between the request's ask and its answer, so the worker's clock minus
-// ours lies in [created - answeredAt, created - askedAt]. Each creation narrows that range; one
-// that does not meet it (the worker's clock was set since) starts it anew. The mark moves only
-// when the range excludes 0: a clock in step with ours within a request's round trip (the same
-// machine, NTP) changes nothing, so no answer is read differently unless the clocks surely differ.
+// ours lies in [created - answeredAt, created - askedAt]. Each creation narrows that range, and so,
+// to the second, does the Date of each health answer the worker gives; one that does not meet it
+// (the worker's clock was set since) starts it anew. The mark moves only when the range excludes
+// 0: a clock in step with ours within a request's round trip (the same machine, NTP) changes
+// nothing, so no answer is read differently unless the clocks surely differ.
 
 // clockRange is what is known of a worker's clock minus ours, in ms.
 type clockRange struct{ lo, hi int64 }
@@ -20,7 +21,24 @@ func (m *Machine) noteWorkerClock(worker string, created, askedAt, answeredAt in
 	if worker == "" || created <= 0 || askedAt <= 0 || answeredAt < askedAt {
 		return
 	}
-	seen := clockRange{lo: created - answeredAt, hi: created - askedAt}
+	m.narrowWorkerClock(worker, clockRange{lo: created - answeredAt, hi: created - askedAt})
+}
+
+// noteWorkerDate narrows worker's range with the Date header of an answer it gave (date, in ms),
+// asked for at askedAt and answered at answeredAt (ours). An HTTP date is a whole second, so the
+// worker's clock read between date and date + 999 at some instant of the round trip: a range a
+// second wide, enough to see a clock minutes or hours off before any session is created there
+// (after a restart, the tasks restored on a worker had none until then).
+func (m *Machine) noteWorkerDate(worker string, date, askedAt, answeredAt int64) {
+	if worker == "" || date <= 0 || askedAt <= 0 || answeredAt < askedAt {
+		return
+	}
+	m.narrowWorkerClock(worker, clockRange{lo: date - answeredAt, hi: date + 999 - askedAt})
+}
+
+// narrowWorkerClock meets worker's range with seen, or starts it anew from seen when they do not
+// meet (the worker's clock was set since).
+func (m *Machine) narrowWorkerClock(worker string, seen clockRange) {
 	if m.workerClocks == nil {
 		m.workerClocks = map[string]clockRange{}
 	}

@@ -77,3 +77,58 @@ func TestASteeredChildOnAWorkerBehindEndsWithItsAnswer(t *testing.T) {
 	require.Equal(t, task.StatusCompleted, tk.Status, "%+v", tk.Error)
 	require.Equal(t, "the README too", tk.Result)
 }
+
+// What the core makes of a worker's health answers: the Date header, a whole second, bounds the
+// worker's clock minus ours between date - answeredAt and date + 999 - askedAt.
+func TestWorkerClockFromHealthDates(t *testing.T) {
+	const epoch = 1_795_000_000_000 // ms, a whole second
+	for _, tc := range []struct {
+		name string
+		off  int64 // the worker's clock minus ours; its Date reads a whole second
+	}{
+		{"in step", 0},
+		{"an hour behind", -3_600_000},
+		{"two minutes ahead", 120_000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewMachine(twoWorkers(nil))
+			// Asked at 1.000 s, answered at 1.100 s (ours): the Date is the second the worker's
+			// clock was in, somewhere in between, so the offset is known within [-100, 999] of it.
+			m.noteWorkerDate("w1", epoch+1_000+tc.off, epoch+1_000, epoch+1_100)
+			off := m.workerClockOffset("w1")
+			if tc.off == 0 {
+				require.Zero(t, off, "a range that holds 0 moves no mark")
+				return
+			}
+			require.GreaterOrEqual(t, off, tc.off-100)
+			require.LessOrEqual(t, off, tc.off+999)
+		})
+	}
+	// A session created there afterwards, on a slow round trip, meets the second-wide range: an
+	// hour behind, the Date asked at 1.5 s reads the second -3,599 s, [-3,600,600, -3,599,501];
+	// the session asked at 5 s and answered at 6 s was made at 5.5 s, [-3,600,500, -3,599,500].
+	m := NewMachine(twoWorkers(nil))
+	m.noteWorkerDate("w1", epoch-3_599_000, epoch+1_500, epoch+1_600)
+	m.noteWorkerClock("w1", epoch+5_500-3_600_000, epoch+5_000, epoch+6_000)
+	require.Equal(t, clockRange{lo: -3_600_500, hi: -3_599_501}, m.workerClocks["w1"])
+}
+
+// After a restart the core knows nothing of a worker's clock until a session is made there; the
+// health answer that follows its stream's connect says it, so a restored task's steer is read on
+// the worker's clock at once.
+func TestAWorkersHealthDateSetsItsClock(t *testing.T) {
+	h := newWK(t, twoWorkers(nil))
+	h.now = 1_795_000_000_000 // ms since the epoch, as Date headers give it
+	h.run(Event{Type: EventStart})
+	eff := h.step(Event{Type: EventWorkerState, Worker: "w1", Up: true}) // the health ask left open
+	asks := ofKind(eff, EffectWorkerHealth)
+	require.Len(t, asks, 1)
+	require.Zero(t, h.m.workerClockOffset("w1"))
+	h.now += 20
+	date := (h.now-3_600_000)/1_000*1_000 - 1_000 // the worker's clock an hour behind, as a Date gives it
+	h.step(Event{Type: EventEffectDone, EffectID: asks[0].ID, OK: true,
+		Result: json.RawMessage(fmt.Sprintf(`{"healthy":true,"version":"1.18.33","date":%d}`, date+1_000))})
+	off := h.m.workerClockOffset("w1")
+	require.InDelta(t, -3_600_000, off, 1_100, "read to the second")
+	require.Zero(t, h.m.workerClockOffset("w2"))
+}

@@ -219,6 +219,14 @@ func (m *Machine) sessionDir(t *run) string {
 
 // onWorkerHealth records a worker's version, or answers the launch that waited for it.
 func (m *Machine) onWorkerHealth(p pending, ev Event) {
+	if ev.OK {
+		var d struct {
+			Date int64 `json:"date"`
+		}
+		if json.Unmarshal(ev.Result, &d) == nil {
+			m.noteWorkerDate(p.worker, d.Date, p.at, m.now)
+		}
+	}
 	if p.probe {
 		m.onProbed(p.worker, ev)
 		return

@@ -24,7 +24,7 @@ const WorkerHealthTimeout = core.WorkerHealthMs * time.Millisecond
 // WorkerHealth carries out worker.health for `asyncagents serve` (the plugin does it in
 // plugin-js/workers_effects.ts): GET /global/health on the worker, with basic auth whose password
 // the host reads from the variable the effect names, when it sends the request. It answers
-// {healthy, version}, or fails with the plain reason ABI.md names. Neither ever holds the
+// {healthy, version, date}, or fails with the plain reason ABI.md names. Neither ever holds the
 // password: it goes into the Authorization header only.
 func WorkerHealth(ctx context.Context, r *core.Remote) (json.RawMessage, error) {
 	if r == nil || r.URL == "" {
@@ -75,9 +75,13 @@ func WorkerHealth(ctx context.Context, r *core.Remote) (json.RawMessage, error) 
 	var h struct {
 		Healthy bool   `json:"healthy"`
 		Version string `json:"version"`
+		Date    int64  `json:"date"` // the answer's Date header, ms: the core reads the worker's clock from it
 	}
 	if err := json.Unmarshal(body, &h); err != nil {
 		return nil, fmt.Errorf("its answer is not OpenCode's health JSON (%d)", res.StatusCode)
+	}
+	if d, err := http.ParseTime(res.Header.Get("Date")); err == nil {
+		h.Date = d.UnixMilli()
 	}
 	return json.Marshal(h)
 }

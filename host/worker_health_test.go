@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -29,6 +30,7 @@ func fakeWorker(t *testing.T) *httptest.Server {
 			http.NotFound(w, r)
 			return
 		}
+		w.Header().Set("Date", "Sat, 28 Nov 2026 02:32:35 GMT") // the worker's clock
 		_, _ = w.Write([]byte(`{"healthy":true,"version":"1.18.33"}`))
 	}))
 	t.Cleanup(srv.Close)
@@ -43,10 +45,12 @@ func TestWorkerHealthAsksWithBasicAuthFromTheNamedVariable(t *testing.T) {
 	var h struct {
 		Healthy bool   `json:"healthy"`
 		Version string `json:"version"`
+		Date    int64  `json:"date"`
 	}
 	require.NoError(t, json.Unmarshal(got, &h))
 	require.True(t, h.Healthy)
 	require.Equal(t, "1.18.33", h.Version)
+	require.Equal(t, time.Date(2026, 11, 28, 2, 32, 35, 0, time.UTC).UnixMilli(), h.Date, "the Date header, for the core to read the worker's clock")
 }
 
 func TestWorkerHealthNamesEachFailureWithoutThePassword(t *testing.T) {

@@ -31,12 +31,17 @@ export function authorization(remote: Remote): string {
   return `Basic ${Buffer.from(`${remote.username || "opencode"}:${password}`).toString("base64")}`;
 }
 
-/** worker.health: the worker's GET /global/health as {healthy, version}; throws the plain reason. */
-export async function health(remote: Remote): Promise<{ healthy: boolean; version: string }> {
+/**
+ * worker.health: the worker's GET /global/health as {healthy, version, date}, date being the
+ * answer's Date header in ms (0 without one: the core reads the worker's clock from it); throws
+ * the plain reason.
+ */
+export async function health(remote: Remote): Promise<{ healthy: boolean; version: string; date: number }> {
   const res = await request(remote, "global/health", { timeoutMs: WORKER_HEALTH_MS });
   const text = await res.text();
   const h = (text ? JSON.parse(text) : null) as { healthy?: boolean; version?: string } | null;
-  return { healthy: h?.healthy === true, version: h?.version ?? "" };
+  const date = Date.parse(res.headers.get("date") ?? "");
+  return { healthy: h?.healthy === true, version: h?.version ?? "", date: Number.isFinite(date) ? date : 0 };
 }
 
 /** The URL of path on the worker, with ?directory= when set. */

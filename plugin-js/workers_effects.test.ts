@@ -105,9 +105,10 @@ test("OpenCode's own words come back with the status; an answer that echoes the 
   expect(echoed).toBe("worker w1: reading session status: broken proxy saw Basic *** and *** (502)");
 });
 
-test("worker.health replies {healthy, version}; a closed port is 'connection refused'; a silent one times out after 5 s", async () => {
-  w.fake.on("GET /global/health", () => Response.json({ healthy: true, version: "1.18.33" }));
-  expect(await on({ kind: "worker.health" })).toEqual({ healthy: true, version: "1.18.33" });
+test("worker.health replies {healthy, version, date}; a closed port is 'connection refused'; a silent one times out after 5 s", async () => {
+  const date = "Sat, 28 Nov 2026 02:32:35 GMT"; // the worker's clock, as its Date header gives it
+  w.fake.on("GET /global/health", () => Response.json({ healthy: true, version: "1.18.33" }, { headers: { date } }));
+  expect(await on({ kind: "worker.health" })).toEqual({ healthy: true, version: "1.18.33", date: Date.UTC(2026, 10, 28, 2, 32, 35) });
   expect(w.fake.seen[0].directory).toBeNull();
   const closed = fakeWorker();
   closed.stop();

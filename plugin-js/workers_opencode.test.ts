@@ -110,8 +110,13 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-test("health answers {healthy, version}; a wrong password is '401', named as such", async () => {
-  expect(await on({ kind: "worker.health" })).toEqual({ healthy: true, version: "1.18.33" });
+test("health answers {healthy, version, date}; a wrong password is '401', named as such", async () => {
+  const asked = Date.now();
+  const h = (await on({ kind: "worker.health" })) as { healthy: boolean; version: string; date: number };
+  expect({ healthy: h.healthy, version: h.version }).toEqual({ healthy: true, version: "1.18.33" });
+  // OpenCode's answer has a Date header: this worker's clock is ours, to the second.
+  expect(h.date).toBeGreaterThanOrEqual(Math.floor(asked / 1000) * 1000);
+  expect(h.date).toBeLessThanOrEqual(Date.now());
   process.env[ENV] = "not-the-password";
   try {
     const err = await on({ kind: "worker.health" }).then(() => "", (e: Error) => e.message);

@@ -18,6 +18,21 @@ import (
 // sessions it creates there; read against the parent's, the answer looked a minute older than
 // the message, was taken for the stale one, and the task failed with no answer.
 func TestASteeredChildOnAWorkerWhoseClockIsBehind(t *testing.T) {
+	steerOnAWorkerBehind(t, false)
+}
+
+// The same, with the parent restarted while the child works: the restarted core has created no
+// session on the worker, and learns its clock from the Date of the worker's health answer when
+// its stream comes up. Before, it read the worker's clock as its own until a session was made
+// there, and the steered task failed as above.
+func TestASteeredChildOnAWorkerBehindAfterTheParentRestarts(t *testing.T) {
+	steerOnAWorkerBehind(t, true)
+}
+
+// steerOnAWorkerBehind launches a child on a worker a minute behind, restarts the parent in the
+// middle of the child's shell call if restart is set, steers the child, and checks its answer is
+// the task's result.
+func steerOnAWorkerBehind(t *testing.T, restart bool) {
 	var mu sync.Mutex
 	steered := false
 	script := func(req mockmodel.Request) mockmodel.Reply {
@@ -54,6 +69,10 @@ func TestASteeredChildOnAWorkerWhoseClockIsBehind(t *testing.T) {
 		return shellAtWork(msgs)
 	})
 	f.waitIdle(parent)
+	if restart {
+		f.restartParent(false)
+		f.waitWorkersUp()
+	}
 	f.promptIn(parent, "STEER")
 	f.eventually("the task's notice", 90*time.Second, func() bool { return f.noticesOf(parent, id) == 1 })
 	tk := storedTask(t, f.oc, id)
