@@ -1,9 +1,10 @@
 // Splits a worker's `/global/event` stream into frames on its bytes, and decodes only the frames
 // that may be of a type the core reads. Nearly all of a busy worker's stream is text deltas
 // (message.part.delta: 93% of the frames of a 20-child fan-out, 84% of its bytes), which the core
-// never reads: decoding them into strings to pass them over cost the plugin's Worker the
-// decoding, a line parser's pass and the garbage of the strings, on every byte the children
-// stream. Here a frame passed over costs two native byte searches.
+// never reads. Decoding them into strings only to pass them over would be a line parser's pass
+// and a string's garbage for every byte the children stream; here a frame passed over costs two
+// native byte searches. (Measured, the saving shows only with the plain socket of
+// workers_stream.ts: through `fetch`, its delivery of each piece cost more than all of this.)
 //
 // OpenCode ends each line with LF, so a frame ends at the first LF LF. A stream that holds a CR
 // anywhere is read from there on by the full parser (bridge/sse.ts), which knows every line end
@@ -17,9 +18,8 @@ const QUOTE = 0x22;
 const CR = 0x0d;
 
 /**
- * Whether the frame in bytes[start, end) may be of a type in wanted, told as mayBeWanted
- * (workers_follow.ts) tells it of a frame's text: passed over only when it holds `"type":"` and
- * no type so written is wanted. Quotes inside a JSON string are escaped, and a byte of a UTF-8
+ * Whether the frame in bytes[start, end) may be of a type in wanted, told without decoding it:
+ * passed over only when it holds `"type":"` and no type so written is wanted. Quotes inside a JSON string are escaped, and a byte of a UTF-8
  * sequence is never an ASCII one, so text that mentions a type cannot pass for it.
  */
 export function frameMayBeWanted(bytes: Buffer, start: number, end: number, wanted: ReadonlySet<string>): boolean {
@@ -36,31 +36,33 @@ export function frameMayBeWanted(bytes: Buffer, start: number, end: number, want
 /** Splits a stream's chunks into frames and gives on the data of each that may be wanted. */
 export class FrameSplitter {
   private pending: Buffer = Buffer.alloc(0);
-  /** Set once the stream shows a CR: from there on every byte goes through the full parser. */
-  private full?: { parser: SSEParser; decoder: TextDecoder };
+  /** Set once the stream shows a CR: from there on every byte is decoded for the parser. */
+  private decoder?: TextDecoder;
   private readonly parser: SSEParser;
 
   constructor(
     private readonly wanted: ReadonlySet<string> | undefined,
-    private readonly onData: (data: string) => void,
+    onData: (data: string) => void,
   ) {
-    this.parser = new SSEParser((_name, data) => onData(data));
+    this.parser = new SSEParser((_name, data) => {
+      // Split on bytes, a frame was tested before it was decoded; read whole, it is tested here.
+      if (!this.decoder || !wanted) return onData(data);
+      const bytes = Buffer.from(data);
+      if (frameMayBeWanted(bytes, 0, bytes.length, wanted)) onData(data);
+    });
   }
 
   push(chunk: Uint8Array): void {
-    if (this.full) {
-      this.full.parser.push(this.full.decoder.decode(chunk, { stream: true }));
+    if (this.decoder) {
+      this.parser.push(this.decoder.decode(chunk, { stream: true }));
       return;
     }
     const bytes = this.pending.length === 0 ? Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength) : Buffer.concat([this.pending, chunk]);
     if (bytes.indexOf(CR, this.pending.length) >= 0) {
+      // The pending bytes start a frame, so the parser, whose frames so far all ended, reads on.
       this.pending = Buffer.alloc(0);
-      const onData = (data: string) => {
-        const bytes = Buffer.from(data);
-        if (!this.wanted || frameMayBeWanted(bytes, 0, bytes.length, this.wanted)) this.onData(data);
-      };
-      this.full = { parser: new SSEParser((_name, data) => onData(data)), decoder: new TextDecoder() };
-      this.full.parser.push(this.full.decoder.decode(bytes, { stream: true }));
+      this.decoder = new TextDecoder();
+      this.parser.push(this.decoder.decode(bytes, { stream: true }));
       return;
     }
     let pos = 0;
