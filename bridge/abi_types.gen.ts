@@ -1092,11 +1092,16 @@ export interface Remote {
  * later one of that type has the same key (the value at that dot-separated path of its
  * properties, a string): OpenCode's updates carry the whole part, message or session, so the
  * later one says all the earlier said. The later one keeps its own place in the order.
+ *
+ * Types are the event types the core reads from the stream (absent: those it subscribes to); a
+ * host passes over any other without decoding it. The stream is mostly text deltas, and a
+ * worker's session.updated, a kilobyte each, comes with every step of a child.
  */
 export interface FollowRule {
   batchMs: number;
   defer: string[];
   coalesce: Record<string, string>;
+  types?: string[];
 }
 
 /** PermissionRule is one rule of an OpenCode permission ruleset. */

@@ -253,6 +253,9 @@ func (m *Machine) onWorkerHealth(p pending, ev Event) {
 // tasks of that place only: a worker's event about any other session (the worker's own users,
 // another parent's) changes nothing here, nor does a local one about a remote task's session.
 func (m *Machine) onStreamEvent(name string, e OpenCodeEvent) {
+	if name != "" && !workerReads[e.Type] {
+		return // a host that passes on what the rule's Types leave out: not decoded either
+	}
 	sid := ""
 	decoded := ocevents.Decode(e.Type, e.Properties) // once: the handler takes it as it is
 	switch p := decoded.(type) {

@@ -94,6 +94,25 @@ func TestWorkerFollowCarriesTheGroupingRule(t *testing.T) {
 	for typ := range rule.Coalesce {
 		require.Contains(t, rule.Defer, typ, "only an event that may wait can be replaced by a later one")
 	}
+	// The types the host passes on: all the core reads of a child, not a session's title.
+	for _, typ := range append(rule.Defer, "session.idle", "session.error", "permission.asked", "permission.replied", "session.deleted", "session.created", "server.instance.disposed") {
+		require.Contains(t, rule.Types, typ)
+	}
+	require.NotContains(t, rule.Types, "session.updated")
+}
+
+// A worker's session.updated, passed on by a host that does not follow the rule's types, is
+// not read: a session on a worker launches no batch of ours to name.
+func TestAWorkersSessionTitleIsNotRead(t *testing.T) {
+	h := newWK(t, twoWorkers(nil))
+	h.state("w1", true, "")
+	tk := h.taskOf(first(h.launchOn("a", "w1")))
+	h.run(Event{Type: EventOpenCode, Worker: "w1", Event: &OpenCodeEvent{Type: "session.updated",
+		Properties: json.RawMessage(fmt.Sprintf(`{"info":{"id":%q,"title":"a remote title"}}`, tk.SessionID))}})
+	require.Empty(t, h.m.sessionTitle.get(tk.SessionID))
+	h.run(Event{Type: EventOpenCode, Event: &OpenCodeEvent{Type: "session.updated",
+		Properties: json.RawMessage(`{"info":{"id":"ses_p","title":"the parent's title"}}`)}})
+	require.Equal(t, "the parent's title", h.m.sessionTitle.get("ses_p"), "the local stream's titles are read")
 }
 
 // A launch that waits for the health of the worker it names counts in its batch: a sibling that

@@ -211,3 +211,25 @@ test("with the core's rule, a child's progress comes as one batch, its idle at o
   expect(after.map((e: any) => e.type)).toEqual(["opencode", "worker.state"]);
   expect((after[0] as any).event.properties.part.id).toBe("prt_2");
 });
+
+test("with the core's rule, a type it does not list is passed over unparsed; what it lists comes", async () => {
+  const parse = JSON.parse;
+  let titlesParsed = 0;
+  JSON.parse = ((s: string, r?: any) => {
+    if (typeof s === "string" && s.includes("session.updated")) titlesParsed++;
+    return parse(s, r);
+  }) as typeof JSON.parse;
+  try {
+    followers.follow("w1", remote(), { batchMs: 0, defer: [], coalesce: {}, types: ["session.status", "session.idle"] });
+    const s = await fake.nthStream(1);
+    s.send({ payload: { type: "server.connected", properties: {} } });
+    s.send(frame("session.updated", { info: { id: "ses_r", title: "a long title" } }));
+    s.send(frame("session.status", { sessionID: "ses_r", status: { type: "busy" } }));
+    s.send(frame("session.idle", { sessionID: "ses_r" }));
+    await until("the idle event", () => events().length === 2);
+  } finally {
+    JSON.parse = parse;
+  }
+  expect(events().map((e: any) => e.event.type)).toEqual(["session.status", "session.idle"]);
+  expect(titlesParsed).toBe(0);
+});

@@ -26,9 +26,7 @@ export const FOLLOW_TIMING: FollowTiming = { firstBackoffMs: 500, maxBackoffMs: 
 /** Frames that carry nothing for the core: the stream's own, and OpenCode's internal sync copies. */
 const SKIPPED = new Set(["server.connected", "server.heartbeat", "sync"]);
 /** The event types the core takes from OpenCode (the same as the plugin's event hook feeds). */
-const SUBSCRIBED = new Set<string>(manifest.subscribe);
-/** The frame types the followers read: the core's, and the stream's own connect. */
-const FOLLOWED = new Set<string>([...SUBSCRIBED, "server.connected"]);
+const SUBSCRIBED: ReadonlySet<string> = new Set<string>(manifest.subscribe);
 
 export type Feed = (ev: CoreEvent) => void;
 
@@ -160,6 +158,10 @@ export class WorkerFollowers {
       this.feed(events.length === 1 ? { type: "opencode", worker, event: events[0] } : { type: "opencode", worker, events });
     });
     stop.addEventListener("abort", () => group.drop(), { once: true });
+    // The types the core reads from a worker (its rule's; without one, what it takes locally),
+    // and the frame types read from the stream: those, and the stream's own connect.
+    const types: ReadonlySet<string> = rule?.types ? new Set(rule.types) : SUBSCRIBED;
+    const followed = new Set([...types, "server.connected"]);
     let delay = firstBackoffMs;
     // The state last fed: a stream that keeps failing the same way is said once.
     let last = "";
@@ -178,9 +180,9 @@ export class WorkerFollowers {
           state(true);
           return;
         }
-        if (SKIPPED.has(type) || !SUBSCRIBED.has(type) || stop.aborted) return;
+        if (SKIPPED.has(type) || !types.has(type) || stop.aborted) return;
         group.push(frame.payload as OpenCodeEvent);
-      }, silenceMs, FOLLOWED);
+      }, silenceMs, followed);
       if (stop.aborted) return;
       group.flush(); // what came before the drop goes before it
       state(false, why);
