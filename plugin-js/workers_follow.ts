@@ -67,21 +67,25 @@ export async function streamEvents(
   signal.addEventListener("abort", onStop, { once: true });
   let silent = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const arm = () => {
-    clearTimeout(timer);
+  // The time of the last bytes; the timer, when it fires, waits out what is left of silenceMs
+  // since then. Bytes come many times a second: a timer made again for each would be work.
+  let lastBytes = performance.now();
+  const wait = (ms: number) => {
     timer = setTimeout(() => {
+      const quiet = performance.now() - lastBytes;
+      if (quiet < silenceMs) return wait(silenceMs - quiet);
       silent = true;
       ac.abort();
-    }, silenceMs);
+    }, ms);
     (timer as any).unref?.();
   };
-  arm();
+  wait(silenceMs);
   const splitter = new FrameSplitter(wanted, (data) => {
     const frame = parseFrame(data);
     if (frame) onFrame(frame);
   });
   const onBytes = (bytes: Uint8Array) => {
-    arm();
+    lastBytes = performance.now();
     splitter.push(bytes);
   };
   try {

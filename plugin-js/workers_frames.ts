@@ -15,6 +15,8 @@ import { SSEParser } from "../bridge/sse";
 const LF_LF = Buffer.from("\n\n");
 const TYPE_MARK = Buffer.from('"type":"');
 const QUOTE = 0x22;
+const LF = 0x0a;
+const EMPTY = Buffer.alloc(0);
 const CR = 0x0d;
 
 /**
@@ -35,7 +37,7 @@ export function frameMayBeWanted(bytes: Buffer, start: number, end: number, want
 
 /** Splits a stream's chunks into frames and gives on the data of each that may be wanted. */
 export class FrameSplitter {
-  private pending: Buffer = Buffer.alloc(0);
+  private pending: Buffer = EMPTY;
   /** Set once the stream shows a CR: from there on every byte is decoded for the parser. */
   private decoder?: TextDecoder;
   private readonly parser: SSEParser;
@@ -57,23 +59,42 @@ export class FrameSplitter {
       this.parser.push(this.decoder.decode(chunk, { stream: true }));
       return;
     }
-    const bytes = this.pending.length === 0 ? Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength) : Buffer.concat([this.pending, chunk]);
-    if (bytes.indexOf(CR, this.pending.length) >= 0) {
+    const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const pending = this.pending;
+    if (bytes.indexOf(CR) >= 0) {
       // The pending bytes start a frame, so the parser, whose frames so far all ended, reads on.
-      this.pending = Buffer.alloc(0);
+      this.pending = EMPTY;
       this.decoder = new TextDecoder();
-      this.parser.push(this.decoder.decode(bytes, { stream: true }));
+      this.parser.push(this.decoder.decode(pending.length ? Buffer.concat([pending, bytes]) : bytes, { stream: true }));
       return;
     }
     let pos = 0;
-    for (let end = bytes.indexOf(LF_LF, pos); end >= 0; end = bytes.indexOf(LF_LF, pos)) {
-      if (!this.wanted || frameMayBeWanted(bytes, pos, end, this.wanted)) {
-        // The frame and its blank line: the parser gives its data as the standard reads it.
-        this.parser.push(bytes.toString("utf8", pos, end + 2));
+    if (pending.length > 0) {
+      // The frame the last chunk began ends in this one (its blank line may straddle the two),
+      // or goes on past it. Only that frame is joined: the chunk's others are read where they are.
+      const straddles = pending[pending.length - 1] === LF && bytes[0] === LF;
+      const end = straddles ? -1 : bytes.indexOf(LF_LF);
+      if (!straddles && end < 0) {
+        this.pending = Buffer.concat([pending, bytes]);
+        return;
       }
+      pos = straddles ? 1 : end + 2;
+      const frame = Buffer.concat([pending, bytes.subarray(0, pos)]);
+      this.frame(frame, 0, frame.length - 2);
+    }
+    for (let end = bytes.indexOf(LF_LF, pos); end >= 0; end = bytes.indexOf(LF_LF, pos)) {
+      this.frame(bytes, pos, end);
       pos = end + 2;
     }
     // What is left is a frame's start: copied, as the chunk's memory may be the stream's to reuse.
-    this.pending = pos === bytes.length ? Buffer.alloc(0) : Buffer.from(bytes.subarray(pos));
+    this.pending = pos === bytes.length ? EMPTY : Buffer.from(bytes.subarray(pos));
+  }
+
+  /** Gives on the frame in bytes[start, end) (its blank line after end) when it may be wanted. */
+  private frame(bytes: Buffer, start: number, end: number): void {
+    if (!this.wanted || frameMayBeWanted(bytes, start, end, this.wanted)) {
+      // The frame and its blank line: the parser gives its data as the standard reads it.
+      this.parser.push(bytes.toString("utf8", start, end + 2));
+    }
   }
 }
