@@ -167,14 +167,24 @@ test("a worker that cannot be reached is down with 'connection refused'", async 
   expect(states()).toEqual([{ type: "worker.state", worker: "w2", up: false, error: "connection refused" }]);
 });
 
-test("a followed worker's text deltas are never parsed; the events around them are fed in order", async () => {
+/** Runs fn with JSON.parse counting the texts it parses that hold marker; returns the count. */
+async function parsesOf(marker: string, fn: () => Promise<void>): Promise<number> {
   const parse = JSON.parse;
-  let deltasParsed = 0;
+  let n = 0;
   JSON.parse = ((s: string, r?: any) => {
-    if (typeof s === "string" && s.includes("message.part.delta")) deltasParsed++;
+    if (typeof s === "string" && s.includes(marker)) n++;
     return parse(s, r);
   }) as typeof JSON.parse;
   try {
+    await fn();
+  } finally {
+    JSON.parse = parse;
+  }
+  return n;
+}
+
+test("a followed worker's text deltas are never parsed; the events around them are fed in order", async () => {
+  const deltasParsed = await parsesOf("message.part.delta", async () => {
     followers.follow("w1", remote());
     const s = await fake.nthStream(1);
     s.send({ payload: { type: "server.connected", properties: {} } });
@@ -184,9 +194,7 @@ test("a followed worker's text deltas are never parsed; the events around them a
     }
     s.send(frame("session.idle", { sessionID: "ses_r" }));
     await until("the idle event", () => events().length === 2);
-  } finally {
-    JSON.parse = parse;
-  }
+  });
   expect(events().map((e: any) => e.event.type)).toEqual(["session.status", "session.idle"]);
   expect(deltasParsed).toBe(0);
 });
@@ -213,13 +221,7 @@ test("with the core's rule, a child's progress comes as one batch, its idle at o
 });
 
 test("with the core's rule, a type it does not list is passed over unparsed; what it lists comes", async () => {
-  const parse = JSON.parse;
-  let titlesParsed = 0;
-  JSON.parse = ((s: string, r?: any) => {
-    if (typeof s === "string" && s.includes("session.updated")) titlesParsed++;
-    return parse(s, r);
-  }) as typeof JSON.parse;
-  try {
+  const titlesParsed = await parsesOf("session.updated", async () => {
     followers.follow("w1", remote(), { batchMs: 0, defer: [], coalesce: {}, types: ["session.status", "session.idle"] });
     const s = await fake.nthStream(1);
     s.send({ payload: { type: "server.connected", properties: {} } });
@@ -227,9 +229,7 @@ test("with the core's rule, a type it does not list is passed over unparsed; wha
     s.send(frame("session.status", { sessionID: "ses_r", status: { type: "busy" } }));
     s.send(frame("session.idle", { sessionID: "ses_r" }));
     await until("the idle event", () => events().length === 2);
-  } finally {
-    JSON.parse = parse;
-  }
+  });
   expect(events().map((e: any) => e.event.type)).toEqual(["session.status", "session.idle"]);
   expect(titlesParsed).toBe(0);
 });
