@@ -19,6 +19,12 @@ func TestWorkerCLIListsTheFleet(t *testing.T) {
 	f := startFleet(t, func(mockmodel.Request) mockmodel.Reply { return mockmodel.Reply{Text: "ok"} }, fleetOptions{
 		workers: 2, worker: map[string]any{"maxTasks": 3}})
 	f.waitWorkersUp()
+	// The version comes from the health request each stream's connect sends: w2 is killed once it
+	// has answered, so the listing can show the version it keeps for a worker that went down.
+	f.eventually("both versions in /v1/workers", 60*time.Second, func() bool {
+		v, _ := f.workerViews()
+		return v["w1"].Version != "" && v["w2"].Version != ""
+	})
 	f.workers["w2"].Kill()
 	f.eventually("w2 down in /v1/workers", 60*time.Second, func() bool { v, _ := f.workerViews(); return v["w2"].State == "down" })
 
