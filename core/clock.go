@@ -25,15 +25,17 @@ func (m *Machine) noteWorkerClock(worker string, created, askedAt, answeredAt in
 }
 
 // noteWorkerDate narrows worker's range with the Date header of an answer it gave (date, in ms),
-// asked for at askedAt and answered at answeredAt (ours). An HTTP date is a whole second, so the
-// worker's clock read between date and date + 999 at some instant of the round trip: a range a
-// second wide, enough to see a clock minutes or hours off before any session is created there
-// (after a restart, the tasks restored on a worker had none until then).
+// asked for at askedAt and answered at answeredAt (ours). An HTTP date is a whole second, and a
+// server may write the one it formatted for the second before (Bun, which OpenCode runs on, keeps
+// the header it made and renews it each second; a real-OpenCode test saw it a second behind), so
+// the worker's clock read between date and date + 1999 at some instant of the round trip: a range
+// two seconds wide, enough to see a clock minutes or hours off before any session is created
+// there (after a restart, the tasks restored on a worker had none until then).
 func (m *Machine) noteWorkerDate(worker string, date, askedAt, answeredAt int64) {
 	if worker == "" || date <= 0 || askedAt <= 0 || answeredAt < askedAt {
 		return
 	}
-	m.narrowWorkerClock(worker, clockRange{lo: date - answeredAt, hi: date + 999 - askedAt})
+	m.narrowWorkerClock(worker, clockRange{lo: date - answeredAt, hi: date + 1999 - askedAt})
 }
 
 // narrowWorkerClock meets worker's range with seen, or starts it anew from seen when they do not

@@ -85,32 +85,35 @@ func TestWorkerClockFromHealthDates(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		off  int64 // the worker's clock minus ours; its Date reads a whole second
+		late int64 // how far behind its clock the Date it writes is (a header made a second before)
 	}{
-		{"in step", 0},
-		{"an hour behind", -3_600_000},
-		{"two minutes ahead", 120_000},
+		{"in step", 0, 0},
+		{"in step, its Date a second old", 0, 1_000},
+		{"an hour behind", -3_600_000, 0},
+		{"two minutes ahead", 120_000, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := NewMachine(twoWorkers(nil))
 			// Asked at 1.000 s, answered at 1.100 s (ours): the Date is the second the worker's
-			// clock was in, somewhere in between, so the offset is known within [-100, 999] of it.
-			m.noteWorkerDate("w1", epoch+1_000+tc.off, epoch+1_000, epoch+1_100)
+			// clock was in somewhere in between, or the one before, so the offset is known within
+			// [-100, 1999] of it.
+			m.noteWorkerDate("w1", epoch+1_000+tc.off-tc.late, epoch+1_000, epoch+1_100)
 			off := m.workerClockOffset("w1")
 			if tc.off == 0 {
 				require.Zero(t, off, "a range that holds 0 moves no mark")
 				return
 			}
 			require.GreaterOrEqual(t, off, tc.off-100)
-			require.LessOrEqual(t, off, tc.off+999)
+			require.LessOrEqual(t, off, tc.off+1_999)
 		})
 	}
-	// A session created there afterwards, on a slow round trip, meets the second-wide range: an
-	// hour behind, the Date asked at 1.5 s reads the second -3,599 s, [-3,600,600, -3,599,501];
+	// A session created there afterwards, on a slow round trip, meets the two-second range: an
+	// hour behind, the Date asked at 1.5 s reads the second -3,599 s, [-3,600,600, -3,598,501];
 	// the session asked at 5 s and answered at 6 s was made at 5.5 s, [-3,600,500, -3,599,500].
 	m := NewMachine(twoWorkers(nil))
 	m.noteWorkerDate("w1", epoch-3_599_000, epoch+1_500, epoch+1_600)
 	m.noteWorkerClock("w1", epoch+5_500-3_600_000, epoch+5_000, epoch+6_000)
-	require.Equal(t, clockRange{lo: -3_600_500, hi: -3_599_501}, m.workerClocks["w1"])
+	require.Equal(t, clockRange{lo: -3_600_500, hi: -3_599_500}, m.workerClocks["w1"])
 }
 
 // After a restart the core knows nothing of a worker's clock until a session is made there; the
