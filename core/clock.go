@@ -7,7 +7,7 @@ package core
 // What the worker's clock reads is learned from the sessions the core creates there: a session's
 // time.created was stamped between the request's ask and its answer, so the worker's clock minus
 // ours lies in [created - answeredAt, created - askedAt]. Each creation narrows that range, and so,
-// to the second, does the Date of each health answer the worker gives; one that does not meet it
+// within two seconds, does the Date of each health answer the worker gives; one that does not meet it
 // (the worker's clock was set since) starts it anew. The mark moves only when the range excludes
 // 0: a clock in step with ours within a request's round trip (the same machine, NTP) changes
 // nothing, so no answer is read differently unless the clocks surely differ.

@@ -78,8 +78,9 @@ func TestASteeredChildOnAWorkerBehindEndsWithItsAnswer(t *testing.T) {
 	require.Equal(t, "the README too", tk.Result)
 }
 
-// What the core makes of a worker's health answers: the Date header, a whole second, bounds the
-// worker's clock minus ours between date - answeredAt and date + 999 - askedAt.
+// What the core makes of a worker's health answers: the Date header, a whole second and maybe the
+// one before, bounds the worker's clock minus ours between date - answeredAt and
+// date + 1999 - askedAt.
 func TestWorkerClockFromHealthDates(t *testing.T) {
 	const epoch = 1_795_000_000_000 // ms, a whole second
 	for _, tc := range []struct {
@@ -132,6 +133,6 @@ func TestAWorkersHealthDateSetsItsClock(t *testing.T) {
 	h.step(Event{Type: EventEffectDone, EffectID: asks[0].ID, OK: true,
 		Result: json.RawMessage(fmt.Sprintf(`{"healthy":true,"version":"1.18.33","date":%d}`, date+1_000))})
 	off := h.m.workerClockOffset("w1")
-	require.InDelta(t, -3_600_000, off, 1_100, "read to the second")
+	require.InDelta(t, -3_600_000, off, 1_100, "read within its Date's seconds")
 	require.Zero(t, h.m.workerClockOffset("w2"))
 }

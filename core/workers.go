@@ -217,18 +217,23 @@ func (m *Machine) sessionDir(t *run) string {
 	return m.cfg.Workers[t.Worker].Directory
 }
 
-// onWorkerHealth records a worker's version, or answers the launch that waited for it.
+// healthAnswer is worker.health's result (ABI.md); read says whether it parsed.
+type healthAnswer struct {
+	Healthy bool   `json:"healthy"`
+	Version string `json:"version"`
+	Date    int64  `json:"date"`
+	read    bool
+}
+
+// onWorkerHealth records a worker's version and clock, or answers the launch that waited for it.
 func (m *Machine) onWorkerHealth(p pending, ev Event) {
-	if ev.OK {
-		var d struct {
-			Date int64 `json:"date"`
-		}
-		if json.Unmarshal(ev.Result, &d) == nil {
-			m.noteWorkerDate(p.worker, d.Date, p.at, m.now)
-		}
+	var h healthAnswer
+	if ev.OK && json.Unmarshal(ev.Result, &h) == nil {
+		h.read = true
+		m.noteWorkerDate(p.worker, h.Date, p.at, m.now)
 	}
 	if p.probe {
-		m.onProbed(p.worker, ev)
+		m.onProbed(p.worker, ev, h)
 		return
 	}
 	if p.launch != nil {
@@ -240,10 +245,7 @@ func (m *Machine) onWorkerHealth(p pending, ev Event) {
 		m.checkAgentAndLaunch(p.launch)
 		return
 	}
-	var h struct {
-		Version string `json:"version"`
-	}
-	if w := m.link(p.worker); w != nil && ev.OK && json.Unmarshal(ev.Result, &h) == nil && h.Version != w.version {
+	if w := m.link(p.worker); w != nil && h.read && h.Version != w.version {
 		w.version = h.Version
 		m.storeChanged()
 	}

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/asyncagents/asyncagents/core/text"
@@ -66,20 +65,16 @@ func (m *Machine) askHealths() {
 	m.emit(Effect{Kind: EffectTimerSet, TimerID: workerProbeTimer, DelayMs: WorkerProbeIntervalMs})
 }
 
-// onProbed records a read-only view's answer: reachable with its version, or unreachable with
-// the host's plain reason (a wrong password: "wrong username or password (401)").
-func (m *Machine) onProbed(name string, ev Event) {
+// onProbed records a read-only view's answer (h, read once by onWorkerHealth): reachable with
+// its version, or unreachable with the host's plain reason (a wrong password: "wrong username or password (401)").
+func (m *Machine) onProbed(name string, ev Event, h healthAnswer) {
 	w := m.link(name)
 	if w == nil {
 		return
 	}
-	var h struct {
-		Healthy bool   `json:"healthy"`
-		Version string `json:"version"`
-	}
 	health, why := WorkerUnreachable, ev.Error
 	if ev.OK {
-		if json.Unmarshal(ev.Result, &h) == nil && h.Healthy {
+		if h.read && h.Healthy {
 			health, why = WorkerReachable, ""
 		} else if why == "" {
 			why = workerUnhealthy

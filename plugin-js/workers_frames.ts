@@ -21,8 +21,9 @@ const CR = 0x0d;
 
 /**
  * Whether the frame in bytes[start, end) may be of a type in wanted, told without decoding it:
- * passed over only when it holds `"type":"` and no type so written is wanted. Quotes inside a JSON string are escaped, and a byte of a UTF-8
- * sequence is never an ASCII one, so text that mentions a type cannot pass for it.
+ * passed over only when it holds `"type":"` and no type so written is wanted. Quotes inside a
+ * JSON string are escaped, and a byte of a UTF-8 sequence is never an ASCII one, so text that
+ * mentions a type cannot pass for it.
  */
 export function frameMayBeWanted(bytes: Buffer, start: number, end: number, wanted: ReadonlySet<string>): boolean {
   let at = bytes.indexOf(TYPE_MARK, start);
