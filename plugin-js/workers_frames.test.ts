@@ -47,7 +47,14 @@ function stream(): string {
     if (i % 13 === 0) frames.push(JSON.stringify({ payload: { type: "server.heartbeat", properties: {} } }));
   }
   frames.push(text("session.idle", { sessionID: "ses_r" }));
-  return frames.map((f) => `data: ${f}\n\n`).join("");
+  const lines = frames.map((f) => `data: ${f}\n\n`);
+  // Frames that are not one `data: ` line, which OpenCode does not write but the standard
+  // allows: the splitter gives them as the full parser reads them.
+  const idle = text("session.idle", { sessionID: "ses_x" });
+  lines.splice(5, 0, `event: message\ndata: ${idle}\n\n`, `: a comment\ndata:${idle}\n\n`, `data: {"payload":\ndata: {"type":"session.idle","properties":{}}}\n\n`);
+  lines.splice(20, 0, `id: 7\ndata: ${text("message.part.updated", { part: { id: "prt_id" } })}\n\n`, `data:  ${idle}\n\n`);
+  // A byte order mark opens the stream: the parser drops it from the first frame only.
+  return "\uFEFF" + lines.join("");
 }
 
 /** What the full parser gives of text, kept to the frames the type test may want. */
@@ -62,7 +69,8 @@ function reference(all: string): string[] {
 /** The bytes of text cut at the given offsets (which may fall inside a UTF-8 sequence). */
 function cut(bytes: Buffer, at: number[]): Uint8Array[] {
   const points = [0, ...at.filter((n) => n > 0 && n < bytes.length).sort((a, b) => a - b), bytes.length];
-  return points.slice(1).map((end, i) => new Uint8Array(bytes.subarray(points[i], end)));
+  // A socket hands in Buffers, `fetch` plain Uint8Arrays: the chunks are of both kinds, in turn.
+  return points.slice(1).map((end, i) => (i % 2 ? Buffer.from(bytes.subarray(points[i], end)) : new Uint8Array(bytes.subarray(points[i], end))));
 }
 
 test("whatever the chunks, the splitter gives the full parser's wanted frames, in order, and no delta", () => {
@@ -101,4 +109,32 @@ test("a stream with CR line ends is read by the full parser from the first CR on
   const bytes = Buffer.from(lf + crlf);
   for (const chunk of cut(bytes, [lf.length + 3, lf.length + 40, bytes.length - 1])) splitter.push(chunk);
   expect(got.map((d) => JSON.parse(d).payload.properties.sessionID ?? JSON.parse(d).payload.properties.part.id)).toEqual(["a", "b", "p"]);
+});
+
+test("a byte order mark inside the stream is not its opening one: that frame is no event, as the parser reads it", () => {
+  const idle = (id: string) => text("session.idle", { sessionID: id });
+  const all = `data: ${idle("a")}\n\n\uFEFFdata: ${idle("bom")}\n\ndata: ${idle("b")}\n\n`;
+  const got: string[] = [];
+  const splitter = new FrameSplitter(wanted, (d) => void got.push(d));
+  splitter.push(Buffer.from(all));
+  expect(got).toEqual(reference(all));
+  expect(got.map((d) => JSON.parse(d).payload.properties.sessionID)).toEqual(["a", "b"]);
+});
+
+test("a socket's Buffer is read in place and copied out of, never viewed (a view costs Bun a copy of its memory)", () => {
+  const all = Buffer.from(stream());
+  const want = reference(all.toString());
+  const got: string[] = [];
+  const splitter = new FrameSplitter(wanted, (d) => void got.push(d));
+  for (const chunk of cut(all, [100, 2000, 2001, 5000])) {
+    const bytes = Buffer.from(chunk);
+    const viewed = () => {
+      throw new Error("the chunk was viewed");
+    };
+    Object.defineProperty(bytes, "buffer", { get: viewed });
+    Object.defineProperty(bytes, "subarray", { value: viewed });
+    Object.defineProperty(bytes, "slice", { value: viewed });
+    splitter.push(bytes);
+  }
+  expect(got).toEqual(want);
 });

@@ -18,6 +18,7 @@ const QUOTE = 0x22;
 const LF = 0x0a;
 const EMPTY = Buffer.alloc(0);
 const CR = 0x0d;
+const DATA = Buffer.from("data: ");
 
 /**
  * Whether the frame in bytes[start, end) may be of a type in wanted, told without decoding it:
@@ -42,10 +43,12 @@ export class FrameSplitter {
   /** Set once the stream shows a CR: from there on every byte is decoded for the parser. */
   private decoder?: TextDecoder;
   private readonly parser: SSEParser;
+  /** Whether the parser has read a frame: the stream's first is always its. */
+  private started = false;
 
   constructor(
     private readonly wanted: ReadonlySet<string> | undefined,
-    onData: (data: string) => void,
+    private readonly onData: (data: string) => void,
   ) {
     this.parser = new SSEParser((_name, data) => {
       // Split on bytes, a frame was tested before it was decoded; read whole, it is tested here.
@@ -56,11 +59,15 @@ export class FrameSplitter {
   }
 
   push(chunk: Uint8Array): void {
+    // Bun's sockets hand in Buffers. Their memory is made an ArrayBuffer of its own only when
+    // something asks for it (`.buffer`, `subarray`), which costs more than all the rest of a read
+    // (measured: a view of each read tripled the reading thread's CPU), so the chunk is read in
+    // place and copied out of, never viewed.
+    const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     if (this.decoder) {
-      this.parser.push(this.decoder.decode(chunk, { stream: true }));
+      this.parser.push(this.decoder.decode(bytes, { stream: true }));
       return;
     }
-    const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     const pending = this.pending;
     if (bytes.indexOf(CR) >= 0) {
       // The pending bytes start a frame, so the parser, whose frames so far all ended, reads on.
@@ -80,22 +87,35 @@ export class FrameSplitter {
         return;
       }
       pos = straddles ? 1 : end + 2;
-      const frame = Buffer.concat([pending, bytes.subarray(0, pos)]);
+      const frame = Buffer.allocUnsafe(pending.length + pos);
+      pending.copy(frame, 0);
+      bytes.copy(frame, pending.length, 0, pos);
       this.frame(frame, 0, frame.length - 2);
     }
     for (let end = bytes.indexOf(LF_LF, pos); end >= 0; end = bytes.indexOf(LF_LF, pos)) {
       this.frame(bytes, pos, end);
       pos = end + 2;
     }
-    // What is left is a frame's start: copied, as the chunk's memory may be the stream's to reuse.
-    this.pending = pos === bytes.length ? EMPTY : Buffer.from(bytes.subarray(pos));
+    // What is left is a frame's start, copied: the chunk's memory may be the stream's to reuse.
+    if (pos === bytes.length) this.pending = EMPTY;
+    else {
+      this.pending = Buffer.allocUnsafe(bytes.length - pos);
+      bytes.copy(this.pending, 0, pos);
+    }
   }
 
   /** Gives on the frame in bytes[start, end) (its blank line after end) when it may be wanted. */
   private frame(bytes: Buffer, start: number, end: number): void {
-    if (!this.wanted || frameMayBeWanted(bytes, start, end, this.wanted)) {
-      // The frame and its blank line: the parser gives its data as the standard reads it.
-      this.parser.push(bytes.toString("utf8", start, end + 2));
+    if (this.wanted && !frameMayBeWanted(bytes, start, end, this.wanted)) return;
+    // OpenCode's frames are one `data: ` line each: its value is the frame's data, as the parser
+    // would read it, without the parser's pass over it. Anything else (other fields, comments,
+    // more lines, the stream's first frame, which may open with a byte order mark) is the
+    // parser's, which gives its data as the standard reads it.
+    if (this.started && end - start > DATA.length && bytes.compare(DATA, 0, DATA.length, start, start + DATA.length) === 0) {
+      const lf = bytes.indexOf(LF, start);
+      if (lf === end) return this.onData(bytes.toString("utf8", start + DATA.length, end));
     }
+    this.started = true;
+    this.parser.push(bytes.toString("utf8", start, end + 2));
   }
 }
