@@ -61,8 +61,7 @@ export class FrameSplitter {
   push(chunk: Uint8Array): void {
     // Bun's sockets hand in Buffers. Their memory is made an ArrayBuffer of its own only when
     // something asks for it (`.buffer`, `subarray`), which costs more than all the rest of a read
-    // (measured: a view of each read tripled the reading thread's CPU), so the chunk is read in
-    // place and copied out of, never viewed.
+    // (docs/rationale/workers.md), so the chunk is read in place and copied out of, never viewed.
     const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     if (this.decoder) {
       this.parser.push(this.decoder.decode(bytes, { stream: true }));
