@@ -14,13 +14,18 @@ export class SSEParser {
   private data: string[] = [];
   /** The last chunk ended in CR: a LF that starts the next one ends nothing. */
   private afterCR = false;
-  private started = false;
+  private begun = false;
 
   constructor(private readonly onEvent: SSEHandler) {}
 
+  /** Whether the stream has begun (a byte order mark is dropped only before it has). */
+  get started(): boolean {
+    return this.begun;
+  }
+
   push(chunk: string): void {
-    if (!this.started && chunk !== "") {
-      this.started = true;
+    if (!this.begun && chunk !== "") {
+      this.begun = true;
       if (chunk.startsWith("\uFEFF")) chunk = chunk.slice(1);
     }
     if (this.afterCR && chunk.startsWith("\n")) chunk = chunk.slice(1);

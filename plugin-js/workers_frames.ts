@@ -43,8 +43,6 @@ export class FrameSplitter {
   /** Set once the stream shows a CR: from there on every byte is decoded for the parser. */
   private decoder?: TextDecoder;
   private readonly parser: SSEParser;
-  /** Whether the parser has read a frame: the stream's first is always its. */
-  private started = false;
 
   constructor(
     private readonly wanted: ReadonlySet<string> | undefined,
@@ -110,11 +108,10 @@ export class FrameSplitter {
     // would read it, without the parser's pass over it. Anything else (other fields, comments,
     // more lines, the stream's first frame, which may open with a byte order mark) is the
     // parser's, which gives its data as the standard reads it.
-    if (this.started && end - start > DATA.length && bytes.compare(DATA, 0, DATA.length, start, start + DATA.length) === 0) {
+    if (this.parser.started && end - start > DATA.length && bytes.compare(DATA, 0, DATA.length, start, start + DATA.length) === 0) {
       const lf = bytes.indexOf(LF, start);
       if (lf === end) return this.onData(bytes.toString("utf8", start + DATA.length, end));
     }
-    this.started = true;
     this.parser.push(bytes.toString("utf8", start, end + 2));
   }
 }

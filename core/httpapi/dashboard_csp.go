@@ -4,6 +4,6 @@ package httpapi
 
 // The hashes of the dashboard page's inline script and style, for its Content-Security-Policy.
 const (
-	dashboardScriptHash = "sha256-iwqf42F0OZ1PT1He4hC3ATTyXmELncfGELkfBhDojOk="
+	dashboardScriptHash = "sha256-kyEpkkYo3wO4IXYODCF9kkjjO2WrVbSNIb1Awd84Js0="
 	dashboardStyleHash  = "sha256-tMbAoHvCoh2bvFVdXJQTANSN0fYY/i71dzglaIM5X/Y="
 )
