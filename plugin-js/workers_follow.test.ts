@@ -233,3 +233,25 @@ test("with the core's rule, a type it does not list is passed over unparsed; wha
   expect(events().map((e: any) => e.event.type)).toEqual(["session.status", "session.idle"]);
   expect(titlesParsed).toBe(0);
 });
+
+test("with the core's rule, a child's progress is held undecoded until its batch goes, then decoded once a frame", async () => {
+  const rule = { batchMs: 60_000, defer: ["message.part.updated"], coalesce: { "message.part.updated": "part.id" } };
+  let s!: Awaited<ReturnType<FakeWorker["nthStream"]>>;
+  const held = await parsesOf('"message.part.updated"', async () => {
+    followers.follow("w1", remote(), rule);
+    s = await fake.nthStream(1);
+    s.send({ payload: { type: "server.connected", properties: {} } });
+    await until("up", () => states().length === 1);
+    for (const status of ["pending", "running", "completed"]) {
+      s.send(frame("message.part.updated", { part: { id: "prt_1", sessionID: "ses_r", state: { status } } }));
+    }
+    await Bun.sleep(200); // read long since (a frame decoded on arrival is decoded within a read)
+  });
+  expect(held).toBe(0);
+  const sent = await parsesOf('"message.part.updated"', async () => {
+    s.send(frame("session.status", { sessionID: "ses_r", status: { type: "busy" } }));
+    await until("the status, which goes at once, after the parts", () => events().length === 1);
+  });
+  expect(sent).toBe(3);
+  expect((events()[0] as any).events.map((e: any) => e.properties.part?.state.status ?? e.type)).toEqual(["completed", "session.status"]);
+});

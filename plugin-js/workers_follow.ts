@@ -6,7 +6,7 @@
 import manifest from "../dist/manifest.json";
 import type { CoreEvent, FollowRule, OpenCodeEvent } from "../bridge/types";
 import { reason, request, WorkerRequestError, type Remote } from "./workers_client";
-import { FrameSplitter } from "./workers_frames";
+import { FrameSplitter, FrameTypes, type HoldFrame } from "./workers_frames";
 import { EventGroup } from "./workers_group";
 import { RawStreamUnsupported, rawStreamable, streamRaw } from "./workers_stream";
 
@@ -52,15 +52,16 @@ export function parseFrame(data: string): GlobalFrame | undefined {
 /**
  * Opens remote's /global/event and hands each frame to onFrame until the stream ends, fails or
  * signal aborts; armed with silenceMs, a stream (or a connect) that stays silent that long is
- * ended; given wanted, only frames that may be of those types are parsed and handed on (see
- * frameMayBeWanted). Resolves with the reason it ended, in plain words.
+ * ended; given types, only frames that may be of those types are parsed and handed on, and those
+ * it holds go to onHold undecoded (FrameTypes). Resolves with the reason it ended, in plain words.
  */
 export async function streamEvents(
   remote: Remote,
   signal: AbortSignal,
   onFrame: (f: GlobalFrame) => void,
   silenceMs: number,
-  wanted?: ReadonlySet<string>,
+  types?: FrameTypes,
+  onHold?: HoldFrame,
 ): Promise<string> {
   const ac = new AbortController();
   const onStop = () => ac.abort();
@@ -80,10 +81,10 @@ export async function streamEvents(
     (timer as any).unref?.();
   };
   wait(silenceMs);
-  const splitter = new FrameSplitter(wanted, (data) => {
+  const splitter = new FrameSplitter(types, (data) => {
     const frame = parseFrame(data);
     if (frame) onFrame(frame);
-  });
+  }, onHold);
   const onBytes = (bytes: Uint8Array) => {
     lastBytes = performance.now();
     splitter.push(bytes);
@@ -157,15 +158,22 @@ export class WorkerFollowers {
 
   private async run(worker: string, remote: Remote, stop: AbortSignal, rule?: FollowRule): Promise<void> {
     const { firstBackoffMs, maxBackoffMs, silenceMs } = this.timing;
-    const group = new EventGroup(rule, (events) => {
-      if (stop.aborted) return;
-      this.feed(events.length === 1 ? { type: "opencode", worker, event: events[0] } : { type: "opencode", worker, events });
-    });
-    stop.addEventListener("abort", () => group.drop(), { once: true });
     // The types the core reads from a worker (its rule's; without one, what it takes locally),
     // and the frame types read from the stream: those, and the stream's own connect.
     const types: ReadonlySet<string> = rule?.types ? new Set(rule.types) : SUBSCRIBED;
-    const followed = new Set([...types, "server.connected"]);
+    /** The event a frame carries, when the core reads it. */
+    const fed = (frame: GlobalFrame | undefined): OpenCodeEvent | undefined => {
+      const type = frame?.payload?.type;
+      if (!type || SKIPPED.has(type) || !types.has(type) || stop.aborted) return undefined;
+      return frame!.payload as OpenCodeEvent;
+    };
+    const group = new EventGroup(rule, (events) => {
+      if (stop.aborted) return;
+      this.feed(events.length === 1 ? { type: "opencode", worker, event: events[0] } : { type: "opencode", worker, events });
+    }, (data) => fed(parseFrame(data)));
+    stop.addEventListener("abort", () => group.drop(), { once: true });
+    const frameTypes = new FrameTypes([...types, "server.connected"], group.deferred);
+    const hold: HoldFrame = (bytes, start, end) => group.hold(bytes, start, end);
     let delay = firstBackoffMs;
     // The state last fed: a stream that keeps failing the same way is said once.
     let last = "";
@@ -178,15 +186,14 @@ export class WorkerFollowers {
     };
     while (!stop.aborted) {
       const why = await streamEvents(remote, stop, (frame) => {
-        const type = frame.payload!.type!;
-        if (type === "server.connected") {
+        if (frame.payload!.type === "server.connected") {
           delay = firstBackoffMs;
           state(true);
           return;
         }
-        if (SKIPPED.has(type) || !types.has(type) || stop.aborted) return;
-        group.push(frame.payload as OpenCodeEvent);
-      }, silenceMs, followed);
+        const ev = fed(frame);
+        if (ev) group.push(ev);
+      }, silenceMs, frameTypes, hold);
       if (stop.aborted) return;
       group.flush(); // what came before the drop goes before it
       state(false, why);

@@ -5,9 +5,11 @@
 import { expect, test } from "bun:test";
 import { SSEParser } from "../bridge/sse";
 import { frame } from "./fake_worker";
-import { FrameSplitter, frameMayBeWanted } from "./workers_frames";
+import { FrameSplitter, FrameTypes, HOLD, NOW, PASS } from "./workers_frames";
 
-const wanted = new Set(["session.idle", "message.part.updated", "server.connected"]);
+const wanted = new FrameTypes(["session.idle", "message.part.updated", "server.connected"]);
+/** Whether the frame in bytes[start, end) may be wanted (is not passed over). */
+const frameMayBeWanted = (bytes: Buffer, start: number, end: number, types: FrameTypes) => types.kind(bytes, start, end) !== PASS;
 // The shape of /global/event's frames as OpenCode writes them (JSON.stringify, compact).
 const text = (type: string, properties: unknown) => JSON.stringify(frame(type, properties));
 const delta = (d: string) => text("message.part.delta", { sessionID: "ses_r", messageID: "msg_1", partID: "prt_1", field: "text", delta: d });
@@ -33,6 +35,21 @@ test("frameMayBeWanted looks only inside its frame: a wanted type in the next fr
   const end = two.indexOf("\n\n");
   expect(frameMayBeWanted(two, 0, end, wanted)).toBe(false);
   expect(frameMayBeWanted(two, end + 2, two.length - 2, wanted)).toBe(true);
+});
+
+test("FrameTypes tells a held type from one given now, on bytes; a frame with a type given now is not held", () => {
+  const types = new FrameTypes(["session.idle", "message.part.updated", "message.updated"], new Set(["message.part.updated", "message.updated"]));
+  const kind = (data: string) => types.kind(Buffer.from(data), 0, Buffer.byteLength(data));
+  expect(kind(text("message.part.updated", { part: { type: "tool" } }))).toBe(HOLD);
+  expect(kind(text("message.updated", { info: { id: "msg_1" } }))).toBe(HOLD);
+  expect(kind(text("session.idle", { sessionID: "ses_r" }))).toBe(NOW);
+  expect(kind(delta("x"))).toBe(PASS);
+  // A type of the same length as a wanted one, and one that only starts like it, are not it.
+  expect(kind(text("message.part.uXdated", {}))).toBe(PASS);
+  expect(kind(text("message.part.updated.1", {}))).toBe(PASS);
+  // Held and given-now types in one frame: it goes now (the parser then reads its type).
+  expect(kind(JSON.stringify({ payload: { type: "session.idle", properties: { part: { type: "message.updated" } } } }))).toBe(NOW);
+  expect(kind(JSON.stringify(frame("message.part.delta", {}), null, 1))).toBe(NOW);
 });
 
 /** A stream as OpenCode writes it: heartbeats, deltas in between, multi-byte text. */
@@ -144,4 +161,23 @@ test("a socket's Buffer is read in place and copied out of, never viewed (a view
     splitter.push(bytes);
   }
   expect(got).toEqual(want);
+});
+
+test("held frames come to onHold as bytes, in their places among the frames given as text, however the stream is cut", () => {
+  const all = stream();
+  const bytes = Buffer.from(all);
+  const want = reference(all);
+  const held = new FrameTypes(["session.idle", "message.part.updated", "server.connected"], new Set(["message.part.updated"]));
+  for (const at of [[], [1, 2, 3, 700, 701, 702], Array.from({ length: 60 }, (_, i) => i * 97 + 5)]) {
+    const got: string[] = [];
+    let holds = 0;
+    const splitter = new FrameSplitter(held, (d) => void got.push(d), (b, start, end) => {
+      holds++;
+      got.push(b.toString("utf8", start, end));
+    });
+    for (const chunk of cut(bytes, at)) splitter.push(chunk);
+    expect(got).toEqual(want);
+    // The one-line part updates are held; the one with an id: field goes through the parser, as text.
+    expect(holds).toBe(want.filter((d) => d.includes('"message.part.updated"')).length - 1);
+  }
 });

@@ -6,6 +6,11 @@
 // native byte searches. (Measured, the saving shows only with the plain socket of
 // workers_stream.ts: through `fetch`, its delivery of each piece cost more than all of this.)
 //
+// A frame of a type the core lets wait (progress) is not decoded when it comes either: its bytes are
+// held (workers_group.ts) and decoded when its batch goes, so that a read of the stream makes no
+// garbage of its own. Bun collects a Worker's heap on a timer that what it allocates arms, and
+// those collections were a third of what following the workers cost (docs/rationale/workers.md).
+//
 // OpenCode ends each line with LF, so a frame ends at the first LF LF. A stream that holds a CR
 // anywhere is read from there on by the full parser (bridge/sse.ts), which knows every line end
 // the standard allows; the frames given on are the same either way.
@@ -16,43 +21,90 @@ const LF_LF = Buffer.from("\n\n");
 const TYPE_MARK = Buffer.from('"type":"');
 const QUOTE = 0x22;
 const LF = 0x0a;
-const EMPTY = Buffer.alloc(0);
 const CR = 0x0d;
 const DATA = Buffer.from("data: ");
+/** A carried frame start longer than this is not kept for the next one (memory back to Bun). */
+const CARRY_KEEP_BYTES = 1 << 20;
 
-/**
- * Whether the frame in bytes[start, end) may be of a type in wanted, told without decoding it:
- * passed over only when it holds `"type":"` and no type so written is wanted. Quotes inside a
- * JSON string are escaped, and a byte of a UTF-8 sequence is never an ASCII one, so text that
- * mentions a type cannot pass for it.
- */
-export function frameMayBeWanted(bytes: Buffer, start: number, end: number, wanted: ReadonlySet<string>): boolean {
-  let at = bytes.indexOf(TYPE_MARK, start);
-  if (at < 0 || at >= end) return true; // not in the shape this test knows: the parser decides
-  for (; at >= 0 && at < end; at = bytes.indexOf(TYPE_MARK, at + TYPE_MARK.length)) {
-    const from = at + TYPE_MARK.length;
-    const close = bytes.indexOf(QUOTE, from);
-    if (close < 0 || close >= end || wanted.has(bytes.toString("latin1", from, close))) return true;
+/** What a frame is to its reader: passed over, given on now, or held (its type may wait). */
+export const PASS = 0;
+export const NOW = 1;
+export const HOLD = 2;
+export type FrameKind = typeof PASS | typeof NOW | typeof HOLD;
+
+/** The types a reader wants, some of them held, told from a frame's bytes without decoding it. */
+export class FrameTypes {
+  /** Each type's bytes, with its kind, by the types' byte length. */
+  private readonly byLength = new Map<number, { bytes: Buffer; kind: FrameKind }[]>();
+
+  constructor(wanted: Iterable<string>, held: ReadonlySet<string> = new Set()) {
+    for (const type of wanted) {
+      const bytes = Buffer.from(type);
+      const list = this.byLength.get(bytes.length) ?? [];
+      list.push({ bytes, kind: held.has(type) ? HOLD : NOW });
+      this.byLength.set(bytes.length, list);
+    }
   }
-  return false;
+
+  /**
+   * The kind of the frame in bytes[start, end): PASS when it holds `"type":"` and no type so
+   * written is wanted; HOLD when the wanted ones so written are all held; NOW otherwise, and when
+   * the frame is not in the shape this test knows (the parser decides). Quotes inside a JSON
+   * string are escaped, and a byte of a UTF-8 sequence is never an ASCII one, so text that
+   * mentions a type cannot pass for it. Compared on bytes: nothing is allocated.
+   */
+  kind(bytes: Buffer, start: number, end: number): FrameKind {
+    let at = bytes.indexOf(TYPE_MARK, start);
+    if (at < 0 || at >= end) return NOW;
+    let kind: FrameKind = PASS;
+    for (; at >= 0 && at < end; at = bytes.indexOf(TYPE_MARK, at + TYPE_MARK.length)) {
+      const from = at + TYPE_MARK.length;
+      const close = bytes.indexOf(QUOTE, from);
+      if (close < 0 || close >= end) return NOW;
+      const k = this.typeKind(bytes, from, close);
+      if (k === NOW) return NOW;
+      if (k === HOLD) kind = HOLD;
+    }
+    return kind;
+  }
+
+  private typeKind(bytes: Buffer, from: number, close: number): FrameKind {
+    const list = this.byLength.get(close - from);
+    if (list === undefined) return PASS;
+    // An indexed loop: `for...of` makes an iterator where the JIT has not yet done away with it.
+    for (let i = 0; i < list.length; i++) {
+      if (bytes.compare(list[i].bytes, 0, list[i].bytes.length, from, close) === 0) return list[i].kind;
+    }
+    return PASS;
+  }
 }
 
-/** Splits a stream's chunks into frames and gives on the data of each that may be wanted. */
+/** The data of a held frame: bytes[start, end), valid only during the call (copy what is kept). */
+export type HoldFrame = (bytes: Buffer, start: number, end: number) => void;
+
+/**
+ * Splits a stream's chunks into frames: gives on the data of each frame types may want, as text,
+ * and the data of each held one as bytes to onHold (as text to onData without onHold). A frame
+ * that is not one `data: ` line goes through the parser and is given on as text.
+ */
 export class FrameSplitter {
-  private pending: Buffer = EMPTY;
+  /** The start of a frame the last chunk did not end, in carry[0, carried). */
+  private carry: Buffer = Buffer.allocUnsafe(0);
+  private carried = 0;
   /** Set once the stream shows a CR: from there on every byte is decoded for the parser. */
   private decoder?: TextDecoder;
   private readonly parser: SSEParser;
 
   constructor(
-    private readonly wanted: ReadonlySet<string> | undefined,
+    private readonly types: FrameTypes | undefined,
     private readonly onData: (data: string) => void,
+    private readonly onHold?: HoldFrame,
   ) {
     this.parser = new SSEParser((_name, data) => {
       // Split on bytes, a frame was tested before it was decoded; read whole, it is tested here.
-      if (!this.decoder || !wanted) return onData(data);
+      if (!this.decoder || !types) return onData(data);
       const bytes = Buffer.from(data);
-      if (frameMayBeWanted(bytes, 0, bytes.length, wanted)) onData(data);
+      if (types.kind(bytes, 0, bytes.length) !== PASS) onData(data);
     });
   }
 
@@ -65,52 +117,62 @@ export class FrameSplitter {
       this.parser.push(this.decoder.decode(bytes, { stream: true }));
       return;
     }
-    const pending = this.pending;
     if (bytes.indexOf(CR) >= 0) {
-      // The pending bytes start a frame, so the parser, whose frames so far all ended, reads on.
-      this.pending = EMPTY;
+      // The carried bytes start a frame, so the parser, whose frames so far all ended, reads on.
+      const carried = this.carry.subarray(0, this.carried);
+      this.carried = 0;
       this.decoder = new TextDecoder();
-      this.parser.push(this.decoder.decode(pending.length ? Buffer.concat([pending, bytes]) : bytes, { stream: true }));
+      this.parser.push(this.decoder.decode(carried.length ? Buffer.concat([carried, bytes]) : bytes, { stream: true }));
       return;
     }
     let pos = 0;
-    if (pending.length > 0) {
+    if (this.carried > 0) {
       // The frame the last chunk began ends in this one (its blank line may straddle the two),
       // or goes on past it. Only that frame is joined: the chunk's others are read where they are.
-      const straddles = pending[pending.length - 1] === LF && bytes[0] === LF;
+      const straddles = this.carry[this.carried - 1] === LF && bytes[0] === LF;
       const end = straddles ? -1 : bytes.indexOf(LF_LF);
-      if (!straddles && end < 0) {
-        this.pending = Buffer.concat([pending, bytes]);
-        return;
-      }
+      if (!straddles && end < 0) return this.keep(bytes, 0, bytes.length);
       pos = straddles ? 1 : end + 2;
-      const frame = Buffer.allocUnsafe(pending.length + pos);
-      pending.copy(frame, 0);
-      bytes.copy(frame, pending.length, 0, pos);
-      this.frame(frame, 0, frame.length - 2);
+      this.keep(bytes, 0, pos);
+      const n = this.carried;
+      this.carried = 0;
+      this.frame(this.carry, 0, n - 2);
+      if (this.carry.length > CARRY_KEEP_BYTES) this.carry = Buffer.allocUnsafe(0);
     }
     for (let end = bytes.indexOf(LF_LF, pos); end >= 0; end = bytes.indexOf(LF_LF, pos)) {
       this.frame(bytes, pos, end);
       pos = end + 2;
     }
     // What is left is a frame's start, copied: the chunk's memory may be the stream's to reuse.
-    if (pos === bytes.length) this.pending = EMPTY;
-    else {
-      this.pending = Buffer.allocUnsafe(bytes.length - pos);
-      bytes.copy(this.pending, 0, pos);
-    }
+    if (pos < bytes.length) this.keep(bytes, pos, bytes.length);
   }
 
-  /** Gives on the frame in bytes[start, end) (its blank line after end) when it may be wanted. */
+  /** Appends bytes[from, to) to the carried bytes, in one buffer kept from read to read. */
+  private keep(bytes: Buffer, from: number, to: number): void {
+    const need = this.carried + (to - from);
+    if (need > this.carry.length) {
+      const grown = Buffer.allocUnsafe(Math.max(need, 2 * this.carry.length, 4096));
+      this.carry.copy(grown, 0, 0, this.carried);
+      this.carry = grown;
+    }
+    bytes.copy(this.carry, this.carried, from, to);
+    this.carried = need;
+  }
+
+  /** Gives on the frame in bytes[start, end) (its blank line after end) as its kind says. */
   private frame(bytes: Buffer, start: number, end: number): void {
-    if (this.wanted && !frameMayBeWanted(bytes, start, end, this.wanted)) return;
+    const kind = this.types ? this.types.kind(bytes, start, end) : NOW;
+    if (kind === PASS) return;
     // OpenCode's frames are one `data: ` line each: its value is the frame's data, as the parser
     // would read it, without the parser's pass over it. Anything else (other fields, comments,
     // more lines, the stream's first frame, which may open with a byte order mark) is the
     // parser's, which gives its data as the standard reads it.
     if (this.parser.started && end - start > DATA.length && bytes.compare(DATA, 0, DATA.length, start, start + DATA.length) === 0) {
       const lf = bytes.indexOf(LF, start);
-      if (lf === end) return this.onData(bytes.toString("utf8", start + DATA.length, end));
+      if (lf === end) {
+        if (kind === HOLD && this.onHold) return this.onHold(bytes, start + DATA.length, end);
+        return this.onData(bytes.toString("utf8", start + DATA.length, end));
+      }
     }
     this.parser.push(bytes.toString("utf8", start, end + 2));
   }

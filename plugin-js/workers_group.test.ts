@@ -87,3 +87,62 @@ test("drop forgets what waits, and nothing goes later", async () => {
   group.flush();
   expect(sent).toEqual([]);
 });
+
+/** The group of collect, with frames held as bytes and decoded as the follower does. */
+function collectHeld(rule?: FollowRule) {
+  const sent: OpenCodeEvent[][] = [];
+  const decoded: string[] = [];
+  const group = new EventGroup(rule, (events) => void sent.push(events), (data) => {
+    decoded.push(data);
+    const ev = JSON.parse(data) as OpenCodeEvent;
+    return ev.type === "lsp.updated" ? undefined : ev;
+  });
+  /** Holds ev's JSON, given inside a larger buffer as a socket's read would be. */
+  const hold = (ev: OpenCodeEvent) => {
+    const bytes = Buffer.from(`data: ${JSON.stringify(ev)}\n\n`);
+    group.hold(bytes, 6, bytes.length - 2);
+    bytes.fill(0); // the caller's bytes are its own again once hold returns
+  };
+  return { sent, decoded, group, hold };
+}
+
+test("held frames are decoded only when their batch goes, and keep their places among the events pushed", () => {
+  const { sent, decoded, group, hold } = collectHeld(RULE);
+  hold(part("prt_1", "pending"));
+  group.push(status("busy"));
+  hold(msg("msg_1", 1));
+  hold(part("prt_1", "completed"));
+  hold({ type: "lsp.updated", properties: {} });
+  expect(decoded).toEqual([]);
+  group.push(idle);
+  expect(decoded.length).toBe(4);
+  expect(sent).toEqual([[status("busy"), msg("msg_1", 1), part("prt_1", "completed"), idle]]);
+});
+
+test("the held bytes are kept in one buffer from batch to batch: frames past its first size, and many of them, come back whole", () => {
+  const { sent, group, hold } = collectHeld(RULE);
+  const big = "é".repeat(50_000); // 100,000 bytes of UTF-8, past the buffer's first 64 KiB
+  for (let round = 0; round < 3; round++) {
+    for (let i = 0; i < 300; i++) hold(part(`prt_${i}`, `${round}`));
+    hold({ type: "message.updated", properties: { info: { id: `msg_${round}`, text: big } } });
+    group.flush();
+  }
+  expect(sent.length).toBe(3);
+  for (const [round, batch] of sent.entries()) {
+    expect(batch.length).toBe(301);
+    expect(batch[299]).toEqual(part("prt_299", `${round}`));
+    expect((batch[300].properties as any).info.text).toBe(big);
+  }
+});
+
+test("a held frame without a rule that groups is decoded and sent at once; drop forgets held frames", async () => {
+  const none = collectHeld(undefined);
+  none.hold(part("prt_1", "pending"));
+  expect(none.sent).toEqual([[part("prt_1", "pending")]]);
+  const { sent, group, hold } = collectHeld(RULE);
+  hold(part("prt_1", "pending"));
+  group.drop();
+  await Bun.sleep(3 * RULE.batchMs);
+  group.flush();
+  expect(sent).toEqual([]);
+});

@@ -3,6 +3,10 @@
 // same part, message or session stands for the earlier, and anything else goes at once with
 // what waits before it. No decisions: which types wait, for how long, and what stands for what
 // are the rule's.
+//
+// A frame of a type that waits may be held undecoded, its bytes copied into one buffer kept from
+// batch to batch, and decoded when its batch goes: taking it allocates nothing, and the garbage
+// its decoding makes comes once a batch, not once a read (workers_frames.ts says why that matters).
 
 import type { FollowRule, OpenCodeEvent } from "../bridge/types";
 
@@ -16,18 +20,64 @@ export function keyAt(properties: unknown, path: string): string | undefined {
   return typeof v === "string" ? v : undefined;
 }
 
+/** Decodes a held frame's data into the event it carries; undefined for one not to be fed. */
+export type DecodeFrame = (data: string) => OpenCodeEvent | undefined;
+
+/** The held frames' bytes, one after another in a buffer reused from batch to batch. */
+class HeldFrames {
+  private bytes: Buffer = Buffer.allocUnsafe(64 * 1024);
+  private used = 0;
+  /** ends[i]: where frame i ends in bytes (it starts where frame i-1 ends). */
+  private ends = new Int32Array(256);
+  count = 0;
+
+  /** Copies bytes[start, end) in as the next frame; returns its index. */
+  add(src: Buffer, start: number, end: number): number {
+    const need = this.used + (end - start);
+    if (need > this.bytes.length) {
+      const grown = Buffer.allocUnsafe(Math.max(need, 2 * this.bytes.length));
+      this.bytes.copy(grown, 0, 0, this.used);
+      this.bytes = grown;
+    }
+    if (this.count === this.ends.length) {
+      const grown = new Int32Array(2 * this.ends.length);
+      grown.set(this.ends);
+      this.ends = grown;
+    }
+    src.copy(this.bytes, this.used, start, end);
+    this.used = need;
+    this.ends[this.count] = need;
+    return this.count++;
+  }
+
+  text(i: number): string {
+    return this.bytes.toString("utf8", i === 0 ? 0 : this.ends[i - 1], this.ends[i]);
+  }
+
+  clear(): void {
+    this.used = 0;
+    this.count = 0;
+  }
+}
+
 export class EventGroup {
-  private waiting: (OpenCodeEvent | undefined)[] = [];
-  /** type + "\0" + key → the index in waiting of the latest event with that key. */
-  private readonly latest = new Map<string, number>();
+  /** What waits, in the stream's order: an event decoded, or the index of a held frame. */
+  private waiting: (OpenCodeEvent | number)[] = [];
+  private readonly held = new HeldFrames();
   private readonly defer: ReadonlySet<string>;
   private timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly rule: FollowRule | undefined,
     private readonly send: (events: OpenCodeEvent[]) => void,
+    private readonly decode: DecodeFrame = () => undefined,
   ) {
     this.defer = new Set(rule && rule.batchMs > 0 ? rule.defer : []);
+  }
+
+  /** The types that may wait (none without a rule that groups). */
+  get deferred(): ReadonlySet<string> {
+    return this.defer;
   }
 
   /** Takes the stream's next event: it waits, or goes now with what waits before it. */
@@ -36,30 +86,47 @@ export class EventGroup {
       this.flush(ev);
       return;
     }
-    const path = this.rule!.coalesce?.[ev.type];
-    const key = path === undefined ? undefined : keyAt(ev.properties, path);
-    if (key !== undefined) {
-      const k = `${ev.type}\u0000${key}`;
-      const at = this.latest.get(k);
-      if (at !== undefined) this.waiting[at] = undefined;
-      this.latest.set(k, this.waiting.length);
+    this.wait(ev);
+  }
+
+  /**
+   * Takes the stream's next frame, undecoded: data in bytes[start, end), of a type that may
+   * wait (FrameTypes told it from its bytes). It is decoded when its batch goes.
+   */
+  hold(bytes: Buffer, start: number, end: number): void {
+    if (this.defer.size === 0) {
+      const ev = this.decode(bytes.toString("utf8", start, end));
+      if (ev) this.push(ev);
+      return;
     }
-    this.waiting.push(ev);
-    if (this.timer === undefined) {
-      this.timer = setTimeout(() => this.flush(), this.rule!.batchMs);
-      (this.timer as any).unref?.();
-    }
+    this.wait(this.held.add(bytes, start, end));
   }
 
   /** Sends what waits (and last after it), in the stream's order; nothing when nothing waits. */
   flush(last?: OpenCodeEvent): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    const events = this.waiting.filter((e): e is OpenCodeEvent => e !== undefined);
-    if (last) events.push(last);
+    const events: (OpenCodeEvent | undefined)[] = [];
+    /** type + "\0" + key → the index in events of the latest event with that key. */
+    const latest = new Map<string, number>();
+    for (const w of this.waiting) {
+      const ev = typeof w === "number" ? this.decode(this.held.text(w)) : w;
+      if (!ev) continue;
+      const path = this.defer.has(ev.type) ? this.rule!.coalesce?.[ev.type] : undefined;
+      const key = path === undefined ? undefined : keyAt(ev.properties, path);
+      if (key !== undefined) {
+        const k = `${ev.type}\u0000${key}`;
+        const at = latest.get(k);
+        if (at !== undefined) events[at] = undefined;
+        latest.set(k, events.length);
+      }
+      events.push(ev);
+    }
     this.waiting = [];
-    this.latest.clear();
-    if (events.length > 0) this.send(events);
+    this.held.clear();
+    const out = events.filter((e): e is OpenCodeEvent => e !== undefined);
+    if (last) out.push(last);
+    if (out.length > 0) this.send(out);
   }
 
   /** Forgets what waits, unsent (the plugin stops). */
@@ -67,6 +134,14 @@ export class EventGroup {
     clearTimeout(this.timer);
     this.timer = undefined;
     this.waiting = [];
-    this.latest.clear();
+    this.held.clear();
+  }
+
+  private wait(w: OpenCodeEvent | number): void {
+    this.waiting.push(w);
+    if (this.timer === undefined) {
+      this.timer = setTimeout(() => this.flush(), this.rule!.batchMs);
+      (this.timer as any).unref?.();
+    }
   }
 }
