@@ -121,17 +121,18 @@ test("held frames are decoded only when their batch goes, and keep their places 
 
 test("the held bytes are kept in one buffer from batch to batch: frames past its first size, and many of them, come back whole", () => {
   const { sent, group, hold } = collectHeld(RULE);
-  const big = "é".repeat(50_000); // 100,000 bytes of UTF-8, past the buffer's first 64 KiB
-  for (let round = 0; round < 3; round++) {
+  // 100,000 bytes of UTF-8, past the buffer's first 64 KiB; then 1.5 MB, past what it keeps.
+  const bigs = ["é".repeat(50_000), "é".repeat(750_000), "é".repeat(50_000), "ü".repeat(10)];
+  for (const [round, big] of bigs.entries()) {
     for (let i = 0; i < 300; i++) hold(part(`prt_${i}`, `${round}`));
     hold({ type: "message.updated", properties: { info: { id: `msg_${round}`, text: big } } });
     group.flush();
   }
-  expect(sent.length).toBe(3);
+  expect(sent.length).toBe(bigs.length);
   for (const [round, batch] of sent.entries()) {
     expect(batch.length).toBe(301);
     expect(batch[299]).toEqual(part("prt_299", `${round}`));
-    expect((batch[300].properties as any).info.text).toBe(big);
+    expect((batch[300].properties as any).info.text).toBe(bigs[round]);
   }
 });
 

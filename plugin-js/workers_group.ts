@@ -23,9 +23,13 @@ export function keyAt(properties: unknown, path: string): string | undefined {
 /** Decodes a held frame's data into the event it carries; undefined for one not to be fed. */
 export type DecodeFrame = (data: string) => OpenCodeEvent | undefined;
 
+/** The held frames' buffer's first size; one grown past KEEP_BYTES goes back to it once sent. */
+const FIRST_BYTES = 64 * 1024;
+const KEEP_BYTES = 1 << 20;
+
 /** The held frames' bytes, one after another in a buffer reused from batch to batch. */
 class HeldFrames {
-  private bytes: Buffer = Buffer.allocUnsafe(64 * 1024);
+  private bytes: Buffer = Buffer.allocUnsafe(FIRST_BYTES);
   private used = 0;
   /** ends[i]: where frame i ends in bytes (it starts where frame i-1 ends). */
   private ends = new Int32Array(256);
@@ -57,6 +61,8 @@ class HeldFrames {
   clear(): void {
     this.used = 0;
     this.count = 0;
+    // A batch with a large output in it does not keep its memory from Bun for good.
+    if (this.bytes.length > KEEP_BYTES) this.bytes = Buffer.allocUnsafe(FIRST_BYTES);
   }
 }
 
