@@ -67,8 +67,14 @@ class HeldFrames {
 }
 
 export class EventGroup {
-  /** What waits, in the stream's order: an event decoded, or the index of a held frame. */
-  private waiting: (OpenCodeEvent | number)[] = [];
+  /**
+   * What waits, in the stream's order, in waiting[0, count): i >= 0 is held frame i, and -1 - i
+   * is decoded[i], an event pushed. Typed and kept from batch to batch, so that holding a frame
+   * allocates nothing.
+   */
+  private waiting = new Int32Array(256);
+  private count = 0;
+  private decoded: OpenCodeEvent[] = [];
   private readonly held = new HeldFrames();
   private readonly defer: ReadonlySet<string>;
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -92,7 +98,8 @@ export class EventGroup {
       this.flush(ev);
       return;
     }
-    this.wait(ev);
+    this.decoded.push(ev);
+    this.wait(-this.decoded.length);
   }
 
   /**
@@ -115,8 +122,9 @@ export class EventGroup {
     const events: (OpenCodeEvent | undefined)[] = [];
     /** type + "\0" + key → the index in events of the latest event with that key. */
     const latest = new Map<string, number>();
-    for (const w of this.waiting) {
-      const ev = typeof w === "number" ? this.decode(this.held.text(w)) : w;
+    for (let i = 0; i < this.count; i++) {
+      const w = this.waiting[i];
+      const ev = w >= 0 ? this.decode(this.held.text(w)) : this.decoded[-1 - w];
       if (!ev) continue;
       const path = this.defer.has(ev.type) ? this.rule!.coalesce?.[ev.type] : undefined;
       const key = path === undefined ? undefined : keyAt(ev.properties, path);
@@ -128,8 +136,7 @@ export class EventGroup {
       }
       events.push(ev);
     }
-    this.waiting = [];
-    this.held.clear();
+    this.forget();
     const out = events.filter((e): e is OpenCodeEvent => e !== undefined);
     if (last) out.push(last);
     if (out.length > 0) this.send(out);
@@ -139,12 +146,23 @@ export class EventGroup {
   drop(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.waiting = [];
+    this.forget();
+  }
+
+  private forget(): void {
+    this.count = 0;
+    if (this.decoded.length > 0) this.decoded = [];
     this.held.clear();
   }
 
-  private wait(w: OpenCodeEvent | number): void {
-    this.waiting.push(w);
+  /** Puts w (as waiting holds it) last in what waits; the first to wait starts the batch's wait. */
+  private wait(w: number): void {
+    if (this.count === this.waiting.length) {
+      const grown = new Int32Array(2 * this.waiting.length);
+      grown.set(this.waiting);
+      this.waiting = grown;
+    }
+    this.waiting[this.count++] = w;
     if (this.timer === undefined) {
       this.timer = setTimeout(() => this.flush(), this.rule!.batchMs);
       (this.timer as any).unref?.();
