@@ -9,7 +9,8 @@
 // A frame of a type the core lets wait (progress) is not decoded when it comes either: its bytes are
 // held (workers_group.ts) and decoded when its batch goes, so that a read of the stream makes no
 // garbage of its own. Bun collects a Worker's heap on a timer that what it allocates arms, and
-// those collections were a third of what following the workers cost (docs/rationale/workers.md).
+// those collections were a third of the plugin's Worker's CPU in a remote fan-out
+// (docs/rationale/workers.md).
 //
 // OpenCode ends each line with LF, so a frame ends at the first LF LF. A stream that holds a CR
 // anywhere is read from there on by the full parser (bridge/sse.ts), which knows every line end
