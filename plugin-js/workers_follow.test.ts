@@ -7,6 +7,7 @@ import { afterEach, beforeEach, expect, test } from "bun:test";
 import type { CoreEvent } from "../bridge/types";
 import { fakeWorker, frame, until, type FakeWorker } from "./fake_worker";
 import { WorkerFollowers, type FollowTiming } from "./workers_follow";
+import { EventGroup } from "./workers_group";
 
 const PW = "s3cret-pw";
 const FAST: FollowTiming = { firstBackoffMs: 40, maxBackoffMs: 160, silenceMs: 400 };
@@ -237,17 +238,30 @@ test("with the core's rule, a type it does not list is passed over unparsed; wha
 test("with the core's rule, a child's progress is held undecoded until its batch goes, then decoded once a frame", async () => {
   const rule = { batchMs: 60_000, defer: ["message.part.updated"], coalesce: { "message.part.updated": "part.id" } };
   let s!: Awaited<ReturnType<FakeWorker["nthStream"]>>;
-  const held = await parsesOf('"message.part.updated"', async () => {
-    followers.follow("w1", remote(), rule);
-    s = await fake.nthStream(1);
-    s.send({ payload: { type: "server.connected", properties: {} } });
-    await until("up", () => states().length === 1);
-    for (const status of ["pending", "running", "completed"]) {
-      s.send(frame("message.part.updated", { part: { id: "prt_1", sessionID: "ses_r", state: { status } } }));
-    }
-    await Bun.sleep(200); // read long since (a frame decoded on arrival is decoded within a read)
-  });
-  expect(held).toBe(0);
+  // The group's hold is watched: the three parts are seen to be read and held, not assumed.
+  const hold = EventGroup.prototype.hold;
+  let holds = 0;
+  EventGroup.prototype.hold = function (this: EventGroup, ...args: Parameters<typeof hold>) {
+    holds++;
+    return hold.apply(this, args);
+  };
+  let decoded: number;
+  try {
+    decoded = await parsesOf('"message.part.updated"', async () => {
+      followers.follow("w1", remote(), rule);
+      s = await fake.nthStream(1);
+      s.send({ payload: { type: "server.connected", properties: {} } });
+      await until("up", () => states().length === 1);
+      for (const status of ["pending", "running", "completed"]) {
+        s.send(frame("message.part.updated", { part: { id: "prt_1", sessionID: "ses_r", state: { status } } }));
+      }
+      await until("the three parts read and held", () => holds === 3);
+    });
+  } finally {
+    EventGroup.prototype.hold = hold;
+  }
+  expect(decoded).toBe(0);
+  expect(events()).toEqual([]);
   const sent = await parsesOf('"message.part.updated"', async () => {
     s.send(frame("session.status", { sessionID: "ses_r", status: { type: "busy" } }));
     await until("the status, which goes at once, after the parts", () => events().length === 1);
