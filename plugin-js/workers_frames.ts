@@ -24,8 +24,40 @@ const QUOTE = 0x22;
 const LF = 0x0a;
 const CR = 0x0d;
 const DATA = Buffer.from("data: ");
-/** A carried frame start longer than this is not kept for the next one (memory back to Bun). */
-const CARRY_KEEP_BYTES = 1 << 20;
+/** A ByteStore grown past this goes back to its first size when emptied (memory back to Bun). */
+const KEEP_BYTES = 1 << 20;
+
+/**
+ * Bytes copied in run after run, in one buffer kept from use to use: what is appended allocates
+ * nothing unless the buffer must grow (the reads of a stream make no garbage, see above).
+ */
+export class ByteStore {
+  bytes: Buffer;
+  /** The bytes in use: bytes[0, length). */
+  length = 0;
+
+  constructor(private readonly firstBytes: number) {
+    this.bytes = Buffer.allocUnsafe(firstBytes);
+  }
+
+  /** Appends src[from, to). */
+  append(src: Buffer, from: number, to: number): void {
+    const need = this.length + (to - from);
+    if (need > this.bytes.length) {
+      const grown = Buffer.allocUnsafe(Math.max(need, 2 * this.bytes.length));
+      this.bytes.copy(grown, 0, 0, this.length);
+      this.bytes = grown;
+    }
+    src.copy(this.bytes, this.length, from, to);
+    this.length = need;
+  }
+
+  /** Empties it; one that grew past KEEP_BYTES (a large output) does not keep that memory. */
+  clear(): void {
+    this.length = 0;
+    if (this.bytes.length > KEEP_BYTES) this.bytes = Buffer.allocUnsafe(this.firstBytes);
+  }
+}
 
 /** What a frame is to its reader: passed over, given on now, or held (its type may wait). */
 export const PASS = 0;
@@ -89,9 +121,8 @@ export type HoldFrame = (bytes: Buffer, start: number, end: number) => void;
  * that is not one `data: ` line goes through the parser and is given on as text.
  */
 export class FrameSplitter {
-  /** The start of a frame the last chunk did not end, in carry[0, carried). */
-  private carry: Buffer = Buffer.allocUnsafe(0);
-  private carried = 0;
+  /** The start of a frame the last chunk did not end. */
+  private readonly carry = new ByteStore(4096);
   /** Set once the stream shows a CR: from there on every byte is decoded for the parser. */
   private decoder?: TextDecoder;
   private readonly parser: SSEParser;
@@ -120,44 +151,30 @@ export class FrameSplitter {
     }
     if (bytes.indexOf(CR) >= 0) {
       // The carried bytes start a frame, so the parser, whose frames so far all ended, reads on.
-      const carried = this.carry.subarray(0, this.carried);
-      this.carried = 0;
+      const carried = this.carry.length ? Buffer.concat([this.carry.bytes.subarray(0, this.carry.length), bytes]) : bytes;
+      this.carry.clear();
       this.decoder = new TextDecoder();
-      this.parser.push(this.decoder.decode(carried.length ? Buffer.concat([carried, bytes]) : bytes, { stream: true }));
+      this.parser.push(this.decoder.decode(carried, { stream: true }));
       return;
     }
     let pos = 0;
-    if (this.carried > 0) {
+    if (this.carry.length > 0) {
       // The frame the last chunk began ends in this one (its blank line may straddle the two),
       // or goes on past it. Only that frame is joined: the chunk's others are read where they are.
-      const straddles = this.carry[this.carried - 1] === LF && bytes[0] === LF;
+      const straddles = this.carry.bytes[this.carry.length - 1] === LF && bytes[0] === LF;
       const end = straddles ? -1 : bytes.indexOf(LF_LF);
-      if (!straddles && end < 0) return this.keep(bytes, 0, bytes.length);
+      if (!straddles && end < 0) return this.carry.append(bytes, 0, bytes.length);
       pos = straddles ? 1 : end + 2;
-      this.keep(bytes, 0, pos);
-      const n = this.carried;
-      this.carried = 0;
-      this.frame(this.carry, 0, n - 2);
-      if (this.carry.length > CARRY_KEEP_BYTES) this.carry = Buffer.allocUnsafe(0);
+      this.carry.append(bytes, 0, pos);
+      this.frame(this.carry.bytes, 0, this.carry.length - 2);
+      this.carry.clear();
     }
     for (let end = bytes.indexOf(LF_LF, pos); end >= 0; end = bytes.indexOf(LF_LF, pos)) {
       this.frame(bytes, pos, end);
       pos = end + 2;
     }
     // What is left is a frame's start, copied: the chunk's memory may be the stream's to reuse.
-    if (pos < bytes.length) this.keep(bytes, pos, bytes.length);
-  }
-
-  /** Appends bytes[from, to) to the carried bytes, in one buffer kept from read to read. */
-  private keep(bytes: Buffer, from: number, to: number): void {
-    const need = this.carried + (to - from);
-    if (need > this.carry.length) {
-      const grown = Buffer.allocUnsafe(Math.max(need, 2 * this.carry.length, 4096));
-      this.carry.copy(grown, 0, 0, this.carried);
-      this.carry = grown;
-    }
-    bytes.copy(this.carry, this.carried, from, to);
-    this.carried = need;
+    if (pos < bytes.length) this.carry.append(bytes, pos, bytes.length);
   }
 
   /** Gives on the frame in bytes[start, end) (its blank line after end) as its kind says. */

@@ -9,6 +9,7 @@
 // its decoding makes comes once a batch, not once a read (workers_frames.ts says why that matters).
 
 import type { FollowRule, OpenCodeEvent } from "../bridge/types";
+import { ByteStore } from "./workers_frames";
 
 /** The value at a dot path of an event's properties, when it is a string. */
 export function keyAt(properties: unknown, path: string): string | undefined {
@@ -23,46 +24,32 @@ export function keyAt(properties: unknown, path: string): string | undefined {
 /** Decodes a held frame's data into the event it carries; undefined for one not to be fed. */
 export type DecodeFrame = (data: string) => OpenCodeEvent | undefined;
 
-/** The held frames' buffer's first size; one grown past KEEP_BYTES goes back to it once sent. */
-const FIRST_BYTES = 64 * 1024;
-const KEEP_BYTES = 1 << 20;
-
-/** The held frames' bytes, one after another in a buffer reused from batch to batch. */
+/** The held frames' bytes, one after another in a ByteStore kept from batch to batch. */
 class HeldFrames {
-  private bytes: Buffer = Buffer.allocUnsafe(FIRST_BYTES);
-  private used = 0;
-  /** ends[i]: where frame i ends in bytes (it starts where frame i-1 ends). */
+  private readonly store = new ByteStore(64 * 1024);
+  /** ends[i]: where frame i ends in the store (it starts where frame i-1 ends). */
   private ends = new Int32Array(256);
   count = 0;
 
   /** Copies bytes[start, end) in as the next frame; returns its index. */
   add(src: Buffer, start: number, end: number): number {
-    const need = this.used + (end - start);
-    if (need > this.bytes.length) {
-      const grown = Buffer.allocUnsafe(Math.max(need, 2 * this.bytes.length));
-      this.bytes.copy(grown, 0, 0, this.used);
-      this.bytes = grown;
-    }
     if (this.count === this.ends.length) {
       const grown = new Int32Array(2 * this.ends.length);
       grown.set(this.ends);
       this.ends = grown;
     }
-    src.copy(this.bytes, this.used, start, end);
-    this.used = need;
-    this.ends[this.count] = need;
+    this.store.append(src, start, end);
+    this.ends[this.count] = this.store.length;
     return this.count++;
   }
 
   text(i: number): string {
-    return this.bytes.toString("utf8", i === 0 ? 0 : this.ends[i - 1], this.ends[i]);
+    return this.store.bytes.toString("utf8", i === 0 ? 0 : this.ends[i - 1], this.ends[i]);
   }
 
   clear(): void {
-    this.used = 0;
     this.count = 0;
-    // A batch with a large output in it does not keep its memory from Bun for good.
-    if (this.bytes.length > KEEP_BYTES) this.bytes = Buffer.allocUnsafe(FIRST_BYTES);
+    this.store.clear();
   }
 }
 
