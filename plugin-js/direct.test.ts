@@ -58,3 +58,57 @@ test("an isolated task's session effects (they name a directory) take the client
   }
   expect(viaClient).toEqual(["session.create", "session.promptAsync", "session.messages"]);
 });
+
+test("drain lets a request in flight finish, and holds every later one: none reaches the server", async () => {
+  const paths: string[] = [];
+  let answer!: () => void;
+  const answered = new Promise<void>((r) => (answer = r));
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch: async (req) => {
+      const path = new URL(req.url).pathname;
+      paths.push(path);
+      if (path === "/session/ses_slow/message") await answered;
+      return Response.json([{ info: { id: "m1" }, parts: [] }]);
+    },
+  });
+  try {
+    const viaClient: string[] = [];
+    const perform = directly({ url: `http://127.0.0.1:${server.port}/`, headers: {} }, async (e) => (viaClient.push(e.kind), "client"));
+    const slow = perform({ id: 1, kind: "session.messages", sessionID: "ses_slow" });
+    for (let i = 0; i < 100 && paths.length === 0; i++) await Bun.sleep(10);
+    expect(paths).toEqual(["/session/ses_slow/message"]);
+
+    let drained = false;
+    const draining = perform.drain(10_000).then(() => (drained = true));
+    let held = false;
+    void perform({ id: 2, kind: "session.messages", sessionID: "ses_later" }).then(() => (held = true), () => (held = true));
+    await Bun.sleep(50);
+    expect(drained).toBe(false); // the read in flight is waited for
+    answer();
+    expect(await slow).toEqual([{ info: { id: "m1" }, parts: [] }]);
+    await draining;
+    // What does not go to OpenCode's server still goes where it goes.
+    expect(await perform({ id: 3, kind: "session.abort", sessionID: "ses_p" })).toBe("client");
+    // A request to the server itself shows it is served in order: the held read never came.
+    await fetch(`http://127.0.0.1:${server.port}/ping`);
+    expect(paths).toEqual(["/session/ses_slow/message", "/ping"]);
+    expect(held).toBe(false);
+    expect(viaClient).toEqual(["session.abort"]);
+  } finally {
+    server.stop(true);
+  }
+});
+
+test("drain gives up on a request that does not answer within its grace", async () => {
+  const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Promise<Response>(() => {}) });
+  try {
+    const perform = directly({ url: `http://127.0.0.1:${server.port}/`, headers: {} }, async () => "client");
+    void perform({ id: 1, kind: "session.create", parentID: "ses_p", title: "t", permission: [] }).catch(() => {});
+    // The request never answers: drain resolving at all is the outcome (else the test times out).
+    expect(await perform.drain(200)).toBeUndefined();
+  } finally {
+    server.stop(true);
+  }
+});

@@ -8,7 +8,7 @@ import type { CoreConfig, Effect } from "../bridge/core";
 import { fileHistory } from "./history";
 import { Runtime, type StorageEnv } from "./runtime";
 import { ApiServer, type ApiDeps, type OwnFile } from "./server";
-import { directly, type DirectServer } from "./direct";
+import { directly, type DirectPerform, type DirectServer } from "./direct";
 import type { Perform } from "./effects";
 import { onWorkers } from "./workers_effects";
 import { WorkerFollowers } from "./workers_follow";
@@ -46,7 +46,7 @@ export function startLocal(
   log: Log,
   onServer?: (file: OwnFile) => void,
   thread?: string,
-): { runtime: Runtime; api?: ApiServer; followers: WorkerFollowers } {
+): { runtime: Runtime; api?: ApiServer; followers: WorkerFollowers; direct?: DirectPerform } {
   // The server binds as soon as the core says where (its ports and server.json), before the
   // history is restored: a client that finds server.json waits for the restore in the socket's
   // queue instead of finding nothing, and binding is off the restart's critical path.
@@ -70,7 +70,8 @@ export function startLocal(
     log("info", `asyncagents: dashboard at http://127.0.0.1:${port}/ (open it with: asyncagents dashboard)`);
     onServer?.(file);
   };
-  if (setup.direct) perform = directly(setup.direct, perform);
+  const direct = setup.direct ? directly(setup.direct, perform) : undefined;
+  if (direct) perform = direct;
   // The workers' streams feed the core; an effect naming a worker goes to that worker.
   const followers = new WorkerFollowers((ev) => void runtime.feed(ev));
   perform = onWorkers(perform, followers);
@@ -82,7 +83,7 @@ export function startLocal(
     startedAt: setup.startedAt,
     options: setup.options,
   });
-  if (!setup.apiEnabled) return { runtime, followers };
+  if (!setup.apiEnabled) return { runtime, followers, direct };
   api = new ApiServer({
     http: (req) => runtime.http(req),
     logs: sessionMessages((e) => runtime.run(e)),
@@ -91,7 +92,7 @@ export function startLocal(
     asset: (name) => (name === "dashboard" ? dashboardPage(setup.dashboardPath, log) : undefined),
   });
   runtime.onBroadcast((frame) => api!.broadcast(frame));
-  return { runtime, api, followers };
+  return { runtime, api, followers, direct };
 }
 
 /**

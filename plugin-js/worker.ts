@@ -9,6 +9,7 @@ import { startLocal } from "./local";
 import type { Runtime } from "./runtime";
 import type { ApiServer } from "./server";
 import type { WorkerFollowers } from "./workers_follow";
+import type { DirectPerform } from "./direct";
 import type { ToMain, ToWorker } from "./protocol";
 import { writeSlot } from "./answer_slot";
 
@@ -17,6 +18,7 @@ declare const self: Worker;
 let runtime: Runtime | undefined;
 let api: ApiServer | undefined;
 let followers: WorkerFollowers | undefined;
+let direct: DirectPerform | undefined;
 let seq = 0;
 const performing = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
 const aborts = new Map<number, AbortController>();
@@ -38,7 +40,7 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
           send({ t: "perform", id, effect });
         });
       const log = (level: string, message: string) => send({ t: "log", level, message });
-      ({ runtime, api, followers } = startLocal(module, m.setup, perform as any, log, (file) => send({ t: "server", file }), "worker"));
+      ({ runtime, api, followers, direct } = startLocal(module, m.setup, perform as any, log, (file) => send({ t: "server", file }), "worker"));
       return;
     }
     case "done": {
@@ -80,8 +82,10 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
       returns.delete(m.id);
       return;
     case "stop":
+      // The Worker ends after this (terminated, or with the process): OpenCode's requests in
+      // flight finish first, and no new one starts (see DirectPerform.drain).
       followers?.stop();
-      void (api?.stop(m.graceMs) ?? Promise.resolve()).then(() => send({ t: "stopped" }));
+      void Promise.all([api?.stop(m.graceMs), direct?.drain(m.graceMs)]).then(() => send({ t: "stopped" }));
       return;
   }
 };
