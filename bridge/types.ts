@@ -19,5 +19,7 @@ export type CoreEvent =
   | ({ type: "opencode"; worker?: string } & (With<"event"> | With<"events">))
   // A worker's event stream connected (up) or dropped, with the plain reason.
   | { type: "worker.state"; worker: string; up: boolean; error?: string }
+  // How many status API event streams are open, from a host that counts them (core/api_streams.go).
+  | { type: "api.streams"; open: number }
   | ({ type: "timer.fired" } & With<"timerID">)
   | { type: "start" };

@@ -24,6 +24,9 @@ func (m *Machine) ServeHTTP(req httpapi.Request, cfg config.APIConfig, now int64
 		cfg.Workers = m.workersBody()
 	}
 	r := m.apiCodes.Finish(m.apiCache.Serve(req, apiStore{m}, cfg, now), req, cfg, now)
+	if r.Stream && r.Status == 200 {
+		m.streamOpened()
+	}
 	m.readOnWorker(&r)
 	return r
 }

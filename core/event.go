@@ -20,6 +20,9 @@ const (
 	// EventWorkerState: a worker's event stream connected (Up, after its server.connected frame)
 	// or dropped (not Up, with the reason in Error; a 401 says so).
 	EventWorkerState = "worker.state"
+	// EventAPIStreams: how many status API event streams are open (Open), from a host that
+	// counts them: after one closed, and once at start (api_streams.go).
+	EventAPIStreams = "api.streams"
 )
 
 // Event is one input to the state machine. Only the fields of its Type are read.
@@ -51,6 +54,9 @@ type Event struct {
 
 	// timer.fired
 	TimerID string `json:"timerID,omitempty"`
+
+	// api.streams
+	Open int `json:"open,omitempty"`
 }
 
 // OpenCodeEvent is an event of OpenCode's bus, as the plugin's event hook receives it.

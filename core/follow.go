@@ -51,10 +51,12 @@ func (m *Machine) Follow(now int64, lines string, replace bool) (RestoreResult, 
 		}
 		t.sseSent = t.Status
 	}
-	if len(changes) > MaxTaskFramesPerCall {
+	switch {
+	case !m.streamsListen(): // no stream reads them (api_streams.go)
+	case len(changes) > MaxTaskFramesPerCall:
 		// One resync frame stands for them all (coalesceFrames); none is encoded to be dropped.
 		m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: httpapi.ResyncFrame(len(changes))})
-	} else {
+	default:
 		for _, c := range changes {
 			m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: taskFrame(c.event, c.t.public(), m.now)})
 		}

@@ -101,7 +101,9 @@ func (m *Machine) persistDirty() {
 		if t := m.tasks[id]; t != nil {
 			pub := t.public()
 			prev, known := t.sseSent, t.sseSent != ""
-			frames = append(frames, Effect{Kind: EffectSSEBroadcast, Frame: taskFrame(httpapi.TaskEventName(prev, t.Status, !known), pub, m.now)})
+			if m.streamsListen() {
+				frames = append(frames, Effect{Kind: EffectSSEBroadcast, Frame: taskFrame(httpapi.TaskEventName(prev, t.Status, !known), pub, m.now)})
+			}
 			t.sseSent = t.Status
 			if !held {
 				keep, keptBytes := keepFields(t, &pub)

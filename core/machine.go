@@ -21,6 +21,8 @@ type Machine struct {
 	// configError is set when a config file is invalid (core/config/file.go): asyncagents_task then
 	// fails with it, and the other tools work on.
 	configError string
+	// streamsClosed: the host said no status API event stream is open (api_streams.go).
+	streamsClosed bool
 
 	tasks map[string]*run
 	order []string // task IDs in launch order, for listings
@@ -228,6 +230,8 @@ func (m *Machine) Step(now int64, ev Event) []Effect {
 		}
 	case EventWorkerState:
 		m.onWorkerState(ev)
+	case EventAPIStreams:
+		m.onAPIStreams(ev.Open)
 	case EventTimer:
 		m.onTimer(ev.TimerID)
 	case EventStart:

@@ -33,7 +33,9 @@ func (m *Machine) onTimer(id string) {
 		m.retryReconcile()
 	case id == HeartbeatTimer:
 		m.expirePending()
-		m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: httpapi.HeartbeatFrame(m.now)})
+		if m.streamsListen() {
+			m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: httpapi.HeartbeatFrame(m.now)})
+		}
 		m.out = append(m.out, Effect{Kind: EffectTimerSet, TimerID: HeartbeatTimer, DelayMs: httpapi.SSEHeartbeatIntervalMs})
 	case strings.HasPrefix(id, waitTimerPrefix):
 		m.onWaitTimeout(strings.TrimPrefix(id, waitTimerPrefix))

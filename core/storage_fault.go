@@ -121,7 +121,9 @@ func (m *Machine) storageFailed(why string) {
 // healthChanged tells the event streams' clients (the dashboard) to read the API again: its
 // health says whether the history can be written.
 func (m *Machine) healthChanged() {
-	m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: httpapi.ResyncFrame(0)})
+	if m.streamsListen() {
+		m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: httpapi.ResyncFrame(0)})
+	}
 }
 
 // retryStorage rewrites the whole log from memory and asks whether that worked.

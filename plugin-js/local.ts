@@ -65,6 +65,9 @@ export function startLocal(
       log("error", "asyncagents: the status API could not bind any port");
       return;
     }
+    // The core makes task frames only while a stream reads them: none is open yet. Said once the
+    // core's start is done (this runs before its history is restored, which comes first).
+    queueMicrotask(() => void runtime.feed({ type: "api.streams", open: api!.subscribers }));
     // Once per start, without the token: OpenCode's log is no place for it (the server file, mode
     // 0600, holds it; asyncagents dashboard reads it from there).
     log("info", `asyncagents: dashboard at http://127.0.0.1:${port}/ (open it with: asyncagents dashboard)`);
@@ -90,6 +93,7 @@ export function startLocal(
     conversation: (messages) => runtime.conversation(messages),
     log,
     asset: (name) => (name === "dashboard" ? dashboardPage(setup.dashboardPath, log) : undefined),
+    streams: (open) => void runtime.feed({ type: "api.streams", open }),
   });
   runtime.onBroadcast((frame) => api!.broadcast(frame));
   return { runtime, api, followers, direct };

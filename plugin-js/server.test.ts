@@ -404,3 +404,27 @@ test("on exit server.json is removed", async () => {
     child.kill("SIGKILL");
   }
 });
+
+test("the core hears how many event streams are open each time one closes", async () => {
+  const told: number[] = [];
+  const { api, port } = startServer({ ...slowDeps(), streams: (open) => told.push(open) });
+  const open = async () => {
+    const s = connect(port, "127.0.0.1");
+    s.on("error", () => {});
+    const snapshot = new Promise((resolve) => s.once("data", resolve));
+    s.write("GET /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    await bounded(snapshot, "the stream's snapshot");
+    return s;
+  };
+  const a = await open();
+  const b = await open();
+  expect(api.subscribers).toBe(2);
+  expect(told).toEqual([]); // an open stream is the core's to count (it answered the request)
+  // A client gone is seen at once, or when a frame is written to it (the heartbeats).
+  a.destroy();
+  await until("the first close told", () => (api.broadcast("event: heartbeat\ndata: {}\n\n"), told.length > 0));
+  expect(told).toEqual([1]);
+  b.destroy();
+  await until("the second close told", () => (api.broadcast("event: heartbeat\ndata: {}\n\n"), told.length > 1));
+  expect(told).toEqual([1, 0]);
+});

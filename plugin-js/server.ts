@@ -29,6 +29,11 @@ export interface ApiDeps {
   log(level: string, message: string): void;
   /** The bytes of an asset the core names, or undefined when this host does not have it. */
   asset?(name: string): Uint8Array<ArrayBuffer> | undefined;
+  /**
+   * How many event streams are open, told after one closed (the core counts one that opens
+   * itself): with none open the core makes no task frames (core/api_streams.go).
+   */
+  streams?(open: number): void;
 }
 
 const encoder = new TextEncoder();
@@ -68,6 +73,21 @@ export class ApiServer {
   /** How many event streams are open. */
   get subscribers(): number {
     return this.streams.size;
+  }
+
+  private telling = false;
+
+  /**
+   * Tells deps.streams the count once the current turn is done: a stream dropped while a frame is
+   * broadcast closes in the middle of the core's effects, and the core is not stepped from there.
+   */
+  private streamClosed(): void {
+    if (this.telling || !this.deps.streams) return;
+    this.telling = true;
+    queueMicrotask(() => {
+      this.telling = false;
+      this.deps.streams?.(this.streams.size);
+    });
   }
 
   /**
@@ -112,6 +132,7 @@ export class ApiServer {
     for (const c of this.streams) {
       if (c.desiredSize !== null && c.desiredSize <= 0) {
         this.streams.delete(c);
+        this.streamClosed();
         try {
           c.close();
         } catch {}
@@ -121,6 +142,7 @@ export class ApiServer {
         c.enqueue(bytes);
       } catch {
         this.streams.delete(c);
+        this.streamClosed();
       }
     }
   }
@@ -209,6 +231,7 @@ export class ApiServer {
           },
           cancel: () => {
             this.streams.delete(ctl);
+            this.streamClosed();
           },
         },
         { highWaterMark: STREAM_BUFFER_FRAMES },

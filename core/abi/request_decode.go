@@ -26,7 +26,7 @@ func decodeRequest(req []byte) (Request, error) {
 
 var (
 	eventKeys = []string{"type", "callID", "tool", "sessionID", "messageID", "agent", "args", "effectID", "ok",
-		"result", "error", "event", "events", "worker", "up", "timerID"}
+		"result", "error", "event", "events", "worker", "up", "timerID", "open"}
 	openCodeEventKeys = []string{"type", "properties"}
 )
 
@@ -107,6 +107,8 @@ func readEvent(r *jsonr.Reader, e *core.Event) {
 			r.Bool(&e.Up)
 		case "timerID":
 			r.String(&e.TimerID)
+		case "open":
+			r.IntN(&e.Open)
 		default:
 			r.Unknown(eventKeys)
 		}

@@ -19,6 +19,7 @@ var stepRequests = []string{
 	`{"op":"step","now":5,"event":{"type":"tool.aborted","callID":"call_1"}}`,
 	`{"op":"step","now":5,"event":{"type":"timer.fired","timerID":"heartbeat"}}`,
 	`{"op":"step","now":5,"event":{"type":"worker.state","worker":"w2","up":false,"error":"HTTP 401"}}`,
+	`{"op":"step","now":5,"event":{"type":"api.streams","open":2}}`,
 	`{"op":"step","now":5,"event":{"type":"start"}}`,
 }
 
