@@ -357,6 +357,8 @@ export interface CoreEventFields {
   up?: boolean;
   /** timer.fired */
   timerID?: string;
+  /** api.streams */
+  open?: number;
 }
 
 /**
