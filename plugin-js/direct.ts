@@ -39,27 +39,11 @@ export function directServer(client: unknown, serverUrl: URL | undefined, enable
   return { url: base, headers };
 }
 
-/** perform by the direct path, and the way to stop it (see drain). */
-export interface DirectPerform extends Perform {
-  /**
-   * Lets the requests in flight finish (graceMs at most) and holds every later one for good: the
-   * thread is about to end (OpenCode disposed the plugin, or a signal ends the process). A
-   * request cut by the thread's end is one OpenCode interrupts half-way, and a new one would run
-   * in an instance being disposed, whose caches OpenCode 1.18 refills from whatever runs there
-   * (an interrupted config load stays, and the project then answers 503 until OpenCode restarts:
-   * docs/rationale/opencode.md). A held request is as if the plugin had stopped just before it:
-   * the next plugin takes over from the history.
-   */
-  drain(graceMs: number): Promise<void>;
-}
-
 /**
  * perform, with what lies on a launch's and a notice's way sent straight to server: creating the
  * child session, prompting it, reading its messages when it goes idle, and the notice itself.
  */
-export function directly(server: DirectServer, perform: Perform): DirectPerform {
-  const inFlight = new Set<Promise<unknown>>();
-  let draining = false;
+export function directly(server: DirectServer, perform: Perform): Perform {
   const call = async (what: string, path: string, body?: unknown): Promise<Response> => {
     const res = await fetch(new URL(path, server.url), {
       method: body === undefined ? "GET" : "POST",
@@ -77,7 +61,11 @@ export function directly(server: DirectServer, perform: Perform): DirectPerform 
     }
     return res;
   };
-  const send = async (e: Effect): Promise<unknown> => {
+  return async (e: Effect) => {
+    // An isolated task's session lives in its worktree's instance: its effects take the client's
+    // path, in OpenCode's thread, which records the worktree as this project's before OpenCode
+    // starts that instance (shared.ts) and names the directory.
+    if ((e as { directory?: string }).directory) return perform(e);
     switch (e.kind) {
       case "session.create": {
         const s = await (await call("creating the session", "session", createBody(e))).json();
@@ -91,30 +79,4 @@ export function directly(server: DirectServer, perform: Perform): DirectPerform 
     }
     return perform(e);
   };
-  const direct = (e: Effect): Promise<unknown> => {
-    // An isolated task's session lives in its worktree's instance: its effects take the client's
-    // path, in OpenCode's thread, which records the worktree as this project's before OpenCode
-    // starts that instance (shared.ts) and names the directory.
-    if ((e as { directory?: string }).directory || !DIRECT_KINDS.has(e.kind)) return perform(e);
-    if (draining) return new Promise(() => {});
-    const sent = send(e);
-    const settled: Promise<unknown> = sent.then(
-      () => inFlight.delete(settled),
-      () => inFlight.delete(settled),
-    );
-    inFlight.add(settled);
-    return sent;
-  };
-  return Object.assign(direct, {
-    drain: async (graceMs: number) => {
-      draining = true;
-      if (inFlight.size === 0) return;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([Promise.all(inFlight), new Promise((r) => (timer = setTimeout(r, graceMs)))]);
-      clearTimeout(timer);
-    },
-  });
 }
-
-/** The effects that go straight to the server. */
-const DIRECT_KINDS = new Set(["session.create", "session.promptAsync", "session.messages"]);

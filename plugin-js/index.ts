@@ -174,14 +174,14 @@ function startCore(setup: CoreSetup, perform: Perform, log: Log): CoreHost {
     }
   }
   compiled ??= Bun.file(wasmURL).arrayBuffer().then(compile);
-  const { runtime, api, followers, direct } = startLocal(compiled, setup, perform, log, undefined, "opencode thread");
+  const { runtime, api, followers, effects } = startLocal(compiled, setup, perform, log, undefined, "opencode thread");
   if (api) stopWithProcess(api);
   return {
     callTool: (tool, args, ctx) => runtime.callTool(tool, args, ctx),
     feed: (ev) => void runtime.feed(ev),
     dispose: async () => {
       if (api) forgetAtProcessEnd(api);
-      await Promise.all([api?.stop(DISPOSE_GRACE_MS), direct?.drain(DISPOSE_GRACE_MS)]);
+      await Promise.all([api?.stop(DISPOSE_GRACE_MS), effects.drain(DISPOSE_GRACE_MS)]);
       followers.stop();
       runtime.dispose();
     },

@@ -8,7 +8,8 @@ import type { CoreConfig, Effect } from "../bridge/core";
 import { fileHistory } from "./history";
 import { Runtime, type StorageEnv } from "./runtime";
 import { ApiServer, type ApiDeps, type OwnFile } from "./server";
-import { directly, type DirectPerform, type DirectServer } from "./direct";
+import { directly, type DirectServer } from "./direct";
+import { drainable, type DrainablePerform } from "./perform_drain";
 import type { Perform } from "./effects";
 import { onWorkers } from "./workers_effects";
 import { WorkerFollowers } from "./workers_follow";
@@ -46,7 +47,7 @@ export function startLocal(
   log: Log,
   onServer?: (file: OwnFile) => void,
   thread?: string,
-): { runtime: Runtime; api?: ApiServer; followers: WorkerFollowers; direct?: DirectPerform } {
+): { runtime: Runtime; api?: ApiServer; followers: WorkerFollowers; effects: DrainablePerform } {
   // The server binds as soon as the core says where (its ports and server.json), before the
   // history is restored: a client that finds server.json waits for the restore in the socket's
   // queue instead of finding nothing, and binding is off the restart's critical path.
@@ -73,11 +74,12 @@ export function startLocal(
     log("info", `asyncagents: dashboard at http://127.0.0.1:${port}/ (open it with: asyncagents dashboard)`);
     onServer?.(file);
   };
-  const direct = setup.direct ? directly(setup.direct, perform) : undefined;
-  if (direct) perform = direct;
+  if (setup.direct) perform = directly(setup.direct, perform);
   // The workers' streams feed the core; an effect naming a worker goes to that worker.
   const followers = new WorkerFollowers((ev) => void runtime.feed(ev));
-  perform = onWorkers(perform, followers);
+  // Stopped (drain) before the thread ends: see perform_drain.ts.
+  const effects = drainable(onWorkers(perform, followers));
+  perform = effects;
   const runtime = new Runtime(module, setup.config, perform, log, {
     env: setup.env,
     open: fileHistory,
@@ -86,7 +88,7 @@ export function startLocal(
     startedAt: setup.startedAt,
     options: setup.options,
   });
-  if (!setup.apiEnabled) return { runtime, followers, direct };
+  if (!setup.apiEnabled) return { runtime, followers, effects };
   api = new ApiServer({
     http: (req) => runtime.http(req),
     logs: sessionMessages((e) => runtime.run(e)),
@@ -96,7 +98,7 @@ export function startLocal(
     streams: (open) => void runtime.feed({ type: "api.streams", open }),
   });
   runtime.onBroadcast((frame) => api!.broadcast(frame));
-  return { runtime, api, followers, direct };
+  return { runtime, api, followers, effects };
 }
 
 /**

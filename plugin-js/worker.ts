@@ -9,7 +9,7 @@ import { startLocal } from "./local";
 import type { Runtime } from "./runtime";
 import type { ApiServer } from "./server";
 import type { WorkerFollowers } from "./workers_follow";
-import type { DirectPerform } from "./direct";
+import type { DrainablePerform } from "./perform_drain";
 import type { ToMain, ToWorker } from "./protocol";
 import { writeSlot } from "./answer_slot";
 
@@ -18,7 +18,7 @@ declare const self: Worker;
 let runtime: Runtime | undefined;
 let api: ApiServer | undefined;
 let followers: WorkerFollowers | undefined;
-let direct: DirectPerform | undefined;
+let effects: DrainablePerform | undefined;
 let seq = 0;
 const performing = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
 const aborts = new Map<number, AbortController>();
@@ -40,7 +40,7 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
           send({ t: "perform", id, effect });
         });
       const log = (level: string, message: string) => send({ t: "log", level, message });
-      ({ runtime, api, followers, direct } = startLocal(module, m.setup, perform as any, log, (file) => send({ t: "server", file }), "worker"));
+      ({ runtime, api, followers, effects } = startLocal(module, m.setup, perform as any, log, (file) => send({ t: "server", file }), "worker"));
       return;
     }
     case "done": {
@@ -82,10 +82,10 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
       returns.delete(m.id);
       return;
     case "stop":
-      // The Worker ends after this (terminated, or with the process): OpenCode's requests in
-      // flight finish first, and no new one starts (see DirectPerform.drain).
+      // The Worker ends after this (terminated, or with the process): the effects in flight
+      // finish first, and no new one starts (perform_drain.ts).
       followers?.stop();
-      void Promise.all([api?.stop(m.graceMs), direct?.drain(m.graceMs)]).then(() => send({ t: "stopped" }));
+      void Promise.all([api?.stop(m.graceMs), effects?.drain(m.graceMs)]).then(() => send({ t: "stopped" }));
       return;
   }
 };
