@@ -59,6 +59,24 @@ export class ByteStore {
   }
 }
 
+/** Integers pushed one after another into a typed array kept from use to use (see ByteStore). */
+export class IntList {
+  items = new Int32Array(256);
+  /** The integers in use: items[0, count). */
+  count = 0;
+
+  /** Appends v; returns its index. */
+  push(v: number): number {
+    if (this.count === this.items.length) {
+      const grown = new Int32Array(2 * this.items.length);
+      grown.set(this.items);
+      this.items = grown;
+    }
+    this.items[this.count] = v;
+    return this.count++;
+  }
+}
+
 /** What a frame is to its reader: passed over, given on now, or held (its type may wait). */
 export const PASS = 0;
 export const NOW = 1;

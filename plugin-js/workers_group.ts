@@ -9,7 +9,7 @@
 // its decoding makes comes once a batch, not once a read (workers_frames.ts says why that matters).
 
 import type { FollowRule, OpenCodeEvent } from "../bridge/types";
-import { ByteStore } from "./workers_frames";
+import { ByteStore, IntList } from "./workers_frames";
 
 /** The value at a dot path of an event's properties, when it is a string. */
 export function keyAt(properties: unknown, path: string): string | undefined {
@@ -27,40 +27,33 @@ export type DecodeFrame = (data: string) => OpenCodeEvent | undefined;
 /** The held frames' bytes, one after another in a ByteStore kept from batch to batch. */
 class HeldFrames {
   private readonly store = new ByteStore(64 * 1024);
-  /** ends[i]: where frame i ends in the store (it starts where frame i-1 ends). */
-  private ends = new Int32Array(256);
-  count = 0;
+  /** ends.items[i]: where frame i ends in the store (it starts where frame i-1 ends). */
+  private readonly ends = new IntList();
 
   /** Copies bytes[start, end) in as the next frame; returns its index. */
   add(src: Buffer, start: number, end: number): number {
-    if (this.count === this.ends.length) {
-      const grown = new Int32Array(2 * this.ends.length);
-      grown.set(this.ends);
-      this.ends = grown;
-    }
     this.store.append(src, start, end);
-    this.ends[this.count] = this.store.length;
-    return this.count++;
+    return this.ends.push(this.store.length);
   }
 
   text(i: number): string {
-    return this.store.bytes.toString("utf8", i === 0 ? 0 : this.ends[i - 1], this.ends[i]);
+    const ends = this.ends.items;
+    return this.store.bytes.toString("utf8", i === 0 ? 0 : ends[i - 1], ends[i]);
   }
 
   clear(): void {
-    this.count = 0;
+    this.ends.count = 0;
     this.store.clear();
   }
 }
 
 export class EventGroup {
   /**
-   * What waits, in the stream's order, in waiting[0, count): i >= 0 is held frame i, and -1 - i
-   * is decoded[i], an event pushed. Typed and kept from batch to batch, so that holding a frame
-   * allocates nothing.
+   * What waits, in the stream's order, in waiting.items[0, waiting.count): i >= 0 is held
+   * frame i, and -1 - i is decoded[i], an event pushed. Typed and kept from batch to batch, so
+   * that holding a frame allocates nothing.
    */
-  private waiting = new Int32Array(256);
-  private count = 0;
+  private readonly waiting = new IntList();
   private decoded: OpenCodeEvent[] = [];
   private readonly held = new HeldFrames();
   private readonly defer: ReadonlySet<string>;
@@ -109,8 +102,9 @@ export class EventGroup {
     const events: (OpenCodeEvent | undefined)[] = [];
     /** type + "\0" + key → the index in events of the latest event with that key. */
     const latest = new Map<string, number>();
-    for (let i = 0; i < this.count; i++) {
-      const w = this.waiting[i];
+    const waiting = this.waiting.items;
+    for (let i = 0; i < this.waiting.count; i++) {
+      const w = waiting[i];
       const ev = w >= 0 ? this.decode(this.held.text(w)) : this.decoded[-1 - w];
       if (!ev) continue;
       const path = this.defer.has(ev.type) ? this.rule!.coalesce?.[ev.type] : undefined;
@@ -137,19 +131,14 @@ export class EventGroup {
   }
 
   private forget(): void {
-    this.count = 0;
+    this.waiting.count = 0;
     if (this.decoded.length > 0) this.decoded = [];
     this.held.clear();
   }
 
   /** Puts w (as waiting holds it) last in what waits; the first to wait starts the batch's wait. */
   private wait(w: number): void {
-    if (this.count === this.waiting.length) {
-      const grown = new Int32Array(2 * this.waiting.length);
-      grown.set(this.waiting);
-      this.waiting = grown;
-    }
-    this.waiting[this.count++] = w;
+    this.waiting.push(w);
     if (this.timer === undefined) {
       this.timer = setTimeout(() => this.flush(), this.rule!.batchMs);
       (this.timer as any).unref?.();
