@@ -149,6 +149,9 @@ export const VIEW_UNAVAILABLE = "asyncagents: the status API is not reachable ye
  */
 export const HEARTBEAT_TIMER = "sse.heartbeat";
 
+/** ProgressTimer is the timer after which the progress held is written. */
+export const PROGRESS_TIMER = "history.progress";
+
 /**
  * CLIUsage is what both CLIs (host/cmd/asyncagents, the Go one; plugin-js/cli/, the npm package's under
  * Node) print for help and after an unknown command: one text for the same commands.

@@ -5,6 +5,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Core, compile, parseResponse } from "./core";
 import { match } from "./match";
+import { HEARTBEAT_TIMER, PROGRESS_TIMER } from "./abi_types.gen";
 
 const casesDir = join(import.meta.dir, "..", "core", "conformance", "cases");
 const wasmPath = process.env.ASYNCAGENTS_WASM ?? join(import.meta.dir, "..", "dist", "asyncagents.wasm");
@@ -35,11 +36,12 @@ describe("conformance through bun", () => {
           if (err) throw new Error(`${label}: ${err}\nfull response: ${raw}`);
         }
         if (s.expectEffects !== undefined) {
-          // Like the Go runner: history.*, sse.* and tui.* effects are matched only in cases that ask for them.
+          // Like the Go runner: history.*, sse.* and tui.* effects (and the timers of the history's
+          // progress and the streams' heartbeat) are matched only in cases that ask for them.
           const effects = (got.effects ?? []).filter(
             (e: { kind: string; timerID?: string }) =>
-              (c.history || !e.kind.startsWith("history.")) &&
-              (c.sse || !(e.kind.startsWith("sse.") || e.timerID === "sse.heartbeat")) &&
+              (c.history || !(e.kind.startsWith("history.") || e.timerID === PROGRESS_TIMER)) &&
+              (c.sse || !(e.kind.startsWith("sse.") || e.timerID === HEARTBEAT_TIMER)) &&
               (c.toasts || !e.kind.startsWith("tui.")),
           );
           const err = match(s.expectEffects, effects, "effects");

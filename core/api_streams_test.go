@@ -30,14 +30,13 @@ func TestTaskFramesOnlyWhileAStreamIsOpen(t *testing.T) {
 	progress := func() (frames, lines int) {
 		k++
 		part := fmt.Sprintf(`{"part":{"sessionID":"ses_c","type":"tool","callID":"k%d","tool":"read"}}`, k)
+		// The line comes when the progress timer fires (history_progress.go), the frame at once.
 		for _, e := range m.Step(int64(1+k), Event{Type: EventOpenCode, Event: &OpenCodeEvent{Type: "message.part.updated", Properties: json.RawMessage(part)}}) {
-			switch e.Kind {
-			case EffectSSEBroadcast:
+			if e.Kind == EffectSSEBroadcast {
 				frames++
-			case EffectHistoryAppend:
-				lines++
 			}
 		}
+		lines = len(ofKind(m.Step(int64(1+k), Event{Type: EventTimer, TimerID: ProgressTimer}), EffectHistoryAppend))
 		return frames, lines
 	}
 	heartbeats := func() int {

@@ -46,7 +46,7 @@ func (m *Machine) onStepFinished(t *run, session, partID, reason string) {
 		mark.Step = partID
 		t.setUsageMark(mark)
 	}
-	m.touch(t)
+	m.touchProgress(t)
 	if budget.StepsUsed(t.Budget, t.Steps, reason) {
 		m.stopForBudget(t, fmt.Sprintf(budgetStepsFmt, text.CountOf(t.Steps, "step", "steps"), t.Budget.Steps))
 	}

@@ -17,8 +17,8 @@ func TestFollowMatchesRestoreAndEmitsFrames(t *testing.T) {
 	lines := strings.SplitAfter(log, "\n")
 	f := NewMachine(config.Config{})
 	var frames []string
-	for i := 0; i < len(lines); i += 4 {
-		end := min(i+4, len(lines))
+	for i := 0; i < len(lines); i += 2 {
+		end := min(i+2, len(lines))
 		res, effects := f.Follow(int64(i), strings.Join(lines[i:end], ""), false)
 		require.Zero(t, res.Corrupt)
 		for _, e := range effects {

@@ -85,7 +85,10 @@ func (m *Machine) persistDirty() {
 			m.out = append(m.out[before:len(m.out):len(m.out)], m.out[:before]...)
 		}
 	}
+	frames := m.progressFrames()
 	if len(m.dirty) == 0 {
+		m.out = append(coalesceFrames(frames), m.out...)
+		m.armProgress()
 		return
 	}
 	held := m.store.fault != ""
@@ -95,14 +98,16 @@ func (m *Machine) persistDirty() {
 	}
 	sort.Strings(ids)
 	m.dirty = nil
-	var appends, frames []Effect
+	var appends []Effect
 	for _, id := range ids {
 		var line string
+		if !held {
+			delete(m.progressHeld, id) // its line holds its progress
+		}
 		if t := m.tasks[id]; t != nil {
 			pub := t.public()
-			prev, known := t.sseSent, t.sseSent != ""
 			if m.streamsListen() {
-				frames = append(frames, Effect{Kind: EffectSSEBroadcast, Frame: taskFrame(httpapi.TaskEventName(prev, t.Status, !known), pub, m.now)})
+				frames = append(frames, m.taskFrameOf(t, pub))
 			}
 			t.sseSent = t.Status
 			if !held {
@@ -135,6 +140,15 @@ func (m *Machine) persistDirty() {
 	if !held {
 		m.compactIfWorthIt()
 	}
+	m.armProgress()
+}
+
+// taskFrameOf is the event streams' frame of t's change (pub is t.public()), named by what the
+// streams were last told of t.
+func (m *Machine) taskFrameOf(t *run, pub task.Task) Effect {
+	prev, known := t.sseSent, t.sseSent != ""
+	t.sseSent = t.Status
+	return Effect{Kind: EffectSSEBroadcast, Frame: taskFrame(httpapi.TaskEventName(prev, t.Status, !known), pub, m.now)}
 }
 
 // taskFrame is the event stream's frame of a task's change: the task as the API shows it
@@ -182,6 +196,7 @@ func (m *Machine) compact() {
 		}
 	}
 	content := b.String()
+	m.progressHeld = nil // every task's line is in the rewrite, progress and all
 	m.size = logSize{logBytes: len(content), liveBytes: len(content)}
 	m.out = append(m.out, Effect{Kind: EffectHistoryRewrite, Content: content})
 	m.historyLines = len(m.tasks)

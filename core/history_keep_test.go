@@ -133,6 +133,7 @@ func TestALogOutgrowingItsTasksIsCompacted(t *testing.T) {
 	for i := range 120 {
 		h.oc("message.part.updated", fmt.Sprintf(`{"part":{"id":"tool_%d","sessionID":%q,"messageID":"msg_a","type":"tool","callID":"call_%d","tool":"bash","state":{"status":"completed","title":%q}}}`,
 			i, ses, i, fmt.Sprint(i)+strings.Repeat("t", 5_000)))
+		h.writeProgress()
 	}
 	require.NotEmpty(t, ofKind(h.effects, EffectHistoryRewrite), "compacted before 256 lines")
 	log, written := logOf(h.effects)
@@ -153,9 +154,11 @@ func TestUsageLinesKeepThePartialWork(t *testing.T) {
 	ses := h.launch()
 	for i := range 20 {
 		h.oc("message.part.updated", fmt.Sprintf(`{"part":{"id":"tool_%d","sessionID":%q,"messageID":"msg_1","type":"tool","callID":"call_%d","tool":"bash","state":{"status":"completed","title":"step %d"}}}`, i, ses, i, i))
+		h.writeProgress()
 	}
 	from := len(h.effects)
 	h.oc("message.updated", usageInfo(ses, "msg_1", 100, 10, 0, 0, 0, 0.001, false))
+	h.writeProgress()
 	lines := ofKind(h.effects[from:], EffectHistoryAppend)
 	require.Len(t, lines, 1)
 	require.Contains(t, lines[0].Line, `{"keep":"partial","task":{`)

@@ -229,13 +229,15 @@ func TestPartialWorkOfACancelledTask(t *testing.T) {
 }
 
 // A message that only calls tools keeps the text before it as the latest; the text is written
-// to the history once its part ends, so a restart keeps it.
+// to the history once its part ends (progress: when the progress timer fires), so a restart
+// keeps it.
 func TestPartialTextIsKept(t *testing.T) {
 	h := newFB(t, config.Config{})
 	id := h.launch()
 	h.busy(id)
 	h.work(id, "msg_a", "prt_a", "step one done", false)
-	eff := h.work2(id, "msg_a", "prt_a", "step one done.", true)
+	h.work2(id, "msg_a", "prt_a", "step one done.", true)
+	eff := h.writeProgress()
 	var lines []string
 	for _, e := range ofKind(eff, "history.append") {
 		lines = append(lines, e.Line)
@@ -312,6 +314,7 @@ func TestPartialWorkSurvivesARestart(t *testing.T) {
 	h.busy(id)
 	h.tool(id, "call_1", "grep", "running", "auth")
 	h.work(id, "msg_a", "prt_a", "auth lives in core/auth.go", true)
+	h.writeProgress()
 	var log strings.Builder
 	for _, e := range h.effects {
 		switch e.Kind {

@@ -71,9 +71,15 @@ type Machine struct {
 	// headless follows the held turn ends of a non-interactive run (headless.go).
 	headless headlessState
 
-	dirty        map[string]bool // tasks changed in this step, persisted at its end
-	historyLines int             // lines in the history log, for compaction
-	size         logSize         // its bytes, for compaction too (history_size.go)
+	dirty map[string]bool // tasks changed in this step, persisted at its end
+	// progressed: tasks whose progress alone changed in this step (shown on the event streams);
+	// progressHeld: those whose progress is still to be written, when progressArmed's timer fires
+	// (history_progress.go).
+	progressed    map[string]bool
+	progressHeld  map[string]bool
+	progressArmed bool
+	historyLines  int     // lines in the history log, for compaction
+	size          logSize // its bytes, for compaction too (history_size.go)
 	// tornTail: the log restored did not end its last line (a disk full, a power loss), so the
 	// first line appended after it starts with a newline that ends it (history.go).
 	tornTail     bool

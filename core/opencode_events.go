@@ -154,7 +154,7 @@ func (m *Machine) onPartUpdated(p ocevents.PartUpdated) {
 	}
 	t.seenCalls[p.Part.CallID] = true
 	t.Progress.ToolCalls++
-	m.touch(t)
+	m.touchProgress(t)
 	m.noteToolRun(t, p.Part.CallID, p.Part.Tool, p.Part.State.Title, true)
 	t.Progress.LastTools = append(t.Progress.LastTools, p.Part.Tool)
 	if n := len(t.Progress.LastTools); n > task.MaxLastTools {

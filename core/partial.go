@@ -30,7 +30,7 @@ func (m *Machine) notePartialText(t *run, tm *trackedMessage, ended bool) {
 	t.latestText = text
 	t.textAt = m.now
 	if ended {
-		m.touch(t)
+		m.touchProgress(t)
 	}
 }
 
@@ -47,7 +47,7 @@ func (m *Machine) noteToolRun(t *run, callID, tool, title string, first bool) {
 		if n := len(t.toolCallIDs); n > task.MaxPartialTools {
 			t.toolCallIDs = append([]string{}, t.toolCallIDs[n-task.MaxPartialTools:]...)
 		}
-		m.touch(t)
+		m.touchProgress(t)
 		return
 	}
 	if title == "" {
@@ -61,7 +61,7 @@ func (m *Machine) noteToolRun(t *run, callID, tool, title string, first bool) {
 		}
 		if off+i >= 0 && p.Tools[off+i].Title != title {
 			p.Tools[off+i].Title = title
-			m.touch(t)
+			m.touchProgress(t)
 		}
 		return
 	}

@@ -25,6 +25,8 @@ func (m *Machine) onTimer(id string) {
 		if m.probing {
 			m.askHealths()
 		}
+	case id == ProgressTimer:
+		m.writeProgress()
 	case id == indexTimer:
 		m.writeIndex()
 	case id == storageRetryTimer:

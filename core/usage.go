@@ -50,7 +50,7 @@ func (m *Machine) noteUsage(t *run, session, id string, u ocevents.Usage) {
 		mark.Message, mark.Tokens, mark.Cost = id, now.tokens, now.cost
 		t.setUsageMark(mark)
 	}
-	m.touch(t)
+	m.touchProgress(t)
 }
 
 // setUsageMark records how far t's spending in session is counted, keeping task.MaxUsageMarks

@@ -55,6 +55,7 @@ var constants = []constant{
 	{"CommandDescription", "VIEW_COMMAND_DESCRIPTION", view.CommandDescription},
 	{"Unavailable", "VIEW_UNAVAILABLE", view.Unavailable},
 	{"HeartbeatTimer", "HEARTBEAT_TIMER", core.HeartbeatTimer},
+	{"ProgressTimer", "PROGRESS_TIMER", core.ProgressTimer},
 	{"CLIUsage", "CLI_USAGE", core.CLIUsage},
 	{"NoServer", "VIEW_NO_SERVER", view.NoServer},
 	{"NoServerAfterMs", "VIEW_NO_SERVER_AFTER_MS", view.NoServerAfterMs},
