@@ -1,16 +1,16 @@
 package core
 
 // A running child's progress (a tool call seen, a text part ended, a model call counted, its
-// usage) changes its task many times a second across a fan-out, and each change written at once
-// was a whole task's line in the history: 2.7 KB a line, 1.3 MB of history for a fan-out of 20
-// children of 6 steps, and a third of the core's work in a remote fan-out. Progress is what the
-// history may keep late: it is written with the task's next change of any other kind (which
-// writes the whole task, progress included), or at the latest ProgressWriteMs after it came.
-// What a crash can lose is that much of a running task's progress, never a result: a result, a
-// status, a notice owed, a permission asked all touch the task and are written in their step,
-// before anyone is told. A task's usage and the marks that say which messages it counted are in
-// the same record, so a record written late is late as a whole and never counts a message twice;
-// the restart's reconcile reads the child's messages again from OpenCode anyway.
+// usage) changes its task many times a second across a fan-out, and a line per change was the
+// whole task each time: most of a fan-out's history, and much of the core's work on a worker's
+// batch (docs/rationale/history.md). Progress is what the history may keep late: it is written
+// with the task's next change of any other kind (which writes the whole task, progress included),
+// or at the latest ProgressWriteMs after it came. What a crash can lose is that much of a running
+// task's progress, never a result: a result, a status, a notice owed, a permission asked all
+// touch the task and are written in their step, before anyone is told. A task's usage and the
+// marks that say which messages it counted are in the same record, so a record written late is
+// late as a whole and never counts a message twice; the restart's reconcile reads the child's
+// messages again from OpenCode anyway.
 //
 // The status API's event streams still get each progress change in its step (a task frame), so
 // the dashboard and the TUI follow a child as closely as before.
@@ -64,15 +64,16 @@ func (m *Machine) progressFrames() []Effect {
 	if len(m.progressed) == 0 {
 		return nil
 	}
-	ids := make([]string, 0, len(m.progressed))
-	for id := range m.progressed {
-		if !m.dirty[id] {
-			ids = append(ids, id)
-		}
-	}
+	progressed := m.progressed
 	m.progressed = nil
 	if !m.streamsListen() {
 		return nil
+	}
+	ids := make([]string, 0, len(progressed))
+	for id := range progressed {
+		if !m.dirty[id] {
+			ids = append(ids, id)
+		}
 	}
 	sortStrings(ids)
 	var frames []Effect
