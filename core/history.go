@@ -98,6 +98,8 @@ func (m *Machine) persistDirty() {
 	}
 	sort.Strings(ids)
 	m.dirty = nil
+	framed := m.progressFramed
+	m.progressFramed = nil
 	var appends []Effect
 	for _, id := range ids {
 		var line string
@@ -106,7 +108,7 @@ func (m *Machine) persistDirty() {
 		}
 		if t := m.tasks[id]; t != nil {
 			pub := t.public()
-			if m.streamsListen() {
+			if m.streamsListen() && !framed[id] {
 				frames = append(frames, m.taskFrameOf(t, pub))
 			}
 			t.sseSent = t.Status

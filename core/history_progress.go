@@ -47,12 +47,17 @@ func (m *Machine) armProgress() {
 	m.out = append(m.out, Effect{Kind: EffectTimerSet, TimerID: ProgressTimer, DelayMs: ProgressWriteMs})
 }
 
-// writeProgress makes every task whose progress is held dirty, so that this step writes it.
+// writeProgress makes every task whose progress is held dirty, so that this step writes it. The
+// event streams had each change in its step: the line goes without a frame (progressFramed).
 func (m *Machine) writeProgress() {
 	m.progressArmed = false
 	for id := range m.progressHeld {
 		if m.tasks[id] != nil {
 			m.touch(m.tasks[id])
+			if m.progressFramed == nil {
+				m.progressFramed = map[string]bool{}
+			}
+			m.progressFramed[id] = true
 		}
 	}
 	m.progressHeld = nil

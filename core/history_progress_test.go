@@ -46,7 +46,9 @@ func TestProgressIsWrittenLateAndOnce(t *testing.T) {
 	require.Empty(t, ofKind(h.effects[armed:], EffectHistoryAppend))
 	require.Zero(t, progressTimers(h.effects[armed:]), "one timer for all the progress held")
 
-	lines := ofKind(h.writeProgress(), EffectHistoryAppend)
+	written := h.writeProgress()
+	require.Empty(t, ofKind(written, EffectSSEBroadcast), "the streams had each change already")
+	lines := ofKind(written, EffectHistoryAppend)
 	require.Len(t, lines, 1)
 	require.Contains(t, lines[0].Line, `"toolCalls":2`)
 	require.Contains(t, lines[0].Line, `"text":"looked around"`)

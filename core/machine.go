@@ -73,13 +73,15 @@ type Machine struct {
 
 	dirty map[string]bool // tasks changed in this step, persisted at its end
 	// progressed: tasks whose progress alone changed in this step (shown on the event streams);
-	// progressHeld: those whose progress is still to be written, when progressArmed's timer fires
+	// progressHeld: those whose progress is still to be written, when progressArmed's timer fires;
+	// progressFramed: those the timer's step writes, whose frames went out with each change
 	// (history_progress.go).
-	progressed    map[string]bool
-	progressHeld  map[string]bool
-	progressArmed bool
-	historyLines  int     // lines in the history log, for compaction
-	size          logSize // its bytes, for compaction too (history_size.go)
+	progressed     map[string]bool
+	progressHeld   map[string]bool
+	progressFramed map[string]bool
+	progressArmed  bool
+	historyLines   int     // lines in the history log, for compaction
+	size           logSize // its bytes, for compaction too (history_size.go)
 	// tornTail: the log restored did not end its last line (a disk full, a power loss), so the
 	// first line appended after it starts with a newline that ends it (history.go).
 	tornTail     bool
