@@ -41,6 +41,19 @@ var workerFollowRule = FollowRule{
 	Types: workerStreamTypes(),
 }
 
+// WorkerFollowRule is the rule the core gives a host with each worker.follow, for a benchmark
+// that follows the workers' streams as a host does (a copy: changing it changes nothing here).
+func WorkerFollowRule() FollowRule {
+	r := workerFollowRule
+	r.Defer = append([]string(nil), r.Defer...)
+	r.Types = append([]string(nil), r.Types...)
+	r.Coalesce = map[string]string{}
+	for k, v := range workerFollowRule.Coalesce {
+		r.Coalesce[k] = v
+	}
+	return r
+}
+
 // workerReads is workerFollowRule.Types as a set.
 var workerReads = func() map[string]bool {
 	set := map[string]bool{}

@@ -103,6 +103,27 @@ func TestWorkerFollowCarriesTheGroupingRule(t *testing.T) {
 	require.NotContains(t, rule.Types, "session.updated")
 }
 
+// The rule a benchmark reads (WorkerFollowRule) is the one the follow effect carries, and a copy:
+// a caller that changes it changes nothing the core hands a host.
+func TestWorkerFollowRuleIsTheEffectsAndACopy(t *testing.T) {
+	h := newWK(t, twoWorkers(nil))
+	f := ofKind(h.run(Event{Type: EventStart}), EffectWorkerFollow)
+	given, err := json.Marshal(f[0].Follow)
+	require.NoError(t, err)
+	read := func() string {
+		b, err := json.Marshal(WorkerFollowRule())
+		require.NoError(t, err)
+		return string(b)
+	}
+	require.JSONEq(t, string(given), read())
+	r := WorkerFollowRule()
+	r.Defer[0], r.Types[0], r.Coalesce["message.part.updated"] = "changed", "changed", "changed"
+	require.JSONEq(t, string(given), read())
+	again, err := json.Marshal(ofKind(newWK(t, twoWorkers(nil)).run(Event{Type: EventStart}), EffectWorkerFollow)[0].Follow)
+	require.NoError(t, err)
+	require.JSONEq(t, string(given), string(again))
+}
+
 // A worker's session.updated, passed on by a host that does not follow the rule's types, is
 // not read: a session on a worker launches no batch of ours to name.
 func TestAWorkersSessionTitleIsNotRead(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/testharness/mockmodel"
 	"github.com/asyncagents/asyncagents/testharness/ocserve"
 )
@@ -22,11 +23,13 @@ const remoteFloorTool = "floor_remote_task"
 // loaded alone in a parent of its own: its tool creates the child session on the worker named
 // (BENCH_REMOTE_FLOOR_WORKERS: each worker's url, password and directory), prompts it without
 // waiting, writes a line "parent child worker" to BENCH_REMOTE_FLOOR_LAUNCHED and answers with
-// the child's session ID. Nothing in the parent follows the child.
+// the child's session ID. Nothing in the parent follows the child, unless BENCH_FOLLOW_STREAMS
+// names the script of a Worker that follows the workers' streams (the streams floor, below).
 var remoteFloorPlugin = `import { tool } from "@opencode-ai/plugin";
 import { appendFileSync } from "node:fs";
 
 export const BenchRemoteFloor = async () => {
+  if (process.env.BENCH_FOLLOW_STREAMS) new Worker(process.env.BENCH_FOLLOW_STREAMS);
   const workers = JSON.parse(process.env.BENCH_REMOTE_FLOOR_WORKERS ?? "{}");
   const headers = (w) => ({ authorization: "Basic " + btoa("opencode:" + w.password), "content-type": "application/json" });
   return {
@@ -187,8 +190,12 @@ type remoteFloorParent struct {
 	launched, told string
 }
 
-// startRemoteFloor starts the remote floor's parent on fl's workers and the one mock model.
-func startRemoteFloor(b *testing.B, root string, model *mockmodel.Server, fl *ocserve.Fleet) *remoteFloorParent {
+// startRemoteFloor starts the remote floor's parent on fl's workers and the one mock model; with
+// streams, the streams floor's: the same parent, and in it a Worker that follows each worker's
+// stream as the plugin's Worker does (plugin-js/workers_follow.ts, with the core's rule), feeding
+// what it reads to nothing. That is what any plugin that follows the workers' event streams
+// pays for the bytes alone, whatever it then does with them.
+func startRemoteFloor(b *testing.B, root string, model *mockmodel.Server, fl *ocserve.Fleet, streams bool) *remoteFloorParent {
 	tmp := b.TempDir()
 	spec, err := writeRemoteFloorPlugin(filepath.Join(tmp, "floor"), root)
 	if err != nil {
@@ -200,7 +207,11 @@ func startRemoteFloor(b *testing.B, root string, model *mockmodel.Server, fl *oc
 	}
 	list, _ := json.Marshal(workers)
 	f := &remoteFloorParent{model: model, workers: fl.Workers, launched: filepath.Join(tmp, "launched"), told: filepath.Join(tmp, "told")}
-	f.parent = ocserve.Start(b, ocserve.Options{ModelURL: model.URL(), LogLevel: "WARN", Plugins: []string{spec},
-		Env: []string{"BENCH_REMOTE_FLOOR_WORKERS=" + string(list), "BENCH_REMOTE_FLOOR_LAUNCHED=" + f.launched}})
+	env := []string{"BENCH_REMOTE_FLOOR_WORKERS=" + string(list), "BENCH_REMOTE_FLOOR_LAUNCHED=" + f.launched}
+	if streams {
+		rule, _ := json.Marshal(core.WorkerFollowRule())
+		env = append(env, "BENCH_FOLLOW_STREAMS="+filepath.Join(root, "testharness", "bench", "follow_streams.ts"), "BENCH_FOLLOW_RULE="+string(rule))
+	}
+	f.parent = ocserve.Start(b, ocserve.Options{ModelURL: model.URL(), LogLevel: "WARN", Plugins: []string{spec}, Env: env})
 	return f
 }

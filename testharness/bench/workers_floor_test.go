@@ -72,3 +72,23 @@ func TestLaunchedSinceSkipsEarlierFanOuts(t *testing.T) {
 		t.Fatalf("the whole file: %v", all)
 	}
 }
+
+// The streams floor is summed as the others are, and its figures are left out of a run without it.
+func TestSummaryReadsTheStreamsFloorWhenItRan(t *testing.T) {
+	samples := map[string][]workersSample{
+		"local":  {{cpu: 20}, {cpu: 22}, {cpu: 21}},
+		"remote": {{cpu: 2.2}, {cpu: 2.0}, {cpu: 2.1}},
+		"floor":  {{cpu: 1.6}, {cpu: 1.5}, {cpu: 1.7}},
+	}
+	if rep := summarizeWorkers(samples); rep.CPUStreamsS != 0 || rep.StreamsRatio != 0 || rep.OursOverStreams != 0 {
+		t.Fatalf("no streams floor ran, yet: %+v", rep)
+	}
+	samples["streams"] = []workersSample{{cpu: 1.9}, {cpu: 1.75}, {cpu: 1.8}}
+	rep := summarizeWorkers(samples)
+	if rep.CPUStreamsS != 1.8 || rep.StreamsRatio != 1.8/21 || rep.OursOverStreams != 2.1/1.8 {
+		t.Fatalf("streams floor: %.3f s, %.4f of local, ours %.3f of it", rep.CPUStreamsS, rep.StreamsRatio, rep.OursOverStreams)
+	}
+	if len(rep.Runs["streams"]) != 3 {
+		t.Fatalf("its rounds: %v", rep.Runs["streams"])
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -74,7 +75,7 @@ func workersScript(req mockmodel.Request) mockmodel.Reply {
 	}
 	if strings.HasPrefix(req.LastUser, fanoutPrefix) {
 		remote := strings.Contains(req.LastUser, " run=remote")
-		floorRun := strings.Contains(req.LastUser, " run=floor")
+		floorRun := strings.Contains(req.LastUser, " run=floor") || strings.Contains(req.LastUser, " run=streams") // both floors
 		var calls []mockmodel.ToolCall
 		for _, f := range strings.Fields(req.LastUser) {
 			delays, ok := strings.CutPrefix(f, "delays=")
@@ -147,8 +148,10 @@ var workersRounds = func() int {
 // against local. Beside them runs the remote floor (workers_floor.go), in a parent of its own on
 // the same workers: what OpenCode itself spends on such a fan-out (the launching turn, a notice
 // message per child, the turn the last one wakes) with nothing in the parent following the
-// children. After a discarded warm-up round, each round runs the three, in an order that turns
-// by one every round. It adds a "workers" field to dist/bench.json (for children of other sizes,
+// children. With ASYNCAGENTS_BENCH_STREAM_FLOOR=1 a fourth system runs too, the streams floor:
+// the remote floor with a Worker in its parent that follows the workers' streams as ours does and
+// does nothing with them (workers_floor.go). After a discarded warm-up round, each round runs
+// them all, in an order that turns by one every round. It adds a "workers" field to dist/bench.json (for children of other sizes,
 // "workers_<n>_steps") and prints a table.
 func BenchmarkWorkers(b *testing.B) {
 	root := ocserve.RepoRoot(b)
@@ -161,7 +164,13 @@ func BenchmarkWorkers(b *testing.B) {
 			Workers: 2, Config: map[string]any{"maxConcurrentStarts": 20}, Worker: map[string]any{"maxTasks": 10}})
 		oc := fleetServed{served{fl.Parent}, statusAPI{fmt.Sprintf("http://127.0.0.1:%d", port)},
 			[]*ocserve.Server{fl.Workers["w1"], fl.Workers["w2"]}}
-		floor := startRemoteFloor(b, root, model, fl)
+		floor := startRemoteFloor(b, root, model, fl, false)
+		systems := []string{"local", "remote", "floor"}
+		var streamFloor *remoteFloorParent
+		if os.Getenv("ASYNCAGENTS_BENCH_STREAM_FLOOR") == "1" {
+			streamFloor = startRemoteFloor(b, root, model, fl, true)
+			systems = append(systems, "streams")
+		}
 		pid := fl.Parent.PID()
 		// The parent's CPU at rest, before any fan-out: OpenCode's own baseline, which every
 		// fan-out's figure holds for as long as it runs. This sleep is the measuring window.
@@ -170,21 +179,21 @@ func BenchmarkWorkers(b *testing.B) {
 		restPerS := (treeCPU(pid) - restFrom) / restWindow.Seconds()
 		samples := map[string][]workersSample{}
 		for round := 0; round <= workersRounds; round++ {
-			order := []string{"local", "remote", "floor"}
-			order = append(order[round%3:], order[:round%3]...)
+			order := slices.Concat(systems[round%len(systems):], systems[:round%len(systems)])
 			for _, where := range order {
 				// Bigger children take longer: the bound grows with them.
 				ctx, cancel := context.WithTimeout(context.Background(), runTimeout*time.Duration(max(1, workerSteps/6)))
 				label := fmt.Sprintf("%s-r%d", where, round)
 				pid, parent := pid, fl.Parent
-				if where == "floor" {
-					pid, parent = floor.parent.PID(), floor.parent
+				floorOf := map[string]*remoteFloorParent{"floor": floor, "streams": streamFloor}[where]
+				if floorOf != nil {
+					pid, parent = floorOf.parent.PID(), floorOf.parent
 				}
 				before, workersBefore, threadsBefore := treeCPU(pid), workersCPU(fl), threadCPU(pid)
 				var r *run
 				var err error
-				if where == "floor" {
-					r, err = floor.fanOut(ctx, oc, label)
+				if floorOf != nil {
+					r, err = floorOf.fanOut(ctx, oc, label)
 				} else {
 					r, err = fanOut(ctx, oc, model, ours, workersCase, label)
 				}
@@ -278,12 +287,16 @@ type workersReport struct {
 	NoticeLocalMs  float64 `json:"notice_local_p50_ms"`
 	NoticeRemoteMs float64 `json:"notice_remote_p50_ms"`
 	// The remote floor (workers_floor.go): OpenCode's own share of a fan-out on the workers.
-	CPUFloorS     float64              `json:"cpu_floor_s"`
-	FloorRatio    float64              `json:"cpu_floor_over_local"`
-	OursOverFloor float64              `json:"cpu_remote_over_floor"`
-	Runs          map[string][]float64 `json:"runs_cpu_s"`
-	Turns         map[string][]int     `json:"runs_parent_turns"`
-	Load          []float64            `json:"load"`
+	CPUFloorS     float64 `json:"cpu_floor_s"`
+	FloorRatio    float64 `json:"cpu_floor_over_local"`
+	OursOverFloor float64 `json:"cpu_remote_over_floor"`
+	// The streams floor (ASYNCAGENTS_BENCH_STREAM_FLOOR=1): the remote floor and the streams read.
+	CPUStreamsS     float64              `json:"cpu_streams_floor_s,omitempty"`
+	StreamsRatio    float64              `json:"cpu_streams_floor_over_local,omitempty"`
+	OursOverStreams float64              `json:"cpu_remote_over_streams_floor,omitempty"`
+	Runs            map[string][]float64 `json:"runs_cpu_s"`
+	Turns           map[string][]int     `json:"runs_parent_turns"`
+	Load            []float64            `json:"load"`
 }
 
 func summarizeWorkers(s map[string][]workersSample) *workersReport {
@@ -296,7 +309,7 @@ func summarizeWorkers(s map[string][]workersSample) *workersReport {
 		}
 		return median(xs)
 	}
-	for _, where := range []string{"local", "remote", "floor"} {
+	for _, where := range []string{"local", "remote", "floor", "streams"} {
 		for _, x := range s[where] {
 			rep.Runs[where] = append(rep.Runs[where], x.cpu)
 			rep.Turns[where] = append(rep.Turns[where], x.turns)
@@ -313,6 +326,11 @@ func summarizeWorkers(s map[string][]workersSample) *workersReport {
 	if rep.CPUFloorS > 0 {
 		rep.OursOverFloor = rep.CPURemoteS / rep.CPUFloorS
 	}
+	if len(s["streams"]) > 0 && rep.CPULocalS > 0 {
+		rep.CPUStreamsS = med("streams", func(x workersSample) float64 { return x.cpu })
+		rep.StreamsRatio = rep.CPUStreamsS / rep.CPULocalS
+		rep.OursOverStreams = rep.CPURemoteS / rep.CPUStreamsS
+	}
 	rep.WallLocalS = med("local", func(x workersSample) float64 { return x.wallMs / 1000 })
 	rep.WallRemoteS = med("remote", func(x workersSample) float64 { return x.wallMs / 1000 })
 	rep.NoticeLocalMs = med("local", func(x workersSample) float64 { return x.noticeMs })
@@ -327,8 +345,14 @@ func printWorkers(r *workersReport) {
 	fmt.Printf("| local | %.2f s | - | %.0f ms | %v |\n", r.CPULocalS, r.NoticeLocalMs, r.Turns["local"])
 	fmt.Printf("| 2 workers | %.2f s | %.2f s | %.0f ms | %v |\n", r.CPURemoteS, r.CPUWorkersS, r.NoticeRemoteMs, r.Turns["remote"])
 	fmt.Printf("| remote floor | %.2f s | - | - | %v |\n", r.CPUFloorS, r.Turns["floor"])
+	if r.CPUStreamsS > 0 {
+		fmt.Printf("| streams floor | %.2f s | - | - | %v |\n", r.CPUStreamsS, r.Turns["streams"])
+	}
 	fmt.Printf("\nCPU remote/local: %.3f (target at most 0.1); per round local %v, remote %v\n", r.CPURatio, r.Runs["local"], r.Runs["remote"])
 	fmt.Printf("CPU floor/local: %.3f, remote/floor: %.2f; per round floor %v\n", r.FloorRatio, r.OursOverFloor, r.Runs["floor"])
+	if r.CPUStreamsS > 0 {
+		fmt.Printf("CPU streams floor/local: %.3f, remote/streams floor: %.2f; per round streams floor %v\n", r.StreamsRatio, r.OursOverStreams, r.Runs["streams"])
+	}
 	fmt.Printf("wall local %.1f s, remote %.1f s; the parent at rest: %.3f CPU s per s (%.2f s over the remote wall)\n",
 		r.WallLocalS, r.WallRemoteS, r.RestCPUPerS, r.RestCPUPerS*r.WallRemoteS)
 }
