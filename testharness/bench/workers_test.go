@@ -151,8 +151,8 @@ var workersRounds = func() int {
 // children. With ASYNCAGENTS_BENCH_STREAM_FLOOR=1 a fourth system runs too, the streams floor:
 // the remote floor with a Worker in its parent that follows the workers' streams as ours does and
 // does nothing with them (workers_floor.go). After a discarded warm-up round, each round runs
-// them all, in an order that turns by one every round. It adds a "workers" field to dist/bench.json (for children of other sizes,
-// "workers_<n>_steps") and prints a table.
+// them all, in an order that turns by one every round. It adds a "workers" field to
+// dist/bench.json (for children of other sizes, "workers_<n>_steps") and prints a table.
 func BenchmarkWorkers(b *testing.B) {
 	root := ocserve.RepoRoot(b)
 	for i := 0; i < b.N; i++ {
