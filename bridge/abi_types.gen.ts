@@ -1276,6 +1276,13 @@ export interface WorkerConfig {
    * count as lost.
    */
   lostAfterMs?: number;
+  /**
+   * RestAfterMs is how long the worker may hold none of this parent's tasks before its event
+   * stream is closed (it rests): the stream carries every session's events, other parents'
+   * children's too, and reading them costs the parent's process. A task placed there opens it
+   * again.
+   */
+  restAfterMs?: number;
   /** Insecure allows http:// to a host that is not loopback. */
   insecure?: boolean;
   /**

@@ -72,6 +72,10 @@ const (
 	// same worker is a no-op), reconnecting with backoff, and feeds its payloads back as opencode
 	// events with Worker set, and its state as worker.state events. No reply.
 	EffectWorkerFollow = "worker.follow"
+	// worker.unfollow closes the worker's stream that worker.follow opened and forgets it: no
+	// more of its events or states are fed, and a later worker.follow opens a new one. The core
+	// sends it when the worker rests (workers_rest.go). No reply.
+	EffectWorkerUnfollow = "worker.unfollow"
 	// worker.health asks GET /global/health; replies {healthy, version}, or fails with a plain
 	// reason ("wrong username or password (401)", "connection refused", "timed out after 5 s").
 	EffectWorkerHealth = "worker.health"

@@ -254,6 +254,7 @@ func (m *Machine) Step(now int64, ev Event) []Effect {
 		m.log("warn", fmt.Sprintf("unknown event type %q ignored", ev.Type))
 	}
 	if len(m.dirty) > 0 {
+		m.noteWorkerUse()
 		m.syncDeadlines()
 		m.pruneHistory(true) // a change may have put the store past its limits
 	}

@@ -35,6 +35,7 @@ func (m *Machine) onTimer(id string) {
 		m.retryReconcile()
 	case id == HeartbeatTimer:
 		m.expirePending()
+		m.restIdleWorkers()
 		if m.streamsListen() {
 			m.out = append(m.out, Effect{Kind: EffectSSEBroadcast, Frame: httpapi.HeartbeatFrame(m.now)})
 		}
@@ -47,6 +48,8 @@ func (m *Machine) onTimer(id string) {
 		m.onPermissionTimeout(strings.TrimPrefix(id, permissionTimerPrefix))
 	case strings.HasPrefix(id, deadlineTimerPrefix):
 		m.onDeadline(strings.TrimPrefix(id, deadlineTimerPrefix))
+	case strings.HasPrefix(id, workerRestPrefix):
+		m.onRestTimer(strings.TrimPrefix(id, workerRestPrefix))
 	case strings.HasPrefix(id, workerLostPrefix):
 		m.onWorkerLost(strings.TrimPrefix(id, workerLostPrefix))
 	case strings.HasPrefix(id, childrenTimerPrefix):

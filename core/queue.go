@@ -5,6 +5,9 @@ import "github.com/asyncagents/asyncagents/core/task"
 // startTask creates the child session if the task has none yet, then sends the child its prompt;
 // a forked child gets its context first.
 func (m *Machine) startTask(t *run) {
+	if t.Worker != "" {
+		m.wake(t.Worker)
+	}
 	if t.SessionID == "" {
 		if m.prepareWorktree(t) {
 			return

@@ -126,6 +126,9 @@ func (m *Machine) onResumeChecked(p pending, ev Event) {
 
 // startResume sends a resumed task's follow-up to its child, once it has a start slot.
 func (m *Machine) startResume(t *run) {
+	if t.Worker != "" {
+		m.wake(t.Worker)
+	}
 	m.beginAttempt(t, false)
 	m.sendPrompt(t)
 	m.tmuxOpen(t)

@@ -269,6 +269,9 @@ func (m *Machine) checkAgentAndLaunch(l *launch) {
 		},
 		canDelegate: l.canDelegate,
 	}
+	if t.Worker != "" {
+		m.wake(t.Worker) // a task queued there keeps its stream followed too
+	}
 	if t.Worker != "" && !m.workerUp(t.Worker) {
 		m.armLost(t.Worker) // placed on its health's word: its stream must come up in time
 	}

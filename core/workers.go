@@ -45,8 +45,14 @@ type workerLink struct {
 	// swept: its worktrees were asked for after the restore, listed: the answer came
 	// (workers_worktree_restart.go).
 	swept, listed bool
-	// probe: what a read-only view heard from its health (workers_probe.go).
+	// probe: what a read-only view heard from its health (workers_probe.go), or this parent
+	// while the worker rests.
 	probe probe
+	// resting: its stream is closed on purpose (workers_rest.go); inUse: it held a task of this
+	// parent at the last step that changed tasks, idleSince: when it last stopped holding one,
+	// restArmed: its rest timer runs.
+	resting, inUse, restArmed bool
+	idleSince                 int64
 }
 
 // link is the record of a configured worker (nil for a name the config does not hold).
@@ -84,7 +90,7 @@ func (m *Machine) remote(name string) *Remote {
 // followWorkers asks the host, at start, to follow every configured worker's stream.
 func (m *Machine) followWorkers() {
 	for _, name := range m.cfg.WorkerNames() {
-		m.link(name)
+		m.link(name).idleSince = m.now
 		m.emit(Effect{Kind: EffectWorkerFollow, Worker: name, Remote: m.remote(name), Follow: &workerFollowRule})
 	}
 	m.failUnconfigured()
@@ -98,6 +104,9 @@ func (m *Machine) onWorkerState(ev Event) {
 	if w == nil {
 		m.log("warn", fmt.Sprintf("state of unknown worker %q ignored", ev.Worker))
 		return
+	}
+	if w.resting {
+		return // fed before its stream was closed: the worker rests
 	}
 	state := WorkerDown
 	if ev.Up {
@@ -237,6 +246,13 @@ func (m *Machine) onWorkerHealth(p pending, ev Event) {
 		return
 	}
 	if p.launch != nil {
+		if m.resting(p.worker) {
+			m.onProbed(p.worker, ev, h) // what "auto" and the table go by while it rests
+		}
+		if !ev.OK && p.launch.args.Worker == config.WorkerAuto && m.resting(p.worker) {
+			m.checkAgentAndLaunch(p.launch) // placed again: that worker counts as out of reach now
+			return
+		}
 		if !ev.OK {
 			m.failTool(p.launch.callID, fmt.Sprintf(workerUnreachableFmt, p.worker, ev.Error))
 			return

@@ -35,7 +35,7 @@ func (m *Machine) places() (localFree int, out []placement.Place) {
 	l := m.limits()
 	u := l.InUse(records(m.activeTasks()))
 	for _, name := range m.cfg.WorkerNames() {
-		out = append(out, placement.Place{Name: name, Up: m.workerUp(name), Free: l.Workers[name] - u.ByWorker[name]})
+		out = append(out, placement.Place{Name: name, Up: m.workerUp(name), Resting: m.restingReachable(name), Free: l.Workers[name] - u.ByWorker[name]})
 	}
 	return l.MaxStarts - u.Total, out
 }
@@ -45,7 +45,8 @@ func (m *Machine) places() (localFree int, out []placement.Place) {
 func (m *Machine) placesFor(agent string) (localFree int, out []placement.Place) {
 	localFree, out = m.places()
 	for i := range out {
-		out[i].Up = out[i].Up && !m.lacksAgent(out[i].Name, agent)
+		lacks := m.lacksAgent(out[i].Name, agent)
+		out[i].Up, out[i].Resting = out[i].Up && !lacks, out[i].Resting && !lacks
 	}
 	if m.lacksAgent("", agent) {
 		localFree = math.MinInt32
@@ -105,9 +106,10 @@ type WorkerInfo struct {
 	// Agents are the agents a task may run there, as the worker listed them (absent until it has).
 	Agents []string `json:"agents,omitempty"`
 	// Health is what a read-only view (asyncagents serve, whose State is "not followed") heard
-	// from the worker's GET /global/health: "reachable", "unreachable" (HealthError says why) or
-	// "unknown" before its first answer; since HealthSince, last asked at HealthAt. The plugin's
-	// server leaves it out: its State says more.
+	// from the worker's GET /global/health, or the plugin while the worker rests (State
+	// "resting"): "reachable", "unreachable" (HealthError says why) or "unknown" before its
+	// first answer; since HealthSince, last asked at HealthAt. Left out while the plugin follows
+	// the worker's stream: its State says more.
 	Health      string `json:"health,omitempty"`
 	HealthError string `json:"healthError,omitempty"`
 	HealthSince int64  `json:"healthSince,omitempty"`
@@ -129,6 +131,9 @@ func (m *Machine) Workers() []WorkerInfo {
 		}
 		if m.cfg.API.ReadOnly {
 			m.probed(&info)
+		} else if l := m.workers[name]; l != nil && l.resting {
+			p := l.probe
+			info.Health, info.HealthError, info.HealthSince, info.HealthAt = p.health, p.err, p.since, p.at
 		}
 		for _, t := range active {
 			switch {

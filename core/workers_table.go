@@ -19,7 +19,8 @@ const NoWorkers = "No workers configured: add them under \"workers\" in the asyn
 // WorkersTable renders GET /v1/workers's answer for a terminal (`asyncagents workers`): one row
 // a worker, with its health (and for how long, and why, when it is not up), its load and the
 // OpenCode version it answered with. The health comes last: its reason is the longest cell. A
-// read-only view's rows show its own health asks, and a line under them says so.
+// read-only view's rows show its own health asks, and a line under them says so; a resting
+// worker's row says so, with what its last health ask heard.
 func WorkersTable(body string, now int64) (string, error) {
 	var a workersAnswer
 	if err := json.Unmarshal([]byte(body), &a); err != nil {
@@ -41,6 +42,11 @@ func WorkersTable(body string, now int64) (string, error) {
 		}
 		if since > 0 && now > 0 {
 			health += " for " + text.Duration(now-since)
+		}
+		if w.State == WorkerResting {
+			// No task of this parent there: its stream is closed, its health asked.
+			health += ", " + cellOr(w.Health, WorkerUnknown)
+			why = w.HealthError
 		}
 		if why != "" {
 			health += ": " + why

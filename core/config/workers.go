@@ -27,6 +27,11 @@ type WorkerConfig struct {
 	// LostAfterMs is how long the worker's event stream may stay down before its running tasks
 	// count as lost.
 	LostAfterMs int64 `json:"lostAfterMs,omitempty"`
+	// RestAfterMs is how long the worker may hold none of this parent's tasks before its event
+	// stream is closed (it rests): the stream carries every session's events, other parents'
+	// children's too, and reading them costs the parent's process. A task placed there opens it
+	// again.
+	RestAfterMs int64 `json:"restAfterMs,omitempty"`
 	// Insecure allows http:// to a host that is not loopback.
 	Insecure bool `json:"insecure,omitempty"`
 	// RerunLost starts a task lost with its worker again (a new attempt, placed again) instead
@@ -61,6 +66,7 @@ const (
 	DefaultWorkerUsername    = "opencode"
 	DefaultWorkerMaxTasks    = 4
 	DefaultWorkerLostAfterMs = 60_000
+	DefaultWorkerRestAfterMs = 60_000
 )
 
 // WorkerRequired are the fields every worker must set.
@@ -81,6 +87,9 @@ func (w WorkerConfig) withDefaults() WorkerConfig {
 	}
 	if w.LostAfterMs <= 0 {
 		w.LostAfterMs = DefaultWorkerLostAfterMs
+	}
+	if w.RestAfterMs <= 0 {
+		w.RestAfterMs = DefaultWorkerRestAfterMs
 	}
 	return w
 }
@@ -174,6 +183,7 @@ func workerRule() *rule {
 		field{"directory", text(AbsPathPattern, "an absolute path")},
 		field{"maxTasks", &rule{kind: ruleInt, min: 1}},
 		field{"lostAfterMs", &rule{kind: ruleInt, min: 1000}},
+		field{"restAfterMs", &rule{kind: ruleInt, min: 1000}},
 		field{"insecure", &rule{kind: ruleBool}},
 		field{"rerunLost", &rule{kind: ruleBool}},
 	)
@@ -202,6 +212,8 @@ func setWorker(c *Config, name string, n *jnode) {
 			w.MaxTasks = int(x)
 		case "lostAfterMs":
 			w.LostAfterMs, _ = v.integer()
+		case "restAfterMs":
+			w.RestAfterMs, _ = v.integer()
 		case "insecure":
 			w.Insecure = v.b
 		case "rerunLost":

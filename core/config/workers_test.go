@@ -37,6 +37,8 @@ func TestWorkerConfigRefusals(t *testing.T) {
 		{"maxTasks 0", `{"workers":{"w1":{` + okWorker + `,"maxTasks":0}}}`, `workers.w1.maxTasks: must be a positive integer, got 0`},
 		{"lostAfterMs too short", `{"workers":{"w1":{` + okWorker + `,"lostAfterMs":10}}}`,
 			`workers.w1.lostAfterMs: must be an integer >= 1000, got 10`},
+		{"restAfterMs too short", `{"workers":{"w1":{` + okWorker + `,"restAfterMs":0}}}`,
+			`workers.w1.restAfterMs: must be an integer >= 1000, got 0`},
 		{"username with a colon", `{"workers":{"w1":{` + okWorker + `,"username":"a:b"}}}`,
 			`workers.w1.username: must be a user name without ":", got "a:b"`},
 		{"unknown field", `{"workers":{"w1":{` + okWorker + `,"maxTask":3}}}`, `workers.w1.maxTask: unknown field (did you mean maxTasks?)`},
@@ -68,7 +70,7 @@ func TestWorkerConfigAccepted(t *testing.T) {
 	require.NoError(t, err)
 	cfg = cfg.WithDefaults()
 	require.Equal(t, WorkerConfig{URL: "http://10.0.0.5:1", Username: "opencode", PasswordEnv: "C", Directory: `C:\repo`,
-		MaxTasks: 4, LostAfterMs: 60000, Insecure: true}, cfg.Workers["w1"], "the project's w1 replaces the global one as a whole")
+		MaxTasks: 4, LostAfterMs: 60000, RestAfterMs: 60000, Insecure: true}, cfg.Workers["w1"], "the project's w1 replaces the global one as a whole")
 	require.Equal(t, 4, cfg.Workers["w2"].MaxTasks)
 	require.True(t, cfg.Workers["lo"].RerunLost)
 	require.Equal(t, []string{"lo", "w1", "w2"}, cfg.WorkerNames())

@@ -4,6 +4,6 @@ package httpapi
 
 // The hashes of the dashboard page's inline script and style, for its Content-Security-Policy.
 const (
-	dashboardScriptHash = "sha256-kyEpkkYo3wO4IXYODCF9kkjjO2WrVbSNIb1Awd84Js0="
+	dashboardScriptHash = "sha256-88QCsVmTRSylJ+SM192dwJmqw5YOqd8Lafpj3frCPu4="
 	dashboardStyleHash  = "sha256-tMbAoHvCoh2bvFVdXJQTANSN0fYY/i71dzglaIM5X/Y="
 )

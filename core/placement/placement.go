@@ -9,8 +9,11 @@ import "github.com/asyncagents/asyncagents/core/config"
 // Place is a worker as placement sees it.
 type Place struct {
 	Name string
-	// Up: its event stream is connected. Only such a worker takes an "auto" task.
+	// Up: its event stream is connected. Such a worker takes an "auto" task.
 	Up bool
+	// Resting: its stream is closed on purpose and its health did not say it is out of reach.
+	// It takes an "auto" task too, after a health check.
+	Resting bool
 	// Free is its free slots: maxTasks minus the tasks it holds (running or queued for it).
 	Free int
 }
@@ -18,19 +21,20 @@ type Place struct {
 // Local is the local OpenCode's name in a Decision ("").
 const Local = ""
 
-// Decision is where a launch goes: Worker ("" for local), and Check when the named worker's
-// stream is not known up, so its health must be asked before the launch is answered.
+// Decision is where a launch goes: Worker ("" for local), and Check when the worker's stream is
+// not known up (a named worker's, or a resting one "auto" picked), so its health must be asked
+// before the launch is answered.
 type Decision struct {
 	Worker string
 	Check  bool
 }
 
 // Auto picks the place with the most free slots: the local machine (localFree) and every worker
-// whose stream is up; ties go to local, then to the first worker in the order given.
+// whose stream is up or that rests; ties go to local, then to the first worker in the order given.
 func Auto(localFree int, workers []Place) string {
 	best, bestFree := Local, localFree
 	for _, w := range workers {
-		if w.Up && w.Free > bestFree {
+		if (w.Up || w.Resting) && w.Free > bestFree {
 			best, bestFree = w.Name, w.Free
 		}
 	}
@@ -45,7 +49,13 @@ func Decide(want string, localFree int, workers []Place) Decision {
 	case "", config.WorkerLocal:
 		return Decision{}
 	case config.WorkerAuto:
-		return Decision{Worker: Auto(localFree, workers)}
+		d := Decision{Worker: Auto(localFree, workers)}
+		for _, w := range workers {
+			if w.Name == d.Worker && !w.Up {
+				d.Check = true // it rests: asked before a task goes there
+			}
+		}
+		return d
 	}
 	for _, w := range workers {
 		if w.Name == want {

@@ -54,6 +54,7 @@ var options = []option{
 	{path: "workers.<name>.directory", kind: "string", pattern: config.AbsPathPattern, none: "required", doc: "The repository's path on the worker, where its tasks work."},
 	{path: "workers.<name>.maxTasks", kind: "integer", min: 1, def: config.DefaultWorkerMaxTasks, doc: "How many tasks run on the worker at once; further tasks placed there wait, queued. They take no local slot (`maxConcurrentStarts`)."},
 	{path: "workers.<name>.lostAfterMs", kind: "integer", min: 1000, def: config.DefaultWorkerLostAfterMs, doc: "How long the worker's event stream may stay down before its running tasks fail as lost (keeping their partial work)."},
+	{path: "workers.<name>.restAfterMs", kind: "integer", min: 1000, def: config.DefaultWorkerRestAfterMs, doc: "How long the worker may hold none of this parent's tasks before the parent stops following its event stream (which carries every session's events, other parents' children's too) and only asks its health; a task placed there follows it again."},
 	{path: "workers.<name>.insecure", kind: "boolean", def: false, doc: "Allow `http://` to a worker that is not on loopback: the password and all the work then cross the network in clear."},
 	{path: "workers.<name>.rerunLost", kind: "boolean", def: false, doc: "A task lost with its worker starts again (a new attempt, placed again) instead of failing."},
 	{path: "fallback.enabled", kind: "boolean", doc: "The fallback loop: `false` runs each task on the first model of its chain only, and a provider error fails it."},
