@@ -72,6 +72,10 @@ export async function performOnWorker(e: WorkerEffect, followers: WorkerFollower
       followers.follow(worker, remote, e.follow);
       return null;
     }
+    if (e.kind === "worker.unfollow") {
+      followers.unfollow(worker);
+      return null;
+    }
     const worktree = WORKTREE_ROUTES[e.kind];
     if (worktree) {
       try {

@@ -144,6 +144,24 @@ test("a second follow of the same worker opens no second stream; stop ends the s
   expect(states().length).toBe(1);
 });
 
+test("unfollow closes the stream and feeds nothing more, not even its end; a later follow opens a new one, heard from its connect", async () => {
+  followers.follow("w1", remote());
+  const s = await fake.nthStream(1);
+  s.send({ payload: { type: "server.connected", properties: {} } });
+  await until("up", () => states().length === 1);
+  followers.unfollow("w1");
+  await s.closed; // the fake sees its client leave
+  s.send(frame("session.idle", { sessionID: "ses_r" }));
+  followers.follow("w1", remote());
+  const again = await fake.nthStream(2);
+  again.send({ payload: { type: "server.connected", properties: {} } });
+  again.send(frame("session.idle", { sessionID: "ses_q" }));
+  await until("the new stream's event", () => events().length === 1);
+  expect(states()).toEqual([{ type: "worker.state", worker: "w1", up: true }, { type: "worker.state", worker: "w1", up: true }]);
+  expect((events()[0] as any).event.properties).toEqual({ sessionID: "ses_q" });
+  expect(streamOpens().length).toBe(2);
+});
+
 test("a follow asked again (a new core after a trap) opens no second stream and hears the state the stream is in", async () => {
   followers.follow("w1", remote());
   followers.follow("w1", remote()); // before the stream said anything: nothing to tell yet

@@ -149,6 +149,16 @@ export class WorkerFollowers {
     void this.run(worker, remote, ac.signal, rule);
   }
 
+  /**
+   * Closes worker's stream and forgets it (the worker rests, core/workers_rest.go): nothing more
+   * of it is fed, not even its end, and a later follow opens a new one.
+   */
+  unfollow(worker: string): void {
+    this.streams.get(worker)?.abort();
+    this.streams.delete(worker);
+    this.states.delete(worker);
+  }
+
   /** Ends every stream and follows no more (the plugin stops or OpenCode disposes it). */
   stop(): void {
     this.stopped = true;
