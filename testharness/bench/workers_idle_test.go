@@ -1,0 +1,133 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/testharness/mockmodel"
+	"github.com/asyncagents/asyncagents/testharness/ocserve"
+)
+
+// idleRounds is how many fan-outs BenchmarkWorkerIdleParent measures after its warm-up.
+const idleRounds = 3
+
+// workersIdleReport is BenchmarkWorkerIdleParent's field of dist/bench.json: the CPU seconds of
+// two idle parents with our plugin while another parent's fan-out (the remote floor's: 20
+// children on the two workers) runs, one whose workers rest (restAfterMs 1 s) and one that keeps
+// following them (restAfterMs an hour), per round and as medians, and their ratio.
+type workersIdleReport struct {
+	RestingCPU    []float64 `json:"resting_cpu_s"`
+	FollowingCPU  []float64 `json:"following_cpu_s"`
+	RestingP50    float64   `json:"resting_cpu_p50_s"`
+	FollowingP50  float64   `json:"following_cpu_p50_s"`
+	RestingOverFo float64   `json:"resting_over_following"`
+	FanOutWallS   []float64 `json:"fan_out_wall_s"`
+}
+
+// BenchmarkWorkerIdleParent: what a parent with no task on a worker pays while other sessions
+// stream there (a second parent's fan-out, here the remote floor's, which follows nothing itself).
+// Two parents with our plugin stay idle on the same two workers: in one the workers rest
+// (core/workers_rest.go), in the other they never do, which is how every parent followed them
+// before resting. Both are measured over the same fan-outs.
+func BenchmarkWorkerIdleParent(b *testing.B) {
+	root := ocserve.RepoRoot(b)
+	for i := 0; i < b.N; i++ {
+		model := mockmodel.Start(b, workersScript)
+		fl := ocserve.StartFleet(b, ocserve.FleetOptions{
+			Parent:  ocserve.Options{ModelURL: model.URL(), LogLevel: "WARN", Plugins: []string{ocserve.PluginSpec(b)}},
+			Workers: 2, Config: map[string]any{"maxConcurrentStarts": 20}, Worker: map[string]any{"maxTasks": 10}})
+		floor := startRemoteFloor(b, root, model, fl, false)
+		resting, restingAPI := startIdleParent(b, model, fl, 1000)
+		following, followingAPI := startIdleParent(b, model, fl, 3_600_000)
+		// Never used, the resting parent's workers rest at its first heartbeat (30 s) past 1 s.
+		waitWorkerStates(b, restingAPI, core.WorkerResting, 90*time.Second)
+		waitWorkerStates(b, followingAPI, core.WorkerUp, 30*time.Second)
+		oc := fleetServed{served{fl.Parent}, statusAPI{restingAPI}, []*ocserve.Server{fl.Workers["w1"], fl.Workers["w2"]}}
+		var rep workersIdleReport
+		for round := 0; round <= idleRounds; round++ {
+			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+			r0, f0 := treeCPU(resting.PID()), treeCPU(following.PID())
+			r, err := floor.fanOut(ctx, oc, fmt.Sprintf("floor-idle-r%d", round))
+			cancel()
+			if err != nil {
+				b.Fatalf("round %d: %v", round, err)
+			}
+			rc, fc := treeCPU(resting.PID())-r0, treeCPU(following.PID())-f0
+			fmt.Printf("idle round %d: fan-out %.1f s; resting parent %.2f s, following parent %.2f s\n", round, r.WallMs/1000, rc, fc)
+			if round > 0 {
+				rep.RestingCPU, rep.FollowingCPU = append(rep.RestingCPU, rc), append(rep.FollowingCPU, fc)
+				rep.FanOutWallS = append(rep.FanOutWallS, r.WallMs/1000)
+			}
+		}
+		// Still so after the fan-outs: nothing woke the resting parent's workers.
+		waitWorkerStates(b, restingAPI, core.WorkerResting, 5*time.Second)
+		waitWorkerStates(b, followingAPI, core.WorkerUp, 5*time.Second)
+		rep.RestingP50, rep.FollowingP50 = median(rep.RestingCPU), median(rep.FollowingCPU)
+		if rep.FollowingP50 > 0 {
+			rep.RestingOverFo = rep.RestingP50 / rep.FollowingP50
+		}
+		fmt.Printf("idle parents during another parent's fan-out on their workers, medians of %d rounds: resting %.2f s, following %.2f s (%.2f)\n",
+			idleRounds, rep.RestingP50, rep.FollowingP50, rep.RestingOverFo)
+		b.ReportMetric(rep.RestingOverFo, "cpu-resting/following")
+		if err := addReportField(filepath.Join(root, "dist", "bench.json"), "workers_idle", rep); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// startIdleParent starts a parent with our plugin and its own status API on fl's workers, with
+// their restAfterMs at rest, loads its plugin and returns it with its status API's URL.
+func startIdleParent(b *testing.B, model *mockmodel.Server, fl *ocserve.Fleet, rest int64) (*ocserve.Server, string) {
+	port := freePort(b)
+	opt := ocserve.Options{ModelURL: model.URL(), LogLevel: "WARN", Plugins: []string{ocserve.PluginSpec(b)},
+		Env: []string{"ASYNCAGENTS_API_PORT=" + strconv.Itoa(port), "ASYNCAGENTS_API_AUTH=none"}}
+	workers := map[string]any{}
+	for name, w := range fl.Workers {
+		workers[name] = map[string]any{"url": w.URL, "passwordEnv": ocserve.PasswordEnv(name), "directory": w.Dir, "restAfterMs": rest}
+		opt.Env = append(opt.Env, ocserve.PasswordEnv(name)+"="+w.Password())
+	}
+	project := ocserve.Prepare(b, opt)
+	raw, _ := json.Marshal(map[string]any{"workers": workers})
+	if err := os.WriteFile(filepath.Join(project.Dir, ".opencode", "asyncagents.json"), raw, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	oc := ocserve.Launch(b, project, opt)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := oc.CreateSession(ctx, "warm-up"); err != nil { // loads the plugin
+		b.Fatal(err)
+	}
+	return oc, fmt.Sprintf("http://127.0.0.1:%d", port)
+}
+
+// waitWorkerStates waits, bounded, until every worker in api's /v1/workers is in state.
+func waitWorkerStates(b *testing.B, api, state string, bound time.Duration) {
+	var last []core.WorkerInfo
+	for deadline := time.Now().Add(bound); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		last = nil
+		res, err := http.Get(api + "/v1/workers")
+		if err != nil {
+			continue
+		}
+		var v struct{ Workers []core.WorkerInfo }
+		err = json.NewDecoder(res.Body).Decode(&v)
+		res.Body.Close()
+		last = v.Workers
+		all := err == nil && len(v.Workers) > 0
+		for _, w := range v.Workers {
+			all = all && w.State == state
+		}
+		if all {
+			return
+		}
+	}
+	b.Fatalf("%s: the workers are not all %s after %s: %+v", api, state, bound, last)
+}
