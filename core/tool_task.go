@@ -47,10 +47,12 @@ type launch struct {
 	// cancelled by asyncagents_cancel(all) before the session existed.
 	cancelled    bool
 	cancelReason string
-	// worker is where the launch was placed ("" local) once placed; checked: the health of its
-	// worker was asked and it answered.
-	worker          string
-	placed, checked bool
+	// worker is where the launch was placed ("" local) once placed.
+	worker string
+	placed bool
+	// checkedWorker: the worker whose health answered for it; a decision for another one asks
+	// that one's.
+	checkedWorker string
 	// rechecked: its worker's list refused it once, and was asked again (workers_agents.go).
 	rechecked bool
 }
@@ -269,10 +271,7 @@ func (m *Machine) checkAgentAndLaunch(l *launch) {
 		},
 		canDelegate: l.canDelegate,
 	}
-	if t.Worker != "" {
-		m.wake(t.Worker) // a task queued there keeps its stream followed too
-	}
-	if t.Worker != "" && !m.workerUp(t.Worker) {
+	if t.Worker != "" && !m.workerUp(t.Worker) && !m.resting(t.Worker) {
 		m.armLost(t.Worker) // placed on its health's word: its stream must come up in time
 	}
 	m.isolate(t, l.args.Isolation)
@@ -290,6 +289,9 @@ func (m *Machine) checkAgentAndLaunch(l *launch) {
 		m.cancel(t, l.cancelReason)
 		m.replyTool(l.callID, m.launchText(t), meta)
 		return
+	}
+	if t.Worker != "" {
+		m.wake(t.Worker) // a task queued there keeps its stream followed too
 	}
 	start := m.admit(t)
 	m.replyTool(l.callID, m.launchText(t), meta)

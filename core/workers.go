@@ -52,7 +52,10 @@ type workerLink struct {
 	// parent at the last step that changed tasks, idleSince: when it last stopped holding one,
 	// restArmed: its rest timer runs.
 	resting, inUse, restArmed bool
-	idleSince                 int64
+	// waking: followed again for a task, its stream not up yet; "auto" counts it as up (its
+	// health answered), the lost timer holds it to coming up.
+	waking    bool
+	idleSince int64
 }
 
 // link is the record of a configured worker (nil for a name the config does not hold).
@@ -108,6 +111,7 @@ func (m *Machine) onWorkerState(ev Event) {
 	if w.resting {
 		return // fed before its stream was closed: the worker rests
 	}
+	w.waking = false
 	state := WorkerDown
 	if ev.Up {
 		state = WorkerUp
@@ -249,15 +253,17 @@ func (m *Machine) onWorkerHealth(p pending, ev Event) {
 		if m.resting(p.worker) {
 			m.onProbed(p.worker, ev, h) // what "auto" and the table go by while it rests
 		}
-		if !ev.OK && p.launch.args.Worker == config.WorkerAuto && m.resting(p.worker) {
-			m.checkAgentAndLaunch(p.launch) // placed again: that worker counts as out of reach now
+		if p.launch.args.Worker == config.WorkerAuto && (!ev.OK || !h.read || !h.Healthy) {
+			// "auto" picked a resting worker that does not answer as healthy: placed again, that
+			// worker out of reach now (or, woken meanwhile by another launch, taken as it is).
+			m.checkAgentAndLaunch(p.launch)
 			return
 		}
 		if !ev.OK {
 			m.failTool(p.launch.callID, fmt.Sprintf(workerUnreachableFmt, p.worker, ev.Error))
 			return
 		}
-		p.launch.checked = true
+		p.launch.checkedWorker = p.worker
 		m.checkAgentAndLaunch(p.launch)
 		return
 	}
@@ -366,7 +372,7 @@ func (m *Machine) rerunElsewhere(t *run, lost, reason string) {
 	if t.Worktree != nil && t.Worktree.WorkerPath != "" {
 		t.Worktree.WorkerPath, t.Worktree.Base = "", ""
 	}
-	t.Worker = m.autoPlace(t.Agent)
+	t.Worker = m.autoPlaceFollowed(t.Agent)
 	if t.Worker == "" && t.Worktree != nil {
 		m.isolateLocal(t)
 	}

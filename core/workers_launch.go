@@ -35,7 +35,7 @@ func (m *Machine) places() (localFree int, out []placement.Place) {
 	l := m.limits()
 	u := l.InUse(records(m.activeTasks()))
 	for _, name := range m.cfg.WorkerNames() {
-		out = append(out, placement.Place{Name: name, Up: m.workerUp(name), Resting: m.restingReachable(name), Free: l.Workers[name] - u.ByWorker[name]})
+		out = append(out, placement.Place{Name: name, Up: m.workerUp(name) || m.waking(name), Resting: m.restingReachable(name), Free: l.Workers[name] - u.ByWorker[name]})
 	}
 	return l.MaxStarts - u.Total, out
 }
@@ -70,7 +70,7 @@ func (m *Machine) placeLaunch(l *launch) bool {
 		free, ws = m.placesFor(l.args.Agent)
 	}
 	d := placement.Decide(l.args.Worker, free, ws)
-	if d.Check && !l.checked {
+	if d.Check && l.checkedWorker != d.Worker {
 		m.request(Effect{Kind: EffectWorkerHealth, Worker: d.Worker, Remote: m.remote(d.Worker)}, pending{worker: d.Worker, launch: l})
 		return false
 	}

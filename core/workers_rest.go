@@ -1,6 +1,10 @@
 package core
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/asyncagents/asyncagents/core/placement"
+)
 
 // Resting workers (docs/rationale/workers.md). A worker's /global/event stream carries every
 // session's events: its own users' and other parents' children's as much as this parent's. A
@@ -90,6 +94,9 @@ func (m *Machine) restIdleWorkers() {
 		w := m.link(name)
 		if w.resting {
 			m.askRestingHealth(name)
+			if !w.agentsAsking {
+				m.askWorkerAgents(name) // no dispose event tells of an agent added meanwhile
+			}
 			continue
 		}
 		m.restIfIdle(name, w)
@@ -121,7 +128,7 @@ func (m *Machine) wake(name string) {
 	if w == nil || !w.resting {
 		return
 	}
-	w.resting, w.inUse = false, true
+	w.resting, w.inUse, w.waking = false, true, true
 	w.state, w.err, w.lastChangeAt = WorkerUnknown, "", m.now
 	m.emit(Effect{Kind: EffectWorkerFollow, Worker: name, Remote: m.remote(name), Follow: &workerFollowRule})
 	m.armLost(name)
@@ -143,6 +150,22 @@ func (m *Machine) askRestingHealth(name string) {
 func (m *Machine) restingReachable(name string) bool {
 	w := m.link(name)
 	return w != nil && w.resting && w.probe.health != WorkerUnreachable
+}
+
+// waking reports whether name was followed again for a task and its stream is not up yet.
+func (m *Machine) waking(name string) bool {
+	w := m.link(name)
+	return w != nil && w.waking
+}
+
+// autoPlaceFollowed is where "auto" puts a task of agent now, among the local machine and the
+// workers followed: a rerun goes where a stream already is, never to a resting worker unasked.
+func (m *Machine) autoPlaceFollowed(agent string) string {
+	free, ws := m.placesFor(agent)
+	for i := range ws {
+		ws[i].Resting = false
+	}
+	return placement.Auto(free, ws)
 }
 
 // resting reports whether name rests.

@@ -1,6 +1,8 @@
 package core
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -125,4 +127,40 @@ func TestARestWaitsForTheLastTaskToLeave(t *testing.T) {
 	require.Equal(t, second+config.DefaultWorkerRestAfterMs-h.now, again[0].DelayMs)
 	eff = h.fire("worker.rest:w1", second+config.DefaultWorkerRestAfterMs)
 	require.Len(t, ofKind(eff, EffectWorkerUnfollow), 1)
+}
+
+// A fan-out of "auto" launches on resting workers, their health answers coming after all the
+// launches: the first answer wakes w1 and the launches after it go there without asking again
+// (it counts as up while its stream comes up), those past its slots ask w2's health and go there.
+// None waits for a local slot while the workers have free ones.
+func TestAnAutoFanOutWakesRestingWorkers(t *testing.T) {
+	h := newWK(t, twoWorkers(func(c *config.Config) {
+		c.MaxConcurrentStarts = 1
+		for name, w := range c.Workers {
+			w.MaxTasks = 3
+			c.Workers[name] = w
+		}
+	}))
+	h.run(Event{Type: EventStart})
+	h.state("w1", true, "")
+	h.state("w2", true, "")
+	h.fire(HeartbeatTimer, h.now+config.DefaultWorkerRestAfterMs+1)
+	var asks []Effect
+	for i := range 7 {
+		eff := h.step(Event{Type: EventToolCall, CallID: fmt.Sprintf("call_%d", i), Tool: ToolTask, SessionID: "ses_p", MessageID: "msg_p",
+			Args: json.RawMessage(`{"description":"d","prompt":"work","agent":"general","worker":"auto"}`)})
+		asks = append(asks, ofKind(eff, EffectWorkerHealth)...)
+	}
+	for len(asks) > 0 {
+		e := asks[0]
+		asks = asks[1:]
+		eff := h.step(Event{Type: EventEffectDone, EffectID: e.ID, OK: true, Result: json.RawMessage(`{"healthy":true,"version":"1.18.33"}`)})
+		asks = append(asks, ofKind(eff, EffectWorkerHealth)...)
+	}
+	where := map[string]int{}
+	for _, tk := range h.m.activeTasks() {
+		where[tk.Worker+map[bool]string{true: " queued"}[tk.Queued]]++
+	}
+	require.Equal(t, map[string]int{"w1": 3, "w2": 3, "": 1}, where)
+	require.Len(t, ofKind(h.effects, EffectWorkerFollow), 4, "2 at the start, and one wake each")
 }

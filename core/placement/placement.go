@@ -30,11 +30,15 @@ type Decision struct {
 }
 
 // Auto picks the place with the most free slots: the local machine (localFree) and every worker
-// whose stream is up or that rests; ties go to local, then to the first worker in the order given.
+// whose stream is up or that rests; ties go to local, then to a worker followed over a resting
+// one, then to the first worker in the order given.
 func Auto(localFree int, workers []Place) string {
-	best, bestFree := Local, localFree
+	best, bestFree, bestResting := Local, localFree, false
 	for _, w := range workers {
-		if (w.Up || w.Resting) && w.Free > bestFree {
+		// On a tie between workers, one followed wins over one resting (no wake to pay for).
+		tie := w.Free == bestFree && best != Local && bestResting && w.Up
+		if (w.Up || w.Resting) && (w.Free > bestFree || tie) {
+			bestResting = !w.Up
 			best, bestFree = w.Name, w.Free
 		}
 	}

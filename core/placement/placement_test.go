@@ -27,6 +27,7 @@ func TestDecide(t *testing.T) {
 		{"auto: every worker down", "auto", 0, []Place{down("w1", 4)}, Decision{}},
 		{"auto: a resting worker counts, its health first", "auto", 1, []Place{up("w1", 2), resting("w2", 3)}, Decision{Worker: "w2", Check: true}},
 		{"auto: an up worker wins a tie with a resting one after it", "auto", 1, []Place{up("w1", 3), resting("w2", 3)}, Decision{Worker: "w1"}},
+		{"auto: a followed worker wins a tie with a resting one before it", "auto", 1, []Place{resting("w1", 3), up("w2", 3)}, Decision{Worker: "w2"}},
 		{"named resting: health first", "w2", 5, []Place{resting("w2", 3)}, Decision{Worker: "w2", Check: true}},
 		{"named up, even full", "w1", 5, []Place{up("w1", 0)}, Decision{Worker: "w1"}},
 		{"named down: health first", "w1", 5, []Place{down("w1", 4)}, Decision{Worker: "w1", Check: true}},
