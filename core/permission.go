@@ -78,8 +78,13 @@ func (m *Machine) onPermissionAsked(p ocevents.PermissionAsked) {
 	// The parent's session gets the line, and so does the user's session above it when the task
 	// is nested: the intermediate child's session is read by a model, not by the user.
 	// It speaks as the agent of that session's own turns, as the task's other notices do.
-	for _, to := range []*run{t, m.topTask(t)} {
-		if to.ParentSessionID == "" || (to != t && to.ParentSessionID == t.ParentSessionID) {
+	// A task launched from the user's session is its own top task: told once.
+	to := []*run{t}
+	if top := m.topTask(t); top != t && top.ParentSessionID != t.ParentSessionID {
+		to = append(to, top)
+	}
+	for _, to := range to {
+		if to.ParentSessionID == "" {
 			continue
 		}
 		m.post(to.ParentSessionID, notice{

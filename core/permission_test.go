@@ -26,6 +26,8 @@ func TestPermissionRequestReachesTheUser(t *testing.T) {
 	require.True(t, notices[0].NoReply, "no model turn")
 	require.Equal(t, `⏸ Agent "build it" waits for permission: bash echo hi`, notices[0].Parts[0].Text)
 	require.Contains(t, notices[0].Parts[1].Text, id)
+	require.Len(t, notices[0].Parts, 2, "told once: a top-level task is its own top task")
+	require.Empty(t, notices[0].TaskIDs, "one task told of")
 	require.Len(t, ofKind(eff, EffectToast), 1)
 	require.NotNil(t, h.m.task(id).WaitingPermission())
 	require.Contains(t, h.call(ToolList, `{}`).Output, "(waiting for permission: bash echo hi)")
