@@ -65,6 +65,8 @@ func (m *Machine) onEffectDone(ev Event) {
 		m.onCompacted(p, ev)
 	case EffectPermissionReply:
 		m.onPermissionReplyDone(p, ev)
+	case EffectPermissionList:
+		m.onPermissionsListed(p, ev)
 	case EffectAbort:
 		if p.switchModel {
 			m.onAbortedForSwitch(p, ev)

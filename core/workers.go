@@ -131,6 +131,7 @@ func (m *Machine) onWorkerState(ev Event) {
 		m.askWorkerAgents(ev.Worker)
 		m.sweepWorker(ev.Worker)
 		m.recheckWorker(ev.Worker)
+		m.askWorkerPermissions(ev.Worker)
 		m.startQueued()
 		return
 	}

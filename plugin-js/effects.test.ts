@@ -43,18 +43,18 @@ test("a session effect that names a directory (an isolated task's worktree) is s
   const client: Client = {
     app: { agents: record },
     session: { create: record, promptAsync: record, messages: record, status: record, abort: record, get: record, children: record, list: record, delete: record, summarize: record },
-    _client: { post: record },
+    _client: { post: record, get: record },
   };
   const perform = makeExecutor(client, "/work/p");
   const wt = "/data/worktrees/k/bg_1";
-  for (const kind of ["session.create", "session.promptAsync", "session.messages", "session.status", "session.abort", "session.get", "session.children", "session.delete", "session.summarize", "permission.reply"]) {
+  for (const kind of ["session.create", "session.promptAsync", "session.messages", "session.status", "session.abort", "session.get", "session.children", "session.delete", "session.summarize", "permission.reply", "permission.list"]) {
     await perform({ id: 1, kind, sessionID: "ses_1", directory: wt } as any);
   }
-  expect(seen).toEqual(Array(10).fill({ directory: wt }));
+  expect(seen).toEqual(Array(11).fill({ directory: wt }));
   await perform({ id: 2, kind: "session.status" });
-  expect(seen[10]).toEqual({ directory: "/work/p" });
+  expect(seen[11]).toEqual({ directory: "/work/p" });
   await perform({ id: 3, kind: "session.list", title: "t", directory: wt } as any);
-  expect(seen[11]).toEqual({ directory: wt, search: "t" });
+  expect(seen[12]).toEqual({ directory: wt, search: "t" });
 });
 
 test("a session effect naming a worktree records it as the plugin's project's before OpenCode hears of it", async () => {

@@ -25,7 +25,7 @@ export interface Client {
     summarize(opts: any): Promise<Result>;
   };
   /** The SDK's own HTTP client, for a route the v1 SDK does not name. */
-  _client?: { post(opts: any): Promise<Result> };
+  _client?: { post(opts: any): Promise<Result>; get(opts: any): Promise<Result> };
   /** Absent in a client without a TUI API: toasts are then not shown. */
   tui?: { showToast(opts: any): Promise<Result> };
 }
@@ -143,6 +143,8 @@ export function makeExecutor(client: Client, directory: string, tmux?: TmuxPanes
           await client._client!.post({ url: "/permission/{requestID}/reply", path: { requestID: e.requestID }, query, body: permissionReplyBody(e) }),
         );
         return null;
+      case "permission.list":
+        return unwrap("listing the pending permission requests", await client._client!.get({ url: "/permission", query })) ?? [];
       // No reply, and a toast that fails (no TUI attached to this server) is ignored.
       case "tui.toast":
         await client.tui?.showToast({ body: toastBody(e), query }).catch(() => undefined);

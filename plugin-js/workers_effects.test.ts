@@ -41,6 +41,8 @@ test("every session effect of a remote task goes to its worker with basic auth, 
   const prompt: Partial<Effect> = { kind: "session.promptAsync", sessionID: "ses_remote", agent: "general", parts: [{ type: "text", text: "do it" }] as any, providerID: "mock", modelID: "m" };
   const summarize: Partial<Effect> = { kind: "session.summarize", sessionID: "ses_remote", providerID: "mock", modelID: "m" };
   const permit: Partial<Effect> = { kind: "permission.reply", requestID: "per_1", answer: "once" };
+  const asked = [{ id: "per_2", sessionID: "ses_remote", permission: "bash", patterns: ["make"], metadata: {}, always: [] }];
+  w.fake.on("GET /permission", () => Response.json(asked));
   expect(await on(create)).toEqual({ id: "ses_remote" });
   expect(await on(prompt)).toBeNull();
   expect(await on({ kind: "session.messages", sessionID: "ses_remote" })).toEqual([{ info: { id: "m1", role: "assistant" }, parts: [] }]);
@@ -54,6 +56,7 @@ test("every session effect of a remote task goes to its worker with basic auth, 
   expect(await on({ kind: "session.delete", sessionID: "ses_remote" })).toBeNull();
   expect(await on({ kind: "session.abort", sessionID: "ses_remote" })).toBeNull();
   expect(await on(permit)).toBeNull();
+  expect(await on({ kind: "permission.list" })).toEqual(asked);
   const basic = `Basic ${Buffer.from(`opencode:${PW}`).toString("base64")}`;
   expect(w.fake.seen.every((s) => s.auth === basic && s.directory === "/repo/on/w1")).toBe(true);
   const json = (v: unknown) => JSON.parse(JSON.stringify(v));
@@ -69,6 +72,7 @@ test("every session effect of a remote task goes to its worker with basic auth, 
     ["DELETE", "/session/ses_remote", undefined],
     ["POST", "/session/ses_remote/abort", undefined],
     ["POST", "/permission/per_1/reply", json(permissionReplyBody(permit as Effect))],
+    ["GET", "/permission", undefined],
   ]);
 });
 

@@ -44,6 +44,7 @@ export const SESSION_ROUTES: Record<string, SessionRoute> = {
   "session.abort": { what: "aborting the session", method: "POST", path: (e) => `session/${id(e)}/abort`, reply: none },
   "agents.list": { what: "listing its agents", method: "GET", path: () => "agent", reply: agentsReply },
   "permission.reply": { what: "answering the permission request", method: "POST", path: (e) => `permission/${encodeURIComponent(e.requestID ?? "")}/reply`, body: permissionReplyBody, reply: none },
+  "permission.list": { what: "listing the pending permission requests", method: "GET", path: () => "permission", reply: (l) => l ?? [] },
 };
 
 /** The worker's worktree effects, with what each does for its error text. */

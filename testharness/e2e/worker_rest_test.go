@@ -1,12 +1,7 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
-	"io"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -62,66 +57,4 @@ func TestWorkerRestsWhenIdleAndWakesForATask(t *testing.T) {
 		f.eventually("no stream of w1 open while it rests", 30*time.Second, func() bool { return proxy.streams() == 0 })
 		require.Equal(t, i+1, proxy.streamsOpened(), "one stream for each task's stay (a wake opens one)")
 	}
-}
-
-// streamProxy relays TCP to a worker and counts the connections that carry its event stream
-// (a GET /global/event): those open now, and all opened.
-type streamProxy struct {
-	ln           net.Listener
-	mu           sync.Mutex
-	target       string
-	open, opened int
-}
-
-func startStreamProxy(t *testing.T) *streamProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	p := &streamProxy{ln: ln}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go p.relay(c)
-		}
-	}()
-	return p
-}
-
-func (p *streamProxy) url() string { return "http://" + p.ln.Addr().String() }
-
-// to sets the worker's host:port (the parent reconnects with a backoff until it is set).
-func (p *streamProxy) to(target string) { p.mu.Lock(); p.target = target; p.mu.Unlock() }
-
-func (p *streamProxy) streams() int { p.mu.Lock(); defer p.mu.Unlock(); return p.open }
-
-func (p *streamProxy) streamsOpened() int { p.mu.Lock(); defer p.mu.Unlock(); return p.opened }
-
-func (p *streamProxy) relay(c net.Conn) {
-	defer c.Close()
-	p.mu.Lock()
-	target := p.target
-	p.mu.Unlock()
-	up, err := net.DialTimeout("tcp", target, 5*time.Second)
-	if err != nil {
-		return
-	}
-	defer up.Close()
-	in := bufio.NewReader(c)
-	head, _ := in.Peek(len("GET /global/event"))
-	stream := bytes.Equal(head, []byte("GET /global/event"))
-	if stream {
-		p.mu.Lock()
-		p.open++
-		p.opened++
-		p.mu.Unlock()
-		defer func() { p.mu.Lock(); p.open--; p.mu.Unlock() }()
-	}
-	go func() {
-		_, _ = io.Copy(up, in)
-		up.Close() // the parent closed its side: the worker's answer ends too
-	}()
-	_, _ = io.Copy(c, up)
 }

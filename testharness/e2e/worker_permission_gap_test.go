@@ -1,0 +1,106 @@
+package e2e
+
+import (
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/asyncagents/asyncagents/core"
+	"github.com/asyncagents/asyncagents/core/task"
+	"github.com/asyncagents/asyncagents/testharness/mockmodel"
+)
+
+// A remote child asks for a permission while the parent's stream of its worker is cut (a proxy
+// in front of the worker cuts it and refuses new ones; the child's requests go on). The stream
+// carries no such question, so the parent does not know of it; once the stream is back, the
+// parent reads the worker's pending requests, marks the task, and the user's "once" lets the
+// child finish on the worker.
+func TestWorkerPermissionAskedWhileItsStreamWasCutReachesTheUser(t *testing.T) {
+	gate := make(chan struct{})
+	var asked atomic.Bool
+	script := func(req mockmodel.Request) mockmodel.Reply {
+		switch {
+		case firstUser(req) == "CHILD gated" && lastRole(req) == "user":
+			asked.Store(true)
+			select {
+			case <-gate:
+			case <-time.After(90 * time.Second):
+			}
+			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{{Name: "bash", Args: map[string]any{"command": "echo permitted-after-the-gap", "description": "asks first"}}}}
+		case firstUser(req) == "CHILD gated":
+			return mockmodel.Reply{Text: "after bash: " + req.Messages[len(req.Messages)-1].Content}
+		case req.LastUser == "GO" && lastRole(req) == "user":
+			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{remoteCall("Gated", "CHILD gated", "w1")}}
+		}
+		return mockmodel.Reply{Text: "ok"}
+	}
+	proxy := startStreamProxy(t)
+	f := startFleet(t, script, fleetOptions{workers: 1,
+		worker: map[string]any{"url": proxy.url(), "lostAfterMs": 120_000},
+		workerConfig: map[string]any{
+			"agent": map[string]any{"general": map[string]any{"permission": map[string]any{"bash": "ask"}}}}})
+	proxy.to(strings.TrimPrefix(f.workers["w1"].URL, "http://"))
+	f.waitWorkersUp()
+	sj := f.api()
+	parent := f.prompt("GO")
+	id := f.launchedTasks(parent, 1)[0]
+	f.eventually("the child's first model request, on w1", 60*time.Second, asked.Load)
+
+	proxy.hold(true)
+	f.eventually("w1 down for the parent", 30*time.Second, func() bool {
+		v, _ := f.workerViews()
+		return v["w1"].State == core.WorkerDown
+	})
+	close(gate)
+	var pending []struct {
+		ID         string   `json:"id"`
+		Permission string   `json:"permission"`
+		Patterns   []string `json:"patterns"`
+	}
+	f.eventually("the request pending on w1", 60*time.Second, func() bool {
+		return f.workers["w1"].Do(f.ctx(10*time.Second), "GET", "/permission", nil, &pending) == nil && len(pending) == 1
+	})
+	tk := storedTask(t, f.oc, id)
+	require.Nil(t, tk.WaitingPermission(), "the cut stream carried no question")
+	require.Equal(t, task.StatusRunning, tk.Status)
+
+	proxy.hold(false)
+	var waiting *task.PermissionRequest
+	f.eventually("the task marked waiting once the stream is back", 60*time.Second, func() bool {
+		tk, _ := findStoredTask(f.oc, id)
+		waiting = tk.WaitingPermission()
+		return waiting != nil
+	})
+	require.Equal(t, pending[0].ID, waiting.ID)
+	require.Equal(t, []string{"echo permitted-after-the-gap"}, waiting.Patterns)
+	line := "waits for permission: bash echo permitted-after-the-gap"
+	f.eventually("the ⏸ line in the parent's session", 60*time.Second, func() bool { return f.visibleLines(parent, line) > 0 })
+	require.Equal(t, 1, f.visibleLines(parent, line), "the user is told once")
+	code, body := answerPermission(t, sj, id, `{"requestId":"`+waiting.ID+`","reply":"once"}`)
+	require.Equal(t, 202, code, body)
+	f.eventually("the task's end", 60*time.Second, func() bool {
+		tk, _ := findStoredTask(f.oc, id)
+		return tk.Status.Terminal()
+	})
+	tk = storedTask(t, f.oc, id)
+	require.Equal(t, task.StatusCompleted, tk.Status, "%+v", tk.Error)
+	require.Contains(t, tk.Result, "permitted-after-the-gap", "the command ran on the worker")
+	require.Nil(t, tk.WaitingPermission())
+	f.eventually("one notice", 60*time.Second, func() bool { return f.noticesOf(parent, id) == 1 })
+}
+
+// visibleLines counts the parts of the parent's session the user sees that hold text.
+func (e *env) visibleLines(sessionID, text string) int {
+	n := 0
+	for _, m := range e.messages(sessionID) {
+		for _, p := range m.Parts {
+			if p.Type == "text" && !p.Synthetic && strings.Contains(p.Text, text) {
+				n++
+			}
+		}
+	}
+	return n
+}
