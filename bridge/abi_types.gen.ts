@@ -1525,7 +1525,8 @@ export interface Steer {
 /**
  * PermissionRequest is a permission a task's child (or a session below it) asked the user for:
  * OpenCode's request ID, the session that asked, the permission and its patterns, when; and once
- * answered, the reply (once, always, reject), when, and whether the timeout gave it.
+ * answered, the reply (once, always, reject; "gone" when a worker no longer held it, the core's
+ * word), when, and whether the timeout gave it.
  */
 export interface PermissionRequest {
   id: string;

@@ -61,6 +61,10 @@ type Machine struct {
 	// sessionsBelow maps a session created under a task's child to its parent session, to trace
 	// a permission request there to its task (permission.go).
 	sessionsBelow map[string]string
+	// repliedUnseen: requests whose permission.replied came for a task that held no mark of them
+	// (asked while a worker's stream was down); a list of the worker's requests read before that
+	// answer must not mark them (workers_permissions.go). Bounded by maxSessionsBelow.
+	repliedUnseen map[string]bool
 	// workerClocks: what is known of each worker's clock against ours (clock.go).
 	workerClocks map[string]clockRange
 	// compactedAt is when each parent was last compacted (compaction.go); not persisted.
@@ -162,6 +166,9 @@ type pending struct {
 	// check holds (workers_launch.go).
 	worker string
 	launch *launch
+	// asked: on a read of a worker's pending permission requests, those its tasks there were
+	// marked waiting on when it was sent (workers_permissions.go).
+	asked []string
 }
 
 // waiter is an asyncagents_output(block: true) call waiting for its task to finish.
@@ -310,11 +317,13 @@ func (m *Machine) emit(e Effect) int64 {
 }
 
 // request queues an effect whose result the machine needs, remembering what to do with it.
-func (m *Machine) request(e Effect, p pending) {
+// It returns the effect's ID.
+func (m *Machine) request(e Effect, p pending) int64 {
 	e.Reply = true
 	p.kind, p.at = e.Kind, m.now
 	id := m.emit(e)
 	m.pending[id] = p
+	return id
 }
 
 func (m *Machine) log(level, msg string) {

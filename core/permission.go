@@ -120,12 +120,27 @@ func (m *Machine) onPermissionReplied(p ocevents.PermissionReplied) {
 	if t == nil {
 		return
 	}
-	if r := t.pendingPermission(p.RequestID); r != nil {
-		r.Reply, r.RepliedAt = p.Reply, m.now
-		t.Progress.LastUpdate = m.now // the wait ends: the silence before it was no stall
-		m.touch(t)
-		m.emit(Effect{Kind: EffectTimerClear, TimerID: permissionTimerPrefix + t.ID + ":" + p.RequestID})
+	r := t.pendingPermission(p.RequestID)
+	if r == nil {
+		// Not pending here: asked while a worker's stream was down, or cleared as gone by a
+		// read of the worker's requests before this answer came (workers_permissions.go).
+		if g := t.permission(p.RequestID); g != nil && g.Reply == PermissionGone {
+			g.Reply = p.Reply
+			m.touch(t)
+		} else if g == nil {
+			m.noteRepliedUnseen(p.RequestID)
+		}
+		return
 	}
+	m.clearPermission(t, r, p.Reply)
+}
+
+// clearPermission records reply to t's pending request r: the wait is over.
+func (m *Machine) clearPermission(t *run, r *task.PermissionRequest, reply string) {
+	r.Reply, r.RepliedAt = reply, m.now
+	t.Progress.LastUpdate = m.now // the wait ends: the silence before it was no stall
+	m.touch(t)
+	m.emit(Effect{Kind: EffectTimerClear, TimerID: permissionTimerPrefix + t.ID + ":" + r.ID})
 }
 
 // onPermissionTimeout rejects a request nobody answered in permission.timeoutMs.

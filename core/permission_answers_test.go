@@ -39,10 +39,12 @@ func TestNestedPermissionReachesTheRoot(t *testing.T) {
 	eff := h.asks(h.m.task(nested).SessionID, "per_n")
 	root := parentNotices(eff)
 	require.Len(t, root, 1, "the user's session gets the line")
+	require.Len(t, root[0].Parts, 2, "once")
 	require.Contains(t, root[0].Parts[0].Text, `⏸ Agent "nested" waits for permission`)
 	require.Contains(t, root[0].Parts[1].Text, nested)
 	require.True(t, root[0].NoReply)
 	require.Equal(t, h.m.task(top).ParentAgent, root[0].Agent)
 	require.Len(t, prompts(eff, mid), 1, "and so does the task that launched it")
+	require.Len(t, prompts(eff, mid)[0].Parts, 2, "once")
 	require.Len(t, ofKind(eff, EffectToast), 1)
 }

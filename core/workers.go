@@ -56,6 +56,9 @@ type workerLink struct {
 	// health answered), the lost timer holds it to coming up.
 	waking    bool
 	idleSince int64
+	// permReads: the latest read of its pending permission requests, by directory; an older
+	// read's answer is not taken (workers_permissions.go).
+	permReads map[string]int64
 }
 
 // link is the record of a configured worker (nil for a name the config does not hold).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/stretchr/testify/require"
 )
@@ -61,10 +62,17 @@ func TestAWorkersPendingPermissionsAreReadWhenItsStreamComesUp(t *testing.T) {
 	require.Equal(t, PermissionGone, tk.Permissions[0].Reply)
 	require.Equal(t, task.StatusRunning, tk.Status)
 
-	// Once seen and answered, the same request listed late is not asked again.
+	// Listed again by a later read: the worker holds it after all, so it is marked again.
+	out = h.listed(h.reconnect("w1")[0], pendingOn(tk.SessionID, "per_1"))
+	require.Len(t, parentNotices(out), 1)
+	require.NotNil(t, tk.pendingPermission("per_1"))
+	require.Len(t, tk.Permissions, 1)
+
+	// Answered for real (in the dashboard), then listed by a read older than the answer: left.
+	h.from("w1", "permission.replied", fmt.Sprintf(`{"sessionID":%q,"requestID":"per_1","reply":"once"}`, tk.SessionID))
 	out = h.listed(h.reconnect("w1")[0], pendingOn(tk.SessionID, "per_1"))
 	require.Empty(t, parentNotices(out))
-	require.Len(t, tk.Permissions, 1)
+	require.Equal(t, "once", tk.Permissions[0].Reply)
 }
 
 // The read marks only this worker's tasks in that directory; a failed read changes nothing.
@@ -90,4 +98,77 @@ func TestAWorkersPermissionReadMarksItsOwnTasksOnly(t *testing.T) {
 
 	h.run(Event{Type: EventEffectDone, EffectID: h.reconnect("w1")[0].ID, OK: true, Result: json.RawMessage(`{"not":"a list"}`)})
 	require.Len(t, t1.Permissions, 1)
+}
+
+// The answer is a snapshot that arrives apart from the new stream's events: a request asked
+// after it stays marked, one answered before it is not marked, an older read's answer is not
+// taken, and a real answer after a "gone" is recorded.
+func TestAWorkersPermissionReadAgainstTheStreamsEvents(t *testing.T) {
+	h := newWK(t, twoWorkers(func(c *config.Config) { c.Permission.TimeoutMs = 60_000 }))
+	h.state("w1", true, "")
+	tk := h.taskOf(first(h.launchOn("a", "w1")))
+	h.idleParent()
+	ask := func(id string) []Effect {
+		return h.from("w1", "permission.asked", fmt.Sprintf(`{"id":%q,"sessionID":%q,"permission":"bash","patterns":["ls"]}`, id, tk.SessionID))
+	}
+	reply := func(id, answer string) {
+		h.from("w1", "permission.replied", fmt.Sprintf(`{"sessionID":%q,"requestID":%q,"reply":%q}`, tk.SessionID, id, answer))
+	}
+
+	read := h.reconnect("w1")[0]
+	ask("per_after")
+	h.listed(read, `[]`)
+	require.NotNil(t, tk.pendingPermission("per_after"), "asked after the snapshot: not cleared by it")
+
+	read = h.reconnect("w1")[0]
+	reply("per_gap", "reject") // asked and answered while the stream was down
+	out := h.listed(read, pendingOn(tk.SessionID, "per_gap"))
+	require.Nil(t, tk.permission("per_gap"), "answered before the snapshot arrived: not marked")
+	require.Empty(t, parentNotices(out))
+
+	older := h.reconnect("w1")[0]
+	newer := h.reconnect("w1")[0]
+	h.listed(newer, `[]`)
+	require.Equal(t, PermissionGone, tk.permission("per_after").Reply)
+	ask("per_late")
+	h.listed(older, pendingOn(tk.SessionID, "per_after"))
+	require.Equal(t, PermissionGone, tk.permission("per_after").Reply, "an older read's answer is not taken")
+	require.NotNil(t, tk.pendingPermission("per_late"))
+
+	// The worker answered in the dashboard's "always" before the read; its event came after.
+	reply("per_after", "always")
+	require.Equal(t, "always", tk.permission("per_after").Reply, "the real answer replaces gone")
+
+	// A mark the worker still holds has its timeout armed again with the time left.
+	h.now += 10_000
+	out = h.listed(h.reconnect("w1")[0], fmt.Sprintf(`[{"id":"per_late","sessionID":%q,"permission":"bash","patterns":["ls"]}]`, tk.SessionID))
+	timers := ofKind(out, EffectTimerSet)
+	require.Len(t, timers, 1)
+	require.Equal(t, permissionTimerPrefix+tk.ID+":per_late", timers[0].TimerID)
+	require.InDelta(t, 50_000, timers[0].DelayMs, 100, "60 s less the 10 s and the steps since it was asked")
+	require.LessOrEqual(t, timers[0].DelayMs, int64(50_000))
+}
+
+// A task in a worktree on the worker is another of its instances: read on its own, and the
+// clone's answer says nothing of it.
+func TestAWorkersPermissionReadIsPerDirectory(t *testing.T) {
+	h := newWK(t, twoWorkers(nil))
+	h.state("w1", true, "")
+	inClone := h.taskOf(first(h.launchOn("a", "w1")))
+	inTree := h.taskOf(first(h.launchOn("b", "w1")))
+	inTree.Worktree = &task.Worktree{WorkerPath: "/srv/w1/repo/.wt/b", Branch: "asyncagents/b"}
+	for _, tk := range []*run{inClone, inTree} {
+		h.from("w1", "permission.asked", fmt.Sprintf(`{"id":"per_%s","sessionID":%q,"permission":"bash","patterns":["ls"]}`, tk.ID, tk.SessionID))
+	}
+	reads := h.reconnect("w1")
+	require.Len(t, reads, 2)
+	dirs := map[string]Effect{}
+	for _, r := range reads {
+		dirs[r.Directory] = r
+	}
+	h.listed(dirs["/srv/w1/repo"], `[]`)
+	require.Equal(t, PermissionGone, inClone.Permissions[0].Reply)
+	require.NotNil(t, inTree.pendingPermission(""), "the clone's instance holds none of the worktree's requests")
+	h.listed(dirs["/srv/w1/repo/.wt/b"], `[]`)
+	require.Nil(t, inTree.pendingPermission(""))
 }

@@ -74,7 +74,9 @@ func (p *streamProxy) relay(c net.Conn) {
 	}
 	defer up.Close()
 	in := bufio.NewReader(c)
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second)) // a client that never asks is let go
 	head, _ := in.Peek(len("GET /global/event"))
+	_ = c.SetReadDeadline(time.Time{})
 	stream := bytes.Equal(head, []byte("GET /global/event"))
 	if stream {
 		p.mu.Lock()

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,6 +21,9 @@ import (
 // child finish on the worker.
 func TestWorkerPermissionAskedWhileItsStreamWasCutReachesTheUser(t *testing.T) {
 	gate := make(chan struct{})
+	var opened sync.Once
+	open := func() { opened.Do(func() { close(gate) }) }
+	t.Cleanup(open) // a failure before the gate opens leaves no model request waiting on it
 	var asked atomic.Bool
 	script := func(req mockmodel.Request) mockmodel.Reply {
 		switch {
@@ -54,7 +58,7 @@ func TestWorkerPermissionAskedWhileItsStreamWasCutReachesTheUser(t *testing.T) {
 		v, _ := f.workerViews()
 		return v["w1"].State == core.WorkerDown
 	})
-	close(gate)
+	open()
 	var pending []struct {
 		ID         string   `json:"id"`
 		Permission string   `json:"permission"`
