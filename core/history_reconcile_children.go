@@ -68,7 +68,9 @@ func (m *Machine) onChildrenListed(p pending, ev Event) {
 		var meta struct {
 			Task string `json:"task"`
 		}
-		if c.ParentID == t.ParentSessionID && json.Unmarshal(c.Metadata[childMetaKey], &meta) == nil && meta.Task == t.ID && c.ID != "" {
+		// A worker's child has no parent there (one made before that change names the local one).
+		parentOK := c.ParentID == t.ParentSessionID || (t.Worker != "" && c.ParentID == "")
+		if parentOK && json.Unmarshal(c.Metadata[childMetaKey], &meta) == nil && meta.Task == t.ID && c.ID != "" {
 			found = c.ID
 			break
 		}

@@ -222,3 +222,20 @@ func TestARecordedChildNeverPromptedIsPromptedAtTheRestart(t *testing.T) {
 		require.Empty(t, ofKind(out, EffectSessionCreate))
 	}
 }
+
+// A worker's child is made without a parentID (the parent session is this machine's); one made
+// before that, with the local parent's, is found as well.
+func TestARemoteTasksChildWithNoParentIsFound(t *testing.T) {
+	for _, child := range []string{`{"id":"ses_found","metadata":{"asyncagents":{"task":"bg_lost"}}}`,
+		`{"id":"ses_found","parentID":"ses_p","metadata":{"asyncagents":{"task":"bg_lost"}}}`} {
+		h := newWK(t, twoWorkers(nil))
+		tk := task.Task{ID: "bg_lost", ParentSessionID: "ses_p", ParentMessageID: "m_p", BatchID: "m_p", Description: "filler", Prompt: "do",
+			Agent: "general", Worker: "w1", Status: task.StatusRunning, StartedAt: 900_000, Depth: 1, Progress: task.Progress{LastTools: []string{}}}
+		_, eff := h.m.Restore(h.now, HistoryLine(tk))
+		eff = append(eff, h.run(Event{Type: EventStart})...)
+		look := ofKind(eff, EffectSessionList)
+		require.Len(t, look, 1)
+		h.run(Event{Type: EventEffectDone, EffectID: look[0].ID, OK: true, Result: json.RawMessage(`[` + child + `]`)})
+		require.Equal(t, "ses_found", h.m.task("bg_lost").SessionID, child)
+	}
+}

@@ -309,10 +309,17 @@ func (m *Machine) createSession(t *run) {
 	if a, ok := m.agentAt(t.Worker, t.Agent); ok {
 		t.canDelegate = a.CanDelegate()
 	}
+	// A child on a worker has no parent there: the parent session is this machine's, and a
+	// parentID the worker does not hold breaks OpenCode's task tool in the child, which walks
+	// its session's parents to count its depth ("Session not found").
+	parent := t.ParentSessionID
+	if t.Worker != "" {
+		parent = ""
+	}
 	m.request(Effect{
 		Kind:       EffectSessionCreate,
 		TaskID:     t.ID,
-		ParentID:   t.ParentSessionID,
+		ParentID:   parent,
 		Title:      childTitle(t),
 		Permission: childPermission(t.canDelegate),
 		Metadata:   childMetadata(t.ID),
