@@ -52,6 +52,10 @@ func (m *Machine) onEffectDone(ev Event) {
 	case EffectWorkerHealth:
 		m.onWorkerHealth(p, ev)
 	case EffectSessionGet:
+		if p.trace != nil {
+			m.onParentSession(p, ev)
+			return
+		}
 		m.onResumeChecked(p, ev)
 	case EffectSessionChildren, EffectSessionList:
 		m.onChildrenListed(p, ev)

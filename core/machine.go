@@ -65,6 +65,10 @@ type Machine struct {
 	// (asked while a worker's stream was down); a list of the worker's requests read before that
 	// answer must not mark them (workers_permissions.go). Bounded by maxSessionsBelow.
 	repliedUnseen map[string]bool
+	// traces are the walks up a worker's sessions under way, untraced the sessions known to lead
+	// to none of the tasks (workers_permissions_trace.go).
+	traces   map[string]*trace
+	untraced map[string]bool
 	// workerClocks: what is known of each worker's clock against ours (clock.go).
 	workerClocks map[string]clockRange
 	// compactedAt is when each parent was last compacted (compaction.go); not persisted.
@@ -169,6 +173,8 @@ type pending struct {
 	// asked: on a read of a worker's pending permission requests, those its tasks there were
 	// marked waiting on when it was sent (workers_permissions.go).
 	asked []string
+	// trace: a session.get of a walk up a worker's sessions (workers_permissions_trace.go).
+	trace *trace
 }
 
 // waiter is an asyncagents_output(block: true) call waiting for its task to finish.

@@ -88,8 +88,13 @@ func (m *Machine) onPermissionsListed(p pending, ev Event) {
 			continue
 		}
 		held[r.ID] = true
-		if t := m.taskBelow(r.SessionID); here(t) && !m.repliedUnseen[r.ID] {
+		if m.repliedUnseen[r.ID] {
+			continue
+		}
+		if t := m.taskBelow(r.SessionID); here(t) {
 			m.onListedPermission(t, r)
+		} else if t == nil {
+			m.traceRequest(p.worker, r)
 		}
 	}
 	for _, id := range m.running() {

@@ -119,7 +119,7 @@ export function makeExecutor(client: Client, directory: string, tmux?: TmuxPanes
         return unwrap("reading session status", await client.session.status({ query })) ?? {};
       case "session.get": {
         const s = unwrap("reading the session", await client.session.get({ path: { id: e.sessionID }, query }));
-        return { id: s?.id };
+        return { id: s?.id, parentID: s?.parentID };
       }
       case "session.children":
         return childrenReply(unwrap("reading the session's children", await client.session.children({ path: { id: e.sessionID }, query })));

@@ -29,7 +29,7 @@ test("every session effect of a remote task goes to its worker with basic auth, 
   w.fake.on("POST /session/ses_remote/prompt_async", () => new Response(null, { status: 204 }));
   w.fake.on("GET /session/ses_remote/message", () => Response.json([{ info: { id: "m1", role: "assistant" }, parts: [] }]));
   w.fake.on("GET /session/status", () => Response.json({ ses_remote: { type: "busy" } }));
-  w.fake.on("GET /session/ses_remote", () => Response.json({ id: "ses_remote", title: "t" }));
+  w.fake.on("GET /session/ses_remote", () => Response.json({ id: "ses_remote", title: "t", parentID: "ses_above" }));
   w.fake.on("GET /session/ses_parent/children", () => Response.json([{ id: "ses_remote", title: "t", parentID: "ses_parent", metadata: { asyncagents: { task: "bg_1" } } }]));
   const searched: (string | null)[] = [];
   w.fake.on("GET /session", (req) => {
@@ -47,7 +47,7 @@ test("every session effect of a remote task goes to its worker with basic auth, 
   expect(await on(prompt)).toBeNull();
   expect(await on({ kind: "session.messages", sessionID: "ses_remote" })).toEqual([{ info: { id: "m1", role: "assistant" }, parts: [] }]);
   expect(await on({ kind: "session.status" })).toEqual({ ses_remote: { type: "busy" } });
-  expect(await on({ kind: "session.get", sessionID: "ses_remote" })).toEqual({ id: "ses_remote" });
+  expect(await on({ kind: "session.get", sessionID: "ses_remote" })).toEqual({ id: "ses_remote", parentID: "ses_above" });
   const found = [{ id: "ses_remote", parentID: "ses_parent", metadata: { asyncagents: { task: "bg_1" } } }];
   expect(await on({ kind: "session.children", sessionID: "ses_parent" })).toEqual(found);
   expect(await on({ kind: "session.list", title: "50% t (@general subagent)" })).toEqual(found);

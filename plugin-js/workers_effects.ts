@@ -36,7 +36,7 @@ export const SESSION_ROUTES: Record<string, SessionRoute> = {
   "session.promptAsync": { what: "prompting the session", method: "POST", path: (e) => `session/${id(e)}/prompt_async`, body: promptBody, reply: none },
   "session.messages": { what: "reading the messages", method: "GET", path: (e) => `session/${id(e)}/message`, reply: (m) => m, timeoutMs: 60_000 },
   "session.status": { what: "reading session status", method: "GET", path: () => "session/status", reply: (s) => s ?? {} },
-  "session.get": { what: "reading the session", method: "GET", path: (e) => `session/${id(e)}`, reply: (s) => ({ id: s?.id }) },
+  "session.get": { what: "reading the session", method: "GET", path: (e) => `session/${id(e)}`, reply: (s) => ({ id: s?.id, parentID: s?.parentID }) },
   "session.children": { what: "reading the session's children", method: "GET", path: (e) => `session/${id(e)}/children`, reply: childrenReply },
   "session.list": { what: "listing the sessions", method: "GET", path: (e) => `session?search=${encodeURIComponent(e.title ?? "")}`, reply: childrenReply },
   "session.summarize": { what: "compacting the session", method: "POST", path: (e) => `session/${id(e)}/summarize`, body: summarizeBody, reply: none, timeoutMs: SUMMARIZE_MS },

@@ -108,3 +108,89 @@ func (e *env) visibleLines(sessionID, text string) int {
 	}
 	return n
 }
+
+// The same gap, one level down: while the stream is cut, the remote child runs a subagent of its
+// own (OpenCode's task tool), whose bash asks for permission. The parent saw neither the
+// subagent's session made nor its question; once the stream is back, the worker's pending
+// request names a session the parent does not know, which it traces up the worker's sessions to
+// the task: the task is marked, and the user's "once" lets the subagent, then the child, finish.
+func TestWorkerSubagentsPermissionAskedWhileTheStreamWasCutIsTracedToItsTask(t *testing.T) {
+	gate := make(chan struct{})
+	var opened sync.Once
+	open := func() { opened.Do(func() { close(gate) }) }
+	t.Cleanup(open)
+	var asked atomic.Bool
+	script := func(req mockmodel.Request) mockmodel.Reply {
+		switch {
+		case firstUser(req) == "SUB asks" && lastRole(req) == "user":
+			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{{Name: "bash", Args: map[string]any{"command": "echo from-the-subagent", "description": "asks first"}}}}
+		case firstUser(req) == "SUB asks":
+			return mockmodel.Reply{Text: "sub: " + req.Messages[len(req.Messages)-1].Content}
+		case firstUser(req) == "CHILD leads" && lastRole(req) == "user":
+			asked.Store(true)
+			select {
+			case <-gate:
+			case <-time.After(90 * time.Second):
+			}
+			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{{Name: "task", Args: map[string]any{"description": "sub asks", "prompt": "SUB asks", "subagent_type": "general"}}}}
+		case firstUser(req) == "CHILD leads":
+			return mockmodel.Reply{Text: "lead: " + req.Messages[len(req.Messages)-1].Content}
+		case req.LastUser == "GO" && lastRole(req) == "user":
+			c := taskCall("Leads", "CHILD leads", "orchestrator")
+			c.Args["worker"] = "w1"
+			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{c}}
+		}
+		return mockmodel.Reply{Text: "ok"}
+	}
+	proxy := startStreamProxy(t)
+	f := startFleet(t, script, fleetOptions{workers: 1,
+		worker: map[string]any{"url": proxy.url(), "lostAfterMs": 120_000},
+		workerConfig: map[string]any{
+			"subagent_depth": 3,
+			"agent": map[string]any{
+				"general": map[string]any{"permission": map[string]any{"bash": "ask"}},
+				"orchestrator": map[string]any{"mode": "subagent", "description": "splits work",
+					"permission": map[string]any{"task": "allow", "bash": "ask"}},
+			}}})
+	proxy.to(strings.TrimPrefix(f.workers["w1"].URL, "http://"))
+	f.waitWorkersUp()
+	sj := f.api()
+	parent := f.prompt("GO")
+	id := f.launchedTasks(parent, 1)[0]
+	f.eventually("the child's first model request, on w1", 60*time.Second, asked.Load)
+	proxy.hold(true)
+	f.eventually("w1 down for the parent", 30*time.Second, func() bool {
+		v, _ := f.workerViews()
+		return v["w1"].State == core.WorkerDown
+	})
+	open()
+	var pending []struct {
+		ID        string `json:"id"`
+		SessionID string `json:"sessionID"`
+	}
+	f.eventually("the subagent's request pending on w1", 60*time.Second, func() bool {
+		return f.workers["w1"].Do(f.ctx(10*time.Second), "GET", "/permission", nil, &pending) == nil && len(pending) == 1
+	})
+	tk := storedTask(t, f.oc, id)
+	require.NotEqual(t, tk.SessionID, pending[0].SessionID, "the subagent's session asks, not the child's")
+	require.Nil(t, tk.WaitingPermission())
+
+	proxy.hold(false)
+	var waiting *task.PermissionRequest
+	f.eventually("the task marked waiting once the stream is back", 60*time.Second, func() bool {
+		tk, _ := findStoredTask(f.oc, id)
+		waiting = tk.WaitingPermission()
+		return waiting != nil
+	})
+	require.Equal(t, pending[0].ID, waiting.ID)
+	require.Equal(t, pending[0].SessionID, waiting.SessionID)
+	code, body := answerPermission(t, sj, id, `{"requestId":"`+waiting.ID+`","reply":"once"}`)
+	require.Equal(t, 202, code, body)
+	f.eventually("the task's end", 90*time.Second, func() bool {
+		tk, _ := findStoredTask(f.oc, id)
+		return tk.Status.Terminal()
+	})
+	tk = storedTask(t, f.oc, id)
+	require.Equal(t, task.StatusCompleted, tk.Status, "%+v", tk.Error)
+	require.Contains(t, tk.Result, "from-the-subagent", "the subagent's command ran on the worker")
+}
