@@ -87,6 +87,9 @@ func (m *Machine) onChildrenListed(p pending, ev Event) {
 		m.bindSession(t, found)
 		m.touch(t)
 		m.reconcileOn(t.Worker, m.sessionDir(t), []string{t.ID})
+		if t.Worker != "" && m.workerUp(t.Worker) {
+			m.askWorkerPermissions(t.Worker) // a question its child asked unbound was not taken
+		}
 	}
 }
 

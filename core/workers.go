@@ -316,8 +316,8 @@ func (m *Machine) onStreamEvent(name string, e OpenCodeEvent) {
 	t := m.taskBelow(sid)
 	if (t == nil && name == "") || (t != nil && t.Worker == name) {
 		m.onDecoded(decoded)
-	} else if asked, ok := decoded.(ocevents.PermissionAsked); ok && t == nil {
-		m.traceRequest(name, asked) // from a session not seen created (workers_permissions_trace.go)
+	} else if t == nil {
+		m.onUntracedEvent(name, decoded) // a session not seen created (workers_permissions_trace.go)
 	}
 }
 

@@ -24,6 +24,20 @@ type trace struct {
 	requests []ocevents.PermissionAsked
 }
 
+// onUntracedEvent takes a worker's event from a session no task is known above: a request
+// starts a walk; the answer to one whose walk is under way is remembered, so the walk's end does
+// not mark an answered request.
+func (m *Machine) onUntracedEvent(worker string, decoded any) {
+	switch p := decoded.(type) {
+	case ocevents.PermissionAsked:
+		m.traceRequest(worker, p)
+	case ocevents.PermissionReplied:
+		if m.traces[worker+"\x00"+p.SessionID] != nil {
+			m.noteRepliedUnseen(p.RequestID)
+		}
+	}
+}
+
 // traceRequest starts (or joins) the walk from r's session on worker, unless that session is
 // known to lead to none of the tasks.
 func (m *Machine) traceRequest(worker string, r ocevents.PermissionAsked) {
@@ -60,14 +74,15 @@ func (m *Machine) onParentSession(p pending, ev Event) {
 	tr := p.trace
 	delete(m.traces, tr.worker+"\x00"+tr.chain[0])
 	var s struct {
+		ID       string `json:"id"`
 		ParentID string `json:"parentID"`
 	}
-	if !ev.OK || json.Unmarshal(ev.Result, &s) != nil {
+	if !ev.OK || json.Unmarshal(ev.Result, &s) != nil || s.ID == "" {
 		return
 	}
 	t := m.taskBelow(s.ParentID)
 	if s.ParentID == "" || (t == nil && len(tr.chain) >= maxTraceSteps) {
-		m.noteUntraced(tr.chain)
+		m.noteUntraced(tr)
 		return
 	}
 	if t == nil {
@@ -79,8 +94,8 @@ func (m *Machine) onParentSession(p pending, ev Event) {
 	if t.Worker != tr.worker || t.Status.Terminal() {
 		return
 	}
-	if m.sessionsBelow == nil {
-		m.sessionsBelow = map[string]string{}
+	if m.sessionsBelow == nil || len(m.sessionsBelow)+len(tr.chain) > maxSessionsBelow {
+		m.sessionsBelow = map[string]string{} // as onSessionCreatedEvent: a lost trace at most
 	}
 	for i, session := range tr.chain {
 		parent := s.ParentID
@@ -89,6 +104,12 @@ func (m *Machine) onParentSession(p pending, ev Event) {
 		}
 		m.sessionsBelow[session] = parent
 	}
+	if m.taskBelow(tr.chain[0]) == nil {
+		// Deeper below the child than taskBelow looks: as far as every other lookup goes, the
+		// session is none of the tasks'.
+		m.noteUntraced(tr)
+		return
+	}
 	for _, r := range tr.requests {
 		if !m.repliedUnseen[r.ID] {
 			m.onListedPermission(t, r)
@@ -96,12 +117,20 @@ func (m *Machine) onParentSession(p pending, ev Event) {
 	}
 }
 
-// noteUntraced remembers sessions that lead to none of the tasks (bounded as sessionsBelow).
-func (m *Machine) noteUntraced(sessions []string) {
+// noteUntraced remembers the sessions of a walk that led to none of the tasks (bounded as
+// sessionsBelow), unless a task of that worker has no session known yet: a restored one whose
+// child is still looked for (a worker's child has no parent there), whose subagents' walks end
+// at a child not yet bound.
+func (m *Machine) noteUntraced(tr *trace) {
+	for _, id := range m.running() {
+		if t := m.tasks[id]; t != nil && t.Worker == tr.worker && t.SessionID == "" && !t.Queued {
+			return
+		}
+	}
 	if m.untraced == nil || len(m.untraced) >= maxSessionsBelow {
 		m.untraced = map[string]bool{}
 	}
-	for _, s := range sessions {
+	for _, s := range tr.chain {
 		m.untraced[s] = true
 	}
 }

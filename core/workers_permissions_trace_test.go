@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/asyncagents/asyncagents/core/task"
 	"github.com/stretchr/testify/require"
 )
 
@@ -73,4 +74,57 @@ func TestAWorkersListedRequestFromAnUnseenSessionIsTraced(t *testing.T) {
 	require.Len(t, gets, 1)
 	h.parentIs(gets[0], tk.SessionID)
 	require.NotNil(t, tk.pendingPermission("per_1"))
+}
+
+// The answer to a request whose walk is under way comes first: the walk's end marks nothing.
+func TestAnAnswerDuringAWalkIsNotLost(t *testing.T) {
+	h := newWK(t, twoWorkers(nil))
+	h.state("w1", true, "")
+	tk := h.taskOf(first(h.launchOn("a", "w1")))
+	get := ofKind(h.asksOn("w1", "ses_sub", "per_1"), EffectSessionGet)[0]
+	h.from("w1", "permission.replied", `{"sessionID":"ses_sub","requestID":"per_1","reply":"once"}`)
+	h.parentIs(get, tk.SessionID)
+	require.Nil(t, tk.permission("per_1"))
+	require.NotNil(t, h.m.taskBelow("ses_sub"), "the way is still remembered")
+}
+
+// A walk deeper below the child than a lookup goes ends as foreign, not as a mark no lookup
+// could find again.
+func TestAWalkDeeperThanALookupEndsAsForeign(t *testing.T) {
+	h := newWK(t, twoWorkers(nil))
+	h.state("w1", true, "")
+	tk := h.taskOf(first(h.launchOn("a", "w1")))
+	gets := ofKind(h.asksOn("w1", "ses_s0", "per_deep"), EffectSessionGet)
+	for i := 1; i < maxTraceSteps; i++ {
+		require.Len(t, gets, 1, "step %d", i)
+		gets = ofKind(h.parentIs(gets[0], fmt.Sprintf("ses_s%d", i)), EffectSessionGet)
+	}
+	h.parentIs(gets[0], tk.SessionID)
+	require.Empty(t, tk.Permissions)
+	require.Empty(t, ofKind(h.asksOn("w1", "ses_s0", "per_again"), EffectSessionGet), "remembered as none of the tasks'")
+}
+
+// A restored task still looking for its child: a walk that ends at a session with no parent may
+// end at that child, so nothing is remembered as foreign; once the child is found, the worker's
+// pending requests are read again.
+func TestAWalkWhileAChildIsLookedForRemembersNothing(t *testing.T) {
+	h := newWK(t, twoWorkers(nil))
+	tk := task.Task{ID: "bg_lost", ParentSessionID: "ses_p", ParentMessageID: "m_p", BatchID: "m_p", Description: "filler", Prompt: "do",
+		Agent: "general", Worker: "w1", Status: task.StatusRunning, StartedAt: 900_000, Depth: 1, Progress: task.Progress{LastTools: []string{}}}
+	_, eff := h.m.Restore(h.now, HistoryLine(tk))
+	eff = append(eff, h.run(Event{Type: EventStart})...)
+	eff = append(eff, h.state("w1", true, "")...)
+	look := ofKind(eff, EffectSessionList)
+	require.NotEmpty(t, look)
+
+	get := ofKind(h.asksOn("w1", "ses_sub", "per_1"), EffectSessionGet)[0]
+	get = ofKind(h.parentIs(get, "ses_child"), EffectSessionGet)[0]
+	h.parentIs(get, "")
+	require.False(t, h.m.untraced["ses_sub"])
+
+	out := h.run(Event{Type: EventEffectDone, EffectID: look[len(look)-1].ID, OK: true,
+		Result: json.RawMessage(`[{"id":"ses_child","metadata":{"asyncagents":{"task":"bg_lost"}}}]`)})
+	require.Equal(t, "ses_child", h.m.task("bg_lost").SessionID)
+	require.Len(t, ofKind(out, EffectPermissionList), 1, "the adopted child's worker is asked its requests")
+	require.Len(t, ofKind(h.asksOn("w1", "ses_sub", "per_1"), EffectSessionGet), 1, "walked again")
 }
