@@ -104,7 +104,7 @@ func TestWorkerRestartAdoptsTheRemoteChildWhoseRecordWasLost(t *testing.T) {
 	var onWorker []ocserve.SessionInfo
 	require.NoError(t, f.workers["w1"].Do(f.ctx(15*time.Second), "GET", "/session?search="+url.QueryEscape("far orphan"), nil, &onWorker))
 	require.Len(t, onWorker, 1, "no second child on the worker")
-	require.Equal(t, parent, onWorker[0].ParentID)
+	require.Empty(t, onWorker[0].ParentID, "the parent session is this machine's: none on the worker")
 }
 
 // dropSessionRecords removes from the project's logs every line of task id that names its
