@@ -53,11 +53,7 @@ func TestWorkerPermissionAskedWhileItsStreamWasCutReachesTheUser(t *testing.T) {
 	id := f.launchedTasks(parent, 1)[0]
 	f.eventually("the child's first model request, on w1", 60*time.Second, asked.Load)
 
-	proxy.hold(true)
-	f.eventually("w1 down for the parent", 30*time.Second, func() bool {
-		v, _ := f.workerViews()
-		return v["w1"].State == core.WorkerDown
-	})
+	f.cutStream(proxy)
 	open()
 	var pending []struct {
 		ID         string   `json:"id"`
@@ -158,11 +154,7 @@ func TestWorkerSubagentsPermissionAskedWhileTheStreamWasCutIsTracedToItsTask(t *
 	parent := f.prompt("GO")
 	id := f.launchedTasks(parent, 1)[0]
 	f.eventually("the child's first model request, on w1", 60*time.Second, asked.Load)
-	proxy.hold(true)
-	f.eventually("w1 down for the parent", 30*time.Second, func() bool {
-		v, _ := f.workerViews()
-		return v["w1"].State == core.WorkerDown
-	})
+	f.cutStream(proxy)
 	open()
 	var pending []struct {
 		ID        string `json:"id"`
@@ -193,4 +185,14 @@ func TestWorkerSubagentsPermissionAskedWhileTheStreamWasCutIsTracedToItsTask(t *
 	tk = storedTask(t, f.oc, id)
 	require.Equal(t, task.StatusCompleted, tk.Status, "%+v", tk.Error)
 	require.Contains(t, tk.Result, "from-the-subagent", "the subagent's command ran on the worker")
+}
+
+// cutStream has the proxy cut w1's event stream and waits until the parent sees w1 down.
+func (f *fleet) cutStream(proxy *streamProxy) {
+	f.t.Helper()
+	proxy.hold(true)
+	f.eventually("w1 down for the parent", 30*time.Second, func() bool {
+		v, _ := f.workerViews()
+		return v["w1"].State == core.WorkerDown
+	})
 }
