@@ -100,17 +100,22 @@ func (m *Machine) stopForBudget(t *run, what string) {
 }
 
 // rootSession is the user's session above session: a task's child session leads to its task's
-// parent, and so on up.
+// parent, a subagent's session to the session that ran it, and so on up.
 func (m *Machine) rootSession(session string) string {
-	return budget.Root(session, m.cfg.MaxDepth+1, m.parentOf)
+	return budget.Root(session, maxSessionHops*(m.cfg.MaxDepth+1), m.parentOf)
 }
 
-// parentOf is the session above a task's child session: its task's parent ("" for any other).
+// maxSessionHops bounds the sessions walked up within one level of tasks: a task's child, and the
+// subagents below it (as taskBelow's walk).
+const maxSessionHops = 8
+
+// parentOf is the session above session: a task's child's is its task's parent, a subagent's the
+// session that ran it ("" for a user's session).
 func (m *Machine) parentOf(session string) string {
 	if t := m.task(session); t != nil {
 		return t.ParentSessionID
 	}
-	return ""
+	return m.sessionsBelow[session]
 }
 
 // sessionCost is what every task under the user's session root has cost, nested ones included.

@@ -53,12 +53,13 @@ func (m *Machine) onTurnAborted(sessionID string) {
 	})
 }
 
-// cancelBelow cancels the running and queued tasks launched from session, and theirs below them,
-// without a notice each (the caller tells of them at once). It returns them, parents first.
+// cancelBelow cancels the running and queued tasks launched from session, or from a subagent's
+// session below it, and theirs below them, without a notice each (the caller tells of them at
+// once). It returns them, parents first.
 func (m *Machine) cancelBelow(session, reason string) []*run {
 	var stopped []*run
 	for _, t := range m.activeTasks() {
-		if t.ParentSessionID != session || t.Status.Terminal() {
+		if !m.launchedUnder(t, session) || t.Status.Terminal() {
 			continue
 		}
 		t.quiet = true
@@ -66,4 +67,21 @@ func (m *Machine) cancelBelow(session, reason string) []*run {
 		stopped = append(stopped, m.cancel(t, reason)...)
 	}
 	return stopped
+}
+
+// launchedUnder reports whether t was launched from session, or from a subagent's session below
+// it: a subagent that returned long ago leaves its tasks to the session that ran it. The walk stops
+// at another task's child, whose own cancel takes what lies below it.
+func (m *Machine) launchedUnder(t *run, session string) bool {
+	s := t.ParentSessionID
+	for range maxSessionHops {
+		if s == session {
+			return true
+		}
+		if s == "" || m.task(s) != nil {
+			return false
+		}
+		s = m.sessionsBelow[s]
+	}
+	return false
 }

@@ -58,8 +58,8 @@ type Machine struct {
 	pollArmed  bool
 
 	busy map[string]bool // sessions known to be busy (a parent gets noReply notices only when idle)
-	// sessionsBelow maps a session created under a task's child to its parent session, to trace
-	// a permission request there to its task (permission.go).
+	// sessionsBelow maps a session created under another to its parent session, to trace
+	// a permission request there to its task, and a launch or a cost to the tasks above (permission.go).
 	sessionsBelow map[string]string
 	// repliedUnseen: requests whose permission.replied came for a task that held no mark of them
 	// (asked while a worker's stream was down); a list of the worker's requests read before that

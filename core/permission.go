@@ -29,13 +29,16 @@ const EffectPermissionReply = "permission.reply"
 // permissionTimerPrefix names the timer of an unanswered request's timeout.
 const permissionTimerPrefix = "permission:"
 
-// maxSessionsBelow bounds the sessions below tasks' children the machine remembers.
+// maxSessionsBelow bounds the sessions below others the machine remembers.
 const maxSessionsBelow = 4096
 
-// onSessionCreated remembers a session created under a task's child (a subagent the child ran
-// itself), so that a permission request there is traced to the task.
+// onSessionCreatedEvent remembers the parent of a session created under another (a subagent run
+// through OpenCode's own task tool, by a task's child or by the user's session): a permission
+// request there is traced to its task, a task launched there counts its depth from that task, and
+// its cost counts against the user's session above (rootSession). Sessions of the local server
+// all pass here; a worker's only when they lie below a task's child (workers.go).
 func (m *Machine) onSessionCreatedEvent(p ocevents.SessionCreated) {
-	if m.taskBelow(p.Info.ParentID) == nil {
+	if p.Info.ParentID == "" {
 		return
 	}
 	if m.sessionsBelow == nil {
@@ -48,9 +51,9 @@ func (m *Machine) onSessionCreatedEvent(p ocevents.SessionCreated) {
 }
 
 // taskBelow is the task whose child session is session, or is above it (the sessions below
-// tasks' children lead up to them: budget's walk, at most 8 steps).
+// tasks' children lead up to them: budget's walk, at most maxSessionHops steps).
 func (m *Machine) taskBelow(session string) *run {
-	at, ok := budget.Find(session, 8, func(s string) string { return m.sessionsBelow[s] }, func(s string) bool {
+	at, ok := budget.Find(session, maxSessionHops, func(s string) string { return m.sessionsBelow[s] }, func(s string) bool {
 		t := m.task(s)
 		return t != nil && t.SessionID != ""
 	})
@@ -102,11 +105,13 @@ func (m *Machine) onPermissionAsked(p ocevents.PermissionAsked) {
 	}
 }
 
-// topTask is the task launched from the user's session above t (t itself when it was).
+// topTask is the task launched from the user's session above t (t itself when it was). A task
+// launched from a subagent's session below another task's child is that task's, as a child's own
+// launch is: the walk goes through the sessions below (taskBelow).
 func (m *Machine) topTask(t *run) *run {
 	for range m.cfg.MaxDepth + 1 {
-		up := m.task(t.ParentSessionID)
-		if up == nil {
+		up := m.taskBelow(t.ParentSessionID)
+		if up == nil || up == t {
 			break
 		}
 		t = up

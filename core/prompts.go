@@ -322,7 +322,7 @@ const (
 	// status API, acted on by that process alone.
 	foreignTaskFmt       = "task %s belongs to another OpenCode process on this project; use it (or its status API) there. Nothing was done."
 	apiForeignCancelFmt  = "task %s belongs to another OpenCode process on this project: cancel it there; nothing was cancelled"
-	taskNestingFmt       = "asyncagents_task: nesting limit reached: this session is a background task %s deep, and tasks may nest %d deep; do the work here instead. No task was created."
+	taskNestingFmt       = "asyncagents_task: nesting limit reached: this session runs inside a background task %s deep, and tasks may nest %d deep; do the work here instead. No task was created."
 	taskAgentsUnlisted   = "asyncagents_task: could not list OpenCode's agents: "
 	taskAgentsUnreadable = "asyncagents_task: OpenCode's agent list was unreadable; no task was created"
 	taskUnknownAgentFmt  = "asyncagents_task: unknown agent %s; available agents: %s. No task was created."

@@ -156,8 +156,9 @@ func (m *Machine) onTaskCall(ev Event) {
 		return
 	}
 	l := &launch{callID: ev.CallID, sessionID: ev.SessionID, messageID: ev.MessageID, parentAgent: ev.Agent, args: a, depth: 1, fork: a.Fork, timeoutMs: timeoutMs, budget: budget}
-	if p := m.task(ev.SessionID); p != nil {
-		// A task's child launching tasks of its own: only as deep as MaxDepth allows.
+	if p := m.taskBelow(ev.SessionID); p != nil {
+		// A task's child launching tasks of its own, itself or through a subagent it ran with
+		// OpenCode's task tool: only as deep as MaxDepth allows.
 		l.depth = p.Depth + 1
 		if l.depth > m.cfg.MaxDepth {
 			m.failTool(ev.CallID, fmt.Sprintf(taskNestingFmt, text.CountOf(p.Depth, "level", "levels"), m.cfg.MaxDepth))
