@@ -16,6 +16,9 @@ func (m *Machine) reconcile() {
 	var ids []string
 	var unborn, lost []*run
 	for _, t := range m.apiView() {
+		if !t.Status.Terminal() && t.SessionID != "" {
+			m.rememberSubagents(m.task(t.ID))
+		}
 		switch {
 		case t.Queued && t.Status == task.StatusResumed:
 			lost = append(lost, m.task(t.ID))
@@ -39,6 +42,18 @@ func (m *Machine) reconcile() {
 		m.finish(t, task.StatusError, "", &task.TaskError{Name: "ResumeLost", Message: resumeLostMessage})
 	}
 	m.startQueued()
+}
+
+// rememberSubagents traces again, after a restart, the sessions below t's child that spent for it
+// (its usage marks name each): a subagent that runs across the restart goes on counting toward the
+// task's budgets, and its permission requests reach the user. The way from one to the child is
+// not kept, so each leads to the child at once.
+func (m *Machine) rememberSubagents(t *run) {
+	for _, mk := range t.UsageMarks {
+		if mk.Session != "" && mk.Session != t.SessionID && m.taskBelow(mk.Session) == nil {
+			m.noteSessionBelow(mk.Session, t.SessionID)
+		}
+	}
 }
 
 // A failed status read at the reconcile is asked again, reconcileRetries times reconcileRetryMs

@@ -66,7 +66,7 @@ type Machine struct {
 	// answer must not mark them (workers_permissions.go). Bounded by maxSessionsBelow.
 	repliedUnseen map[string]bool
 	// traces are the walks up a worker's sessions under way, untraced the sessions known to lead
-	// to none of the tasks (workers_permissions_trace.go).
+	// to none of the tasks (workers_trace.go).
 	traces   map[string]*trace
 	untraced map[string]bool
 	// workerClocks: what is known of each worker's clock against ours (clock.go).
@@ -173,7 +173,7 @@ type pending struct {
 	// asked: on a read of a worker's pending permission requests, those its tasks there were
 	// marked waiting on when it was sent (workers_permissions.go).
 	asked []string
-	// trace: a session.get of a walk up a worker's sessions (workers_permissions_trace.go).
+	// trace: a session.get of a walk up a worker's sessions (workers_trace.go).
 	trace *trace
 }
 

@@ -38,16 +38,20 @@ const maxSessionsBelow = 4096
 // its cost counts against the user's session above (rootSession). Sessions of the local server
 // all pass here; a worker's only when they lie below a task's child (workers.go).
 func (m *Machine) onSessionCreatedEvent(p ocevents.SessionCreated) {
-	if p.Info.ParentID == "" {
-		return
+	if p.Info.ParentID != "" {
+		m.noteSessionBelow(p.Info.ID, p.Info.ParentID)
 	}
+}
+
+// noteSessionBelow remembers session's parent, within maxSessionsBelow.
+func (m *Machine) noteSessionBelow(session, parent string) {
 	if m.sessionsBelow == nil {
 		m.sessionsBelow = map[string]string{}
 	}
 	if len(m.sessionsBelow) >= maxSessionsBelow {
 		clear(m.sessionsBelow) // the oldest requests' sessions: a fresh map costs a lost trace at most
 	}
-	m.sessionsBelow[p.Info.ID] = p.Info.ParentID
+	m.sessionsBelow[session] = parent
 }
 
 // taskBelow is the task whose child session is session, or is above it (the sessions below

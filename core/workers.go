@@ -317,7 +317,7 @@ func (m *Machine) onStreamEvent(name string, e OpenCodeEvent) {
 	if (t == nil && name == "") || (t != nil && t.Worker == name) {
 		m.onDecoded(decoded)
 	} else if t == nil {
-		m.onUntracedEvent(name, decoded) // a session not seen created (workers_permissions_trace.go)
+		m.onUntracedEvent(name, decoded) // a session not seen created (workers_trace.go)
 	}
 }
 

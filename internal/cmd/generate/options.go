@@ -39,7 +39,7 @@ var options = []option{
 	{path: "defaultBlockTimeoutMs", kind: "integer", min: 1, doc: "How long `asyncagents_output(block: true)` waits without a `timeout` argument, in milliseconds."},
 	{path: "maxBlockTimeoutMs", kind: "integer", min: 1, doc: "The largest `timeout` `asyncagents_output` accepts, in milliseconds."},
 	{path: "maxConcurrentStarts", kind: "integer", min: 1, doc: "How many children run at once; further tasks wait, queued."},
-	{path: "maxDepth", kind: "integer", min: 1, doc: "How deep tasks may nest (a task's child launching tasks), for agents allowed to delegate."},
+	{path: "maxDepth", kind: "integer", min: 1, doc: "How deep tasks may nest (a task's child launching tasks, itself or through a subagent it runs), for agents allowed to delegate. OpenCode's own `subagent_depth` (1 by default) counts a task's child as one subagent level, so a child may run OpenCode's `task` tool only when it is raised."},
 	{path: "notify.wake", kind: "enum", enum: []string{config.WakeBatch, config.WakeEach}, doc: "`\"batch\"`: the parent is woken once its batch of tasks is done or a task failed; `\"each\"`: every notice wakes it."},
 	{path: "notify.format", kind: "enum", enum: []string{config.FormatPlain, config.FormatMarkdown}, doc: "`\"plain\"`: the notice's visible line has no Markdown (OpenCode's TUI shows text); `\"markdown\"`: in bold."},
 	{path: "isolation", kind: "enum", enum: config.Isolations, doc: "Where a task's child works when `asyncagents_task` gives no `isolation`: `\"none\"`, in the parent's directory; `\"worktree\"`, in a git worktree of its own on the branch `asyncagents/<task_id>`, built from the parent's working tree at launch; its changes come back with `asyncagents_merge`."},

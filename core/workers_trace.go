@@ -6,27 +6,34 @@ import (
 	"github.com/asyncagents/asyncagents/core/ocevents"
 )
 
-// A worker's permission request from a session this parent has not seen created: a subagent the
-// child ran itself, whose session.created came while the stream was down, or before this parent
-// restarted (the sessions below tasks' children are not kept). The machine walks the session's
-// parents on the worker (session.get, at most maxTraceSteps) until one is a task's child, records
-// the way, and takes the request as if traced at once; a session that leads to none of its tasks
-// is remembered as not its own, so a busy shared worker costs one walk per foreign session.
+// A worker's event from a session this parent has not seen created: a subagent the child ran
+// itself, whose session.created came while the stream was down, or before this parent restarted
+// (the sessions below tasks' children are not kept). A permission request there, or a model
+// call's spending (an assistant message, a step's end), has the machine walk the session's parents
+// on the worker (session.get, at most maxTraceSteps) until one is a task's child; it records the
+// way, and takes the events that waited on the walk as if traced at once, so the request reaches
+// the user and the spending counts toward the task's budgets. A session that leads to none of its
+// tasks is remembered as not its own, so a busy shared worker costs one walk per foreign session.
 
 // maxTraceSteps bounds a walk, as taskBelow's does.
 const maxTraceSteps = 8
 
-// trace is one walk up a worker's sessions: the sessions walked, the first the one that asked,
-// and the requests that wait on the walk.
+// maxTraceSpending bounds the spending events a walk holds; past it the oldest go (a message's
+// later update carries its whole figure again).
+const maxTraceSpending = 64
+
+// trace is one walk up a worker's sessions: the sessions walked, the first the one whose event
+// started it, and the requests and spending events that wait on the walk.
 type trace struct {
 	worker   string
 	chain    []string
 	requests []ocevents.PermissionAsked
+	spending []any // ocevents.MessageUpdated and ocevents.PartUpdated, in their order
 }
 
-// onUntracedEvent takes a worker's event from a session no task is known above: a request
-// starts a walk; the answer to one whose walk is under way is remembered, so the walk's end does
-// not mark an answered request.
+// onUntracedEvent takes a worker's event from a session no task is known above: a request or a
+// model call's spending starts a walk (or waits on the one under way); the answer to a request
+// whose walk is under way is remembered, so the walk's end does not mark an answered request.
 func (m *Machine) onUntracedEvent(worker string, decoded any) {
 	switch p := decoded.(type) {
 	case ocevents.PermissionAsked:
@@ -35,31 +42,60 @@ func (m *Machine) onUntracedEvent(worker string, decoded any) {
 		if m.traces[worker+"\x00"+p.SessionID] != nil {
 			m.noteRepliedUnseen(p.RequestID)
 		}
+	case ocevents.MessageUpdated:
+		if p.Info.Role == "assistant" {
+			m.traceSpending(worker, p.Info.SessionID, p)
+		}
+	case ocevents.PartUpdated:
+		if p.Part.Type == "step-finish" {
+			m.traceSpending(worker, p.Part.SessionID, p)
+		}
 	}
 }
 
-// traceRequest starts (or joins) the walk from r's session on worker, unless that session is
-// known to lead to none of the tasks.
+// traceRequest has r wait on the walk from its session on worker.
 func (m *Machine) traceRequest(worker string, r ocevents.PermissionAsked) {
-	if r.SessionID == "" || m.untraced[r.SessionID] {
+	tr := m.traceFrom(worker, r.SessionID)
+	if tr == nil {
 		return
 	}
-	key := worker + "\x00" + r.SessionID
-	if tr := m.traces[key]; tr != nil {
-		for _, q := range tr.requests {
-			if q.ID == r.ID {
-				return
-			}
+	for _, q := range tr.requests {
+		if q.ID == r.ID {
+			return
 		}
-		tr.requests = append(tr.requests, r)
+	}
+	tr.requests = append(tr.requests, r)
+}
+
+// traceSpending has a model call's spending event wait on the walk from its session on worker.
+func (m *Machine) traceSpending(worker, session string, ev any) {
+	tr := m.traceFrom(worker, session)
+	if tr == nil {
 		return
+	}
+	if len(tr.spending) >= maxTraceSpending {
+		tr.spending = append(tr.spending[:0], tr.spending[1:]...)
+	}
+	tr.spending = append(tr.spending, ev)
+}
+
+// traceFrom is the walk from session on worker: the one under way, or one started now; nil when
+// that session is known to lead to none of the tasks.
+func (m *Machine) traceFrom(worker, session string) *trace {
+	if session == "" || m.untraced[session] {
+		return nil
+	}
+	key := worker + "\x00" + session
+	if tr := m.traces[key]; tr != nil {
+		return tr
 	}
 	if m.traces == nil {
 		m.traces = map[string]*trace{}
 	}
-	tr := &trace{worker: worker, chain: []string{r.SessionID}, requests: []ocevents.PermissionAsked{r}}
+	tr := &trace{worker: worker, chain: []string{session}}
 	m.traces[key] = tr
 	m.askParentSession(tr)
+	return tr
 }
 
 func (m *Machine) askParentSession(tr *trace) {
@@ -68,7 +104,7 @@ func (m *Machine) askParentSession(tr *trace) {
 }
 
 // onParentSession takes a session.get of the walk: a parent that is a task's child (or below
-// one) ends it, with the requests taken; no parent ends it as foreign; any other goes on up. A
+// one) ends it, with the events that waited taken; no parent ends it as foreign; any other goes on up. A
 // failed read ends it unremembered: the next request from there walks again.
 func (m *Machine) onParentSession(p pending, ev Event) {
 	tr := p.trace
@@ -109,6 +145,9 @@ func (m *Machine) onParentSession(p pending, ev Event) {
 		// session is none of the tasks'.
 		m.noteUntraced(tr)
 		return
+	}
+	for _, ev := range tr.spending {
+		m.onDecoded(ev) // traced now: counted toward the task as any subagent's (track.go)
 	}
 	for _, r := range tr.requests {
 		if !m.repliedUnseen[r.ID] {

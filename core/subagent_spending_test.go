@@ -1,0 +1,88 @@
+package core
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/task"
+)
+
+// A subagent's spending counts toward its task's budgets even where its session.created was not
+// seen: created while a worker's stream was down (the machine walks up the worker's sessions), or
+// before a restart (its task's usage marks name it).
+
+// spentOn has session on worker report an assistant message's spending, through that stream.
+func (h *wkHarness) spentOn(worker, session, msgID string, input int, cost float64) []Effect {
+	return h.from(worker, "message.updated", fmt.Sprintf(`{"info":{"id":%q,"sessionID":%q,"role":"assistant","finish":"tool-calls","tokens":{"input":%d,"output":0,"reasoning":0,"cache":{"read":0,"write":0}},"cost":%v,"time":{"created":%d}}}`, msgID, session, input, cost, h.now))
+}
+
+func (h *wkHarness) stepOn(worker, session, partID string) []Effect {
+	return h.from(worker, "message.part.updated", fmt.Sprintf(`{"part":{"id":%q,"sessionID":%q,"messageID":"msg_s","type":"step-finish","reason":"tool-calls"}}`, partID, session))
+}
+
+func TestAWorkersUnseenSubagentsSpendingIsTracedAndCounted(t *testing.T) {
+	h := newWK(t, twoWorkers(nil))
+	h.state("w1", true, "")
+	tk := h.taskOf(first(h.launchArgs("delegates", `,"worker":"w1","budget":{"tokens":1000,"steps":3}`)))
+	h.idleParent()
+
+	gets := ofKind(h.spentOn("w1", "ses_gap", "msg_1", 400, 0.01), EffectSessionGet)
+	require.Len(t, gets, 1, "a walk starts")
+	require.Empty(t, ofKind(h.stepOn("w1", "ses_gap", "prt_1"), EffectSessionGet), "one walk at a time")
+	h.spentOn("w1", "ses_gap", "msg_1", 500, 0.02) // the same message, grown, while the walk goes on
+	require.Zero(t, tk.Steps)
+	gets = ofKind(h.parentIs(gets[0], "ses_mid"), EffectSessionGet)
+	require.Len(t, gets, 1, "up one more")
+	h.parentIs(gets[0], tk.SessionID)
+	tok, cost := tk.Usage()
+	require.Equal(t, int64(500), tok.Total(), "the message counted once, at its latest figure")
+	require.InDelta(t, 0.02, cost, 1e-9)
+	require.Equal(t, 1, tk.Steps)
+
+	require.Empty(t, ofKind(h.stepOn("w1", "ses_gap", "prt_2"), EffectSessionGet), "the way is remembered")
+	require.Equal(t, 2, tk.Steps)
+	h.spentOn("w1", "ses_gap", "msg_2", 600, 0.01)
+	require.Equal(t, task.StatusError, tk.Status, "held to the budget")
+	require.Contains(t, tk.Error.Message, "budget exceeded: 1100 tokens (limit 1000)")
+}
+
+func TestAWorkersForeignSpendingIsWalkedOnce(t *testing.T) {
+	h := newWK(t, twoWorkers(nil))
+	h.state("w1", true, "")
+	tk := h.taskOf(first(h.launchOn("a", "w1")))
+	get := ofKind(h.spentOn("w1", "ses_else", "msg_1", 10, 0), EffectSessionGet)
+	require.Len(t, get, 1)
+	h.parentIs(get[0], "")
+	require.Empty(t, ofKind(h.spentOn("w1", "ses_else", "msg_2", 10, 0), EffectSessionGet))
+	require.Empty(t, ofKind(h.stepOn("w1", "ses_else", "prt_1"), EffectSessionGet))
+	tok, _ := tk.Usage()
+	require.Zero(t, tok.Total())
+	// A user message or a text part spends nothing: no walk.
+	require.Empty(t, ofKind(h.from("w1", "message.updated", `{"info":{"id":"msg_u","sessionID":"ses_other","role":"user","time":{"created":1}}}`), EffectSessionGet))
+	require.Empty(t, ofKind(h.from("w1", "message.part.updated", `{"part":{"id":"prt_t","sessionID":"ses_other","messageID":"msg_u","type":"text","text":"hi"}}`), EffectSessionGet))
+}
+
+// After a restart, a subagent that spent before it goes on counting: its task's usage marks name
+// its session, though its session.created is not seen again.
+func TestASubagentSpendingAcrossARestartGoesOnCounting(t *testing.T) {
+	h := newFB(t, config.Config{})
+	id := h.launchWith("long", `,"budget":{"tokens":1000}`).Metadata["taskId"].(string)
+	ses := h.m.task(id).SessionID
+	h.subagent(ses, "ses_sub")
+	h.subagent("ses_sub", "ses_subsub")
+	h.spent("ses_sub", "msg_1", 300, 0.01, "tool-calls")
+	h.spent("ses_subsub", "msg_2", 300, 0.01, "tool-calls")
+
+	m := NewMachine(config.Config{})
+	m.Restore(h.now+1000, HistoryLine(h.m.task(id).Task))
+	h.m = m
+	h.spent("ses_sub", "msg_3", 200, 0.01, "tool-calls")
+	tok, _ := h.m.task(id).Usage()
+	require.Equal(t, int64(800), tok.Total())
+	h.spent("ses_subsub", "msg_4", 300, 0.01, "stop")
+	require.Equal(t, task.StatusError, h.m.task(id).Status)
+	require.Contains(t, h.m.task(id).Error.Message, "budget exceeded: 1100 tokens (limit 1000)")
+}
