@@ -69,6 +69,8 @@ type Machine struct {
 	// to none of the tasks (workers_trace.go).
 	traces   map[string]*trace
 	untraced map[string]bool
+	// walkFailed: when a walk from a session last failed (its spending starts none for a while).
+	walkFailed map[string]int64
 	// workerClocks: what is known of each worker's clock against ours (clock.go).
 	workerClocks map[string]clockRange
 	// compactedAt is when each parent was last compacted (compaction.go); not persisted.

@@ -86,3 +86,29 @@ func TestASubagentSpendingAcrossARestartGoesOnCounting(t *testing.T) {
 	require.Equal(t, task.StatusError, h.m.task(id).Status)
 	require.Contains(t, h.m.task(id).Error.Message, "budget exceeded: 1100 tokens (limit 1000)")
 }
+
+// A failed walk (a session the worker cannot read from the tasks' directory: another project's,
+// on a shared worker) keeps that session's spending from walking again for walkRetryMs; a
+// request walks at once, and the spending joins a walk under way.
+func TestAFailedWalkHoldsSpendingBackAWhile(t *testing.T) {
+	h := newWK(t, twoWorkers(nil))
+	h.state("w1", true, "")
+	tk := h.taskOf(first(h.launchOn("a", "w1")))
+	get := ofKind(h.spentOn("w1", "ses_x", "msg_1", 10, 0), EffectSessionGet)
+	require.Len(t, get, 1)
+	h.run(Event{Type: EventEffectDone, EffectID: get[0].ID, Error: "worker w1: reading the session: 404 Not Found"})
+	require.Empty(t, ofKind(h.spentOn("w1", "ses_x", "msg_2", 10, 0), EffectSessionGet), "held back")
+	require.Empty(t, ofKind(h.stepOn("w1", "ses_x", "prt_1"), EffectSessionGet))
+
+	get = ofKind(h.asksOn("w1", "ses_x", "per_1"), EffectSessionGet)
+	require.Len(t, get, 1, "a request walks at once")
+	h.stepOn("w1", "ses_x", "prt_2") // joins it
+	h.parentIs(get[0], tk.SessionID)
+	require.NotNil(t, tk.pendingPermission("per_1"))
+	require.Equal(t, 1, tk.Steps, "the spending that joined the walk counts")
+
+	get = ofKind(h.spentOn("w1", "ses_y", "msg_3", 10, 0), EffectSessionGet)
+	h.run(Event{Type: EventEffectDone, EffectID: get[0].ID, Error: "worker w1: reading the session: timed out"})
+	h.now += walkRetryMs
+	require.Len(t, ofKind(h.spentOn("w1", "ses_y", "msg_4", 10, 0), EffectSessionGet), 1, "walked again after walkRetryMs")
+}

@@ -18,6 +18,9 @@ import (
 // maxTraceSteps bounds a walk, as taskBelow's does.
 const maxTraceSteps = 8
 
+// walkRetryMs is how long a failed walk keeps spending from starting another from its session.
+const walkRetryMs = 30_000
+
 // maxTraceSpending bounds the spending events a walk holds; past it the oldest go (a message's
 // later update carries its whole figure again).
 const maxTraceSpending = 64
@@ -68,7 +71,14 @@ func (m *Machine) traceRequest(worker string, r ocevents.PermissionAsked) {
 }
 
 // traceSpending has a model call's spending event wait on the walk from its session on worker.
+// After a failed walk from there, spending starts none for walkRetryMs: a session the worker
+// cannot read from the tasks' directory (another project's, on a worker shared by two) would
+// otherwise cost a read at each of its model calls. A request always walks: one lost is a child
+// waiting for good.
 func (m *Machine) traceSpending(worker, session string, ev any) {
+	if at, ok := m.walkFailed[session]; ok && m.now-at < walkRetryMs && m.traces[worker+"\x00"+session] == nil {
+		return
+	}
 	tr := m.traceFrom(worker, session)
 	if tr == nil {
 		return
@@ -104,8 +114,9 @@ func (m *Machine) askParentSession(tr *trace) {
 }
 
 // onParentSession takes a session.get of the walk: a parent that is a task's child (or below
-// one) ends it, with the events that waited taken; no parent ends it as foreign; any other goes on up. A
-// failed read ends it unremembered: the next request from there walks again.
+// one) ends it, with the events that waited taken; no parent ends it as foreign; any other goes
+// on up. A failed read ends it unremembered: the next request from there walks again, and the
+// next spending after walkRetryMs.
 func (m *Machine) onParentSession(p pending, ev Event) {
 	tr := p.trace
 	delete(m.traces, tr.worker+"\x00"+tr.chain[0])
@@ -114,8 +125,13 @@ func (m *Machine) onParentSession(p pending, ev Event) {
 		ParentID string `json:"parentID"`
 	}
 	if !ev.OK || json.Unmarshal(ev.Result, &s) != nil || s.ID == "" {
+		if m.walkFailed == nil || len(m.walkFailed) >= maxSessionsBelow {
+			m.walkFailed = map[string]int64{}
+		}
+		m.walkFailed[tr.chain[0]] = m.now
 		return
 	}
+	delete(m.walkFailed, tr.chain[0])
 	t := m.taskBelow(s.ParentID)
 	if s.ParentID == "" || (t == nil && len(tr.chain) >= maxTraceSteps) {
 		m.noteUntraced(tr)
