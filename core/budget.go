@@ -115,7 +115,7 @@ func (m *Machine) parentOf(session string) string {
 	if t := m.task(session); t != nil {
 		return t.ParentSessionID
 	}
-	return m.sessionsBelow[session]
+	return m.sessionsBelow.get(session)
 }
 
 // sessionCost is what every task under the user's session root has cost, nested ones included.

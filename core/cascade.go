@@ -33,7 +33,7 @@ func (m *Machine) onTurnAborted(sessionID string) {
 	var starting int
 	m.stopTogether(func() {
 		stopped = m.cancelBelow(sessionID, cascadeReason)
-		starting = m.cancelLaunches(sessionID, cascadeReason)
+		starting = m.cancelLaunches(sessionID, cascadeReason, true)
 	})
 	if len(stopped) == 0 && starting == 0 {
 		return
@@ -45,7 +45,7 @@ func (m *Machine) onTurnAborted(sessionID string) {
 	// Owed like any notice (core/outbox.go): after a crash each comes back as its own end notice.
 	m.post(sessionID, notice{
 		tasks: m.owe(stopped...),
-		agent: stopped[0].ParentAgent,
+		agent: m.agentOf(sessionID, stopped),
 		parts: []TextPart{
 			{Type: "text", Text: m.cascadeVisible(stopped)},
 			{Type: "text", Text: m.cascadeHidden(stopped), Synthetic: true},
@@ -69,11 +69,28 @@ func (m *Machine) cancelBelow(session, reason string) []*run {
 	return stopped
 }
 
+// agentOf is the agent of session's own turns, as a task it launched recorded it: a notice speaks
+// as that agent. Tasks launched from a subagent below it ran as the subagent's agent; with none of
+// its own among them the notice names none, and OpenCode takes the session's default.
+func (m *Machine) agentOf(session string, tasks []*run) string {
+	for _, t := range tasks {
+		if t.ParentSessionID == session {
+			return t.ParentAgent
+		}
+	}
+	return ""
+}
+
 // launchedUnder reports whether t was launched from session, or from a subagent's session below
 // it: a subagent that returned long ago leaves its tasks to the session that ran it. The walk stops
 // at another task's child, whose own cancel takes what lies below it.
 func (m *Machine) launchedUnder(t *run, session string) bool {
-	s := t.ParentSessionID
+	return m.sessionUnder(t.ParentSessionID, session)
+}
+
+// sessionUnder reports whether s is session, or a subagent's session below it that no task's
+// child lies between.
+func (m *Machine) sessionUnder(s, session string) bool {
 	for range maxSessionHops {
 		if s == session {
 			return true
@@ -81,7 +98,7 @@ func (m *Machine) launchedUnder(t *run, session string) bool {
 		if s == "" || m.task(s) != nil {
 			return false
 		}
-		s = m.sessionsBelow[s]
+		s = m.sessionsBelow.get(s)
 	}
 	return false
 }

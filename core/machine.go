@@ -60,7 +60,7 @@ type Machine struct {
 	busy map[string]bool // sessions known to be busy (a parent gets noReply notices only when idle)
 	// sessionsBelow maps a session created under another to its parent session, to trace
 	// a permission request there to its task, and a launch or a cost to the tasks above (permission.go).
-	sessionsBelow map[string]string
+	sessionsBelow sessionParents
 	// repliedUnseen: requests whose permission.replied came for a task that held no mark of them
 	// (asked while a worker's stream was down); a list of the worker's requests read before that
 	// answer must not mark them (workers_permissions.go). Bounded by maxSessionsBelow.
@@ -69,8 +69,9 @@ type Machine struct {
 	// to none of the tasks (workers_trace.go).
 	traces   map[string]*trace
 	untraced map[string]bool
-	// walkFailed: when a walk from a session last failed (its spending starts none for a while).
-	walkFailed map[string]int64
+	// walkHeld: when a walk from a session last failed, or ended unremembered (its spending starts
+	// none for a while: workers_trace.go).
+	walkHeld map[string]int64
 	// workerClocks: what is known of each worker's clock against ours (clock.go).
 	workerClocks map[string]clockRange
 	// compactedAt is when each parent was last compacted (compaction.go); not persisted.

@@ -45,19 +45,13 @@ func (m *Machine) onSessionCreatedEvent(p ocevents.SessionCreated) {
 
 // noteSessionBelow remembers session's parent, within maxSessionsBelow.
 func (m *Machine) noteSessionBelow(session, parent string) {
-	if m.sessionsBelow == nil {
-		m.sessionsBelow = map[string]string{}
-	}
-	if len(m.sessionsBelow) >= maxSessionsBelow {
-		clear(m.sessionsBelow) // the oldest requests' sessions: a fresh map costs a lost trace at most
-	}
-	m.sessionsBelow[session] = parent
+	m.sessionsBelow.set(session, parent)
 }
 
 // taskBelow is the task whose child session is session, or is above it (the sessions below
 // tasks' children lead up to them: budget's walk, at most maxSessionHops steps).
 func (m *Machine) taskBelow(session string) *run {
-	at, ok := budget.Find(session, maxSessionHops, func(s string) string { return m.sessionsBelow[s] }, func(s string) bool {
+	at, ok := budget.Find(session, maxSessionHops, m.sessionsBelow.get, func(s string) bool {
 		t := m.task(s)
 		return t != nil && t.SessionID != ""
 	})

@@ -111,3 +111,52 @@ func TestCancelTakesTheTasksASubagentBelowLaunched(t *testing.T) {
 		require.Equal(t, task.StatusCancelled, h.m.task(id).Status, id)
 	}
 }
+
+// The ⊘ line of an interrupted turn speaks as the agent of that session's own turns, not as the
+// agent of a subagent whose task it lists first; with none of its own, it names none.
+func TestTheCascadeLineSpeaksAsTheSessionsOwnAgent(t *testing.T) {
+	h := newFB(t, config.Config{})
+	h.subagent("ses_p", "ses_usersub")
+	h.step(Event{Type: EventToolCall, CallID: "call_sub", Tool: ToolTask, SessionID: "ses_usersub", MessageID: "msg_sub", Agent: "explore",
+		Args: json.RawMessage(`{"description":"from the subagent","prompt":"work","agent":"general"}`)})
+	h.step(Event{Type: EventToolCall, CallID: "call_own", Tool: ToolTask, SessionID: "ses_p", MessageID: "msg_p", Agent: "build",
+		Args: json.RawMessage(`{"description":"own","prompt":"work","agent":"general"}`)})
+	h.busy("ses_p")
+	h.abortTurn("ses_p")
+	lines := parentNotices(h.idleParent())
+	require.Len(t, lines, 1)
+	require.Contains(t, lines[0].Parts[0].Text, "from the subagent")
+	require.Equal(t, "build", lines[0].Agent)
+
+	h.subagent("ses_q", "ses_qsub")
+	h.step(Event{Type: EventToolCall, CallID: "call_q", Tool: ToolTask, SessionID: "ses_qsub", MessageID: "msg_q", Agent: "explore",
+		Args: json.RawMessage(`{"description":"only the subagent's","prompt":"work","agent":"general"}`)})
+	h.busy("ses_q")
+	h.abortTurn("ses_q")
+	lines = prompts(h.oc("session.idle", `{"sessionID":"ses_q"}`), "ses_q")
+	require.Len(t, lines, 1)
+	require.Empty(t, lines[0].Agent)
+}
+
+// A launch from the user's subagent still waiting (here for its worker's agent list) when the
+// user's turn is interrupted is cancelled with the rest, as soon as it is a task; asyncagents_cancel
+// (all) from the user's session takes only the session's own.
+func TestAnInterruptTakesTheLaunchesOfASubagentBelow(t *testing.T) {
+	r := newAgentsRig(t)
+	r.upWith("general")
+	r.subagent("ses_p", "ses_usersub")
+	eff := r.run(Event{Type: EventToolCall, CallID: "c_sub", Tool: ToolTask, SessionID: "ses_usersub", MessageID: "msg_s",
+		Args: json.RawMessage(`{"description":"waits","prompt":"p","agent":"fresh","worker":"w1"}`)})
+	a := asks(eff)
+	require.Len(t, a, 1, "waits for w1's list")
+	r.call(ToolCancel, `{"all":true}`)
+	require.False(t, r.m.startingLaunches()[0].cancelled, "not the session's own launch")
+	r.busy("ses_p")
+	r.abortTurn("ses_p")
+	require.True(t, r.m.startingLaunches()[0].cancelled)
+	replies := ofKind(r.answerAgents(a[0], "general", "fresh"), EffectToolReply)
+	require.Len(t, replies, 1)
+	id, _ := replies[0].Metadata["taskId"].(string)
+	require.NotEmpty(t, id, replies[0].Error)
+	require.Equal(t, task.StatusCancelled, r.m.task(id).Status)
+}

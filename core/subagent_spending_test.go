@@ -112,3 +112,41 @@ func TestAFailedWalkHoldsSpendingBackAWhile(t *testing.T) {
 	h.now += walkRetryMs
 	require.Len(t, ofKind(h.spentOn("w1", "ses_y", "msg_4", 10, 0), EffectSessionGet), 1, "walked again after walkRetryMs")
 }
+
+// A walk that ends at a task which has ended records the way: the session's later spending finds
+// that task at once and is passed over, with no walk each.
+func TestAWalkToAnEndedTaskIsRemembered(t *testing.T) {
+	h := newWK(t, twoWorkers(nil))
+	h.state("w1", true, "")
+	tk := h.taskOf(first(h.launchOn("a", "w1")))
+	h.idleParent()
+	h.call(ToolCancel, fmt.Sprintf(`{"task_id":%q}`, tk.ID))
+	require.True(t, tk.Status.Terminal())
+	get := ofKind(h.spentOn("w1", "ses_bg", "msg_1", 10, 0), EffectSessionGet)
+	require.Len(t, get, 1)
+	h.parentIs(get[0], tk.SessionID)
+	for i := range 5 {
+		require.Empty(t, ofKind(h.spentOn("w1", "ses_bg", fmt.Sprint("msg_", i+2), 10, 0), EffectSessionGet), i)
+	}
+	tok, _ := tk.Usage()
+	require.Zero(t, tok.Total(), "an ended task counts nothing more")
+}
+
+// While a task on the worker has no session bound yet, a walk that ends at a session with no
+// parent may have reached that very child: it is not remembered as foreign, but its session's
+// spending waits walkRetryMs before walking again.
+func TestAForeignWalkWhileAChildIsUnboundHoldsItsSpendingBack(t *testing.T) {
+	h := newWK(t, twoWorkers(nil))
+	h.state("w1", true, "")
+	tk := h.taskOf(first(h.launchOn("a", "w1")))
+	child := tk.SessionID
+	tk.SessionID = "" // as a restored task whose child is still looked for
+	get := ofKind(h.spentOn("w1", "ses_foreign", "msg_1", 10, 0), EffectSessionGet)
+	require.Len(t, get, 1)
+	h.parentIs(get[0], "")
+	for i := range 3 {
+		require.Empty(t, ofKind(h.spentOn("w1", "ses_foreign", fmt.Sprint("msg_", i+2), 10, 0), EffectSessionGet), i)
+	}
+	require.Len(t, ofKind(h.asksOn("w1", "ses_foreign", "per_1"), EffectSessionGet), 1, "a request walks at once")
+	tk.SessionID = child
+}

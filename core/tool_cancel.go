@@ -45,7 +45,7 @@ func (m *Machine) onCancelCall(ev Event) {
 			}
 		})
 		// Launches still waiting for the agent list are cancelled as soon as they are tasks.
-		starting := m.cancelLaunches(ev.SessionID, a.Reason)
+		starting := m.cancelLaunches(ev.SessionID, a.Reason, false)
 		if len(lines) == 0 && starting == 0 {
 			m.replyTool(ev.CallID, cancelNothing, map[string]any{"title": "nothing to cancel"})
 			return
@@ -122,12 +122,13 @@ func cancelStarting(n int) string {
 }
 
 // cancelLaunches marks the session's launches that have no task yet (they wait for the agent
-// list, or for their worker's health); each is cancelled as soon as it has one. It returns how
-// many there were.
-func (m *Machine) cancelLaunches(sessionID, reason string) int {
+// list, or for their worker's health); each is cancelled as soon as it has one. With below, those
+// of the subagents below it too (an interrupted turn's, as cancelBelow). It returns how many there
+// were.
+func (m *Machine) cancelLaunches(sessionID, reason string, below bool) int {
 	n := 0
 	for _, l := range m.startingLaunches() {
-		if l.sessionID == sessionID && !l.cancelled {
+		if (l.sessionID == sessionID || (below && m.sessionUnder(l.sessionID, sessionID))) && !l.cancelled {
 			l.cancelled, l.cancelReason = true, reason
 			n++
 		}

@@ -69,6 +69,7 @@ func (m *Machine) onSessionDeleted(sessionID string) {
 	m.stopTogether(func() { m.forgetSessionTasks(sessionID) })
 	m.dropOutbox(sessionID)
 	delete(m.busy, sessionID)
+	m.sessionsBelow.forget(sessionID)
 	m.startQueued()
 }
 

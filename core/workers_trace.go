@@ -21,8 +21,8 @@ const maxTraceSteps = 8
 // walkRetryMs is how long a failed walk keeps spending from starting another from its session.
 const walkRetryMs = 30_000
 
-// maxTraceSpending bounds the spending events a walk holds; past it the oldest go (a message's
-// later update carries its whole figure again).
+// maxTraceSpending bounds the spending events a walk holds (a message's updates are held as its
+// latest); past it the oldest go.
 const maxTraceSpending = 64
 
 // trace is one walk up a worker's sessions: the sessions walked, the first the one whose event
@@ -76,12 +76,20 @@ func (m *Machine) traceRequest(worker string, r ocevents.PermissionAsked) {
 // otherwise cost a read at each of its model calls. A request always walks: one lost is a child
 // waiting for good.
 func (m *Machine) traceSpending(worker, session string, ev any) {
-	if at, ok := m.walkFailed[session]; ok && m.now-at < walkRetryMs && m.traces[worker+"\x00"+session] == nil {
+	if at, ok := m.walkHeld[session]; ok && m.now-at < walkRetryMs && m.traces[worker+"\x00"+session] == nil {
 		return
 	}
 	tr := m.traceFrom(worker, session)
 	if tr == nil {
 		return
+	}
+	if u, ok := ev.(ocevents.MessageUpdated); ok {
+		for i, held := range tr.spending {
+			if h, ok := held.(ocevents.MessageUpdated); ok && h.Info.ID == u.Info.ID {
+				tr.spending[i] = u // a message's update carries its whole figure: the latest will do
+				return
+			}
+		}
 	}
 	if len(tr.spending) >= maxTraceSpending {
 		tr.spending = append(tr.spending[:0], tr.spending[1:]...)
@@ -125,13 +133,10 @@ func (m *Machine) onParentSession(p pending, ev Event) {
 		ParentID string `json:"parentID"`
 	}
 	if !ev.OK || json.Unmarshal(ev.Result, &s) != nil || s.ID == "" {
-		if m.walkFailed == nil || len(m.walkFailed) >= maxSessionsBelow {
-			m.walkFailed = map[string]int64{}
-		}
-		m.walkFailed[tr.chain[0]] = m.now
+		m.holdSpendingWalks(tr.chain[0])
 		return
 	}
-	delete(m.walkFailed, tr.chain[0])
+	delete(m.walkHeld, tr.chain[0])
 	t := m.taskBelow(s.ParentID)
 	if s.ParentID == "" || (t == nil && len(tr.chain) >= maxTraceSteps) {
 		m.noteUntraced(tr)
@@ -143,18 +148,17 @@ func (m *Machine) onParentSession(p pending, ev Event) {
 		m.askParentSession(tr)
 		return
 	}
-	if t.Worker != tr.worker || t.Status.Terminal() {
-		return
-	}
-	if m.sessionsBelow == nil || len(m.sessionsBelow)+len(tr.chain) > maxSessionsBelow {
-		m.sessionsBelow = map[string]string{} // as onSessionCreatedEvent: a lost trace at most
-	}
+	// The way is recorded even to a task that has ended (or went to another worker, rerun): the
+	// session's later events then find that task at once and are passed over, with no walk each.
 	for i, session := range tr.chain {
 		parent := s.ParentID
 		if i+1 < len(tr.chain) {
 			parent = tr.chain[i+1]
 		}
-		m.sessionsBelow[session] = parent
+		m.noteSessionBelow(session, parent)
+	}
+	if t.Worker != tr.worker || t.Status.Terminal() {
+		return
 	}
 	if m.taskBelow(tr.chain[0]) == nil {
 		// Deeper below the child than taskBelow looks: as far as every other lookup goes, the
@@ -175,10 +179,11 @@ func (m *Machine) onParentSession(p pending, ev Event) {
 // noteUntraced remembers the sessions of a walk that led to none of the tasks (bounded as
 // sessionsBelow), unless a task of that worker has no session known yet: a restored one whose
 // child is still looked for (a worker's child has no parent there), whose subagents' walks end
-// at a child not yet bound.
+// at a child not yet bound. Its spending then waits walkRetryMs before walking again.
 func (m *Machine) noteUntraced(tr *trace) {
 	for _, id := range m.running() {
 		if t := m.tasks[id]; t != nil && t.Worker == tr.worker && t.SessionID == "" && !t.Queued {
+			m.holdSpendingWalks(tr.chain[0])
 			return
 		}
 	}
@@ -188,4 +193,12 @@ func (m *Machine) noteUntraced(tr *trace) {
 	for _, s := range tr.chain {
 		m.untraced[s] = true
 	}
+}
+
+// holdSpendingWalks keeps session's spending from starting a walk for walkRetryMs (traceSpending).
+func (m *Machine) holdSpendingWalks(session string) {
+	if m.walkHeld == nil || len(m.walkHeld) >= maxSessionsBelow {
+		m.walkHeld = map[string]int64{}
+	}
+	m.walkHeld[session] = m.now
 }
