@@ -69,12 +69,18 @@ func (m *Machine) cancelBelow(session, reason string) []*run {
 	return stopped
 }
 
-// agentOf is the agent of session's own turns, as a task it launched recorded it: a notice speaks
-// as that agent. Tasks launched from a subagent below it ran as the subagent's agent; with none of
-// its own among them the notice names none, and OpenCode takes the session's default.
+// agentOf is the agent of session's own turns, as the newest task it launched recorded it (among
+// tasks, then among all): a notice speaks as that agent, since OpenCode gives the session's next
+// turn the agent of its newest user message. Tasks launched from a subagent below it ran as the
+// subagent's agent. With none of its own at all the notice names none (OpenCode's default agent).
 func (m *Machine) agentOf(session string, tasks []*run) string {
-	for _, t := range tasks {
-		if t.ParentSessionID == session {
+	for i := len(tasks) - 1; i >= 0; i-- {
+		if tasks[i].ParentSessionID == session {
+			return tasks[i].ParentAgent
+		}
+	}
+	for i := len(m.order) - 1; i >= 0; i-- {
+		if t := m.tasks[m.order[i]]; t != nil && t.ParentSessionID == session && t.ParentAgent != "" {
 			return t.ParentAgent
 		}
 	}

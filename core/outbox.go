@@ -160,8 +160,11 @@ func (m *Machine) flushParent(parent string) {
 	if wake {
 		m.noteWake(parent)
 	}
-	e := Effect{Kind: EffectPromptAsync, Notice: true, SessionID: parent, Agent: queue[0].agent, NoReply: !wake}
+	e := Effect{Kind: EffectPromptAsync, Notice: true, SessionID: parent, NoReply: !wake}
 	for _, n := range queue {
+		if e.Agent == "" {
+			e.Agent = n.agent // one that names none takes the others' (cascade.go agentOf)
+		}
 		e.Parts = append(e.Parts, n.parts...)
 		for _, t := range n.tasks {
 			e.TaskIDs = append(e.TaskIDs, t.ID)

@@ -45,6 +45,13 @@ func (m *Machine) onSessionCreatedEvent(p ocevents.SessionCreated) {
 
 // noteSessionBelow remembers session's parent, within maxSessionsBelow.
 func (m *Machine) noteSessionBelow(session, parent string) {
+	if m.sessionsBelow.full(session) {
+		// The way above a task at work is read by nothing while the subagent that launched it
+		// is idle: read now, it moves to the generation that stays.
+		for _, t := range m.activeTasks() {
+			m.rootSession(t.ParentSessionID)
+		}
+	}
 	m.sessionsBelow.set(session, parent)
 }
 

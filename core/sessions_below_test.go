@@ -160,3 +160,42 @@ func TestAnInterruptTakesTheLaunchesOfASubagentBelow(t *testing.T) {
 	require.NotEmpty(t, id, replies[0].Error)
 	require.Equal(t, task.StatusCancelled, r.m.task(id).Status)
 }
+
+// Cancelling a task takes the launches still starting from its child's subagents too.
+func TestCancelTakesTheLaunchesStartingBelowTheTask(t *testing.T) {
+	r := newAgentsRig(t)
+	r.upWith("general")
+	a := r.launchFrom("ses_p", "A")
+	r.subagent(r.m.task(a).SessionID, "ses_sub")
+	eff := r.run(Event{Type: EventToolCall, CallID: "c_sub", Tool: ToolTask, SessionID: "ses_sub", MessageID: "msg_s",
+		Args: json.RawMessage(`{"description":"waits","prompt":"p","agent":"fresh","worker":"w1"}`)})
+	ask := asks(eff)
+	require.Len(t, ask, 1)
+	r.call(ToolCancel, fmt.Sprintf(`{"task_id":%q}`, a))
+	replies := ofKind(r.answerAgents(ask[0], "general", "fresh"), EffectToolReply)
+	require.Len(t, replies, 1)
+	id, _ := replies[0].Metadata["taskId"].(string)
+	require.NotEmpty(t, id, replies[0].Error)
+	require.Equal(t, task.StatusCancelled, r.m.task(id).Status)
+}
+
+// With none of the stopped tasks its own, the ⊘ line speaks as the session's newest own task did.
+func TestTheCascadeLineFallsBackToTheSessionsNewestTask(t *testing.T) {
+	h := newFB(t, config.Config{})
+	for _, agent := range []string{"build", "plan"} {
+		h.step(Event{Type: EventToolCall, CallID: "call_" + agent, Tool: ToolTask, SessionID: "ses_p", MessageID: "msg_" + agent, Agent: agent,
+			Args: json.RawMessage(fmt.Sprintf(`{"description":%q,"prompt":"work","agent":"general"}`, agent))})
+	}
+	for _, id := range h.m.order {
+		h.call(ToolCancel, fmt.Sprintf(`{"task_id":%q}`, id))
+	}
+	h.subagent("ses_p", "ses_usersub")
+	h.step(Event{Type: EventToolCall, CallID: "call_sub", Tool: ToolTask, SessionID: "ses_usersub", MessageID: "msg_sub", Agent: "explore",
+		Args: json.RawMessage(`{"description":"from the subagent","prompt":"work","agent":"general"}`)})
+	h.idleParent()
+	h.busy("ses_p")
+	h.abortTurn("ses_p")
+	lines := parentNotices(h.idleParent())
+	require.Len(t, lines, 1)
+	require.Equal(t, "plan", lines[0].Agent)
+}

@@ -147,6 +147,10 @@ func TestAForeignWalkWhileAChildIsUnboundHoldsItsSpendingBack(t *testing.T) {
 	for i := range 3 {
 		require.Empty(t, ofKind(h.spentOn("w1", "ses_foreign", fmt.Sprint("msg_", i+2), 10, 0), EffectSessionGet), i)
 	}
-	require.Len(t, ofKind(h.asksOn("w1", "ses_foreign", "per_1"), EffectSessionGet), 1, "a request walks at once")
-	tk.SessionID = child
+	get = ofKind(h.asksOn("w1", "ses_foreign", "per_1"), EffectSessionGet)
+	require.Len(t, get, 1, "a request walks at once")
+	h.parentIs(get[0], "")
+	require.Empty(t, ofKind(h.spentOn("w1", "ses_foreign", "msg_8", 10, 0), EffectSessionGet), "held again")
+	h.m.bindSession(tk, child) // found: the held session may have been its subagent
+	require.Len(t, ofKind(h.spentOn("w1", "ses_foreign", "msg_9", 10, 0), EffectSessionGet), 1, "walked again at once")
 }

@@ -62,6 +62,11 @@ func (m *Machine) task(id string) *run {
 // bindSession records that t's child session is sessionID.
 func (m *Machine) bindSession(t *run, sessionID string) {
 	t.SessionID = sessionID
+	if t.Worker != "" {
+		// A walk that ended at a parentless session while this child was unbound held that
+		// session's spending back (workers_trace.go): it may have been this child's subagent.
+		m.walkHeld = nil
+	}
 	if sessionID != t.ID {
 		if m.sessions == nil {
 			m.sessions = map[string]string{}

@@ -110,6 +110,7 @@ func (m *Machine) stop(t *run, status task.Status, taskErr *task.TaskError, belo
 	if !below || t.SessionID == "" {
 		return nil
 	}
+	m.cancelLaunches(t.SessionID, belowReason, true) // they become tasks only to be cancelled
 	return m.cancelBelow(t.SessionID, belowReason)
 }
 
