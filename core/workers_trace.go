@@ -157,13 +157,13 @@ func (m *Machine) onParentSession(p pending, ev Event) {
 		}
 		m.noteSessionBelow(session, parent)
 	}
-	if t.Worker != tr.worker || t.Status.Terminal() {
-		return
-	}
 	if m.taskBelow(tr.chain[0]) == nil {
 		// Deeper below the child than taskBelow looks: as far as every other lookup goes, the
 		// session is none of the tasks'.
 		m.noteUntraced(tr)
+		return
+	}
+	if t.Worker != tr.worker || t.Status.Terminal() {
 		return
 	}
 	for _, ev := range tr.spending {

@@ -102,6 +102,15 @@ func TestAWalkDeeperThanALookupEndsAsForeign(t *testing.T) {
 	h.parentIs(gets[0], tk.SessionID)
 	require.Empty(t, tk.Permissions)
 	require.Empty(t, ofKind(h.asksOn("w1", "ses_s0", "per_again"), EffectSessionGet), "remembered as none of the tasks'")
+
+	// The same to a task that has ended: its spending does not walk at each event.
+	h.call(ToolCancel, fmt.Sprintf(`{"task_id":%q}`, tk.ID))
+	gets = ofKind(h.spentOn("w1", "ses_t0", "msg_1", 10, 0), EffectSessionGet)
+	for i := 1; i < maxTraceSteps; i++ {
+		gets = ofKind(h.parentIs(gets[0], fmt.Sprintf("ses_t%d", i)), EffectSessionGet)
+	}
+	h.parentIs(gets[0], tk.SessionID)
+	require.Empty(t, ofKind(h.spentOn("w1", "ses_t0", "msg_2", 10, 0), EffectSessionGet))
 }
 
 // A restored task still looking for its child: a walk that ends at a session with no parent may
