@@ -37,7 +37,8 @@ type headlessState struct {
 	holds map[string]turnHold // by the hook's call ID
 	// wokeAt is when the last notice that wakes a session was sent to it; userAt the newest
 	// user message seen in it (OpenCode's time): the notice has reached the session once
-	// userAt >= wokeAt. Kept only while a run is headless.
+	// userAt >= wokeAt. Kept while a run is headless, and for tasks' children
+	// (nested_results.go).
 	wokeAt map[string]int64
 	userAt map[string]int64
 }
@@ -117,9 +118,10 @@ func (m *Machine) releaseTurn(callID string) {
 	m.replyTool(callID, "", nil)
 }
 
-// noteWake records a notice that wakes session, sent now (outbox.go), in a headless run.
+// noteWake records a notice that wakes session, sent now (outbox.go), in a headless run or to a
+// task's child (nested_results.go).
 func (m *Machine) noteWake(session string) {
-	if !m.cfg.Headless.Waits() {
+	if !m.cfg.Headless.Waits() && m.task(session) == nil {
 		return
 	}
 	if m.headless.wokeAt == nil {
