@@ -23,26 +23,12 @@ func records(ts []*run) []*task.Task {
 	return out
 }
 
-// slotTasks are the active tasks as the start queue counts them: a task waiting for its own tasks
-// holds no slot (nested_results.go), or its queued tasks could never start under maxConcurrentStarts
-// while it waited for them.
-func (m *Machine) slotTasks() []*run {
-	active := m.activeTasks()
-	out := make([]*run, 0, len(active))
-	for _, t := range active {
-		if !t.waitingTasks {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
 // admit decides whether a new task starts now (true: the caller starts it, once the tool has its
 // answer) or waits in the queue because its slot is taken. Tasks already waiting for the same
 // limit go first.
 func (m *Machine) admit(t *run) bool {
 	t.Queued = true // not counted while deciding
-	if m.limits().MayStart(records(m.slotTasks()), &t.Task) {
+	if m.limits().MayStart(records(m.activeTasks()), &t.Task) {
 		t.Queued = false
 		return true
 	}
@@ -68,7 +54,7 @@ func (m *Machine) startQueued() {
 	if m.starts.Defer() {
 		return
 	}
-	active := m.slotTasks()
+	active := m.activeTasks()
 	for _, i := range m.limits().Starts(records(active)) {
 		t := active[i]
 		t.Queued, t.Waiting, t.QueuedUntil = false, nil, m.now
@@ -91,7 +77,7 @@ func (m *Machine) startQueued() {
 // refreshWaits records, on each queued task, the limit it waits for and its place in that
 // limit's queue.
 func (m *Machine) refreshWaits() {
-	active := m.slotTasks()
+	active := m.activeTasks()
 	for i, w := range m.limits().Waits(records(active)) {
 		if t := active[i]; w != nil && (t.Waiting == nil || *t.Waiting != *w) {
 			t.Waiting = w

@@ -52,9 +52,6 @@ func (m *Machine) onTurnEndHook(ev Event) {
 		m.headless.holds = map[string]turnHold{}
 	}
 	m.headless.holds[ev.CallID] = turnHold{session: ev.SessionID, since: m.now}
-	if t := m.task(ev.SessionID); t != nil && !t.Status.Terminal() {
-		m.awaitItsTasks(t) // a task's child held for its own tasks waits for them as after an answer
-	}
 	m.log("info", fmt.Sprintf(headlessHoldFmt, ev.SessionID))
 }
 

@@ -96,6 +96,7 @@ func (m *Machine) checkStall(t *run) {
 // onActivity notes that t's child did something: a stall, if any, is over, and so is a retry
 // of its model call (core/retry.go).
 func (m *Machine) onActivity(t *run) {
+	t.waitingTasks = false // at work again: woken by its tasks' notices
 	m.clearStall(t)
 	m.clearRetry(t)
 }

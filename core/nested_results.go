@@ -52,5 +52,4 @@ func (m *Machine) awaitItsTasks(t *run) {
 	t.waitingTasks = true
 	m.clearStall(t)
 	m.log("info", "task "+t.ID+": its child answered while tasks it launched are under way; the task waits for them")
-	m.startQueued() // its slot frees for them (slotTasks)
 }

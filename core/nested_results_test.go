@@ -58,36 +58,3 @@ func TestATaskWithNoTasksOfItsOwnEndsAtOnce(t *testing.T) {
 	require.Equal(t, task.StatusCompleted, h.m.task(lead).Status)
 	require.Equal(t, "all done", h.m.task(lead).Result)
 }
-
-// A task waiting for its own tasks holds no slot: under maxConcurrentStarts 1 its queued task
-// starts once it answered, and it holds its slot again once their notice has it at work.
-func TestATaskWaitingForItsOwnTasksHoldsNoSlot(t *testing.T) {
-	h := newFB(t, config.Config{MaxConcurrentStarts: 1})
-	lead := h.launchFrom("ses_p", "lead")
-	child := h.m.task(lead).SessionID
-	nested := h.launchFrom(child, "nested")
-	require.True(t, h.m.task(nested).Queued, "the lead holds the one slot")
-	h.answer(child, "", "launched it")
-	require.False(t, h.m.task(nested).Queued, "started once the lead waits for it")
-	require.NotEmpty(t, h.m.task(nested).SessionID)
-	h.answer(h.m.task(nested).SessionID, "", "done")
-	h.oc("message.updated", fmt.Sprintf(`{"info":{"id":"msg_notice","sessionID":%q,"role":"user","time":{"created":%d}}}`, child, h.now+1))
-	require.False(t, h.m.task(lead).waitingTasks, "at work again")
-	other := h.launchFrom("ses_p", "other")
-	require.True(t, h.m.task(other).Queued, "the lead holds its slot again")
-}
-
-// In a headless run the child's turn is held for its own tasks: the task waits for them the same
-// way, and its slot frees for them.
-func TestAHeadlessHoldOfAChildFreesItsSlot(t *testing.T) {
-	cfg := headlessRun
-	cfg.MaxConcurrentStarts = 1
-	h := newFB(t, cfg)
-	lead := h.launchFrom("ses_p", "lead")
-	child := h.m.task(lead).SessionID
-	nested := h.launchFrom(child, "nested")
-	require.True(t, h.m.task(nested).Queued)
-	require.False(t, h.turnEnd("hold_child", child), "held for its own task")
-	require.True(t, h.m.task(lead).waitingTasks)
-	require.False(t, h.m.task(nested).Queued, "started in the slot the lead left")
-}

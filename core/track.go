@@ -118,7 +118,6 @@ func (m *Machine) onMessageUpdated(p ocevents.MessageUpdated) {
 	if info.Role != "assistant" {
 		if t.msg != nil && info.Time.Created > t.msg.created {
 			t.msg = nil
-			t.waitingTasks = false // a notice (or a message of the parent's) has it at work again
 		}
 		return
 	}
