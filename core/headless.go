@@ -37,8 +37,7 @@ type headlessState struct {
 	holds map[string]turnHold // by the hook's call ID
 	// wokeAt is when the last notice that wakes a session was sent to it; userAt the newest
 	// user message seen in it (OpenCode's time): the notice has reached the session once
-	// userAt >= wokeAt. Kept while a run is headless, and for tasks' children
-	// (nested_results.go).
+	// userAt >= wokeAt. Kept only while a run is headless.
 	wokeAt map[string]int64
 	userAt map[string]int64
 }
@@ -118,10 +117,9 @@ func (m *Machine) releaseTurn(callID string) {
 	m.replyTool(callID, "", nil)
 }
 
-// noteWake records a notice that wakes session, sent now (outbox.go), in a headless run or to a
-// task's child (nested_results.go).
+// noteWake records a notice that wakes session, sent now (outbox.go), in a headless run.
 func (m *Machine) noteWake(session string) {
-	if !m.cfg.Headless.Waits() && m.task(session) == nil {
+	if !m.cfg.Headless.Waits() {
 		return
 	}
 	if m.headless.wokeAt == nil {

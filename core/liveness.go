@@ -53,9 +53,7 @@ func (m *Machine) checkLiveness() {
 			continue
 		}
 		m.syncDeadline(t) // a task restored after a restart gets its timer here
-		if !t.waitingTasks {
-			m.checkStall(t) // waiting for its own tasks is no stall (nested_results.go)
-		}
+		m.checkStall(t)
 	}
 }
 
@@ -96,7 +94,6 @@ func (m *Machine) checkStall(t *run) {
 // onActivity notes that t's child did something: a stall, if any, is over, and so is a retry
 // of its model call (core/retry.go).
 func (m *Machine) onActivity(t *run) {
-	t.waitingTasks = false // at work again: woken by its tasks' notices
 	m.clearStall(t)
 	m.clearRetry(t)
 }

@@ -69,10 +69,6 @@ func (m *Machine) finishWith(t *run, o outcome, settled bool) {
 		m.finish(t, task.StatusError, "", o.err)
 		return
 	}
-	if m.waitsForItsTasks(t) {
-		m.awaitItsTasks(t)
-		return
-	}
 	m.finish(t, task.StatusCompleted, o.result, nil)
 }
 

@@ -15,9 +15,6 @@ type run struct {
 
 	// creating: the child session is being created (session.create sent, no answer yet).
 	creating bool
-	// waitingTasks: the child answered while tasks it launched were under way; the task waits
-	// for them (nested_results.go).
-	waitingTasks bool
 	// restoring: a task on a worker restored from the history, reconciled once that worker's
 	// stream is up (workers.go).
 	restoring bool
