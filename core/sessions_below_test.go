@@ -145,20 +145,32 @@ func TestAnInterruptTakesTheLaunchesOfASubagentBelow(t *testing.T) {
 	r := newAgentsRig(t)
 	r.upWith("general")
 	r.subagent("ses_p", "ses_usersub")
-	eff := r.run(Event{Type: EventToolCall, CallID: "c_sub", Tool: ToolTask, SessionID: "ses_usersub", MessageID: "msg_s",
-		Args: json.RawMessage(`{"description":"waits","prompt":"p","agent":"fresh","worker":"w1"}`)})
-	a := asks(eff)
-	require.Len(t, a, 1, "waits for w1's list")
+	ask := r.launchWaitingOnW1("ses_usersub")
 	r.call(ToolCancel, `{"all":true}`)
 	require.False(t, r.m.startingLaunches()[0].cancelled, "not the session's own launch")
 	r.busy("ses_p")
 	r.abortTurn("ses_p")
 	require.True(t, r.m.startingLaunches()[0].cancelled)
-	replies := ofKind(r.answerAgents(a[0], "general", "fresh"), EffectToolReply)
-	require.Len(t, replies, 1)
+	require.Equal(t, task.StatusCancelled, r.launchedOnceListed(ask).Status)
+}
+
+// launchWaitingOnW1 launches from session an agent w1 has not listed yet: the launch waits for
+// w1's agent list, whose request it returns.
+func (r *wkHarness) launchWaitingOnW1(session string) Effect {
+	eff := r.run(Event{Type: EventToolCall, CallID: "c_sub", Tool: ToolTask, SessionID: session, MessageID: "msg_s",
+		Args: json.RawMessage(`{"description":"waits","prompt":"p","agent":"fresh","worker":"w1"}`)})
+	a := asks(eff)
+	require.Len(r.t, a, 1, "waits for w1's list")
+	return a[0]
+}
+
+// launchedOnceListed answers w1's list with the agent the waiting launch asked for: its task.
+func (r *wkHarness) launchedOnceListed(ask Effect) *run {
+	replies := ofKind(r.answerAgents(ask, "general", "fresh"), EffectToolReply)
+	require.Len(r.t, replies, 1)
 	id, _ := replies[0].Metadata["taskId"].(string)
-	require.NotEmpty(t, id, replies[0].Error)
-	require.Equal(t, task.StatusCancelled, r.m.task(id).Status)
+	require.NotEmpty(r.t, id, replies[0].Error)
+	return r.m.task(id)
 }
 
 // Cancelling a task takes the launches still starting from its child's subagents too.
@@ -167,16 +179,9 @@ func TestCancelTakesTheLaunchesStartingBelowTheTask(t *testing.T) {
 	r.upWith("general")
 	a := r.launchFrom("ses_p", "A")
 	r.subagent(r.m.task(a).SessionID, "ses_sub")
-	eff := r.run(Event{Type: EventToolCall, CallID: "c_sub", Tool: ToolTask, SessionID: "ses_sub", MessageID: "msg_s",
-		Args: json.RawMessage(`{"description":"waits","prompt":"p","agent":"fresh","worker":"w1"}`)})
-	ask := asks(eff)
-	require.Len(t, ask, 1)
+	ask := r.launchWaitingOnW1("ses_sub")
 	r.call(ToolCancel, fmt.Sprintf(`{"task_id":%q}`, a))
-	replies := ofKind(r.answerAgents(ask[0], "general", "fresh"), EffectToolReply)
-	require.Len(t, replies, 1)
-	id, _ := replies[0].Metadata["taskId"].(string)
-	require.NotEmpty(t, id, replies[0].Error)
-	require.Equal(t, task.StatusCancelled, r.m.task(id).Status)
+	require.Equal(t, task.StatusCancelled, r.launchedOnceListed(ask).Status)
 }
 
 // With none of the stopped tasks its own, the ⊘ line speaks as the session's newest own task did.

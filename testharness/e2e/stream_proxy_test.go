@@ -5,11 +5,14 @@ import (
 	"bytes"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/asyncagents/asyncagents/testharness/mockmodel"
 )
 
 // streamProxy relays TCP to a worker and counts the connections that carry its event stream
@@ -95,4 +98,17 @@ func (p *streamProxy) relay(c net.Conn) {
 		up.Close() // the parent closed its side: the worker's answer ends too
 	}()
 	_, _ = io.Copy(c, up)
+}
+
+// startGapFleet starts a fleet of one worker behind a stream proxy, its lostAfterMs long enough to
+// outlast a cut, with workerConfig as the worker's OpenCode config, and waits until it is up.
+func startGapFleet(t *testing.T, script mockmodel.Script, workerConfig map[string]any) (*fleet, *streamProxy) {
+	t.Helper()
+	proxy := startStreamProxy(t)
+	f := startFleet(t, script, fleetOptions{workers: 1,
+		worker:       map[string]any{"url": proxy.url(), "lostAfterMs": 120_000},
+		workerConfig: workerConfig})
+	proxy.to(strings.TrimPrefix(f.workers["w1"].URL, "http://"))
+	f.waitWorkersUp()
+	return f, proxy
 }

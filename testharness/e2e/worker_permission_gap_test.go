@@ -41,13 +41,8 @@ func TestWorkerPermissionAskedWhileItsStreamWasCutReachesTheUser(t *testing.T) {
 		}
 		return mockmodel.Reply{Text: "ok"}
 	}
-	proxy := startStreamProxy(t)
-	f := startFleet(t, script, fleetOptions{workers: 1,
-		worker: map[string]any{"url": proxy.url(), "lostAfterMs": 120_000},
-		workerConfig: map[string]any{
-			"agent": map[string]any{"general": map[string]any{"permission": map[string]any{"bash": "ask"}}}}})
-	proxy.to(strings.TrimPrefix(f.workers["w1"].URL, "http://"))
-	f.waitWorkersUp()
+	f, proxy := startGapFleet(t, script, map[string]any{
+		"agent": map[string]any{"general": map[string]any{"permission": map[string]any{"bash": "ask"}}}})
 	sj := f.api()
 	parent := f.prompt("GO")
 	id := f.launchedTasks(parent, 1)[0]
@@ -138,18 +133,13 @@ func TestWorkerSubagentsPermissionAskedWhileTheStreamWasCutIsTracedToItsTask(t *
 		}
 		return mockmodel.Reply{Text: "ok"}
 	}
-	proxy := startStreamProxy(t)
-	f := startFleet(t, script, fleetOptions{workers: 1,
-		worker: map[string]any{"url": proxy.url(), "lostAfterMs": 120_000},
-		workerConfig: map[string]any{
-			"subagent_depth": 3,
-			"agent": map[string]any{
-				"general": map[string]any{"permission": map[string]any{"bash": "ask"}},
-				"orchestrator": map[string]any{"mode": "subagent", "description": "splits work",
-					"permission": map[string]any{"task": "allow", "bash": "ask"}},
-			}}})
-	proxy.to(strings.TrimPrefix(f.workers["w1"].URL, "http://"))
-	f.waitWorkersUp()
+	f, proxy := startGapFleet(t, script, map[string]any{
+		"subagent_depth": 3,
+		"agent": map[string]any{
+			"general": map[string]any{"permission": map[string]any{"bash": "ask"}},
+			"orchestrator": map[string]any{"mode": "subagent", "description": "splits work",
+				"permission": map[string]any{"task": "allow", "bash": "ask"}},
+		}})
 	sj := f.api()
 	parent := f.prompt("GO")
 	id := f.launchedTasks(parent, 1)[0]

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -53,16 +52,11 @@ func TestWorkerSubagentMadeWhileTheStreamWasCutSpendsForItsTask(t *testing.T) {
 		}
 		return mockmodel.Reply{Text: "ok"}
 	}
-	proxy := startStreamProxy(t)
-	f := startFleet(t, script, fleetOptions{workers: 1,
-		worker: map[string]any{"url": proxy.url(), "lostAfterMs": 120_000},
-		workerConfig: map[string]any{
-			"subagent_depth": 3,
-			"agent": map[string]any{
-				"orchestrator": map[string]any{"mode": "subagent", "description": "splits work", "permission": map[string]any{"task": "allow"}},
-			}}})
-	proxy.to(strings.TrimPrefix(f.workers["w1"].URL, "http://"))
-	f.waitWorkersUp()
+	f, proxy := startGapFleet(t, script, map[string]any{
+		"subagent_depth": 3,
+		"agent": map[string]any{
+			"orchestrator": map[string]any{"mode": "subagent", "description": "splits work", "permission": map[string]any{"task": "allow"}},
+		}})
 	parent := f.prompt("GO")
 	id := f.launchedTasks(parent, 1)[0]
 	f.eventually("the child's first model request, on w1", 60*time.Second, leading.Load)
