@@ -55,9 +55,7 @@ func TestWorkerPermissionAskedWhileItsStreamWasCutReachesTheUser(t *testing.T) {
 		Permission string   `json:"permission"`
 		Patterns   []string `json:"patterns"`
 	}
-	f.eventually("the request pending on w1", 60*time.Second, func() bool {
-		return f.workers["w1"].Do(f.ctx(10*time.Second), "GET", "/permission", nil, &pending) == nil && len(pending) == 1
-	})
+	f.pendingOnW1("the request pending on w1", &pending, func() int { return len(pending) })
 	tk := storedTask(t, f.oc, id)
 	require.Nil(t, tk.WaitingPermission(), "the cut stream carried no question")
 	require.Equal(t, task.StatusRunning, tk.Status)
@@ -117,21 +115,14 @@ func TestWorkerSubagentsPermissionAskedWhileTheStreamWasCutIsTracedToItsTask(t *
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{{Name: "bash", Args: map[string]any{"command": "echo from-the-subagent", "description": "asks first"}}}}
 		case firstUser(req) == "SUB asks":
 			return mockmodel.Reply{Text: "sub: " + req.Messages[len(req.Messages)-1].Content}
-		case firstUser(req) == "CHILD leads" && lastRole(req) == "user":
+		}
+		return leadOnW1(req, "SUB asks", func() {
 			asked.Store(true)
 			select {
 			case <-gate:
 			case <-time.After(90 * time.Second):
 			}
-			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{{Name: "task", Args: map[string]any{"description": "sub asks", "prompt": "SUB asks", "subagent_type": "general"}}}}
-		case firstUser(req) == "CHILD leads":
-			return mockmodel.Reply{Text: "lead: " + req.Messages[len(req.Messages)-1].Content}
-		case req.LastUser == "GO" && lastRole(req) == "user":
-			c := taskCall("Leads", "CHILD leads", "orchestrator")
-			c.Args["worker"] = "w1"
-			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{c}}
-		}
-		return mockmodel.Reply{Text: "ok"}
+		})
 	}
 	f, proxy := startGapFleet(t, script, map[string]any{
 		"subagent_depth": 3,
@@ -150,9 +141,7 @@ func TestWorkerSubagentsPermissionAskedWhileTheStreamWasCutIsTracedToItsTask(t *
 		ID        string `json:"id"`
 		SessionID string `json:"sessionID"`
 	}
-	f.eventually("the subagent's request pending on w1", 60*time.Second, func() bool {
-		return f.workers["w1"].Do(f.ctx(10*time.Second), "GET", "/permission", nil, &pending) == nil && len(pending) == 1
-	})
+	f.pendingOnW1("the subagent's request pending on w1", &pending, func() int { return len(pending) })
 	tk := storedTask(t, f.oc, id)
 	require.NotEqual(t, tk.SessionID, pending[0].SessionID, "the subagent's session asks, not the child's")
 	require.Nil(t, tk.WaitingPermission())
@@ -184,5 +173,32 @@ func (f *fleet) cutStream(proxy *streamProxy) {
 	f.eventually("w1 down for the parent", 30*time.Second, func() bool {
 		v, _ := f.workerViews()
 		return v["w1"].State == core.WorkerDown
+	})
+}
+
+// leadOnW1 answers the model requests of a lead task placed on w1 ("GO" launches it): its child,
+// once before returns, runs OpenCode's task tool with prompt sub, and answers with what it said.
+// Any other request gets "ok".
+func leadOnW1(req mockmodel.Request, sub string, before func()) mockmodel.Reply {
+	switch {
+	case firstUser(req) == "CHILD leads" && lastRole(req) == "user":
+		before()
+		return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{{Name: "task", Args: map[string]any{"description": strings.ToLower(sub), "prompt": sub, "subagent_type": "general"}}}}
+	case firstUser(req) == "CHILD leads":
+		return mockmodel.Reply{Text: "lead: " + req.Messages[len(req.Messages)-1].Content}
+	case req.LastUser == "GO" && lastRole(req) == "user":
+		c := taskCall("Leads", "CHILD leads", "orchestrator")
+		c.Args["worker"] = "w1"
+		return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{c}}
+	}
+	return mockmodel.Reply{Text: "ok"}
+}
+
+// pendingOnW1 waits until w1's own list of pending permission requests, read into into, holds
+// exactly one.
+func (f *fleet) pendingOnW1(what string, into any, n func() int) {
+	f.t.Helper()
+	f.eventually(what, 60*time.Second, func() bool {
+		return f.workers["w1"].Do(f.ctx(10*time.Second), "GET", "/permission", nil, into) == nil && n() == 1
 	})
 }

@@ -39,18 +39,8 @@ func TestWorkerSubagentMadeWhileTheStreamWasCutSpendsForItsTask(t *testing.T) {
 			subStarted.Store(true)
 			wait(1)
 			return mockmodel.Reply{Text: "sub done"}
-		case firstUser(req) == "CHILD leads" && lastRole(req) == "user":
-			leading.Store(true)
-			wait(0)
-			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{{Name: "task", Args: map[string]any{"description": "sub spends", "prompt": "SUB spends", "subagent_type": "general"}}}}
-		case firstUser(req) == "CHILD leads":
-			return mockmodel.Reply{Text: "lead: " + req.Messages[len(req.Messages)-1].Content}
-		case req.LastUser == "GO" && lastRole(req) == "user":
-			c := taskCall("Leads", "CHILD leads", "orchestrator")
-			c.Args["worker"] = "w1"
-			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{c}}
 		}
-		return mockmodel.Reply{Text: "ok"}
+		return leadOnW1(req, "SUB spends", func() { leading.Store(true); wait(0) })
 	}
 	f, proxy := startGapFleet(t, script, map[string]any{
 		"subagent_depth": 3,
