@@ -1,5 +1,7 @@
 package core
 
+import "github.com/asyncagents/asyncagents/core/budget"
+
 // The parent's interruption cascades. When a session's turn is aborted (Esc in the TUI, or
 // POST /session/:id/abort), OpenCode marks that turn's assistant message with
 // MessageAbortedError and publishes session.error, then idle. Every running and queued task of
@@ -97,14 +99,6 @@ func (m *Machine) launchedUnder(t *run, session string) bool {
 // sessionUnder reports whether s is session, or a subagent's session below it that no task's
 // child lies between.
 func (m *Machine) sessionUnder(s, session string) bool {
-	for range maxSessionHops {
-		if s == session {
-			return true
-		}
-		if s == "" || m.task(s) != nil {
-			return false
-		}
-		s = m.sessionsBelow.get(s)
-	}
-	return false
+	at, ok := budget.Find(s, maxSessionHops, m.sessionsBelow.get, func(x string) bool { return x == session || m.task(x) != nil })
+	return ok && at == session
 }
