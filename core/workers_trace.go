@@ -15,8 +15,8 @@ import (
 // the user and the spending counts toward the task's budgets. A session that leads to none of its
 // tasks is remembered as not its own, so a busy shared worker costs one walk per foreign session.
 
-// maxTraceSteps bounds a walk, as taskBelow's does.
-const maxTraceSteps = 8
+// maxTraceSteps bounds a walk: as far as taskBelow looks, and no further.
+const maxTraceSteps = maxSessionHops
 
 // walkRetryMs is how long a failed walk keeps spending from starting another from its session.
 const walkRetryMs = 30_000
