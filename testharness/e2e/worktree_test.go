@@ -71,6 +71,17 @@ func (e *env) launchedTasks(parent string, n int) []string {
 	return ids
 }
 
+// turnsOf counts the model turns of the children whose prompt is prompt.
+func (e *env) turnsOf(prompt string) int {
+	n := 0
+	for _, r := range e.model.Turns() {
+		if firstUser(r) == prompt {
+			n++
+		}
+	}
+	return n
+}
+
 // noticeOf is the parent's notice of task id, its visible and hidden text together.
 func (e *env) noticeOf(parent, id string) string {
 	for _, n := range e.notices(parent) {
@@ -96,6 +107,7 @@ func TestIsolatedChildrenAndTheirMerge(t *testing.T) {
 	require.Equal(t, before, treeBytes(t, e.oc.Dir), "the children's edits never reached the parent's tree")
 	for i, id := range ids {
 		other, name := ids[1-i], []string{"A", "B"}[i]
+		require.Contains(t, ourBranches(t, e.oc.Dir), "asyncagents/"+id, "each child's branch; its notice: %s\nits child's model turns: %d", e.noticeOf(parent, id), e.turnsOf("CHILD edit "+name))
 		require.Equal(t, "line one\nedited by "+name+"\nline three", gitIn(t, e.oc.Dir, "show", "asyncagents/"+id+":shared.txt"))
 		require.Equal(t, strings.TrimSpace(parentEdit), gitIn(t, e.oc.Dir, "show", "asyncagents/"+id+":notes.txt"), "the branch started from the parent's tree")
 		n := e.noticeOf(parent, id)
