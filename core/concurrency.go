@@ -14,11 +14,17 @@ import (
 // limits are the caps the start queue enforces.
 func (m *Machine) limits() slots.Limits { return slots.Of(m.cfg) }
 
-// records are the tasks' records, in the same order, for the slots' decisions.
+// records are the tasks' records, in the same order, for the slots' decisions. A task whose held
+// child is owed nothing any more waits in the queue as a queued one does (nested_turns.go).
 func records(ts []*run) []*task.Task {
 	out := make([]*task.Task, len(ts))
 	for i, t := range ts {
 		out[i] = &t.Task
+		if t.yield == yieldReady {
+			c := t.Task
+			c.Queued = true
+			out[i] = &c
+		}
 	}
 	return out
 }
@@ -28,7 +34,7 @@ func records(ts []*run) []*task.Task {
 // limit go first.
 func (m *Machine) admit(t *run) bool {
 	t.Queued = true // not counted while deciding
-	if m.limits().MayStart(records(m.activeTasks()), &t.Task) {
+	if m.limits().MayStart(records(m.slotTasks()), &t.Task) {
 		t.Queued = false
 		return true
 	}
@@ -54,9 +60,13 @@ func (m *Machine) startQueued() {
 	if m.starts.Defer() {
 		return
 	}
-	active := m.activeTasks()
+	active := m.slotTasks()
 	for _, i := range m.limits().Starts(records(active)) {
 		t := active[i]
+		if t.yield == yieldReady {
+			m.goOn(t)
+			continue
+		}
 		t.Queued, t.Waiting, t.QueuedUntil = false, nil, m.now
 		m.touch(t)
 		if t.refill {
@@ -77,7 +87,7 @@ func (m *Machine) startQueued() {
 // refreshWaits records, on each queued task, the limit it waits for and its place in that
 // limit's queue.
 func (m *Machine) refreshWaits() {
-	active := m.activeTasks()
+	active := m.slotTasks()
 	for i, w := range m.limits().Waits(records(active)) {
 		if t := active[i]; w != nil && (t.Waiting == nil || *t.Waiting != *w) {
 			t.Waiting = w

@@ -410,8 +410,8 @@ func (m *Machine) onAttemptTimer(id string) {
 	}
 	idle := m.now - last
 	limit := m.cfg.Fallback.AttemptTimeoutMs
-	if len(t.toolsRunning) > 0 && !t.compacting {
-		m.armAttemptTimer(t, limit) // a tool at work: the model is not the one silent
+	if (len(t.toolsRunning) > 0 || t.yield != yieldNone) && !t.compacting {
+		m.armAttemptTimer(t, limit) // a tool at work, or its own tasks: the model is not the one silent
 		return
 	}
 	if idle < limit {

@@ -37,13 +37,13 @@ type headlessState struct {
 	holds map[string]turnHold // by the hook's call ID
 	// wokeAt is when the last notice that wakes a session was sent to it; userAt the newest
 	// user message seen in it (OpenCode's time): the notice has reached the session once
-	// userAt >= wokeAt. Kept only while a run is headless.
+	// userAt >= wokeAt. Kept for the sessions whose turn ends are held (holdsTurnOf).
 	wokeAt map[string]int64
 	userAt map[string]int64
 }
 
 func (m *Machine) onTurnEndHook(ev Event) {
-	if !m.cfg.Headless.Waits() || ev.SessionID == "" || !m.turnOwed(ev.SessionID, m.now) {
+	if ev.SessionID == "" || !m.holdsTurnOf(ev.SessionID) || !m.turnOwed(ev.SessionID, m.now) {
 		m.replyTool(ev.CallID, "", nil)
 		return
 	}
@@ -52,21 +52,15 @@ func (m *Machine) onTurnEndHook(ev Event) {
 	}
 	m.headless.holds[ev.CallID] = turnHold{session: ev.SessionID, since: m.now}
 	m.log("info", fmt.Sprintf(headlessHoldFmt, ev.SessionID))
+	m.yieldSlot(ev.SessionID) // a task's child: its task holds no slot while it waits
 }
 
 // turnOwed reports whether session's turn, held since, must wait: a notice that wakes it is on
 // its way (queued, with OpenCode, or accepted and not yet seen in the session), or, when none
 // has reached it since the hold began, a task or launch of its own is still under way.
 func (m *Machine) turnOwed(session string, since int64) bool {
-	if b := m.outbox.Get(session); b != nil {
-		if b.Sending > 0 {
-			return true
-		}
-		for _, n := range b.Queue {
-			if n.wake {
-				return true
-			}
-		}
+	if b := m.outbox.Get(session); b != nil && (b.Sending > 0 || wakeQueued(b)) {
+		return true
 	}
 	woke := m.headless.wokeAt[session]
 	if woke != 0 && m.headless.userAt[session] < woke {
@@ -88,6 +82,16 @@ func (m *Machine) turnOwed(session string, since int64) bool {
 	return false
 }
 
+// wakeQueued reports whether a notice that wakes the session waits in its outbox.
+func wakeQueued(b *parentBox) bool {
+	for _, n := range b.Queue {
+		if n.wake {
+			return true
+		}
+	}
+	return false
+}
+
 // releaseTurns answers every held text part whose session need wait no more; called at the end
 // of each step.
 func (m *Machine) releaseTurns() {
@@ -96,8 +100,8 @@ func (m *Machine) releaseTurns() {
 	}
 	for _, id := range m.holdIDs() {
 		h := m.headless.holds[id]
-		if !m.turnOwed(h.session, h.since) {
-			m.releaseTurn(id)
+		if !m.yielded(h.session) && !m.turnOwed(h.session, h.since) {
+			m.releaseTurn(id) // a task's child goes on through the queue instead (readyYielded)
 		}
 	}
 }
@@ -105,6 +109,10 @@ func (m *Machine) releaseTurns() {
 // releaseSession answers the held text parts of session (its turn was interrupted, or it is
 // gone): nothing it waited for will come.
 func (m *Machine) releaseSession(session string) {
+	if t := m.task(session); t != nil && t.yield != yieldNone {
+		t.yield, t.Waiting = yieldNone, nil
+		m.touch(t)
+	}
 	for _, id := range m.holdIDs() {
 		if m.headless.holds[id].session == session {
 			m.releaseTurn(id)
@@ -117,9 +125,10 @@ func (m *Machine) releaseTurn(callID string) {
 	m.replyTool(callID, "", nil)
 }
 
-// noteWake records a notice that wakes session, sent now (outbox.go), in a headless run.
+// noteWake records a notice that wakes session, sent now (outbox.go), for a session whose turn
+// end waits for it: in a headless run, or a subagent's (nested_turns.go).
 func (m *Machine) noteWake(session string) {
-	if !m.cfg.Headless.Waits() {
+	if !m.holdsTurnOf(session) {
 		return
 	}
 	if m.headless.wokeAt == nil {

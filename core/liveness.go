@@ -53,7 +53,9 @@ func (m *Machine) checkLiveness() {
 			continue
 		}
 		m.syncDeadline(t) // a task restored after a restart gets its timer here
-		m.checkStall(t)
+		if t.yield == yieldNone {
+			m.checkStall(t) // waiting for its own tasks is no stall (nested_turns.go)
+		}
 	}
 }
 
@@ -120,9 +122,9 @@ func (m *Machine) endStall(t *run) {
 
 // notifyStall tells t's parent, once per stall, without a model turn. The notice waits while
 // the parent is busy (a noReply message to a busy session costs a turn in OpenCode 1.18), and
-// is dropped if the stall is over by the time the parent is idle. In a headless run, whose
-// parent waits for its tasks (headless.go), nobody else would read it: it wakes the parent,
-// whose model decides whether to wait on.
+// is dropped if the stall is over by the time the parent is idle. A parent whose turn end waits
+// for its tasks (a headless run's, a subagent's: headless.go, nested_turns.go) would read it only
+// after the stall: it wakes that parent, whose model decides whether to wait on.
 func (m *Machine) notifyStall(t *run) {
 	if t.ParentSessionID == "" {
 		return
@@ -131,7 +133,7 @@ func (m *Machine) notifyStall(t *run) {
 	m.post(t.ParentSessionID, notice{
 		tasks:        []noticeTask{{ID: t.ID}},
 		stalledSince: t.StalledSince,
-		wake:         m.cfg.Headless.Waits(),
+		wake:         m.holdsTurnOf(t.ParentSessionID),
 		agent:        t.ParentAgent,
 		parts: []TextPart{
 			{Type: "text", Text: m.stallText(t)},

@@ -269,6 +269,7 @@ func (m *Machine) Step(now int64, ev Event) []Effect {
 	default:
 		m.log("warn", fmt.Sprintf("unknown event type %q ignored", ev.Type))
 	}
+	m.readyYielded()
 	if len(m.dirty) > 0 {
 		m.noteWorkerUse()
 		m.syncDeadlines()

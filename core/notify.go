@@ -44,6 +44,9 @@ func (m *Machine) finish(t *run, status task.Status, result string, taskErr *tas
 		m.toastEnding(t)
 	}
 	m.releaseWaiters(t)
+	if t.SessionID != "" {
+		m.forgetHeadless(t.SessionID) // a held child: nothing its task waited for matters now
+	}
 	m.startQueued()
 }
 

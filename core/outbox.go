@@ -245,6 +245,9 @@ func (m *Machine) refused(parent string, b *parentBox, why string) {
 	b.Queue, tries, gaveUp = outbox.GiveUp(b.Queue, func(n notice) int { return n.tries })
 	if gaveUp > 0 {
 		m.log("error", why+fmt.Sprintf(noticeGiveUpFmt, gaveUp))
+		if !wakeQueued(b) {
+			delete(m.headless.wokeAt, parent) // a held turn end waits for no wake given up
+		}
 	}
 	if tries == 0 {
 		// Nothing refused is left to retry: the rest go as they would have.

@@ -69,4 +69,4 @@ func budgetLine(t *task.Task) string {
 }
 
 // headlessHoldFmt is the log line of a headless run's turn held for its session's tasks (headless.go).
-const headlessHoldFmt = "asyncagents: the headless run's session %s waits for its background tasks before its turn ends"
+const headlessHoldFmt = "asyncagents: session %s waits for its background tasks before its turn ends"

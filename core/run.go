@@ -86,6 +86,8 @@ type run struct {
 	pendingErr   *task.TaskError
 	pendingClass errclass.ErrorClass
 	awaitBusy    bool
+	// yield: its child's turn is held for the child's own tasks (nested_turns.go).
+	yield yieldState
 	// Leaving a model is complete once OpenCode confirmed the abort, if one was needed
 	// (abortDone), the failed turn's message is complete (settled), and an idle followed it
 	// (idleSeen): OpenCode 1.18 drops a prompt sent to a session still winding down a turn.

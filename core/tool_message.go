@@ -69,6 +69,7 @@ func (m *Machine) steer(t *run, text string) {
 	t.msg, t.promptResends = nil, 0
 	t.attemptAt = m.now
 	m.sendPrompt(t)
+	m.noteWake(t.SessionID) // a child held for its own tasks reads it at once (nested_turns.go)
 }
 
 // noteSteer records a message in the task's timeline.

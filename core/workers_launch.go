@@ -33,7 +33,7 @@ func (m *Machine) launchWorker(a *taskArgs) error {
 // places are the workers as placement sees them, in name order: stream up, free slots.
 func (m *Machine) places() (localFree int, out []placement.Place) {
 	l := m.limits()
-	u := l.InUse(records(m.activeTasks()))
+	u := l.InUse(records(m.slotTasks()))
 	for _, name := range m.cfg.WorkerNames() {
 		out = append(out, placement.Place{Name: name, Up: m.workerUp(name) || m.waking(name), Resting: m.restingReachable(name), Free: l.Workers[name] - u.ByWorker[name]})
 	}

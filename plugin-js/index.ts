@@ -99,8 +99,9 @@ export const AsyncAgents: Plugin = async (input, options) => {
   else if (setup.direct) log("info", `asyncagents: launches and notices go straight to OpenCode's server at ${setup.direct.url}`);
   const subscribed = new Set<string>(manifest.subscribe);
   let disposed = false;
-  // A headless run (core/headless.go): the core holds the end of a turn while its tasks run, and
-  // a signal has it cancel them, their partial work recorded, before the process ends.
+  // A headless run (core/headless.go): the core holds the end of a turn while its tasks run (as it
+  // does a subagent's), and a signal has it cancel them, their partial work recorded, before the
+  // process ends.
   const hook = (name: string, sessionID = "", messageID = "") => shared.host.callTool(name, {}, { sessionID, messageID, agent: "" });
   if (headless && first) {
     log("info", "asyncagents: a non-interactive run: its turns end once their background tasks have reported");
@@ -125,15 +126,14 @@ export const AsyncAgents: Plugin = async (input, options) => {
       } catch {}
     },
     // Awaited by OpenCode at the end of each text part of an answer: the core answers when the
-    // turn may end. Only in a headless run; a failure lets the turn end.
-    ...(headless && {
-      "experimental.text.complete": async (input: { sessionID: string; messageID: string }) => {
-        if (disposed) return;
-        try {
-          await hook(HOOK_TURN_END, input.sessionID, input.messageID);
-        } catch {}
-      },
-    }),
+    // turn may end (a headless run's, a subagent's: core/nested_turns.go); at once for any other
+    // session. A failure lets the turn end.
+    "experimental.text.complete": async (input: { sessionID: string; messageID: string }) => {
+      if (disposed) return;
+      try {
+        await hook(HOOK_TURN_END, input.sessionID, input.messageID);
+      } catch {}
+    },
     // OpenCode disposes an instance when it reloads it (the next request starts a new one, with
     // a new plugin that restores the same history) and when it ends. When the last instance
     // sharing the core goes, everything the plugin started stops with it: its API server and

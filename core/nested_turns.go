@@ -1,0 +1,98 @@
+package core
+
+// A subagent's answer is someone's result. A task's child that launched tasks of its own, and a
+// subagent that OpenCode's own `task` tool runs (under the user's session or under a task's
+// child), would otherwise answer "launched" and end: the task's result, or the native tool's,
+// would be that answer, and the answer to their tasks' notices, which wake the session later,
+// would reach no one. So the end of such a session's turn is held as a headless run holds its
+// parent's (headless.go): its text part's end waits until the notice that wakes it is stored in
+// it, or until nothing of its own is left under way; its loop then goes on with the results, and
+// its next answer is the one its parent gets. The user's own session is never held outside a
+// headless run: there, background work is the point. A child on a worker runs no plugin, and
+// launches nothing.
+//
+// While its child is held, a task is neither stalled nor a silent attempt (no stall notice, no
+// fallback to the next model); its own timeout and budgets still run. It also holds no slot:
+// under maxConcurrentStarts its own queued tasks could otherwise never start. Once nothing is
+// owed it queues for a slot again, in its launch order, and its child goes on when it has one.
+// docs/rationale/children.md tells what else was tried.
+
+// yieldState is where a task stands while its child's turn is held for the child's own tasks.
+type yieldState uint8
+
+const (
+	yieldNone  yieldState = iota
+	yieldHeld             // its child's turn is held: it holds no slot and waits for no slot
+	yieldReady            // nothing is owed it any more: it waits in the queue for a slot to go on
+)
+
+// holdsTurnOf reports whether session's turn end waits for its own tasks: any session of a
+// headless run, else a subagent's (the child of a task at work here, or a session OpenCode made
+// under another).
+func (m *Machine) holdsTurnOf(session string) bool {
+	if m.cfg.Headless.Waits() {
+		return true
+	}
+	if t := m.task(session); t != nil {
+		return !t.Status.Terminal() && t.Worker == ""
+	}
+	return m.sessionsBelow.get(session) != ""
+}
+
+// yieldSlot gives up the slot of the task whose child's turn was just held, so that the tasks
+// the child launched may start.
+func (m *Machine) yieldSlot(session string) {
+	t := m.task(session)
+	if t == nil || t.Status.Terminal() || t.Queued || t.yield != yieldNone {
+		return
+	}
+	t.yield = yieldHeld
+	m.clearStall(t)
+	m.startQueued()
+}
+
+// readyYielded puts back in the queue each task whose held child is owed nothing now; the queue
+// then goes on with the child of each that has a slot. Called at the end of each step, before
+// the history is written (its starts are history lines).
+func (m *Machine) readyYielded() {
+	readied := false
+	for _, id := range m.holdIDs() {
+		h := m.headless.holds[id]
+		if t := m.task(h.session); t != nil && t.yield == yieldHeld && !m.turnOwed(h.session, h.since) {
+			t.yield = yieldReady
+			readied = true
+		}
+	}
+	if readied {
+		m.startQueued()
+	}
+}
+
+// goOn lets the held child of t go on: t has its slot again.
+func (m *Machine) goOn(t *run) {
+	t.yield, t.Waiting = yieldNone, nil
+	m.touch(t)
+	for _, id := range m.holdIDs() {
+		if m.headless.holds[id].session == t.SessionID {
+			m.releaseTurn(id)
+		}
+	}
+}
+
+// yielded reports whether the hold of session's turn ends through the queue (goOn), not at once.
+func (m *Machine) yielded(session string) bool {
+	t := m.task(session)
+	return t != nil && t.yield != yieldNone
+}
+
+// slotTasks are the active tasks the start queue counts: all but those whose child is held.
+func (m *Machine) slotTasks() []*run {
+	active := m.activeTasks()
+	out := active[:0:0]
+	for _, t := range active {
+		if t.yield != yieldHeld {
+			out = append(out, t)
+		}
+	}
+	return out
+}
