@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -21,6 +22,8 @@ func TestAChildsTurnWaitsForItsOwnTasks(t *testing.T) {
 	require.True(t, h.turnEnd("hook_0", c), "no task of its own: its turn ends as it would")
 	n := h.launchFrom(c, "N")
 	require.True(t, h.turnEnd("hook_p", "ses_p"), "the user's session is not held: background work is the point")
+	heldAt := h.now
+	h.oc("message.part.updated", fmt.Sprintf(`{"part":{"id":"prt_held","sessionID":%q,"messageID":"msg_held","type":"text","text":"launched it","time":{"end":%d}}}`, c, heldAt))
 	require.False(t, h.turnEnd("hook_1", c), "held while N runs")
 
 	eff := h.all(func() { h.answer(h.m.task(n).SessionID, "", "result N") })
@@ -32,6 +35,10 @@ func TestAChildsTurnWaitsForItsOwnTasks(t *testing.T) {
 
 	eff = h.userMessage(c, h.now)
 	require.True(t, replied(eff, "hook_1"), "the notice is in the child: its loop goes on with it")
+	// The step closes: its text part is sent again, then its message, complete.
+	h.oc("message.part.updated", fmt.Sprintf(`{"part":{"id":"prt_held","sessionID":%q,"messageID":"msg_held","type":"text","text":"launched it","time":{"end":%d}}}`, c, heldAt))
+	h.oc("message.updated", fmt.Sprintf(`{"info":{"id":"msg_held","sessionID":%q,"role":"assistant","finish":"stop","time":{"created":%d,"completed":%d}}}`, c, heldAt, h.now))
+	require.Equal(t, task.StatusRunning, h.status(lead), "the held answer is older than the notice: no result")
 	h.answer(c, "", "the lead's answer, with N's result")
 	require.Equal(t, task.StatusCompleted, h.status(lead))
 	require.Equal(t, "the lead's answer, with N's result", h.m.task(lead).Result)

@@ -86,6 +86,9 @@ type run struct {
 	pendingErr   *task.TaskError
 	pendingClass errclass.ErrorClass
 	awaitBusy    bool
+	// userAfter is when the newest user message seen in the child was created (OpenCode's
+	// clock): an answer older than it is no end of the turn (track.go).
+	userAfter int64
 	// yield: its child's turn is held for the child's own tasks (nested_turns.go).
 	yield yieldState
 	// Leaving a model is complete once OpenCode confirmed the abort, if one was needed

@@ -99,7 +99,7 @@ func (m *Machine) onMessageUpdated(p ocevents.MessageUpdated) {
 	info := p.Info
 	if info.Role == "assistant" {
 		m.noteUsage(t, info.SessionID, info.ID, info.Usage)
-		m.checkSpending(t, info.Finish == "stop")
+		m.checkSpending(t, info.Finish == "stop" && info.Time.Created >= t.userAfter)
 		if t.Status.Terminal() {
 			return
 		}
@@ -119,6 +119,7 @@ func (m *Machine) onMessageUpdated(p ocevents.MessageUpdated) {
 		if t.msg != nil && info.Time.Created > t.msg.created {
 			t.msg = nil
 		}
+		t.userAfter = max(t.userAfter, info.Time.Created)
 		return
 	}
 	tm := t.trackMessage(info.ID)
@@ -141,6 +142,9 @@ func (m *Machine) onMessageUpdated(p ocevents.MessageUpdated) {
 func (m *Machine) finishOnCompletion(t *run, tm *trackedMessage) {
 	if len(t.Models) > 1 || t.switching || t.awaitBusy || !t.promptSent || t.msg != tm || tm.err != nil {
 		return
+	}
+	if tm.created < t.userAfter {
+		return // a message came after it (a notice its held turn waited for): the loop answers it
 	}
 	if o, known := tm.outcome(); known && o.done && o.err == nil {
 		m.finishWith(t, o, true)

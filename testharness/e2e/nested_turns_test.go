@@ -31,7 +31,8 @@ func nestedScript(lead string, start mockmodel.ToolCall) mockmodel.Script {
 			case <-gate:
 			case <-time.After(60 * time.Second):
 			}
-			return mockmodel.Reply{Text: "nested found 42"}
+			// and a while after: a lead not held would have ended with that answer by then.
+			return mockmodel.Reply{Text: "nested found 42", Delay: 2 * time.Second}
 		case firstUser(req) == lead && lastRole(req) == "user" && req.LastUser == lead:
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Nested", "CHILD nested", "general")}}
 		case firstUser(req) == lead && strings.Contains(req.LastUser, "nested found 42"):
