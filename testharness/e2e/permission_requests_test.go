@@ -155,8 +155,9 @@ func TestAnsweredRequestsLineIsNotSent(t *testing.T) {
 	}
 }
 
-// A nested task's request reaches the user's session, not only the session of the task that
-// launched it (where a model, not the user, reads it), and the API shows it for an answer.
+// A nested task's request reaches the user's session (the session of the task that launched it,
+// where a model reads it, has its turn held for the nested task: the line waits for it to be
+// idle), and the API shows it for an answer.
 func TestNestedTasksRequestReachesTheUser(t *testing.T) {
 	e, sj := startWithConfig(t, func(req mockmodel.Request) mockmodel.Reply {
 		switch {
@@ -166,6 +167,8 @@ func TestNestedTasksRequestReachesTheUser(t *testing.T) {
 			return mockmodel.Reply{Text: "tools said: " + toolOutputs(req)}
 		case firstUser(req) == "CHILD lead" && lastRole(req) == "user" && req.LastUser == "CHILD lead":
 			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Nested asker", "CHILD asker", "general")}}
+		case firstUser(req) == "CHILD lead" && strings.Contains(req.LastUser, "nested-ran"):
+			return mockmodel.Reply{Text: "lead saw nested-ran"}
 		case firstUser(req) == "CHILD lead":
 			return mockmodel.Reply{Text: "lead launched it"}
 		case req.LastUser == "NEST" && lastRole(req) == "user":
@@ -192,7 +195,6 @@ func TestNestedTasksRequestReachesTheUser(t *testing.T) {
 	}
 	e.eventually("the ⏸ line in the user's session", 90*time.Second, func() bool { return line(parent) })
 	lead := idOf(e.toolParts(parent, "asyncagents_task")[0])
-	e.eventually("the line in the lead's session too", 30*time.Second, func() bool { return line(e.sessionOf(lead)) })
 	var nested string
 	var asked *task.PermissionRequest
 	e.eventually("the nested task waiting in the API", 30*time.Second, func() bool {
@@ -213,4 +215,11 @@ func TestNestedTasksRequestReachesTheUser(t *testing.T) {
 		return tk.Status.Terminal()
 	})
 	require.Contains(t, storedTask(t, e.oc, nested).Result, "nested-ran")
+	// The lead's child waited for it (core/nested_turns.go): the lead's result is its answer to
+	// the nested task's notice.
+	e.eventually("the lead's end", 60*time.Second, func() bool {
+		tk, _ := findStoredTask(e.oc, lead)
+		return tk.Status.Terminal()
+	})
+	require.Equal(t, "lead saw nested-ran", storedTask(t, e.oc, lead).Result)
 }
