@@ -108,7 +108,9 @@ func (m *Machine) ServeHTTPEffects(req httpapi.Request, cfg config.APIConfig, no
 	}
 	m.out = nil
 	m.cancel(t, reason)
+	m.readyYielded() // as a step ends: a held turn may wait for nothing now
 	m.persistDirty()
+	m.releaseTurns()
 	effects := m.out
 	m.out = nil
 	out := t.Task

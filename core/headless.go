@@ -57,9 +57,11 @@ func (m *Machine) onTurnEndHook(ev Event) {
 
 // turnOwed reports whether session's turn, held since, must wait: a notice that wakes it is on
 // its way (queued, with OpenCode, or accepted and not yet seen in the session), or, when none
-// has reached it since the hold began, a task or launch of its own is still under way.
+// has reached it since the hold began, something of its own is still under way
+// (ownWorkUnderway), or notices wait in its outbox.
 func (m *Machine) turnOwed(session string, since int64) bool {
-	if b := m.outbox.Get(session); b != nil && (b.Sending > 0 || wakeQueued(b)) {
+	b := m.outbox.Get(session)
+	if b != nil && (b.Sending > 0 || wakeQueued(b)) {
 		return true
 	}
 	woke := m.headless.wokeAt[session]
@@ -69,13 +71,22 @@ func (m *Machine) turnOwed(session string, since int64) bool {
 	if woke != 0 && woke >= since {
 		return false // the session has a message to answer: its loop goes on with it
 	}
-	for _, t := range m.activeTasks() {
-		if t.ParentSessionID == session {
-			return true
-		}
+	if m.ownWorkUnderway(session) {
+		return true
 	}
-	for _, l := range m.startingLaunches() {
-		if l.sessionID == session && !l.cancelled {
+	if b != nil && len(b.Queue) > 0 {
+		// Notices that do not wake it, and nothing left to wake it: they go now, waking it
+		// (flushParent), so that its answer has them.
+		m.markReady(session)
+		return true
+	}
+	return false
+}
+
+// turnHeld reports whether session's turn end is held.
+func (m *Machine) turnHeld(session string) bool {
+	for _, h := range m.headless.holds {
+		if h.session == session {
 			return true
 		}
 	}
@@ -109,15 +120,12 @@ func (m *Machine) releaseTurns() {
 // releaseSession answers the held text parts of session (its turn was interrupted, or it is
 // gone): nothing it waited for will come.
 func (m *Machine) releaseSession(session string) {
-	if t := m.task(session); t != nil && t.yield != yieldNone {
-		t.yield, t.Waiting = yieldNone, nil
-		m.touch(t)
-	}
 	for _, id := range m.holdIDs() {
 		if m.headless.holds[id].session == session {
 			m.releaseTurn(id)
 		}
 	}
+	m.unyield(m.holdOwner(session))
 }
 
 func (m *Machine) releaseTurn(callID string) {

@@ -19,6 +19,9 @@ func (m *Machine) reconcile() {
 		if !t.Status.Terminal() && t.SessionID != "" {
 			m.rememberSubagents(m.task(t.ID))
 		}
+		if !t.Queued && t.Waiting != nil {
+			t.Waiting = nil // a held child's wait for its slot: the hold ended with the process
+		}
 		switch {
 		case t.Queued && t.Status == task.StatusResumed:
 			lost = append(lost, m.task(t.ID))

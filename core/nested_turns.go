@@ -39,11 +39,21 @@ func (m *Machine) holdsTurnOf(session string) bool {
 	return m.sessionsBelow.get(session) != ""
 }
 
-// yieldSlot gives up the slot of the task whose child's turn was just held, so that the tasks
-// the child launched may start.
+// holdOwner is the task whose slot a hold of session gives up: the task whose child session is,
+// or whose child runs session as a subagent (OpenCode's task tool); nil for any other session.
+func (m *Machine) holdOwner(session string) *run {
+	t := m.taskBelow(session)
+	if t == nil || t.Status.Terminal() || t.Worker != "" {
+		return nil
+	}
+	return t
+}
+
+// yieldSlot gives up the slot of the task whose child (or a subagent of it) was just held, so
+// that the tasks it launched may start.
 func (m *Machine) yieldSlot(session string) {
-	t := m.task(session)
-	if t == nil || t.Status.Terminal() || t.Queued || t.yield != yieldNone {
+	t := m.holdOwner(session)
+	if t == nil || t.Queued || t.yield != yieldNone {
 		return
 	}
 	t.yield = yieldHeld
@@ -51,14 +61,23 @@ func (m *Machine) yieldSlot(session string) {
 	m.startQueued()
 }
 
-// readyYielded puts back in the queue each task whose held child is owed nothing now; the queue
-// then goes on with the child of each that has a slot. Called at the end of each step, before
-// the history is written (its starts are history lines).
+// readyYielded puts back in the queue each task none of whose held sessions is owed anything
+// now; the queue then lets the held sessions of each that has a slot go on. Called at the end of
+// each step, before the history is written (its starts are history lines).
 func (m *Machine) readyYielded() {
-	readied := false
+	if len(m.headless.holds) == 0 {
+		return
+	}
+	owed := map[*run]bool{}
 	for _, id := range m.holdIDs() {
 		h := m.headless.holds[id]
-		if t := m.task(h.session); t != nil && t.yield == yieldHeld && !m.turnOwed(h.session, h.since) {
+		if t := m.holdOwner(h.session); t != nil && t.yield == yieldHeld {
+			owed[t] = owed[t] || m.turnOwed(h.session, h.since)
+		}
+	}
+	readied := false
+	for t, o := range owed {
+		if !o {
 			t.yield = yieldReady
 			readied = true
 		}
@@ -68,12 +87,12 @@ func (m *Machine) readyYielded() {
 	}
 }
 
-// goOn lets the held child of t go on: t has its slot again.
+// goOn lets the held sessions of t go on: t has its slot again.
 func (m *Machine) goOn(t *run) {
 	t.yield, t.Waiting = yieldNone, nil
 	m.touch(t)
 	for _, id := range m.holdIDs() {
-		if m.headless.holds[id].session == t.SessionID {
+		if m.holdOwner(m.headless.holds[id].session) == t {
 			m.releaseTurn(id)
 		}
 	}
@@ -81,8 +100,45 @@ func (m *Machine) goOn(t *run) {
 
 // yielded reports whether the hold of session's turn ends through the queue (goOn), not at once.
 func (m *Machine) yielded(session string) bool {
-	t := m.task(session)
+	t := m.holdOwner(session)
 	return t != nil && t.yield != yieldNone
+}
+
+// unyield gives t its slot back when no hold of its sessions is left (one was let go at once: an
+// abort, a session gone).
+func (m *Machine) unyield(t *run) {
+	if t == nil || t.yield == yieldNone {
+		return
+	}
+	for _, h := range m.headless.holds {
+		if m.holdOwner(h.session) == t {
+			return
+		}
+	}
+	t.yield, t.Waiting = yieldNone, nil
+	m.touch(t)
+}
+
+// ownWorkUnderway reports whether something of session's own may still send it a notice: a task
+// it launched at work, a launch of its starting, or a task's end notice waiting for its worktree's
+// commit.
+func (m *Machine) ownWorkUnderway(session string) bool {
+	for _, t := range m.activeTasks() {
+		if t.ParentSessionID == session {
+			return true
+		}
+	}
+	for _, l := range m.startingLaunches() {
+		if l.sessionID == session && !l.cancelled {
+			return true
+		}
+	}
+	for _, to := range m.wt.committing {
+		if to == session {
+			return true
+		}
+	}
+	return false
 }
 
 // slotTasks are the active tasks the start queue counts: all but those whose child is held.

@@ -36,7 +36,7 @@ func (m *Machine) finish(t *run, status task.Status, result string, taskErr *tas
 	t.Queued, t.Waiting, t.refill, t.Retry = false, nil, false, nil
 	t.resumePrompt, t.steerPrompt = "", ""
 	// The per-call bookkeeping ends with the task: a resume starts it afresh.
-	t.seenCalls, t.toolsRunning = nil, nil
+	t.seenCalls, t.toolsRunning, t.yield = nil, nil, yieldNone
 	m.touch(t)
 	m.tmuxClose(t)
 	m.notifyParent(t)

@@ -36,8 +36,13 @@ func (m *Machine) onDecoded(decoded any) {
 		}
 	case ocevents.SessionError:
 		// A held turn end waits for nothing that will come: OpenCode reports a notice it took
-		// and then failed to store (prompt_async answers first) as the session's error.
-		m.releaseSession(p.SessionID)
+		// and then failed to store (prompt_async answers first) as the session's error. One
+		// whose task gave up its slot goes on through the queue (nested_turns.go).
+		if p.Error.Name != ocevents.AbortedError && m.yielded(p.SessionID) {
+			delete(m.headless.wokeAt, p.SessionID)
+		} else {
+			m.releaseSession(p.SessionID)
+		}
 		if p.Error.Name == ocevents.AbortedError {
 			m.onTurnAborted(p.SessionID)
 		}

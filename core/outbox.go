@@ -149,7 +149,10 @@ func (m *Machine) flushParent(parent string) {
 		return
 	}
 	if !wake && m.busy[parent] {
-		return // onParentStatus flushes it when the parent goes idle
+		if !m.turnHeld(parent) || m.ownWorkUnderway(parent) {
+			return // onParentStatus flushes it when the parent goes idle
+		}
+		wake = true // a held turn: nothing else of its own will come to wake it, and it reads them
 	}
 	if wake && b.Sending > 0 {
 		return // it goes last: onNoticeDone looks again when the one in flight is answered

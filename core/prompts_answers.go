@@ -54,7 +54,7 @@ func (m *Machine) outputText(t *run, pg page) (string, error) {
 	if line := budgetLine(&t.Task); line != "" {
 		fmt.Fprintf(&b, "%s\n", line)
 	}
-	if t.Queued {
+	if t.Queued || t.Waiting != nil {
 		fmt.Fprintf(&b, "queued: %s\n", view.Waiting(t.Waiting))
 	}
 	b.WriteString(steersBlock(&t.Task))
@@ -116,7 +116,7 @@ func progressText(t *run, now int64) string {
 func (m *Machine) listLine(t *run) string {
 	id := markedID(&t.Task)
 	status := string(t.Status)
-	if t.Queued {
+	if t.Queued || t.Waiting != nil {
 		status = "queued (" + view.Waiting(t.Waiting) + ")"
 	}
 	if t.SessionID != "" && t.SessionID != t.ID {

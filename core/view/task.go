@@ -20,7 +20,7 @@ func TaskOf(t *task.Task, now int64) *task.View {
 	if cost != 0 {
 		v.Cost = text.Cost(cost)
 	}
-	if t.Queued {
+	if t.Queued || t.Waiting != nil { // a task whose held child waits for its slot back too
 		v.Queue = Waiting(t.Waiting)
 	}
 	h := HoldOf(t)

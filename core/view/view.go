@@ -130,7 +130,7 @@ func attention(t *task.Task, now int64) (note string, warn bool) {
 		return noteStalled(text.Elapsed(now - h.StalledSince)), true
 	case t.Status == task.StatusError && t.Error != nil && t.Error.Name == ErrBudgetExceeded:
 		return noteOverBudget, true
-	case t.Queued && t.Waiting != nil:
+	case t.Waiting != nil:
 		return Waiting(t.Waiting), false
 	}
 	return "", false
