@@ -106,3 +106,14 @@ func TestAReadyTaskShowsItsWait(t *testing.T) {
 	list := h.call(ToolList, `{}`)
 	require.Contains(t, list.Output, "queued (position 1 in the queue of maxConcurrentStarts")
 }
+
+// A held subagent aborted (OpenCode reports it idle at once, its error only once the hook is
+// answered) is let go at its idle.
+func TestAnAbortedHeldSubagentIsLetGoAtItsIdle(t *testing.T) {
+	h := newFB(t, config.Config{})
+	h.subagent("ses_p", "ses_sub")
+	h.launchFrom("ses_sub", "N")
+	require.False(t, h.turnEnd("hook_1", "ses_sub"))
+	eff := h.oc("session.status", `{"sessionID":"ses_sub","status":{"type":"idle"}}`)
+	require.True(t, replied(eff, "hook_1"))
+}
