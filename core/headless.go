@@ -43,16 +43,27 @@ type headlessState struct {
 }
 
 func (m *Machine) onTurnEndHook(ev Event) {
-	if ev.SessionID == "" || !m.holdsTurnOf(ev.SessionID) || !m.turnOwed(ev.SessionID, m.now) {
+	since := m.answerBegan(ev.SessionID, ev.MessageID)
+	if ev.SessionID == "" || !m.holdsTurnOf(ev.SessionID) || !m.turnOwed(ev.SessionID, since) {
 		m.replyTool(ev.CallID, "", nil)
 		return
 	}
 	if m.headless.holds == nil {
 		m.headless.holds = map[string]turnHold{}
 	}
-	m.headless.holds[ev.CallID] = turnHold{session: ev.SessionID, since: m.now}
+	m.headless.holds[ev.CallID] = turnHold{session: ev.SessionID, since: since}
 	m.log("info", fmt.Sprintf(headlessHoldFmt, ev.SessionID))
 	m.yieldSlot(ev.SessionID) // a task's child: its task holds no slot while it waits
+}
+
+// answerBegan is when the answer whose text part ends began: its message's creation, when the
+// events told it (a task's child, whose messages are followed), else now. A wake stored after it
+// began is newer than it, and the loop answers that wake once the step closes.
+func (m *Machine) answerBegan(session, messageID string) int64 {
+	if t := m.task(session); t != nil && t.Worker == "" && messageID != "" && t.answerID == messageID && t.answerAt > 0 {
+		return min(t.answerAt, m.now)
+	}
+	return m.now
 }
 
 // turnOwed reports whether session's turn, held since, must wait: a notice that wakes it is on

@@ -117,3 +117,21 @@ func TestAnAbortedHeldSubagentIsLetGoAtItsIdle(t *testing.T) {
 	eff := h.oc("session.status", `{"sessionID":"ses_sub","status":{"type":"idle"}}`)
 	require.True(t, replied(eff, "hook_1"))
 }
+
+// A notice that wakes the child (a failure) stored while its answer was still being written is
+// newer than that answer: the loop answers it, so the answer's end is not held for the others.
+func TestAWakeStoredDuringTheAnswerIsNotWaitedFor(t *testing.T) {
+	h := newFB(t, config.Config{})
+	lead := h.launchFrom("ses_p", "lead")
+	c := h.m.task(lead).SessionID
+	h.busy(c)
+	n1 := h.launchFrom(c, "N1")
+	h.launchFrom(c, "N2")
+	began := h.now
+	h.oc("message.updated", fmt.Sprintf(`{"info":{"id":"msg_ans","sessionID":%q,"role":"assistant","time":{"created":%d}}}`, c, began))
+	eff := h.all(func() { h.answer(h.m.task(n1).SessionID, `{"name":"APIError","data":{"message":"boom"}}`, "") })
+	require.Len(t, prompts(eff, c), 1, "a failure wakes the child at once")
+	h.userMessage(c, h.now)
+	eff = h.step(Event{Type: EventToolCall, CallID: "hook_1", Tool: HookTurnEnd, SessionID: c, MessageID: "msg_ans"})
+	require.True(t, replied(eff, "hook_1"), "its model reads the failure now, N2 still running")
+}

@@ -98,6 +98,7 @@ func (m *Machine) onMessageUpdated(p ocevents.MessageUpdated) {
 	}
 	info := p.Info
 	if info.Role == "assistant" {
+		t.answerID, t.answerAt = info.ID, info.Time.Created // (headless.go answerBegan)
 		m.noteUsage(t, info.SessionID, info.ID, info.Usage)
 		m.checkSpending(t, info.Finish == "stop" && info.Time.Created >= t.userAfter)
 		if t.Status.Terminal() {
