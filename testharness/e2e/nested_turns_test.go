@@ -121,3 +121,25 @@ func countVisible(e *env, session, text string) int {
 	}
 	return n
 }
+
+// Under maxConcurrentStarts 1 the lead holds the only slot when its child launches: the held
+// lead gives it to its own task, which could otherwise never start, and gets it back after.
+func TestALeadOnTheOnlySlotGivesItToItsOwnTask(t *testing.T) {
+	config := withPlugin(t, orchestratorConfig)
+	e, _ := startServing(t, nestedScript("CHILD lead", taskCall("Lead", "CHILD lead", "orchestrator")), ocserve.Options{
+		Config: config, Files: map[string]string{".opencode/asyncagents.json": `{"maxConcurrentStarts": 1}`},
+	})
+	parent := e.prompt("NESTED")
+	lead := ""
+	e.eventually("the lead's launch", 60*time.Second, func() bool {
+		if parts := e.toolParts(parent, "asyncagents_task"); len(parts) > 0 {
+			lead = idOf(parts[0])
+		}
+		return lead != ""
+	})
+	e.eventually("the lead's end", 90*time.Second, func() bool {
+		tk, _ := findStoredTask(e.oc, lead)
+		return tk.Status.Terminal()
+	})
+	require.Equal(t, "CHILD lead saw 42", storedTask(t, e.oc, lead).Result)
+}
