@@ -39,9 +39,7 @@ func TestAHeldChildWaitsForItsIsolatedTasksCommit(t *testing.T) {
 // lead gives that task its slot under maxConcurrentStarts.
 func TestASubagentBelowAChildIsHeldWithItsTasksSlot(t *testing.T) {
 	h := newFB(t, config.Config{MaxConcurrentStarts: 1})
-	lead := h.launchFrom("ses_p", "lead")
-	c := h.m.task(lead).SessionID
-	h.busy(c)
+	_, c := h.busyLead()
 	h.subagent(c, "ses_s")
 	n := h.launchFrom("ses_s", "N")
 	require.True(t, h.m.task(n).Queued, "the lead holds the only slot")
@@ -55,9 +53,7 @@ func TestASubagentBelowAChildIsHeldWithItsTasksSlot(t *testing.T) {
 // the dashboard) are not left for its idle: they go, waking it, once nothing else will come.
 func TestAHeldChildGetsNoticesThatWouldNotWakeIt(t *testing.T) {
 	h := newFB(t, config.Config{})
-	lead := h.launchFrom("ses_p", "lead")
-	c := h.m.task(lead).SessionID
-	h.busy(c)
+	_, c := h.busyLead()
 	n1 := h.launchFrom(c, "N1")
 	n2 := h.launchFrom(c, "N2")
 	require.False(t, h.turnEnd("hook_1", c))
@@ -78,9 +74,7 @@ func TestAHeldChildGetsNoticesThatWouldNotWakeIt(t *testing.T) {
 // limit: it waits for a slot as any task whose wait is over.
 func TestASessionErrorOnAHeldChildKeepsTheLimit(t *testing.T) {
 	h := newFB(t, config.Config{MaxConcurrentStarts: 1})
-	lead := h.launchFrom("ses_p", "lead")
-	c := h.m.task(lead).SessionID
-	h.busy(c)
+	_, c := h.busyLead()
 	n := h.launchFrom(c, "N")
 	require.False(t, h.turnEnd("hook_1", c))
 	require.False(t, h.m.task(n).Queued)
@@ -94,9 +88,7 @@ func TestASessionErrorOnAHeldChildKeepsTheLimit(t *testing.T) {
 // A task whose held child waits for its slot back shows where it waits, as a queued task does.
 func TestAReadyTaskShowsItsWait(t *testing.T) {
 	h := newFB(t, config.Config{MaxConcurrentStarts: 1})
-	lead := h.launchFrom("ses_p", "lead")
-	c := h.m.task(lead).SessionID
-	h.busy(c)
+	_, c := h.busyLead()
 	n := h.launchFrom(c, "N")
 	require.False(t, h.turnEnd("hook_1", c))
 	q := h.launchFrom("ses_p", "Q")
@@ -122,9 +114,7 @@ func TestAnAbortedHeldSubagentIsLetGoAtItsIdle(t *testing.T) {
 // newer than that answer: the loop answers it, so the answer's end is not held for the others.
 func TestAWakeStoredDuringTheAnswerIsNotWaitedFor(t *testing.T) {
 	h := newFB(t, config.Config{})
-	lead := h.launchFrom("ses_p", "lead")
-	c := h.m.task(lead).SessionID
-	h.busy(c)
+	_, c := h.busyLead()
 	n1 := h.launchFrom(c, "N1")
 	h.launchFrom(c, "N2")
 	began := h.now

@@ -11,14 +11,20 @@ import (
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
+// busyLead launches "lead" from the user's session and returns it and its child, at work.
+func (h *fbHarness) busyLead() (lead, child string) {
+	lead = h.launchFrom("ses_p", "lead")
+	child = h.m.task(lead).SessionID
+	h.busy(child)
+	return lead, child
+}
+
 // A task's child that launched a task of its own and answered is held until the notice of that
 // task is stored in it; its next answer, to the notice, is the task's result. The user's own
 // session is not held outside a headless run.
 func TestAChildsTurnWaitsForItsOwnTasks(t *testing.T) {
 	h := newFB(t, config.Config{})
-	lead := h.launchFrom("ses_p", "lead")
-	c := h.m.task(lead).SessionID
-	h.busy(c)
+	lead, c := h.busyLead()
 	require.True(t, h.turnEnd("hook_0", c), "no task of its own: its turn ends as it would")
 	n := h.launchFrom(c, "N")
 	require.True(t, h.turnEnd("hook_p", "ses_p"), "the user's session is not held: background work is the point")
@@ -62,9 +68,7 @@ func TestANativeSubagentsTurnWaitsForItsTasks(t *testing.T) {
 // first: the limit is never passed.
 func TestAHeldChildsTaskGivesUpItsSlot(t *testing.T) {
 	h := newFB(t, config.Config{MaxConcurrentStarts: 1})
-	lead := h.launchFrom("ses_p", "lead")
-	c := h.m.task(lead).SessionID
-	h.busy(c)
+	lead, c := h.busyLead()
 	n := h.launchFrom(c, "N")
 	require.True(t, h.m.task(n).Queued, "the lead holds the only slot")
 	require.False(t, h.turnEnd("hook_1", c))
@@ -89,9 +93,7 @@ func TestAHeldChildsTaskGivesUpItsSlot(t *testing.T) {
 // still runs.
 func TestAHeldChildIsNoStall(t *testing.T) {
 	h := newFB(t, warnAfter(60_000))
-	lead := h.launchFrom("ses_p", "lead")
-	c := h.m.task(lead).SessionID
-	h.busy(c)
+	lead, c := h.busyLead()
 	h.launchFrom(c, "N")
 	require.False(t, h.turnEnd("hook_1", c))
 	h.wait(200_000)
@@ -102,9 +104,7 @@ func TestAHeldChildIsNoStall(t *testing.T) {
 // A hold ends with the task: a held lead cancelled (or timed out) lets its child's step close.
 func TestAHeldChildIsLetGoWhenItsTaskEnds(t *testing.T) {
 	h := newFB(t, config.Config{})
-	lead := h.launchFrom("ses_p", "lead")
-	c := h.m.task(lead).SessionID
-	h.busy(c)
+	lead, c := h.busyLead()
 	h.launchFrom(c, "N")
 	require.False(t, h.turnEnd("hook_1", c))
 	eff := h.step(Event{Type: EventToolCall, CallID: "c_cancel", Tool: ToolCancel, SessionID: "ses_p", Args: json.RawMessage(`{"task_id":"` + lead + `"}`)})
@@ -139,9 +139,7 @@ func TestAHeldChildIsNoSilentAttempt(t *testing.T) {
 	cfg := chainAB
 	cfg.Fallback.AttemptTimeoutMs = 60_000
 	h := newFB(t, cfg)
-	lead := h.launchFrom("ses_p", "lead")
-	c := h.m.task(lead).SessionID
-	h.busy(c)
+	lead, c := h.busyLead()
 	h.launchFrom(c, "N")
 	require.False(t, h.turnEnd("hook_1", c))
 	h.now += 600_000
@@ -154,9 +152,7 @@ func TestAHeldChildIsNoSilentAttempt(t *testing.T) {
 // next answer is held again while its task runs.
 func TestAMessageToAHeldChildIsReadAtOnce(t *testing.T) {
 	h := newFB(t, config.Config{})
-	lead := h.launchFrom("ses_p", "lead")
-	c := h.m.task(lead).SessionID
-	h.busy(c)
+	lead, c := h.busyLead()
 	h.launchFrom(c, "N")
 	require.False(t, h.turnEnd("hook_1", c))
 	h.call(ToolMessage, `{"task_id":"`+lead+`","message":"also check the tests"}`)

@@ -69,17 +69,7 @@ func withPlugin(t *testing.T, config map[string]any) map[string]any {
 func TestALeadTaskEndsWithWhatItsOwnTaskFound(t *testing.T) {
 	e, _ := startWithConfig(t, nestedScript("CHILD lead", taskCall("Lead", "CHILD lead", "orchestrator")), withPlugin(t, orchestratorConfig))
 	parent := e.prompt("NESTED")
-	lead := ""
-	e.eventually("the lead's launch", 60*time.Second, func() bool {
-		if parts := e.toolParts(parent, "asyncagents_task"); len(parts) > 0 {
-			lead = idOf(parts[0])
-		}
-		return lead != ""
-	})
-	e.eventually("the lead's end", 90*time.Second, func() bool {
-		tk, _ := findStoredTask(e.oc, lead)
-		return tk.Status.Terminal()
-	})
+	lead := e.leadEnded(parent)
 	tk := storedTask(t, e.oc, lead)
 	require.Equal(t, task.StatusCompleted, tk.Status, "%+v", tk.Error)
 	require.Equal(t, "CHILD lead saw 42", tk.Result, "the answer to its own task's notice, not the one before it")
@@ -109,6 +99,22 @@ func TestANativeSubagentAnswersWithWhatItsTaskFound(t *testing.T) {
 	require.NotContains(t, out, "SUB lead launched it")
 }
 
+// leadEnded waits for the parent's first launch to end and returns its task ID.
+func (e *env) leadEnded(parent string) string {
+	lead := ""
+	e.eventually("the lead's launch", 60*time.Second, func() bool {
+		if parts := e.toolParts(parent, "asyncagents_task"); len(parts) > 0 {
+			lead = idOf(parts[0])
+		}
+		return lead != ""
+	})
+	e.eventually("the lead's end", 90*time.Second, func() bool {
+		tk, _ := findStoredTask(e.oc, lead)
+		return tk.Status.Terminal()
+	})
+	return lead
+}
+
 // countVisible counts the parts of session's messages whose text holds text.
 func countVisible(e *env, session, text string) int {
 	n := 0
@@ -130,16 +136,6 @@ func TestALeadOnTheOnlySlotGivesItToItsOwnTask(t *testing.T) {
 		Config: config, Files: map[string]string{".opencode/asyncagents.json": `{"maxConcurrentStarts": 1}`},
 	})
 	parent := e.prompt("NESTED")
-	lead := ""
-	e.eventually("the lead's launch", 60*time.Second, func() bool {
-		if parts := e.toolParts(parent, "asyncagents_task"); len(parts) > 0 {
-			lead = idOf(parts[0])
-		}
-		return lead != ""
-	})
-	e.eventually("the lead's end", 90*time.Second, func() bool {
-		tk, _ := findStoredTask(e.oc, lead)
-		return tk.Status.Terminal()
-	})
+	lead := e.leadEnded(parent)
 	require.Equal(t, "CHILD lead saw 42", storedTask(t, e.oc, lead).Result)
 }
