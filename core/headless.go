@@ -54,6 +54,9 @@ func (m *Machine) onTurnEndHook(ev Event) {
 	m.headless.holds[ev.CallID] = turnHold{session: ev.SessionID, since: since}
 	m.log("info", fmt.Sprintf(headlessHoldFmt, ev.SessionID))
 	m.yieldSlot(ev.SessionID) // a task's child: its task holds no slot while it waits
+	if m.outbox.Get(ev.SessionID) != nil {
+		m.markReady(ev.SessionID) // a stall notice waiting for it to be idle wakes it now (flushParent)
+	}
 }
 
 // answerBegan is when the answer whose text part ends began: its message's creation, when the
@@ -188,7 +191,9 @@ func (m *Machine) onStoppingHook(ev Event) {
 		}
 	}
 	for _, id := range m.holdIDs() {
+		session := m.headless.holds[id].session
 		m.releaseTurn(id)
+		m.unyield(m.holdOwner(session))
 	}
 	m.replyTool(ev.CallID, "", nil)
 }

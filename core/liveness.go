@@ -123,8 +123,8 @@ func (m *Machine) endStall(t *run) {
 // notifyStall tells t's parent, once per stall, without a model turn. The notice waits while
 // the parent is busy (a noReply message to a busy session costs a turn in OpenCode 1.18), and
 // is dropped if the stall is over by the time the parent is idle. A parent whose turn end waits
-// for its tasks (a headless run's, a subagent's: headless.go, nested_turns.go) would read it only
-// after the stall: it wakes that parent, whose model decides whether to wait on.
+// for its tasks would read it only after the stall: it wakes a headless run's parent, and a held
+// subagent (flushParent), whose model decides whether to wait on.
 func (m *Machine) notifyStall(t *run) {
 	if t.ParentSessionID == "" {
 		return
@@ -133,7 +133,7 @@ func (m *Machine) notifyStall(t *run) {
 	m.post(t.ParentSessionID, notice{
 		tasks:        []noticeTask{{ID: t.ID}},
 		stalledSince: t.StalledSince,
-		wake:         m.holdsTurnOf(t.ParentSessionID),
+		wake:         m.cfg.Headless.Waits(),
 		agent:        t.ParentAgent,
 		parts: []TextPart{
 			{Type: "text", Text: m.stallText(t)},

@@ -53,10 +53,12 @@ func (m *Machine) holdOwner(session string) *run {
 // that the tasks it launched may start.
 func (m *Machine) yieldSlot(session string) {
 	t := m.holdOwner(session)
-	if t == nil || t.Queued || t.yield != yieldNone {
+	if t == nil || t.Queued || t.yield == yieldHeld || !m.ownWorkUnderway(session) {
+		// A hold that waits only for a wake in flight (a steer, a notice) keeps the slot:
+		// releaseTurns lets it go in a moment.
 		return
 	}
-	t.yield = yieldHeld
+	t.yield, t.Waiting = yieldHeld, nil // one waiting for its slot back is held again
 	m.clearStall(t)
 	m.startQueued()
 }
@@ -90,6 +92,8 @@ func (m *Machine) readyYielded() {
 // goOn lets the held sessions of t go on: t has its slot again.
 func (m *Machine) goOn(t *run) {
 	t.yield, t.Waiting = yieldNone, nil
+	// Its silence while held was no stall: the stall check and attempt timer count from now.
+	t.Progress.LastUpdate = max(t.Progress.LastUpdate, m.now)
 	m.touch(t)
 	for _, id := range m.holdIDs() {
 		if m.holdOwner(m.headless.holds[id].session) == t {
@@ -151,4 +155,14 @@ func (m *Machine) slotTasks() []*run {
 		}
 	}
 	return out
+}
+
+// idleWhileHeld treats an idle of a held session as the abort it is: OpenCode reports an aborted
+// held turn idle at once, and its error only once the hook is answered, when the session no
+// longer looks busy and the cascade would skip it. The hold is let go, and the session's tasks
+// cancelled as for any interrupted turn.
+func (m *Machine) idleWhileHeld(session string) {
+	if m.turnHeld(session) {
+		m.onTurnAborted(session)
+	}
 }

@@ -15,12 +15,12 @@ func (m *Machine) onOpenCode(e OpenCodeEvent) { m.onDecoded(ocevents.Decode(e.Ty
 func (m *Machine) onDecoded(decoded any) {
 	switch p := decoded.(type) {
 	case ocevents.SessionIdle:
-		m.releaseSession(p.SessionID) // an abort ends a held turn with an idle before its error
+		m.idleWhileHeld(p.SessionID)
 		m.onParentStatus(p.SessionID, false)
 		m.onChildIdle(p.SessionID)
 	case ocevents.SessionStatus:
 		if p.Status.Type == "idle" {
-			m.releaseSession(p.SessionID)
+			m.idleWhileHeld(p.SessionID)
 			m.onParentStatus(p.SessionID, false)
 			if t := m.task(p.SessionID); t != nil {
 				m.clearRetry(t)

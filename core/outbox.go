@@ -148,6 +148,9 @@ func (m *Machine) flushParent(parent string) {
 		m.dropBox(parent)
 		return
 	}
+	if !wake && m.busy[parent] && m.turnHeld(parent) && stallQueued(queue) {
+		wake = true // a held subagent reads a stall of its tasks now, and decides (liveness.go)
+	}
 	if !wake && m.busy[parent] {
 		if !m.turnHeld(parent) || m.ownWorkUnderway(parent) {
 			return // onParentStatus flushes it when the parent goes idle
@@ -267,6 +270,16 @@ func (m *Machine) refused(parent string, b *parentBox, why string) {
 	m.log("warn", why+noticeRetry(delay))
 	b.Retrying = true
 	m.emit(Effect{Kind: EffectTimerSet, TimerID: noticeRetryPrefix + parent, DelayMs: delay})
+}
+
+// stallQueued reports whether a stall notice is among queue.
+func stallQueued(queue []notice) bool {
+	for _, n := range queue {
+		if n.stalledSince != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // onNoticeRetry tries parent's outbox again when its backoff is over.
