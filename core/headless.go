@@ -72,7 +72,7 @@ func (m *Machine) answerBegan(session, messageID string) int64 {
 // turnOwed reports whether session's turn, held since, must wait: a notice that wakes it is on
 // its way (queued, with OpenCode, or accepted and not yet seen in the session), or, when none
 // has reached it since the hold began, something of its own is still under way
-// (ownWorkUnderway), or notices wait in its outbox.
+// (ownWorkUnderway), or results wait in its outbox.
 func (m *Machine) turnOwed(session string, since int64) bool {
 	b := m.outbox.Get(session)
 	if b != nil && (b.Sending > 0 || wakeQueued(b)) {
@@ -88,8 +88,8 @@ func (m *Machine) turnOwed(session string, since int64) bool {
 	if m.ownWorkUnderway(session) {
 		return true
 	}
-	if b != nil && len(b.Queue) > 0 {
-		// Notices that do not wake it, and nothing left to wake it: they go now, waking it
+	if b != nil && m.resultQueued(b.Queue) {
+		// Results that do not wake it, and nothing left to wake it: they go now, waking it
 		// (flushParent), so that its answer has them.
 		m.markReady(session)
 		return true

@@ -1,5 +1,7 @@
 package core
 
+import "github.com/asyncagents/asyncagents/core/task"
+
 // A subagent's answer is someone's result. A task's child that launched tasks of its own, and a
 // subagent that OpenCode's own `task` tool runs (under the user's session or under a task's
 // child), would otherwise answer "launched" and end: the task's result, or the native tool's,
@@ -140,6 +142,23 @@ func (m *Machine) ownWorkUnderway(session string) bool {
 	for _, to := range m.wt.committing {
 		if to == session {
 			return true
+		}
+	}
+	return false
+}
+
+// resultQueued reports whether queue tells of a task's end other than a cancel: what the held
+// session's answer must have. A cancel (asked for by it, or by the user) and a ⏸ line give it
+// nothing to answer, and are left for its idle.
+func (m *Machine) resultQueued(queue []notice) bool {
+	for _, n := range queue {
+		if n.end == nil {
+			continue
+		}
+		for _, nt := range n.tasks {
+			if t := m.task(nt.ID); t == nil || t.Status != task.StatusCancelled {
+				return true
+			}
 		}
 	}
 	return false

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/httpapi"
 	"github.com/asyncagents/asyncagents/core/task"
 )
 
@@ -90,4 +91,22 @@ func TestASecondHeldSubagentKeepsTheTaskHeld(t *testing.T) {
 	eff = h.userMessage("ses_s2", h.now)
 	require.True(t, replied(eff, "hook_1"))
 	require.True(t, replied(eff, "hook_2"))
+}
+
+// A cancel gives a held session nothing to answer: its only task cancelled (from the dashboard),
+// it goes on at once,
+// and the ⊘ line waits for its idle instead of costing it a model turn.
+func TestAHeldChildWhoseTaskWasCancelledGoesOnWithoutATurn(t *testing.T) {
+	h := newFB(t, config.Config{})
+	_, c := h.busyLead()
+	n := h.launchFrom(c, "N")
+	require.False(t, h.turnEnd("hook_1", c))
+	hd := map[string]string{"host": "127.0.0.1:5165", "origin": "http://127.0.0.1:5165", "authorization": "Bearer tok"}
+	h.now += 10
+	r, eff := h.m.ServeHTTPEffects(httpapi.Request{Method: "POST", Path: "/v1/tasks/" + n + "/cancel", Port: 5165, Headers: hd}, config.APIConfig{Token: "tok"}, h.now)
+	require.Equal(t, 200, r.Status, r.Body)
+	require.True(t, replied(eff, "hook_1"))
+	for _, e := range prompts(eff, c) {
+		require.True(t, e.NoReply, "no model turn for a cancel")
+	}
 }

@@ -152,7 +152,7 @@ func (m *Machine) flushParent(parent string) {
 		wake = true // a held subagent reads a stall of its tasks now, and decides (liveness.go)
 	}
 	if !wake && m.busy[parent] {
-		if !m.turnHeld(parent) || m.ownWorkUnderway(parent) {
+		if !m.turnHeld(parent) || m.ownWorkUnderway(parent) || !m.resultQueued(queue) {
 			return // onParentStatus flushes it when the parent goes idle
 		}
 		wake = true // a held turn: nothing else of its own will come to wake it, and it reads them
