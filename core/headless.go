@@ -125,8 +125,12 @@ func (m *Machine) releaseTurns() {
 	}
 	for _, id := range m.holdIDs() {
 		h := m.headless.holds[id]
-		if !m.yielded(h.session) && !m.turnOwed(h.session, h.since) {
-			m.releaseTurn(id) // a task's child goes on through the queue instead (readyYielded)
+		switch {
+		case m.yielded(h.session): // it goes on through the queue (readyYielded)
+		case !m.turnOwed(h.session, h.since):
+			m.releaseTurn(id)
+		default:
+			m.yieldSlot(h.session) // work of its own may have begun since the hold did
 		}
 	}
 }

@@ -98,7 +98,8 @@ func (m *Machine) goOn(t *run) {
 	t.Progress.LastUpdate = max(t.Progress.LastUpdate, m.now)
 	m.touch(t)
 	for _, id := range m.holdIDs() {
-		if m.holdOwner(m.headless.holds[id].session) == t {
+		// One held since, for a wake on its way only, waits for it still (releaseTurns).
+		if h := m.headless.holds[id]; m.holdOwner(h.session) == t && !m.turnOwed(h.session, h.since) {
 			m.releaseTurn(id)
 		}
 	}
@@ -181,7 +182,12 @@ func (m *Machine) slotTasks() []*run {
 // longer looks busy and the cascade would skip it. The hold is let go, and the session's tasks
 // cancelled as for any interrupted turn.
 func (m *Machine) idleWhileHeld(session string) {
-	if m.turnHeld(session) {
+	switch {
+	case !m.turnHeld(session):
+	case m.parentOf(session) == "":
+		// A headless run's own session: its stop cancels its tasks, quietly (headless.go).
+		m.releaseSession(session)
+	default:
 		m.onTurnAborted(session)
 	}
 }

@@ -198,10 +198,10 @@ func (m *Machine) dropBox(parent string) {
 func (m *Machine) onNoticeDone(p pending, ev Event) {
 	if b := m.outbox.Get(p.outbox); b != nil {
 		b.Sending = max(b.Sending-1, 0)
-		for _, n := range p.notices {
-			if n.wake {
-				b.Waking = false
-			}
+		if b.Sending == 0 {
+			// A waking message goes alone; a held session's may wake for notices none of which
+			// asks it to (flushParent), so its answer ends the wait whatever they say.
+			b.Waking = false
 		}
 	}
 	if ev.OK {
