@@ -14,11 +14,14 @@ import (
 // fbHarness drives a machine through launches and child answers, answering the effects that
 // need a reply the way OpenCode would, and keeps every effect it saw.
 type fbHarness struct {
-	t       *testing.T
-	m       *Machine
-	now     int64
-	effects []Effect
-	nextSes int
+	// holdPromptsTo: prompts to this session stay unanswered, kept in heldPrompts.
+	holdPromptsTo string
+	heldPrompts   []Effect
+	t             *testing.T
+	m             *Machine
+	now           int64
+	effects       []Effect
+	nextSes       int
 	// syncErr is the host's answer to history.sync: "" for writes that worked.
 	syncErr string
 	// workerAgents is a worker's answer to agents.list, by worker (else the local answer);
@@ -63,6 +66,10 @@ func (h *fbHarness) step(ev Event) []Effect {
 			}
 			queue = append(queue, h.m.Step(h.now, Event{Type: EventEffectDone, EffectID: e.ID, OK: true, Result: json.RawMessage(fmt.Sprintf(`{"id":"ses_c%d"%s}`, h.nextSes, created))})...)
 		case EffectPromptAsync:
+			if h.holdPromptsTo != "" && e.SessionID == h.holdPromptsTo {
+				h.heldPrompts = append(h.heldPrompts, e)
+				continue
+			}
 			queue = append(queue, h.m.Step(h.now, Event{Type: EventEffectDone, EffectID: e.ID, OK: h.promptErr == "", Error: h.promptErr})...)
 		case EffectHistorySync:
 			queue = append(queue, h.m.Step(h.now, Event{Type: EventEffectDone, EffectID: e.ID, OK: h.syncErr == "", Error: h.syncErr})...)

@@ -11,35 +11,6 @@ import (
 	"github.com/asyncagents/asyncagents/core/httpapi"
 )
 
-// stepKeep is step, but prompts to keep stay unanswered (returned in *kept).
-func (h *fbHarness) stepKeep(ev Event, keep string, kept *[]Effect) []Effect {
-	h.now += 10
-	var all []Effect
-	queue := h.m.Step(h.now, ev)
-	for len(queue) > 0 {
-		e := queue[0]
-		queue = queue[1:]
-		all = append(all, e)
-		h.effects = append(h.effects, e)
-		switch e.Kind {
-		case EffectAgentsList:
-			queue = append(queue, h.m.Step(h.now, Event{Type: EventEffectDone, EffectID: e.ID, OK: true, Result: json.RawMessage(`[{"name":"general","mode":"subagent"}]`)})...)
-		case EffectSessionCreate:
-			h.nextSes++
-			queue = append(queue, h.m.Step(h.now, Event{Type: EventEffectDone, EffectID: e.ID, OK: true, Result: json.RawMessage(fmt.Sprintf(`{"id":"ses_c%d"}`, h.nextSes))})...)
-		case EffectPromptAsync:
-			if e.SessionID == keep {
-				*kept = append(*kept, e)
-				continue
-			}
-			queue = append(queue, h.m.Step(h.now, Event{Type: EventEffectDone, EffectID: e.ID, OK: true})...)
-		case EffectHistorySync:
-			queue = append(queue, h.m.Step(h.now, Event{Type: EventEffectDone, EffectID: e.ID, OK: true})...)
-		}
-	}
-	return all
-}
-
 // A stall wakes a held child though its notice asks no turn (flushParent): once that message is
 // answered, the child's outbox sends again (it waited for ever before).
 func TestAStallThatWokeAHeldChildLeavesItsOutboxFree(t *testing.T) {
@@ -50,19 +21,19 @@ func TestAStallThatWokeAHeldChildLeavesItsOutboxFree(t *testing.T) {
 	h.busy(h.m.task(n1).SessionID)
 	h.busy(h.m.task(n2).SessionID)
 	require.False(t, h.turnEnd("hook_1", c))
-	var kept []Effect
+	h.holdPromptsTo = c
 	h.now += 61_000
 	h.work(h.m.task(n2).SessionID, "msg_w2", "prt_w2", "still going", false)
-	h.stepKeep(Event{Type: EventTimer, TimerID: pollTimer}, c, &kept)
-	require.Len(t, kept, 1)
-	require.False(t, kept[0].NoReply, "the stall wakes the held child")
+	h.step(Event{Type: EventTimer, TimerID: pollTimer})
+	require.Len(t, h.heldPrompts, 1)
+	require.False(t, h.heldPrompts[0].NoReply, "the stall wakes the held child")
 	// N2 ends while that message is out: its notice queues behind it.
 	sesN2 := h.m.task(n2).SessionID
 	h.oc("message.part.updated", fmt.Sprintf(`{"part":{"id":"prt_x","sessionID":%q,"messageID":"msg_x","type":"text","text":"r2","time":{"end":%d}}}`, sesN2, h.now))
 	h.oc("message.updated", fmt.Sprintf(`{"info":{"id":"msg_x","sessionID":%q,"role":"assistant","finish":"stop","time":{"created":%d,"completed":%d}}}`, sesN2, h.now, h.now+1))
-	h.stepKeep(Event{Type: EventOpenCode, Event: &OpenCodeEvent{Type: "session.idle", Properties: json.RawMessage(fmt.Sprintf(`{"sessionID":%q}`, sesN2))}}, c, &kept)
-	require.Len(t, kept, 1, "N2's notice waits for the stall's message")
-	h.stepKeep(Event{Type: EventEffectDone, EffectID: kept[0].ID, OK: true}, c, &kept)
+	h.step(Event{Type: EventOpenCode, Event: &OpenCodeEvent{Type: "session.idle", Properties: json.RawMessage(fmt.Sprintf(`{"sessionID":%q}`, sesN2))}})
+	require.Len(t, h.heldPrompts, 1, "N2's notice waits for the stall's message")
+	h.step(Event{Type: EventEffectDone, EffectID: h.heldPrompts[0].ID, OK: true})
 	b := h.m.outbox.Get(c)
 	require.NotNil(t, b, "N2's notice is still queued")
 	require.False(t, b.Waits(), "nothing is in flight: the outbox may send")
