@@ -96,8 +96,8 @@ func (t *run) attemptPartial(attemptStart int64) string {
 
 // cutRunes keeps the first limit characters (runes) of s.
 func cutRunes(s string, limit int) string {
-	if limit <= 0 {
-		return s
+	if limit <= 0 || len(s) <= limit {
+		return s // no more runes than bytes
 	}
 	n := 0
 	for i := range s {

@@ -49,11 +49,16 @@ func SSEFrame(event string, data any) string {
 	return SSEFrameJSON(event, b)
 }
 
+// eventNameBreaks takes line breaks out of an event's name, which would end its line early.
+var eventNameBreaks = strings.NewReplacer("\r", "", "\n", "")
+
 // SSEFrameJSON renders one event whose data is JSON already written as json.Marshal writes it
 // (task.AppendJSON): a task's frame goes out on every change of a running task, and marshalling
 // its bytes again (encoding/json re-reads a RawMessage whole) was most of that change's cost.
 func SSEFrameJSON(event string, b []byte) string {
-	event = strings.NewReplacer("\r", "", "\n", "").Replace(event)
+	if strings.ContainsAny(event, "\r\n") {
+		event = eventNameBreaks.Replace(event)
+	}
 	var sb strings.Builder
 	sb.Grow(len(event) + len(b) + 16)
 	sb.WriteString("event: ")
