@@ -40,6 +40,15 @@ type headlessState struct {
 	// userAt >= wokeAt. Kept for the sessions whose turn ends are held (holdsTurnOf).
 	wokeAt map[string]int64
 	userAt map[string]int64
+	// answers: the latest answer of each held-turn session that is no task's child (a task
+	// keeps its own, track.go), for answerBegan.
+	answers map[string]answerStart
+}
+
+// answerStart is an answer's message and its creation (OpenCode's clock).
+type answerStart struct {
+	id string
+	at int64
 }
 
 func (m *Machine) onTurnEndHook(ev Event) {
@@ -60,13 +69,36 @@ func (m *Machine) onTurnEndHook(ev Event) {
 }
 
 // answerBegan is when the answer whose text part ends began: its message's creation, when the
-// events told it (a task's child, whose messages are followed), else now. A wake stored after it
-// began is newer than it, and the loop answers that wake once the step closes.
+// events told it (a task's child on this machine, or a held session's answer, noteAnswer), else
+// now. A wake stored after it began is newer than it, and the loop answers that wake once the
+// step closes.
 func (m *Machine) answerBegan(session, messageID string) int64 {
-	if t := m.task(session); t != nil && t.Worker == "" && messageID != "" && t.answerID == messageID && t.answerAt > 0 {
-		return min(t.answerAt, m.now)
+	if messageID == "" {
+		return m.now
+	}
+	if t := m.task(session); t != nil {
+		if t.Worker == "" && t.answerID == messageID && t.answerAt > 0 {
+			return min(t.answerAt, m.now)
+		}
+		return m.now
+	}
+	if a := m.headless.answers[session]; a.id == messageID && a.at > 0 {
+		return min(a.at, m.now)
 	}
 	return m.now
+}
+
+// noteAnswer records an assistant message of session, no task's child, whose turn ends may be
+// held: a headless run's, or a subagent's below a task. (One below a worker's task is kept too,
+// and never read: its text parts' ends are its worker's to hold, not ours.)
+func (m *Machine) noteAnswer(session, id string, created int64) {
+	if !m.holdsTurnOf(session) {
+		return
+	}
+	if m.headless.answers == nil {
+		m.headless.answers = map[string]answerStart{}
+	}
+	m.headless.answers[session] = answerStart{id: id, at: created}
 }
 
 // turnOwed reports whether session's turn, held since, must wait: a notice that wakes it is on
@@ -176,6 +208,7 @@ func (m *Machine) forgetHeadless(session string) {
 	m.releaseSession(session)
 	delete(m.headless.wokeAt, session)
 	delete(m.headless.userAt, session)
+	delete(m.headless.answers, session)
 }
 
 // onStoppingHook cancels, in a headless run, every task still running or queued (those below

@@ -125,3 +125,38 @@ func TestAWakeStoredDuringTheAnswerIsNotWaitedFor(t *testing.T) {
 	eff = h.step(Event{Type: EventToolCall, CallID: "hook_1", Tool: HookTurnEnd, SessionID: c, MessageID: "msg_ans"})
 	require.True(t, replied(eff, "hook_1"), "its model reads the failure now, N2 still running")
 }
+
+// The same for a subagent OpenCode's task tool runs, and for a headless run's own session: a
+// failure stored while the answer was written is answered at once, the other task still running.
+func TestAWakeStoredDuringASubagentsAnswerIsNotWaitedFor(t *testing.T) {
+	for _, headless := range []bool{false, true} {
+		t.Run(fmt.Sprintf("headless=%v", headless), func(t *testing.T) {
+			cfg := config.Config{}
+			session := "ses_sub"
+			if headless {
+				cfg.Headless.Active, session = true, "ses_p"
+			}
+			h := newFB(t, cfg)
+			h.subagent("ses_p", "ses_sub")
+			n1 := h.launchFrom(session, "N1")
+			h.launchFrom(session, "N2")
+			h.oc("message.updated", fmt.Sprintf(`{"info":{"id":"msg_ans","sessionID":%q,"role":"assistant","time":{"created":%d}}}`, session, h.now))
+			h.now += 1000
+			eff := h.all(func() { h.answer(h.m.task(n1).SessionID, `{"name":"APIError","data":{"message":"boom"}}`, "") })
+			require.Len(t, prompts(eff, session), 1, "a failure wakes the session at once")
+			h.userMessage(session, h.now)
+			h.now += 1000
+			eff = h.step(Event{Type: EventToolCall, CallID: "hook_1", Tool: HookTurnEnd, SessionID: session, MessageID: "msg_ans"})
+			require.True(t, replied(eff, "hook_1"), "its model reads the failure now, N2 still running")
+			// A later answer, begun after the wake, is held for N2.
+			h.oc("message.updated", fmt.Sprintf(`{"info":{"id":"msg_next","sessionID":%q,"role":"assistant","time":{"created":%d}}}`, session, h.now))
+			eff = h.step(Event{Type: EventToolCall, CallID: "hook_2", Tool: HookTurnEnd, SessionID: session, MessageID: "msg_next"})
+			require.False(t, replied(eff, "hook_2"), "N2 is still running")
+			if !headless {
+				// The user's own session is never held outside a headless run: nothing kept of it.
+				h.oc("message.updated", fmt.Sprintf(`{"info":{"id":"msg_u","sessionID":"ses_p","role":"assistant","time":{"created":%d}}}`, h.now))
+				require.NotContains(t, h.m.headless.answers, "ses_p")
+			}
+		})
+	}
+}

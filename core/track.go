@@ -85,6 +85,7 @@ func (m *Machine) onMessageUpdated(p ocevents.MessageUpdated) {
 	}
 	t := m.task(p.Info.SessionID)
 	if t == nil && p.Info.Role == "assistant" {
+		m.noteAnswer(p.Info.SessionID, p.Info.ID, p.Info.Time.Created) // (headless.go answerBegan)
 		// A subagent the child runs through OpenCode's task tool spends for the task: its
 		// answer is no end of the task's turn, so the budget may stop the task at any call.
 		if up := m.taskBelow(p.Info.SessionID); up != nil && !up.Status.Terminal() {
