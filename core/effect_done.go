@@ -79,6 +79,7 @@ func (m *Machine) onEffectDone(ev Event) {
 		if !ev.OK {
 			m.log("warn", "could not abort the child session of task "+p.taskID+": "+ev.Error)
 		}
+		m.onChildAborted(p.taskID)
 	default:
 		m.onWorktreeDone(p, ev)
 	}

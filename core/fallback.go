@@ -423,6 +423,7 @@ func (m *Machine) onAttemptTimer(id string) {
 		m.endAttempt(t, false, e, errclass.ErrTimeout)
 		m.recordHealth(t.Model, false, e.Message)
 		t.switching = true
+		m.holdForAbort(t)
 		m.request(Effect{Kind: EffectAbort, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID})
 		m.exhaust(t)
 		m.finish(t, task.StatusError, "", e)

@@ -30,6 +30,9 @@ const stoppedReason = "the headless run was stopped (SIGINT or SIGTERM)"
 type turnHold struct {
 	session string
 	since   int64
+	// aborting: its task ended and its child is being aborted; the hold is answered once the
+	// abort is done or seen (holdForAbort).
+	aborting bool
 }
 
 // headlessState is what the core follows of a headless run's sessions, for the holds only.
@@ -158,6 +161,7 @@ func (m *Machine) releaseTurns() {
 	for _, id := range m.holdIDs() {
 		h := m.headless.holds[id]
 		switch {
+		case h.aborting: // answered once the abort is done or seen (holdForAbort)
 		case m.yielded(h.session): // it goes on through the queue (readyYielded)
 		case !m.turnOwed(h.session, h.since):
 			m.releaseTurn(id)
@@ -169,9 +173,13 @@ func (m *Machine) releaseTurns() {
 
 // releaseSession answers the held text parts of session (its turn was interrupted, or it is
 // gone): nothing it waited for will come.
-func (m *Machine) releaseSession(session string) {
+func (m *Machine) releaseSession(session string) { m.releaseHolds(session, true) }
+
+// releaseHolds answers the held text parts of session; with aborting false, not those that wait
+// for an abort (holdForAbort).
+func (m *Machine) releaseHolds(session string, aborting bool) {
 	for _, id := range m.holdIDs() {
-		if m.headless.holds[id].session == session {
+		if h := m.headless.holds[id]; h.session == session && (aborting || !h.aborting) {
 			m.releaseTurn(id)
 		}
 	}
@@ -203,9 +211,10 @@ func (m *Machine) noteUserMessage(session string, created int64) {
 	}
 }
 
-// forgetHeadless drops what was kept of a deleted session.
+// forgetHeadless drops what was kept of a deleted session, or of an ended task's child; a hold
+// that waits for the child's abort is answered with it (onChildAborted).
 func (m *Machine) forgetHeadless(session string) {
-	m.releaseSession(session)
+	m.releaseHolds(session, false)
 	delete(m.headless.wokeAt, session)
 	delete(m.headless.userAt, session)
 	delete(m.headless.answers, session)

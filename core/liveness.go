@@ -150,6 +150,9 @@ func (m *Machine) timeOut(t *run) {
 		m.endAttempt(t, false, e, errclass.ErrTimeout)
 	}
 	started := t.SessionID != ""
+	if started {
+		m.holdForAbort(t)
+	}
 	m.finish(t, task.StatusError, "", e)
 	if started {
 		m.request(Effect{Kind: EffectAbort, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID})

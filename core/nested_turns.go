@@ -191,3 +191,29 @@ func (m *Machine) idleWhileHeld(session string) {
 		m.onTurnAborted(session)
 	}
 }
+
+// holdForAbort is called as t ends before its child does, which is then aborted: the child's
+// turn end and its subagents', if held, are answered only once the abort is done
+// (onChildAborted) or OpenCode tells of it first (the idle, idleWhileHeld; the aborted message
+// or session error, onTurnAborted). Answered before, OpenCode's loop would start a model call
+// for a message waiting in the session, to be cut by the abort a moment later.
+func (m *Machine) holdForAbort(t *run) {
+	for id, h := range m.headless.holds {
+		if h.session == t.SessionID || m.taskBelow(h.session) == t {
+			h.aborting = true
+			m.headless.holds[id] = h
+		}
+	}
+}
+
+// onChildAborted answers the held turn ends that waited for the abort of task's child (done or
+// failed: either way nothing more will come of it).
+func (m *Machine) onChildAborted(taskID string) {
+	for _, id := range m.holdIDs() {
+		if h := m.headless.holds[id]; h.aborting {
+			if t := m.taskBelow(h.session); t == nil || t.ID == taskID {
+				m.releaseTurn(id)
+			}
+		}
+	}
+}

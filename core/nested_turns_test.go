@@ -101,17 +101,6 @@ func TestAHeldChildIsNoStall(t *testing.T) {
 	require.Equal(t, task.StatusRunning, h.status(lead))
 }
 
-// A hold ends with the task: a held lead cancelled (or timed out) lets its child's step close.
-func TestAHeldChildIsLetGoWhenItsTaskEnds(t *testing.T) {
-	h := newFB(t, config.Config{})
-	lead, c := h.busyLead()
-	h.launchFrom(c, "N")
-	require.False(t, h.turnEnd("hook_1", c))
-	eff := h.step(Event{Type: EventToolCall, CallID: "c_cancel", Tool: ToolCancel, SessionID: "ses_p", Args: json.RawMessage(`{"task_id":"` + lead + `"}`)})
-	require.Equal(t, task.StatusCancelled, h.status(lead))
-	require.True(t, replied(eff, "hook_1"))
-}
-
 // A wake the outbox gave up on holds no turn: with nothing else under way, the session goes on.
 func TestAHoldWaitsForNoWakeGivenUp(t *testing.T) {
 	h := newFB(t, config.Config{})

@@ -103,6 +103,9 @@ func (m *Machine) cancelOne(t *run, reason string) []*run {
 // them.
 func (m *Machine) stop(t *run, status task.Status, taskErr *task.TaskError, below bool, belowReason string) []*run {
 	started := !t.Queued && t.SessionID != ""
+	if started {
+		m.holdForAbort(t)
+	}
 	m.finish(t, status, "", taskErr)
 	if started {
 		m.request(Effect{Kind: EffectAbort, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID})

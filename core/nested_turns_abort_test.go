@@ -1,0 +1,67 @@
+package core
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/task"
+)
+
+// A hold ends with the task: a held child whose task is cancelled (or timed out) is answered
+// once its abort is done, or at its idle if that comes first. Answered before, OpenCode's loop
+// would start a model call for a message waiting in it (a notice of its own tasks), which the
+// abort would cut a moment later. So is a subagent of it, held too.
+func TestACancelledHeldChildIsAnsweredOnceAborted(t *testing.T) {
+	for _, end := range []string{"abort done", "abort failed", "idle first", "timed out"} {
+		t.Run(end, func(t *testing.T) {
+			h := newFB(t, config.Config{})
+			lead, c := h.busyLead()
+			h.launchFrom(c, "N")
+			h.subagent(c, "ses_sub")
+			h.launchFrom("ses_sub", "M")
+			require.False(t, h.turnEnd("hook_c", c))
+			require.False(t, h.turnEnd("hook_s", "ses_sub"))
+
+			want := task.StatusCancelled
+			if end == "timed out" {
+				h.m.task(lead).TimeoutMs, want = 1, task.StatusError
+				h.fireDeadline(lead)
+			} else {
+				h.call(ToolCancel, fmt.Sprintf(`{"task_id":%q}`, lead))
+			}
+			var abort *Effect
+			for i := range h.effects {
+				if e := h.effects[i]; e.Kind == EffectAbort && e.SessionID == c {
+					abort = &h.effects[i]
+				}
+			}
+			require.NotNil(t, abort, "the child is aborted")
+			require.Equal(t, want, h.status(lead))
+			require.True(t, h.m.turnHeld(c), "not answered before the abort is done")
+			require.True(t, h.m.turnHeld("ses_sub"))
+			h.wait(1000)
+			require.True(t, h.m.turnHeld(c), "steps meanwhile answer nothing")
+
+			var done []Effect
+			switch end {
+			case "abort done", "timed out":
+				done = h.step(Event{Type: EventEffectDone, EffectID: abort.ID, OK: true})
+			case "abort failed":
+				done = h.step(Event{Type: EventEffectDone, EffectID: abort.ID, Error: "session not found"})
+			case "idle first":
+				done = h.oc("session.status", fmt.Sprintf(`{"sessionID":%q,"status":{"type":"idle"}}`, c))
+				require.True(t, replied(done, "hook_c"))
+				done = h.step(Event{Type: EventEffectDone, EffectID: abort.ID, OK: true})
+			}
+			require.False(t, h.m.turnHeld(c))
+			require.False(t, h.m.turnHeld("ses_sub"))
+			if end != "idle first" {
+				require.True(t, replied(done, "hook_c"))
+			}
+			require.True(t, replied(done, "hook_s"))
+		})
+	}
+}
