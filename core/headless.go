@@ -98,7 +98,9 @@ func (m *Machine) noteAnswer(session, id string, created int64) {
 	if !m.holdsTurnOf(session) {
 		return
 	}
-	if m.headless.answers == nil {
+	if m.headless.answers == nil || len(m.headless.answers) >= maxSessionsBelow {
+		// Each goes at its session's idle; should idles be missed, forgetting them all only
+		// delays a hold's end (answerBegan falls back to now).
 		m.headless.answers = map[string]answerStart{}
 	}
 	m.headless.answers[session] = answerStart{id: id, at: created}

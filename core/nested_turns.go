@@ -180,8 +180,9 @@ func (m *Machine) slotTasks() []*run {
 // idleWhileHeld treats an idle of a held session as the abort it is: OpenCode reports an aborted
 // held turn idle at once, and its error only once the hook is answered, when the session no
 // longer looks busy and the cascade would skip it. The hold is let go, and the session's tasks
-// cancelled as for any interrupted turn.
+// cancelled as for any interrupted turn. Held or not, the session's answer is over.
 func (m *Machine) idleWhileHeld(session string) {
+	delete(m.headless.answers, session)
 	switch {
 	case !m.turnHeld(session):
 	case m.parentOf(session) == "":

@@ -65,3 +65,26 @@ func TestACancelledHeldChildIsAnsweredOnceAborted(t *testing.T) {
 		})
 	}
 }
+
+// The case the wait is for: a failure's notice woke the held child, OpenCode took it, and its
+// message is not yet seen when the lead is cancelled. Answered at once, the child's loop would
+// start a model call for that message.
+func TestACancelWithAWakeOnItsWayWaitsForTheAbort(t *testing.T) {
+	h := newFB(t, config.Config{})
+	lead, c := h.busyLead()
+	n1 := h.launchFrom(c, "N1")
+	h.launchFrom(c, "N2")
+	require.False(t, h.turnEnd("hook_1", c))
+	eff := h.all(func() { h.answer(h.m.task(n1).SessionID, `{"name":"APIError","data":{"message":"boom"}}`, "") })
+	require.Len(t, prompts(eff, c), 1, "the failure wakes the child; OpenCode took it")
+	require.True(t, h.m.turnHeld(c), "its message not yet seen")
+
+	h.call(ToolCancel, fmt.Sprintf(`{"task_id":%q}`, lead))
+	require.True(t, h.m.turnHeld(c), "not answered before the abort is done")
+	for _, e := range h.effects {
+		if e.Kind == EffectAbort && e.SessionID == c {
+			eff = h.step(Event{Type: EventEffectDone, EffectID: e.ID, OK: true})
+		}
+	}
+	require.True(t, replied(eff, "hook_1"))
+}

@@ -160,3 +160,19 @@ func TestAWakeStoredDuringASubagentsAnswerIsNotWaitedFor(t *testing.T) {
 		})
 	}
 }
+
+// What is kept of a subagent's answer goes with its idle, and never grows past a bound.
+func TestASubagentsAnswerIsForgottenAtItsIdle(t *testing.T) {
+	h := newFB(t, config.Config{})
+	for i := range maxSessionsBelow + 10 {
+		sub := fmt.Sprintf("ses_sub%d", i)
+		h.m.sessionsBelow.set(sub, "ses_p")
+		h.m.noteAnswer(sub, "msg_a", h.now)
+		if i == 0 {
+			require.Contains(t, h.m.headless.answers, sub)
+			h.oc("session.idle", fmt.Sprintf(`{"sessionID":%q}`, sub))
+			require.NotContains(t, h.m.headless.answers, sub)
+		}
+	}
+	require.LessOrEqual(t, len(h.m.headless.answers), maxSessionsBelow)
+}

@@ -11,10 +11,11 @@ import (
 	"github.com/asyncagents/asyncagents/testharness/mockmodel"
 )
 
-// A lead whose child is held (it answered while its own task runs) is cancelled: the child's
-// turn end is answered once its abort is done, so the child stops without another model turn,
-// its session is left idle, and its own task is cancelled with it (core/nested_turns.go
-// holdForAbort).
+// A lead whose child is held (it answered while its own task runs) is cancelled: in real
+// OpenCode the held step is let go with the abort (its text is stored), the child stops without
+// another model turn, its session is left idle, and its own task is cancelled with it. (That no
+// model call starts for a message already waiting in the child is the core's order of things,
+// core/nested_turns.go holdForAbort, and its unit tests'.)
 func TestACancelledHeldLeadStopsWithoutAnotherTurn(t *testing.T) {
 	var leadID string
 	script := func(req mockmodel.Request) mockmodel.Reply {
