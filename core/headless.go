@@ -43,8 +43,7 @@ type headlessState struct {
 	// userAt >= wokeAt. Kept for the sessions whose turn ends are held (holdsTurnOf).
 	wokeAt map[string]int64
 	userAt map[string]int64
-	// answers: the latest answer of each held-turn session that is no task's child (a task
-	// keeps its own, track.go), for answerBegan.
+	// answers: the latest answer of each session whose turn ends may be held, for answerBegan.
 	answers map[string]answerStart
 }
 
@@ -72,28 +71,18 @@ func (m *Machine) onTurnEndHook(ev Event) {
 }
 
 // answerBegan is when the answer whose text part ends began: its message's creation, when the
-// events told it (a task's child on this machine, or a held session's answer, noteAnswer), else
-// now. A wake stored after it began is newer than it, and the loop answers that wake once the
+// events told it (noteAnswer), else now. A wake stored after it began is newer than it, and the loop answers that wake once the
 // step closes.
 func (m *Machine) answerBegan(session, messageID string) int64 {
-	if messageID == "" {
-		return m.now
-	}
-	if t := m.task(session); t != nil {
-		if t.Worker == "" && t.answerID == messageID && t.answerAt > 0 {
-			return min(t.answerAt, m.now)
-		}
-		return m.now
-	}
-	if a := m.headless.answers[session]; a.id == messageID && a.at > 0 {
+	if a := m.headless.answers[session]; messageID != "" && a.id == messageID && a.at > 0 {
 		return min(a.at, m.now)
 	}
 	return m.now
 }
 
-// noteAnswer records an assistant message of session, no task's child, whose turn ends may be
-// held: a headless run's, or a subagent's below a task. (One below a worker's task is kept too,
-// and never read: its text parts' ends are its worker's to hold, not ours.)
+// noteAnswer records an assistant message of session, whose turn ends may be held: a task's
+// child on this machine, a subagent's below a task, a headless run's. (A subagent's below a
+// worker's task is kept too, and never read: its text parts' ends are its worker's to hold.)
 func (m *Machine) noteAnswer(session, id string, created int64) {
 	if !m.holdsTurnOf(session) {
 		return

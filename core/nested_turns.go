@@ -177,9 +177,9 @@ func (m *Machine) slotTasks() []*run {
 	return out
 }
 
-// idleWhileHeld treats an idle of a held session as the abort it is: OpenCode reports an aborted
-// held turn idle at once, and its error only once the hook is answered, when the session no
-// longer looks busy and the cascade would skip it. The hold is let go, and the session's tasks
+// idleWhileHeld treats an idle of a held session as the abort it is: OpenCode may report an
+// aborted held turn idle before its error, when the session no longer looks busy and the cascade
+// would skip it. The hold is let go, and the session's tasks
 // cancelled as for any interrupted turn. Held or not, the session's answer is over.
 func (m *Machine) idleWhileHeld(session string) {
 	delete(m.headless.answers, session)
@@ -200,7 +200,7 @@ func (m *Machine) idleWhileHeld(session string) {
 // for a message waiting in the session, to be cut by the abort a moment later.
 func (m *Machine) holdForAbort(t *run) {
 	for id, h := range m.headless.holds {
-		if h.session == t.SessionID || m.taskBelow(h.session) == t {
+		if m.taskBelow(h.session) == t { // its child's own, or a subagent's below it
 			h.aborting = true
 			m.headless.holds[id] = h
 		}

@@ -86,10 +86,6 @@ type run struct {
 	pendingErr   *task.TaskError
 	pendingClass errclass.ErrorClass
 	awaitBusy    bool
-	// answerID is the child's newest assistant message seen, created at answerAt (OpenCode's
-	// clock).
-	answerID string
-	answerAt int64
 	// userAfter is when the newest user message seen in the child was created (OpenCode's
 	// clock): an answer older than it is no end of the turn (track.go).
 	userAfter int64

@@ -63,7 +63,7 @@ func (m *Machine) task(id string) *run {
 func (m *Machine) bindSession(t *run, sessionID string) {
 	t.SessionID = sessionID
 	// What was seen of another session (a rerun elsewhere, on another clock) says nothing here.
-	t.userAfter, t.answerID, t.answerAt = 0, "", 0
+	t.userAfter = 0
 	if t.Worker != "" {
 		// A walk that ended at a parentless session while this child was unbound held that
 		// session's spending back (workers_trace.go): it may have been this child's subagent.

@@ -83,9 +83,11 @@ func (m *Machine) onMessageUpdated(p ocevents.MessageUpdated) {
 	if p.Info.Role == "assistant" && p.Info.Error != nil && p.Info.Error.Name == ocevents.AbortedError {
 		m.onTurnAborted(p.Info.SessionID) // an abort that landed outside the model stream says so here only
 	}
+	if p.Info.Role == "assistant" {
+		m.noteAnswer(p.Info.SessionID, p.Info.ID, p.Info.Time.Created) // (headless.go answerBegan)
+	}
 	t := m.task(p.Info.SessionID)
 	if t == nil && p.Info.Role == "assistant" {
-		m.noteAnswer(p.Info.SessionID, p.Info.ID, p.Info.Time.Created) // (headless.go answerBegan)
 		// A subagent the child runs through OpenCode's task tool spends for the task: its
 		// answer is no end of the task's turn, so the budget may stop the task at any call.
 		if up := m.taskBelow(p.Info.SessionID); up != nil && !up.Status.Terminal() {
@@ -99,7 +101,6 @@ func (m *Machine) onMessageUpdated(p ocevents.MessageUpdated) {
 	}
 	info := p.Info
 	if info.Role == "assistant" {
-		t.answerID, t.answerAt = info.ID, info.Time.Created // (headless.go answerBegan)
 		m.noteUsage(t, info.SessionID, info.ID, info.Usage)
 		m.checkSpending(t, info.Finish == "stop" && info.Time.Created >= t.userAfter)
 		if t.Status.Terminal() {
