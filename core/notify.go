@@ -6,8 +6,24 @@ import (
 )
 
 // finish moves a task to a terminal status exactly once, then tells the parent and answers every
-// asyncagents_output call blocked on it.
+// asyncagents_output call blocked on it. A task that fails takes what its child launched with it
+// (orphans.go); a task stopped on purpose is ended through stop, which cancels them itself.
 func (m *Machine) finish(t *run, status task.Status, result string, taskErr *task.TaskError) {
+	if t.Status.Terminal() {
+		return
+	}
+	if status != task.StatusError || t.SessionID == "" {
+		m.end(t, status, result, taskErr)
+		return
+	}
+	m.stopTogether(func() {
+		m.end(t, status, result, taskErr)
+		m.cancelOrphans(t)
+	})
+}
+
+// end is finish without a thought for the tasks below t.
+func (m *Machine) end(t *run, status task.Status, result string, taskErr *task.TaskError) {
 	if t.Status.Terminal() {
 		return
 	}

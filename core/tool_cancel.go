@@ -106,7 +106,7 @@ func (m *Machine) stop(t *run, status task.Status, taskErr *task.TaskError, belo
 	if started {
 		m.holdForAbort(t)
 	}
-	m.finish(t, status, "", taskErr)
+	m.end(t, status, "", taskErr)
 	if started {
 		m.request(Effect{Kind: EffectAbort, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID})
 	}
