@@ -151,6 +151,9 @@ func (m *Machine) onReconcileMessages(p pending, ev Event) {
 		m.finishWith(t, o, false)
 		m.checkBeforeTelling(t)
 	case p.busy:
+		if m.cancelIfOrphaned(t) {
+			return
+		}
 		t.promptSent = true
 		// Timers do not outlive the host: the attempt is watched for silence again.
 		if m.canFallBack(t) {

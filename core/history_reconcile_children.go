@@ -78,7 +78,9 @@ func (m *Machine) onChildrenListed(p pending, ev Event) {
 	switch {
 	case found == "" && t.Status.Terminal():
 	case found == "":
-		m.startTask(t)
+		if !m.cancelIfOrphaned(t) {
+			m.startTask(t)
+		}
 	case t.Status.Terminal():
 		// Cancelled while it was looked for: the child goes, as one made meanwhile would.
 		m.request(Effect{Kind: EffectSessionDelete, TaskID: t.ID, SessionID: found}, pending{taskID: t.ID})

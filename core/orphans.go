@@ -3,6 +3,8 @@ package core
 import (
 	"fmt"
 	"slices"
+
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // A task that fails leaves what its child launched with no one to read it: each of those
@@ -11,8 +13,10 @@ import (
 // are cancelled with it, all the way down, keeping their partial work, as a cancel, a timeout's
 // abort cascade and a budget stop already did. Not for a task that completes: its child's turn
 // ended with nothing of its own under way (nested_turns.go), or it was let go on purpose. Nor
-// for one restored from the history whose end its child's messages have yet to tell: it may have
-// finished while OpenCode was down, and a cancel would lose its result (history_reconcile.go).
+// for one restored from the history whose end its child's messages have yet to tell, whoever
+// cancels: it may have finished while OpenCode was down, and a cancel would lose its result
+// (history_reconcile.go). Its reconcile cancels it if it finds it still at work. And whatever
+// path a notice takes, a session whose task is over is not woken by it (outbox.go).
 
 // orphanReasonFmt is the cancel reason of a task whose parent task failed (%s: its error's name).
 const orphanReasonFmt = "its parent task failed (%s)"
@@ -26,23 +30,42 @@ func (m *Machine) cancelOrphans(t *run) {
 	}
 	reason := fmt.Sprintf(orphanReasonFmt, name)
 	m.cancelLaunches(t.SessionID, reason, true)
-	n := 0
-	for _, o := range m.activeTasks() {
-		if !m.launchedUnder(o, t.SessionID) || o.Status.Terminal() || m.awaitingReconcile(o) {
-			continue
-		}
-		o.quiet = true
-		n += 1 + len(m.cancel(o, reason))
-	}
-	if n > 0 {
-		m.log("info", fmt.Sprintf("task %s failed: %d task(s) below it cancelled with it", t.ID, n))
+	if below := m.cancelBelow(t.SessionID, reason); len(below) > 0 {
+		m.log("info", fmt.Sprintf("task %s failed: %d task(s) below it cancelled with it", t.ID, len(below)))
 	}
 }
 
-// awaitingReconcile reports whether t was restored from the history and its child's messages, or
-// its worker, have yet to say what it did meanwhile.
+// cancelIfOrphaned cancels t, restored and now found still at work (its child busy, or about to
+// be made), when the task it was launched under ended meanwhile other than by completing: the
+// cancels that ended with it left t to its reconcile (cancelBelow). It reports whether it did.
+func (m *Machine) cancelIfOrphaned(t *run) bool {
+	p := m.taskBelow(t.ParentSessionID)
+	if p == nil || !p.Status.Terminal() || p.Status == task.StatusCompleted || t.Status.Terminal() {
+		return false
+	}
+	reason := orphanCancelledReason
+	if p.Status == task.StatusError {
+		name := "error"
+		if p.Error != nil && p.Error.Name != "" {
+			name = p.Error.Name
+		}
+		reason = fmt.Sprintf(orphanReasonFmt, name)
+	}
+	m.log("info", "task "+t.ID+": found at work after the restart under "+p.ID+", which ended: cancelled")
+	t.quiet = true
+	m.cancel(t, reason)
+	return true
+}
+
+// orphanCancelledReason is the cancel reason of a task found at work, after a restart, under a
+// task cancelled meanwhile.
+const orphanCancelledReason = "its parent task was cancelled"
+
+// awaitingReconcile reports whether t was restored from the history and has yet to be matched
+// with what its child did meanwhile: its status or messages still to be read, or its worker's
+// return, or its child still to be looked for among its parent's children.
 func (m *Machine) awaitingReconcile(t *run) bool {
-	if t.restoring || slices.Contains(m.reconcileRetry, t.ID) {
+	if t.restoring || t.unbound || slices.Contains(m.reconcileRetry, t.ID) {
 		return true
 	}
 	for _, p := range m.pending {
@@ -51,4 +74,10 @@ func (m *Machine) awaitingReconcile(t *run) bool {
 		}
 	}
 	return false
+}
+
+// taskOver reports whether session is the child of a task that ended (or a subagent's below it).
+func (m *Machine) taskOver(session string) bool {
+	t := m.taskBelow(session)
+	return t != nil && t.Status.Terminal()
 }

@@ -99,39 +99,142 @@ func TestABudgetStopStillNamesItsReason(t *testing.T) {
 	require.Equal(t, "its parent task's budget was exceeded", h.m.task(n).CancelReason)
 }
 
-// After a restart, a lead whose messages tell of its failure does not cancel a task of its own
-// whose messages are still being read: that one may have finished while OpenCode was down, and
-// its result is kept.
-func TestARestoredFailureWaitsForItsOwnTasksReconcile(t *testing.T) {
-	first := newFB(t, config.Config{})
-	lead, c := first.busyLead()
-	n := first.launchFrom(c, "N")
-	nSession := first.m.task(n).SessionID
+// restoreLeadAndN restores a lead and the task N its child launched, as a first process left
+// them, in a new harness, and answers the status read with busy (JSON); it returns the new
+// harness, the lead, N, the lead's child, N's child and the messages reads by session.
+func restoreLeadAndN(t *testing.T, cfg config.Config, busy func(c, nc string) string) (h *fbHarness, lead, n, c, nc string, reads map[string]Effect) {
+	first := newFB(t, cfg)
+	lead, c = first.busyLead()
+	n = first.launchFrom(c, "N")
+	nc = first.m.task(n).SessionID
 	var log strings.Builder
 	for _, id := range []string{lead, n} {
 		log.WriteString(HistoryLine(first.m.task(id).Task))
 	}
-
-	h := newFB(t, config.Config{})
+	h = newFB(t, cfg)
 	h.now = first.now + 1000
 	_, eff := h.m.Restore(h.now, log.String())
 	st := ofKind(eff, EffectStatus)
 	require.Len(t, st, 1)
-	eff = h.step(Event{Type: EventEffectDone, EffectID: st[0].ID, OK: true, Result: json.RawMessage(`{}`)})
-	reads := map[string]Effect{}
+	eff = h.step(Event{Type: EventEffectDone, EffectID: st[0].ID, OK: true, Result: json.RawMessage(busy(c, nc))})
+	reads = map[string]Effect{}
 	for _, e := range ofKind(eff, EffectMessages) {
 		reads[e.SessionID] = e
 	}
 	require.Len(t, reads, 2)
-	msg := func(body string) json.RawMessage {
-		return json.RawMessage(fmt.Sprintf(`[{"info":{"id":"m1","role":"assistant","time":{"created":%d,"completed":%d}%s},"parts":[{"type":"text","text":"result N"}]}]`, h.now-500, h.now-400, body))
+	return h, lead, n, c, nc, reads
+}
+
+// readAnswer is a messages read's answer: one assistant message, body added to its info.
+func readAnswer(h *fbHarness, body string) json.RawMessage {
+	return json.RawMessage(fmt.Sprintf(`[{"info":{"id":"m1","role":"assistant","time":{"created":%d,"completed":%d}%s},"parts":[{"type":"text","text":"result N"}]}]`, h.now-500, h.now-400, body))
+}
+
+// After a restart, a lead whose messages tell of its failure does not cancel a task of its own
+// whose messages are still being read: that one may have finished while OpenCode was down, and
+// its result is kept; its notice is stored in the failed lead's child without waking it. One the
+// read finds still at work is cancelled then.
+func TestARestoredFailureLeavesItsOwnTasksToTheirReconcile(t *testing.T) {
+	for _, finished := range []bool{true, false} {
+		t.Run(fmt.Sprintf("finished meanwhile %v", finished), func(t *testing.T) {
+			h, lead, n, c, nc, reads := restoreLeadAndN(t, config.Config{}, func(_, nc string) string {
+				if finished {
+					return `{}`
+				}
+				return fmt.Sprintf(`{%q:{"type":"busy"}}`, nc)
+			})
+			h.step(Event{Type: EventEffectDone, EffectID: reads[c].ID, OK: true, Result: readAnswer(h, `,"error":`+badRequest)})
+			require.Equal(t, task.StatusError, h.status(lead))
+			require.Equal(t, task.StatusRunning, h.status(n), "its end is still being read")
+			if !finished {
+				eff := h.step(Event{Type: EventEffectDone, EffectID: reads[nc].ID, OK: true, Result: json.RawMessage(`[]`)})
+				require.Equal(t, task.StatusCancelled, h.status(n), "found at work under a failed lead")
+				require.Equal(t, fmt.Sprintf(orphanReasonFmt, "APIError"), h.m.task(n).CancelReason)
+				require.NotEmpty(t, ofKind(eff, EffectAbort))
+				require.Empty(t, prompts(eff, c))
+				return
+			}
+			eff := h.step(Event{Type: EventEffectDone, EffectID: reads[nc].ID, OK: true, Result: readAnswer(h, `,"finish":"stop"`)})
+			require.Equal(t, task.StatusCompleted, h.status(n))
+			require.Equal(t, "result N", h.m.task(n).Result)
+			// Its notice waits for a read of the lead's child's messages (told before the crash?).
+			var check []Effect
+			for _, e := range ofKind(eff, EffectMessages) {
+				if e.SessionID == c {
+					check = append(check, e)
+				}
+			}
+			require.Len(t, check, 1)
+			eff = h.step(Event{Type: EventEffectDone, EffectID: check[0].ID, OK: true, Result: json.RawMessage(`[]`)})
+			told := prompts(eff, c)
+			require.Len(t, told, 1, "its notice is stored in the failed lead's child")
+			require.True(t, told[0].NoReply, "without waking it: a session whose task is over answers no one")
+		})
 	}
-	h.step(Event{Type: EventEffectDone, EffectID: reads[c].ID, OK: true, Result: msg(`,"error":` + badRequest)})
+}
+
+// Three levels: a cancel of a restored lead (the user's, at once after the restart) takes N,
+// whose reconcile is done and found it at work, but leaves M, under N, to its own read.
+func TestACancelLeavesARestoredTaskBelowToItsReconcile(t *testing.T) {
+	cfg := config.Config{MaxDepth: 3}
+	first := newFB(t, cfg)
+	lead, c := first.busyLead()
+	n := first.launchFrom(c, "N")
+	mid := first.m.task(n).SessionID
+	m := first.launchFrom(mid, "M")
+	mc := first.m.task(m).SessionID
+	var log strings.Builder
+	for _, id := range []string{lead, n, m} {
+		log.WriteString(HistoryLine(first.m.task(id).Task))
+	}
+	h := newFB(t, cfg)
+	h.now = first.now + 1000
+	_, eff := h.m.Restore(h.now, log.String())
+	st := ofKind(eff, EffectStatus)
+	require.Len(t, st, 1)
+	eff = h.step(Event{Type: EventEffectDone, EffectID: st[0].ID, OK: true,
+		Result: json.RawMessage(fmt.Sprintf(`{%q:{"type":"busy"},%q:{"type":"busy"},%q:{"type":"busy"}}`, c, mid, mc))})
+	reads := map[string]Effect{}
+	for _, e := range ofKind(eff, EffectMessages) {
+		reads[e.SessionID] = e
+	}
+	require.Len(t, reads, 3)
+	h.step(Event{Type: EventEffectDone, EffectID: reads[c].ID, OK: true, Result: json.RawMessage(`[]`)})
+	h.step(Event{Type: EventEffectDone, EffectID: reads[mid].ID, OK: true, Result: json.RawMessage(`[]`)})
+	h.call(ToolCancel, fmt.Sprintf(`{"task_id":%q}`, lead))
+	require.Equal(t, task.StatusCancelled, h.status(lead))
+	require.Equal(t, task.StatusCancelled, h.status(n))
+	require.Equal(t, task.StatusRunning, h.status(m), "still being read")
+	h.step(Event{Type: EventEffectDone, EffectID: reads[mc].ID, OK: true, Result: readAnswer(h, `,"finish":"stop"`)})
+	require.Equal(t, task.StatusCompleted, h.status(m), "its result, finished while OpenCode was down, is kept")
+}
+
+// A restored task with no session on record looks for its child among its parent's children
+// first: a lead that fails meanwhile does not cancel it (the child found may hold a result). Not
+// found, it is cancelled rather than given a new child under a failed lead.
+func TestARestoredTaskLookingForItsChildIsLeftToTheLook(t *testing.T) {
+	first := newFB(t, config.Config{})
+	lead, c := first.busyLead()
+	n := first.launchFrom(c, "N")
+	unborn := first.m.task(n).Task
+	unborn.SessionID = ""
+	log := HistoryLine(first.m.task(lead).Task) + HistoryLine(unborn)
+	h := newFB(t, config.Config{})
+	h.now = first.now + 1000
+	_, eff := h.m.Restore(h.now, log)
+	children := ofKind(eff, EffectSessionChildren)
+	require.Len(t, children, 1)
+	st := ofKind(eff, EffectStatus)
+	require.Len(t, st, 1)
+	eff = h.step(Event{Type: EventEffectDone, EffectID: st[0].ID, OK: true, Result: json.RawMessage(`{}`)})
+	read := ofKind(eff, EffectMessages)
+	require.Len(t, read, 1)
+	h.step(Event{Type: EventEffectDone, EffectID: read[0].ID, OK: true, Result: readAnswer(h, `,"error":`+badRequest)})
 	require.Equal(t, task.StatusError, h.status(lead))
-	require.Equal(t, task.StatusRunning, h.status(n), "its end is still being read")
-	h.step(Event{Type: EventEffectDone, EffectID: reads[nSession].ID, OK: true, Result: msg(`,"finish":"stop"`)})
-	require.Equal(t, task.StatusCompleted, h.status(n))
-	require.Equal(t, "result N", h.m.task(n).Result)
+	require.Equal(t, task.StatusRunning, h.status(n), "still looking for its child")
+	eff = h.step(Event{Type: EventEffectDone, EffectID: children[0].ID, OK: true, Result: json.RawMessage(`[]`)})
+	require.Equal(t, task.StatusCancelled, h.status(n))
+	require.Empty(t, ofKind(eff, EffectSessionCreate), "no new child under a failed lead")
 }
 
 // A launch of the failed task's child that has no task yet (here it waits for its worker's health
@@ -185,4 +288,59 @@ func TestARestoredTaskAwaitingItsStatusIsNotCancelled(t *testing.T) {
 		require.Equal(t, task.StatusError, h.status(lead))
 		require.Equal(t, task.StatusRunning, h.status(n), "failed read: %v", failed)
 	}
+}
+
+// A restored task found at work under a lead that completed meanwhile goes on: only a task that
+// did not complete takes its tasks with it.
+func TestARestoredTaskUnderACompletedLeadGoesOn(t *testing.T) {
+	h, lead, n, c, nc, reads := restoreLeadAndN(t, config.Config{}, func(_, nc string) string {
+		return fmt.Sprintf(`{%q:{"type":"busy"}}`, nc)
+	})
+	h.step(Event{Type: EventEffectDone, EffectID: reads[c].ID, OK: true, Result: readAnswer(h, `,"finish":"stop"`)})
+	require.Equal(t, task.StatusCompleted, h.status(lead))
+	h.step(Event{Type: EventEffectDone, EffectID: reads[nc].ID, OK: true, Result: json.RawMessage(`[]`)})
+	require.Equal(t, task.StatusRunning, h.status(n))
+}
+
+// The tasks a failure cancels end before the queue is looked at: a queued task of the failed
+// lead's child never gets a session in the slot the lead freed, and the user's own queued task
+// gets one.
+func TestAFailedTasksQueuedTaskNeverStarts(t *testing.T) {
+	h := newFB(t, config.Config{MaxConcurrentStarts: 2})
+	lead, c := h.busyLead()
+	h.launchFrom(c, "N")
+	q := h.launchFrom(c, "Q")
+	mine := h.launchFrom("ses_p", "mine")
+	require.True(t, h.m.task(q).Queued)
+	eff := h.all(func() { h.answer(c, badRequest, "") })
+	require.Equal(t, task.StatusError, h.status(lead))
+	require.Equal(t, task.StatusCancelled, h.status(q))
+	require.Empty(t, h.m.task(q).SessionID, "cancelled while queued")
+	require.Len(t, ofKind(eff, EffectSessionCreate), 1, "one child made, for the user's own task")
+	require.NotEmpty(t, h.m.task(mine).SessionID)
+}
+
+// A notice for a session whose task is over waits while that session is busy (its abort on its
+// way): a noReply message to a busy session would cost it a turn all the same.
+func TestANoticeToAnEndedBusyTaskWaitsForItsIdle(t *testing.T) {
+	h, lead, n, c, nc, reads := restoreLeadAndN(t, config.Config{}, func(c, nc string) string {
+		return fmt.Sprintf(`{%q:{"type":"busy"},%q:{"type":"busy"}}`, c, nc)
+	})
+	h.step(Event{Type: EventEffectDone, EffectID: reads[c].ID, OK: true, Result: json.RawMessage(`[]`)})
+	h.busy(c)
+	h.m.task(lead).TimeoutMs = 1
+	h.fireDeadline(lead)
+	require.Equal(t, task.StatusError, h.status(lead))
+	require.Equal(t, task.StatusRunning, h.status(n), "still being read")
+	eff := h.step(Event{Type: EventEffectDone, EffectID: reads[nc].ID, OK: true, Result: readAnswer(h, `,"finish":"stop"`)})
+	require.Equal(t, task.StatusCompleted, h.status(n))
+	for _, e := range ofKind(eff, EffectMessages) {
+		if e.SessionID == c {
+			eff = h.step(Event{Type: EventEffectDone, EffectID: e.ID, OK: true, Result: json.RawMessage(`[]`)})
+		}
+	}
+	require.Empty(t, prompts(eff, c), "not while it is busy")
+	told := prompts(h.oc("session.idle", fmt.Sprintf(`{"sessionID":%q}`, c)), c)
+	require.Len(t, told, 1)
+	require.True(t, told[0].NoReply)
 }

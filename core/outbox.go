@@ -157,6 +157,14 @@ func (m *Machine) flushParent(parent string) {
 		}
 		wake = true // a held turn: nothing else of its own will come to wake it, and it reads them
 	}
+	if wake && m.taskOver(parent) {
+		// A session whose task is over answers no one: a notice that reaches it anyway (a task of
+		// its own found finished after a restart) is stored there without a model turn (orphans.go).
+		wake = false
+		if m.busy[parent] {
+			return // a noReply message to a busy session costs a turn: it waits for the idle
+		}
+	}
 	if wake && b.Sending > 0 {
 		return // it goes last: onNoticeDone looks again when the one in flight is answered
 	}
