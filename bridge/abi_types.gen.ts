@@ -153,10 +153,11 @@ export const HEARTBEAT_TIMER = "sse.heartbeat";
 export const PROGRESS_TIMER = "history.progress";
 
 /**
- * CLIUsage is what both CLIs (host/cmd/asyncagents, the Go one; plugin-js/cli/, the npm package's under
- * Node) print for help and after an unknown command: one text for the same commands.
+ * CLIUsage is what both CLIs (host/cmd/asyncagents, the Go one; plugin-js/cli/, the npm package's
+ * under Node) print for help and after an unknown command: one text for the same commands, made
+ * from the commands ParseCLIArgs reads.
  */
-export const CLI_USAGE = "usage:\n  asyncagents ls        [--project DIR] [--wasm FILE]             print the project's tasks as a table\n  asyncagents serve     [--project DIR] [--wasm FILE] [--port N]  serve the status API over the stored history\n  asyncagents dashboard [--project DIR] [--print]                 open the project's running status API page\n                                                                  in the browser (--print: print its URL)\n  asyncagents doctor    [--project DIR]                           say whether the plugin loaded, and what to fix\n  asyncagents workers   [--project DIR] [--json]                  list the workers of the running plugin: health,\n                                                                  load and version (--json: the API's answer)\nThe project is the working directory unless --project (or --dir) names one; a symlink to it is\nthe same project.";
+export const CLI_USAGE = "usage: asyncagents \u003ccommand\u003e [flags]\n  ls         print the project's tasks as a table\n  serve      serve the status API over the stored history, read-only [--port N]\n  dashboard  open the project's running status API page in the browser [--print]\n  doctor     say whether the plugin loaded, and what to fix (exit 1 if something is)\n  workers    list the running plugin's workers: health, load and version [--json]\nEvery command takes --project DIR (default: the working directory; a symlink to it is the\nsame project) and --wasm FILE. \"asyncagents \u003ccommand\u003e --help\" says more; --version prints the\nversion.";
 
 export const VIEW_NO_SERVER = "No asyncagents server in this OpenCode: put the spec of tui.json in opencode.json's \"plugin\" too, restart OpenCode, and run `npx asyncagents doctor` (or the API is off: ASYNCAGENTS_API_ENABLED=false)";
 
@@ -280,6 +281,8 @@ export interface CoreRequest {
   command?: string;
   /** Banner is what serve.banner writes out. */
   banner?: ServeBanner;
+  /** Args are a CLI's command line, without the program's name, for cli.args. */
+  args?: string[];
 }
 
 /**
@@ -329,6 +332,14 @@ export interface CoreResponse {
   paths?: string[];
   report?: string;
   servers?: ServerFile[];
+  /** doctor: something stops the plugin here, and the CLI exits 1 (core.DoctorReport) */
+  trouble?: boolean;
+  /**
+   * cli.args: the command to run; or Report, the help or version to print (exit 0); or
+   * UsageError, the command line's fault with the usage (exit 2)
+   */
+  cli?: CLIArgs;
+  usageError?: string;
 }
 
 /** Event is one input to the state machine. Only the fields of its Type are read. */
@@ -1063,6 +1074,25 @@ export interface FollowRead {
   from?: number;
   replace?: boolean;
   first?: boolean;
+}
+
+/**
+ * CLIArgs is a command line read: the command and its flags; or Help, the text to print (and exit
+ * 0); or Version.
+ */
+export interface CLIArgs {
+  /** Command is ls, serve, dashboard, doctor or workers ("" with Help or Version). */
+  command?: string;
+  /** Project is --project (or --dir): "" for the working directory. */
+  project?: string;
+  wasm?: string;
+  port?: string;
+  print?: boolean;
+  json?: boolean;
+  /** Help is the usage to print: the whole one, or the command's. */
+  help?: string;
+  /** Version asks for the version line (CLIVersionLine). */
+  version?: boolean;
 }
 
 /** OpenCodeEvent is an event of OpenCode's bus, as the plugin's event hook receives it. */

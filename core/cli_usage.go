@@ -2,23 +2,36 @@ package core
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/asyncagents/asyncagents/core/config"
 	"github.com/asyncagents/asyncagents/core/text"
 )
 
-// CLIUsage is what both CLIs (host/cmd/asyncagents, the Go one; plugin-js/cli/, the npm package's under
-// Node) print for help and after an unknown command: one text for the same commands.
-const CLIUsage = `usage:
-  asyncagents ls        [--project DIR] [--wasm FILE]             print the project's tasks as a table
-  asyncagents serve     [--project DIR] [--wasm FILE] [--port N]  serve the status API over the stored history
-  asyncagents dashboard [--project DIR] [--print]                 open the project's running status API page
-                                                                  in the browser (--print: print its URL)
-  asyncagents doctor    [--project DIR]                           say whether the plugin loaded, and what to fix
-  asyncagents workers   [--project DIR] [--json]                  list the workers of the running plugin: health,
-                                                                  load and version (--json: the API's answer)
-The project is the working directory unless --project (or --dir) names one; a symlink to it is
-the same project.`
+// CLIUsage is what both CLIs (host/cmd/asyncagents, the Go one; plugin-js/cli/, the npm package's
+// under Node) print for help and after an unknown command: one text for the same commands, made
+// from the commands ParseCLIArgs reads.
+var CLIUsage = cliUsage()
+
+func cliUsage() string {
+	var b strings.Builder
+	b.WriteString("usage: asyncagents <command> [flags]\n")
+	for _, c := range cliCommands {
+		fmt.Fprintf(&b, "  %-10s %s", c.name, c.does)
+		for _, f := range c.flags {
+			fmt.Fprintf(&b, " [--%s", f.name)
+			if f.arg != "" {
+				b.WriteString(" " + f.arg)
+			}
+			b.WriteString("]")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString(`Every command takes --project DIR (default: the working directory; a symlink to it is the
+same project) and --wasm FILE. "asyncagents <command> --help" says more; --version prints the
+version.`)
+	return b.String()
+}
 
 // ServeBanner is what `asyncagents serve` prints once it listens: what it serves, and how to
 // reach it. Auth is $ASYNCAGENTS_API_AUTH as set.

@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -94,8 +95,12 @@ func SortServers(live []ServerFile) {
 	})
 }
 
-// DoctorReport is what `asyncagents doctor` prints: what was found, and for what is missing, the fix.
-func DoctorReport(f DoctorFacts) string {
+// DoctorReport is what `asyncagents doctor` prints: what was found, and for what is missing, the
+// fix. trouble: something stops the plugin from working here (the CLIs exit 1): OpenCode missing,
+// no plugin server of OpenCode's running for the project or one that does not answer, no
+// opencode.json that names the plugin, a config file in error. A missing tui.json entry is not:
+// a headless OpenCode needs none.
+func DoctorReport(f DoctorFacts) (report string, trouble bool) {
 	var b strings.Builder
 	line := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
 	line("asyncagents doctor: project %s", f.Project)
@@ -105,18 +110,27 @@ func DoctorReport(f DoctorFacts) string {
 	if f.OpenCodeVersion != "" {
 		line("OpenCode: %s", strings.TrimSpace(f.OpenCodeVersion))
 	} else {
+		trouble = true
 		line("OpenCode: not found (%s); asyncagents needs OpenCode 1.18 or later", f.OpenCodeError)
 	}
 	live := LiveServerFiles(f.ServerFiles, f.Procs)
-	if len(live) == 0 {
+	plugin := slices.ContainsFunc(live, func(s ServerFile) bool { return !s.ReadOnly })
+	if !plugin {
+		trouble = true
 		line("plugin server: none running for this project. Start OpenCode here (restart it after a config")
-		line("  edit); if it runs, the plugin did not load: check the plugin entries below")
+		line("  edit; `opencode serve` loads plugins at its first request); if it runs, the plugin did not")
+		line("  load: check the plugin entries below")
 	}
 	for _, s := range live {
+		what := "plugin server"
+		if s.ReadOnly {
+			what = "asyncagents serve (read-only, the history only: not the plugin)"
+		}
 		if msg, probed := f.Probes[s.URL]; probed && msg != "" {
-			line("plugin server: %s (pid %d) does not answer: %s", s.URL, s.PID, msg)
+			trouble = trouble || !s.ReadOnly
+			line("%s: %s (pid %d) does not answer: %s", what, s.URL, s.PID, msg)
 		} else {
-			line("plugin server: %s (pid %d, started %s) answers", s.URL, s.PID, s.StartedAt)
+			line("%s: %s (pid %d, started %s) answers", what, s.URL, s.PID, s.StartedAt)
 		}
 	}
 	found := map[string]bool{}
@@ -126,18 +140,22 @@ func DoctorReport(f DoctorFacts) string {
 			continue
 		}
 		if file.Error != "" {
+			trouble = true
 			line("%s: cannot be read: %s", file.Path, file.Error)
 			continue
 		}
 		entries, err := config.PluginEntries(file.Path, file.Text)
 		if err != nil {
+			trouble = true
 			line("%s: %v", file.Path, err)
 			continue
 		}
 		var ours []string
+		fromNPM := false
 		for _, e := range entries {
 			if strings.Contains(e, "asyncagents") {
 				ours = append(ours, strconv.Quote(e))
+				fromNPM = fromNPM || !strings.Contains(e, "file:")
 			}
 		}
 		if len(ours) == 0 {
@@ -149,8 +167,14 @@ func DoctorReport(f DoctorFacts) string {
 		}
 		found[base] = true
 		line("%s: plugin %s", file.Path, strings.Join(ours, ", "))
+		if fromNPM && !plugin {
+			line("  OpenCode asks npm for a name, never a node_modules, and skips one npm lacks without a")
+			line("  word: until asyncagents is published there, name the tarball (\"asyncagents@file:/path/to/")
+			line("  asyncagents-%s.tgz\") or the built bundle (README, Install)", Version)
+		}
 	}
 	if !found["opencode"] {
+		trouble = true
 		line("opencode.json: no file names asyncagents: add it to \"plugin\" (README, Install), then restart OpenCode")
 	}
 	if !found["tui"] {
@@ -166,9 +190,10 @@ func DoctorReport(f DoctorFacts) string {
 	}
 	switch {
 	case f.ConfigError != "":
+		trouble = true
 		line("config error: %s", f.ConfigError)
 	case configs == 0:
 		line("config file: none (the defaults, and the options in opencode.json)")
 	}
-	return b.String()
+	return b.String(), trouble
 }

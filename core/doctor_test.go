@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -21,7 +22,8 @@ func TestDoctorReportNamesWhatItFoundAndTheFix(t *testing.T) {
 		Procs:       []ProcInfo{{PID: 7, Running: true}, {PID: 8}},
 		ConfigError: "/p/.opencode/asyncagents.json: maxDepth: not a number",
 	}
-	r := DoctorReport(facts)
+	r, trouble := DoctorReport(facts)
+	require.True(t, trouble, "a config error")
 	require.Contains(t, r, "OpenCode: 1.18.33\n")
 	require.Contains(t, r, "plugin server: http://127.0.0.1:5165 (pid 7, started 2026-01-01T00:00:00.000Z) answers")
 	require.NotContains(t, r, "5166", "a stale server file is not a server")
@@ -34,12 +36,67 @@ func TestDoctorReportNamesWhatItFoundAndTheFix(t *testing.T) {
 	facts.Probes = map[string]string{"http://127.0.0.1:5165": "connection refused"}
 	facts.Procs = nil
 	facts.OpenCodeVersion, facts.OpenCodeError = "", "opencode: not on PATH"
-	r = DoctorReport(facts)
+	r, _ = DoctorReport(facts)
 	require.Contains(t, r, "plugin server: none running for this project")
 	require.Contains(t, r, "OpenCode: not found (opencode: not on PATH)")
 
 	facts.Procs = []ProcInfo{{PID: 7, Running: true}}
-	require.Contains(t, DoctorReport(facts), "plugin server: http://127.0.0.1:5165 (pid 7) does not answer: connection refused")
+	r, _ = DoctorReport(facts)
+	require.Contains(t, r, "plugin server: http://127.0.0.1:5165 (pid 7) does not answer: connection refused")
+}
+
+// What counts as trouble (exit 1): no plugin of OpenCode's answering, no opencode.json naming it,
+// OpenCode missing, a config error; a read-only `asyncagents serve` is named as what it is, not
+// taken for the plugin; a spec npm is asked for is explained while no plugin runs.
+func TestDoctorTellsTroubleFromWhatIsFine(t *testing.T) {
+	server := func(pid int, readOnly bool) config.ConfigFile {
+		ro := ""
+		if readOnly {
+			ro = `,"readOnly":true`
+		}
+		return config.ConfigFile{Path: fmt.Sprintf("/d/servers-1/%d.json", pid),
+			Text: fmt.Sprintf(`{"port":%d,"pid":%d,"url":"http://127.0.0.1:%d","token":"t"%s}`, 5100+pid, pid, 5100+pid, ro)}
+	}
+	tarball := config.ConfigFile{Path: "/p/opencode.json", Text: `{"plugin": ["asyncagents@file:/x/asyncagents-0.1.0.tgz"]}`}
+	bare := config.ConfigFile{Path: "/p/opencode.json", Text: `{"plugin": [["asyncagents", {"maxResultChars": 20000}]]}`}
+	fine := DoctorFacts{Project: "/p", OpenCodeVersion: "1.18.33", Files: []config.ConfigFile{tarball},
+		ServerFiles: []config.ConfigFile{server(7, false)}, Procs: []ProcInfo{{PID: 7, Running: true}}}
+	r, trouble := DoctorReport(fine)
+	require.False(t, trouble, "no tui.json entry is no trouble: a headless OpenCode needs none\n%s", r)
+	require.Contains(t, r, "tui.json: no file names asyncagents")
+
+	readOnly := fine
+	readOnly.ServerFiles, readOnly.Procs = []config.ConfigFile{server(8, true)}, []ProcInfo{{PID: 8, Running: true}}
+	r, trouble = DoctorReport(readOnly)
+	require.True(t, trouble)
+	require.Contains(t, r, "plugin server: none running for this project")
+	require.Contains(t, r, "asyncagents serve (read-only, the history only: not the plugin): http://127.0.0.1:5108 (pid 8")
+	require.NotContains(t, r, "plugin server: http://127.0.0.1:5108")
+
+	npm := readOnly
+	npm.Files = []config.ConfigFile{bare}
+	r, _ = DoctorReport(npm)
+	require.Contains(t, r, "OpenCode asks npm for a name")
+	require.Contains(t, r, `"asyncagents@file:/path/to/`)
+	npm.ServerFiles, npm.Procs = fine.ServerFiles, fine.Procs
+	r, trouble = DoctorReport(npm)
+	require.False(t, trouble)
+	require.NotContains(t, r, "OpenCode asks npm", "it loaded: npm had it")
+
+	for name, f := range map[string]func(*DoctorFacts){
+		"no opencode":             func(f *DoctorFacts) { f.OpenCodeVersion, f.OpenCodeNotFound = "", true },
+		"no opencode.json entry":  func(f *DoctorFacts) { f.Files = nil },
+		"a plugin that is silent": func(f *DoctorFacts) { f.Probes = map[string]string{"http://127.0.0.1:5107": "connection refused"} },
+		"a config error":          func(f *DoctorFacts) { f.ConfigError = "asyncagents.json: bad" },
+		"an unreadable opencode.json": func(f *DoctorFacts) {
+			f.Files = []config.ConfigFile{tarball, {Path: "/h/.config/opencode/opencode.json", Error: "permission denied"}}
+		},
+	} {
+		facts := fine
+		f(&facts)
+		_, trouble := DoctorReport(facts)
+		require.True(t, trouble, name)
+	}
 }
 
 func TestDoctorCandidatesCoverOpenCodesFilesAndOurs(t *testing.T) {

@@ -88,6 +88,8 @@ type Request struct {
 	Command string `json:"command,omitempty"`
 	// Banner is what serve.banner writes out.
 	Banner *core.ServeBanner `json:"banner,omitempty"`
+	// Args are a CLI's command line, without the program's name, for cli.args.
+	Args []string `json:"args,omitempty"`
 }
 
 // StorageEnv is a host's environment, as the storage op reads it.
@@ -147,6 +149,12 @@ type Response struct {
 	Paths   []string          `json:"paths,omitempty"`
 	Report  string            `json:"report,omitempty"`
 	Servers []core.ServerFile `json:"servers,omitempty"`
+	// doctor: something stops the plugin here, and the CLI exits 1 (core.DoctorReport)
+	Trouble bool `json:"trouble,omitempty"`
+	// cli.args: the command to run; or Report, the help or version to print (exit 0); or
+	// UsageError, the command line's fault with the usage (exit 2)
+	CLI        *core.CLIArgs `json:"cli,omitempty"`
+	UsageError string        `json:"usageError,omitempty"`
 }
 
 // Runtime owns one Machine behind the JSON envelope. It is what the wasm module exports and
@@ -345,6 +353,9 @@ func (r *Runtime) handle(q Request) Response {
 		if f.ProcStart == "" {
 			f.ProcStart = core.ProcStatStart(q.ProcStat)
 		}
+		// A core started read-only (asyncagents serve) says so in its file, whatever the host
+		// passed: a command then takes the plugin's server before it, and doctor names it.
+		f.ReadOnly = f.ReadOnly || (r.m != nil && r.m.Config().API.ReadOnly)
 		return Response{OK: true, ServerFile: f.Content()}
 	case "task":
 		t, ok := r.m.Task(q.TaskID)
@@ -361,7 +372,19 @@ func (r *Runtime) handle(q Request) Response {
 		if q.Doctor == nil {
 			return Response{Error: "doctor: missing doctor"}
 		}
-		return Response{OK: true, Report: core.DoctorReport(*q.Doctor)}
+		report, trouble := core.DoctorReport(*q.Doctor)
+		return Response{OK: true, Report: report, Trouble: trouble}
+	case "cli.args":
+		a, err := core.ParseCLIArgs(q.Args)
+		switch {
+		case err != nil:
+			return Response{OK: true, UsageError: err.Error()}
+		case a.Version:
+			return Response{OK: true, Report: core.CLIVersionLine()}
+		case a.Help != "":
+			return Response{OK: true, Report: a.Help}
+		}
+		return Response{OK: true, CLI: &a}
 	case "serve.banner":
 		if q.Banner == nil {
 			return Response{Error: "serve.banner: missing banner"}

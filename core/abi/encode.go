@@ -89,6 +89,15 @@ func (r Response) MarshalJSON() ([]byte, error) {
 	if len(r.Servers) > 0 {
 		field("servers", r.Servers)
 	}
+	if r.Trouble {
+		field("trouble", r.Trouble)
+	}
+	if r.CLI != nil {
+		field("cli", r.CLI)
+	}
+	if r.UsageError != "" {
+		field("usageError", r.UsageError)
+	}
 	if err != nil {
 		return nil, err
 	}

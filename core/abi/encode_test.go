@@ -29,7 +29,8 @@ func TestResponseEncodesAsTheStruct(t *testing.T) {
 		Histories: &core.HistoryPlan{Adopt: []core.HistoryAdopt{{From: "history-k.log", To: "history-k.7.log", Merge: true}}, Follow: []string{"history-k.8.log"}},
 		HTTP:      &httpapi.Response{Status: 200, Headers: map[string]string{"Content-Type": "application/json"}, Body: `{"a":1}`}, ServerFile: "{\n  \"port\": 5165\n}\n",
 		State: "{\n  \"version\": 1\n}\n", Follow: &core.FollowRead{Read: true, From: 7, Replace: true, First: true},
-		Paths: []string{"/p/opencode.json"}, Report: "asyncagents doctor: <p>\n", Servers: []core.ServerFile{{Port: 5165, PID: 7, URL: "http://127.0.0.1:5165"}}}
+		Paths: []string{"/p/opencode.json"}, Report: "asyncagents doctor: <p>\n", Servers: []core.ServerFile{{Port: 5165, PID: 7, URL: "http://127.0.0.1:5165"}},
+		Trouble: true, CLI: &core.CLIArgs{Command: "serve", Project: "/p <x>", Port: "5165", Print: true}, UsageError: "asyncagents ls: \"x\" is not a flag"}
 	// Every field is set in all, so a field added to Response and not to MarshalJSON fails here.
 	v := reflect.ValueOf(all)
 	for i := range v.NumField() {
@@ -54,7 +55,9 @@ func TestResponseEncodesAsTheStruct(t *testing.T) {
 		"state.merge":             {OK: true, State: all.State},
 		"follow.look":             {OK: true, Follow: all.Follow, Restore: &core.RestoreResult{}},
 		"http":                    {OK: true, HTTP: all.HTTP},
-		"doctor":                  {OK: true, Report: all.Report},
+		"doctor":                  {OK: true, Report: all.Report, Trouble: true},
+		"cli.args":                {OK: true, CLI: all.CLI},
+		"cli.args refused":        {OK: true, UsageError: all.UsageError},
 		"servers":                 {OK: true, Servers: all.Servers},
 		"http with an empty body": {OK: true, HTTP: &httpapi.Response{Status: 204}},
 	}

@@ -1,6 +1,7 @@
 package abi
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -54,6 +55,23 @@ func TestServerFileOpReadsTheStartFromProcStat(t *testing.T) {
 	f, err := core.ParseServerFile([]byte(r.ServerFile))
 	require.NoError(t, err)
 	require.Equal(t, core.ServerFile{Port: 5165, PID: 9, ProcStart: "555", URL: "u", Token: "t", Auth: "token"}, f)
+}
+
+// A core started read-only (asyncagents serve) marks its server file so, whatever the host
+// passed: the npm CLI's serve once did not, and commands took it for the plugin's.
+func TestAReadOnlyCoresServerFileSaysSo(t *testing.T) {
+	for _, readOnly := range []bool{false, true} {
+		rt := NewRuntime()
+		init := fmt.Sprintf(`{"op":"init","config":{"api":{"readOnly":%v}}}`, readOnly)
+		r, err := DecodeResponse(rt.Call([]byte(init)))
+		require.NoError(t, err)
+		require.True(t, r.OK, r.Error)
+		r, err = DecodeResponse(rt.Call([]byte(`{"op":"server.file","server":{"port":5165,"pid":9,"url":"u","token":"t"}}`)))
+		require.NoError(t, err)
+		f, err := core.ParseServerFile([]byte(r.ServerFile))
+		require.NoError(t, err)
+		require.Equal(t, readOnly, f.ReadOnly)
+	}
 }
 
 // The host passes $ASYNCAGENTS_API_AUTH as it is; the file says what it means, as the API does.

@@ -4,6 +4,6 @@ package httpapi
 
 // The hashes of the dashboard page's inline script and style, for its Content-Security-Policy.
 const (
-	dashboardScriptHash = "sha256-88QCsVmTRSylJ+SM192dwJmqw5YOqd8Lafpj3frCPu4="
+	dashboardScriptHash = "sha256-2z68+O5EsVeglWeFWeWWex08H11sQaLSSKhOyOpc+Vw="
 	dashboardStyleHash  = "sha256-tMbAoHvCoh2bvFVdXJQTANSN0fYY/i71dzglaIM5X/Y="
 )

@@ -5,6 +5,9 @@
 import { spawnSync } from "node:child_process";
 import { configure, liveServers, openProject, readFiles, serverFacts, storageEnv, type Flags } from "./project";
 
+/** doctor's exit 1 (main.ts): its report named what stops the plugin here, and the fix. */
+export class DoctorTrouble extends Error {}
+
 export async function doctor(flags: Flags, out: (s: string) => void): Promise<void> {
   const { project, core, storage } = await openProject(flags);
   const paths = core.call({ op: "doctor.files", env: storageEnv(project) }).paths ?? [];
@@ -32,5 +35,8 @@ export async function doctor(flags: Flags, out: (s: string) => void): Promise<vo
     probes,
     configError: configError || undefined,
   };
-  out(core.call({ op: "doctor", doctor: facts }).report ?? "");
+  const r = core.call({ op: "doctor", doctor: facts });
+  out(r.report ?? "");
+  // Exit 1 (main.ts): the report named something that stops the plugin here.
+  if (r.trouble) throw new DoctorTrouble();
 }

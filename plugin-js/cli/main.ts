@@ -2,40 +2,48 @@
 // under Node on the package's own core .wasm, so `npx asyncagents` works wherever the plugin was
 // installed (docs/rationale/shape.md says why it is not a Go binary per platform).
 
-import { CLI_USAGE as usage } from "../../bridge/types";
 import { dashboard } from "./dashboard";
-import { doctor } from "./doctor";
+import { doctor, DoctorTrouble } from "./doctor";
 import { ls } from "./ls";
-import { parseFlags } from "./project";
+import { flagsOf, loadCore } from "./project";
 import { serve } from "./serve";
 import { workers } from "./workers";
-
 
 async function run(args: string[]): Promise<number> {
   const out = (s: string) => process.stdout.write(s);
   const err = (s: string) => process.stderr.write(s);
-  const cmd = args[0];
-  if (!cmd || cmd === "-h" || cmd === "--help" || cmd === "help") {
-    out(usage + "\n");
-    return 0;
+  // The command line is the core's to read (core/cli_args.go), as the Go CLI's is: the package's
+  // own core reads it (a --wasm it names runs the command).
+  let r;
+  try {
+    r = (await loadCore()).call({ op: "cli.args", args });
+  } catch (e) {
+    err(`asyncagents: ${(e as Error).message}\n`);
+    return 1;
   }
-  const commands: Record<string, { run: (rest: string[]) => Promise<void> }> = {
-    ls: { run: (rest) => ls(parseFlags(rest, ["project", "wasm"]), out, err) },
-    dashboard: { run: (rest) => dashboard(parseFlags(rest, ["project", "wasm", "print"]), out, err) },
-    doctor: { run: (rest) => doctor(parseFlags(rest, ["project", "wasm"]), out) },
-    serve: { run: (rest) => serve(parseFlags(rest, ["project", "wasm", "port"]), out, err) },
-    workers: { run: (rest) => workers(parseFlags(rest, ["project", "wasm", "json"]), out, err) },
-  };
-  const c = commands[cmd];
-  if (!c) {
-    err(`asyncagents: unknown command "${cmd}"\n${usage}\n`);
+  if (r.usageError) {
+    err(r.usageError + "\n");
     return 2;
   }
+  if (r.report) {
+    out(r.report + "\n");
+    return 0;
+  }
+  const a = r.cli!;
+  const flags = flagsOf(a);
+  const commands: Record<string, () => Promise<void>> = {
+    ls: () => ls(flags, out, err),
+    dashboard: () => dashboard(flags, out, err),
+    doctor: () => doctor(flags, out),
+    serve: () => serve(flags, out, err),
+    workers: () => workers(flags, out, err),
+  };
   try {
-    await c.run(args.slice(1));
+    await commands[a.command!]!();
     return 0;
   } catch (e) {
-    err(`asyncagents ${cmd}: ${(e as Error).message}\n`);
+    if (e instanceof DoctorTrouble) return 1;
+    err(`asyncagents ${a.command}: ${(e as Error).message}\n`);
     return 1;
   }
 }

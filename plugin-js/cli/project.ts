@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { compile, Core, type ConfigFile, type ServerFile, type Storage, type StorageEnv } from "../../bridge/core";
+import { compile, Core, type CLIArgs, type ConfigFile, type ServerFile, type Storage, type StorageEnv } from "../../bridge/core";
 import { procInfo } from "../histories";
 import { projectPath } from "../shared";
 
@@ -18,25 +18,9 @@ export interface Flags {
   port?: string;
 }
 
-/** Reads --project (or --dir), --wasm, --port, --print and --json, as the Go CLI's flags. */
-export function parseFlags(args: string[], allowed: string[]): Flags {
-  const f: Flags = { project: process.cwd(), print: false };
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    const [name, inline] = a.startsWith("--") ? a.slice(2).split(/=(.*)/s, 2) : [a, undefined];
-    const key = name === "dir" ? "project" : name!;
-    if (!a.startsWith("-") || !allowed.includes(key)) throw new Error(`flag provided but not defined: ${a}`);
-    if (key === "print" || key === "json") {
-      f[key] = true;
-      continue;
-    }
-    const value = inline ?? args[++i];
-    if (value === undefined) throw new Error(`flag needs an argument: ${a}`);
-    if (key === "project") f.project = value;
-    else if (key === "wasm") f.wasm = value;
-    else if (key === "port") f.port = value;
-  }
-  return f;
+/** The flags of a command line the core read (the cli.args op): --project defaults to the cwd. */
+export function flagsOf(a: CLIArgs): Flags {
+  return { project: a.project || process.cwd(), wasm: a.wasm || undefined, port: a.port || undefined, print: !!a.print, json: !!a.json };
 }
 
 export function storageEnv(project: string, port = ""): StorageEnv {
@@ -50,8 +34,18 @@ export function storageEnv(project: string, port = ""): StorageEnv {
   };
 }
 
+/** The core last loaded, by the path asked for: the one that read the command line runs it too. */
+let lastLoaded: { path?: string; core: Core } | undefined;
+
 /** The core module: --wasm, $ASYNCAGENTS_WASM, or the one beside this program in the package. */
-async function loadCore(path?: string): Promise<Core> {
+export async function loadCore(path?: string): Promise<Core> {
+  if (lastLoaded && lastLoaded.path === path) return lastLoaded.core;
+  const core = await instantiateCore(path);
+  lastLoaded = { path, core };
+  return core;
+}
+
+async function instantiateCore(path?: string): Promise<Core> {
   const here = dirname(fileURLToPath(import.meta.url));
   const candidates = [path, process.env.ASYNCAGENTS_WASM, join(here, "asyncagents.wasm")].filter((p): p is string => !!p);
   for (const p of candidates) {

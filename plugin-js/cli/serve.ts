@@ -30,11 +30,7 @@ import { health } from "../workers_client";
 import { configure, openProject, storageEnv, type Flags } from "./project";
 
 export async function serve(flags: Flags, out: (s: string) => void, err: (s: string) => void): Promise<void> {
-  flags.port ??= process.env[ENV_API_PORT] || undefined;
-  if (flags.port !== undefined) {
-    const n = Number(flags.port);
-    if (!/^\d+$/.test(flags.port) || n <= 0 || n > 65535) throw new Error(`--port: "${flags.port}" is not a port number (1 to 65535)`);
-  }
+  flags.port ??= process.env[ENV_API_PORT] || undefined; // the flag's value the core checked (cli.args)
   const started = new Date();
   const token = randomBytes(API_TOKEN_BYTES).toString("hex");
   const auth = process.env[ENV_API_AUTH] ?? "";

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -24,12 +23,9 @@ import (
 // it says which server it took. The token never leaves this process: a browser's command line is
 // readable by every local user, and its history keeps the link; the code opens the dashboard
 // once, within a minute.
-func dashboard(args []string, stdout, stderr io.Writer) error {
-	var printOnly *bool
+func dashboard(a core.CLIArgs, stdout, stderr io.Writer) error {
 	ctx := context.Background()
-	project, c, st, err := openCommand(ctx, "dashboard", args, func(fs *flag.FlagSet) {
-		printOnly = fs.Bool("print", false, "print the URL, do not open it")
-	})
+	project, c, st, err := openCommand(ctx, a)
 	if err != nil {
 		return err
 	}
@@ -50,7 +46,7 @@ func dashboard(args []string, stdout, stderr io.Writer) error {
 	}
 	url := f.DashboardURL(code)
 	which := core.ServerName(f)
-	if *printOnly {
+	if a.Print {
 		fmt.Fprintln(stderr, which) // stdout stays the URL alone, for scripts
 		fmt.Fprintln(stdout, url)
 		return nil

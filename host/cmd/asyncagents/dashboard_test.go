@@ -41,7 +41,7 @@ func TestDashboardFindsServeThroughASymlink(t *testing.T) {
 	defer cancel()
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, []string{"--project", link, "--wasm", wasm}, pw); pw.Close() }()
+	go func() { done <- serve(ctx, core.CLIArgs{Command: "serve", Project: link, Wasm: wasm}, pw); pw.Close() }()
 	out := bufio.NewReader(pr)
 	first, err := out.ReadString('\n')
 	require.NoError(t, err)

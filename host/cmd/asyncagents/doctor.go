@@ -22,9 +22,10 @@ import (
 // doctor says whether the plugin loaded for the project: it gathers the facts (the server files
 // and whether their servers answer, OpenCode's and the plugin's config files, OpenCode's version)
 // and prints the core's report (core/doctor.go), as the npm CLI does (plugin-js/cli/doctor.ts).
-func doctor(args []string, stdout io.Writer) error {
+// errDoctorTrouble: the report names something that stops the plugin here (exit 1).
+func doctor(a core.CLIArgs, stdout io.Writer) error {
 	ctx := context.Background()
-	project, c, st, err := openCommand(ctx, "doctor", args, nil)
+	project, c, st, err := openCommand(ctx, a)
 	if err != nil {
 		return err
 	}
@@ -74,8 +75,14 @@ func doctor(args []string, stdout io.Writer) error {
 		return err
 	}
 	fmt.Fprint(stdout, report.Report)
+	if report.Trouble {
+		return errDoctorTrouble
+	}
 	return nil
 }
+
+// errDoctorTrouble is doctor's exit 1: the report said what, and the fix.
+var errDoctorTrouble = errors.New("")
 
 // readAll reads the files of paths that exist: their text, or why they could not be read.
 func readAll(paths []string) []config.ConfigFile {

@@ -10,7 +10,8 @@ import (
 )
 
 // doctor names the files it read and, with no server running for the project and no tui.json
-// naming the plugin, what is missing and the fix; a broken config file is named with its error.
+// naming the plugin, what is missing and the fix; a broken config file is named with its error;
+// and it exits 1, for a script that checks.
 func TestDoctorNamesWhatItFoundAndWhatIsMissing(t *testing.T) {
 	wasm, _, project := cliSetup(t)
 	t.Setenv("XDG_CONFIG_HOME", "")
@@ -20,7 +21,8 @@ func TestDoctorNamesWhatItFoundAndWhatIsMissing(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(project, ".opencode", "asyncagents.json"), []byte(`{"maxDepth": "deep"}`), 0o644))
 
 	var out, errb bytes.Buffer
-	require.Equal(t, 0, run([]string{"doctor", "--project", project, "--wasm", wasm}, &out, &errb), errb.String())
+	require.Equal(t, 1, run([]string{"doctor", "--project", project, "--wasm", wasm}, &out, &errb), "something stops the plugin here")
+	require.Empty(t, errb.String(), "the report says what")
 	got := out.String()
 	require.Contains(t, got, "asyncagents doctor: project "+project+"\n")
 	require.Contains(t, got, "OpenCode: not found (no opencode on the PATH)")

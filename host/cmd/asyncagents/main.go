@@ -29,55 +29,46 @@ import (
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintln(stdout, usage)
+	a, err := core.ParseCLIArgs(args)
+	switch {
+	case err != nil:
+		fmt.Fprintln(stderr, err)
+		return 2
+	case a.Version:
+		fmt.Fprintln(stdout, core.CLIVersionLine())
+		return 0
+	case a.Help != "":
+		fmt.Fprintln(stdout, a.Help)
 		return 0
 	}
-	switch args[0] {
+	switch a.Command {
 	case "serve":
 		// SIGINT and SIGTERM stop it gracefully: streams end, answers in flight finish.
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		if err := serve(ctx, args[1:], stdout); err != nil {
-			fmt.Fprintln(stderr, "asyncagents serve:", err)
-			return 1
-		}
-		return 0
+		err = serve(ctx, a, stdout)
 	case "ls":
-		if err := ls(args[1:], stdout); err != nil {
-			fmt.Fprintln(stderr, "asyncagents ls:", err)
-			return 1
-		}
-		return 0
+		err = ls(a, stdout)
 	case "dashboard":
-		if err := dashboard(args[1:], stdout, stderr); err != nil {
-			fmt.Fprintln(stderr, "asyncagents dashboard:", err)
-			return 1
-		}
-		return 0
+		err = dashboard(a, stdout, stderr)
 	case "workers":
-		if err := workers(args[1:], stdout, stderr); err != nil {
-			fmt.Fprintln(stderr, "asyncagents workers:", err)
-			return 1
-		}
-		return 0
+		err = workers(a, stdout, stderr)
 	case "doctor":
-		if err := doctor(args[1:], stdout); err != nil {
-			fmt.Fprintln(stderr, "asyncagents doctor:", err)
-			return 1
-		}
-		return 0
+		err = doctor(a, stdout)
 	}
-	fmt.Fprintf(stderr, "asyncagents: unknown command %q\n%s\n", args[0], usage)
-	return 2
+	switch {
+	case errors.Is(err, errDoctorTrouble):
+		return 1
+	case err != nil:
+		fmt.Fprintf(stderr, "asyncagents %s: %v\n", a.Command, err)
+		return 1
+	}
+	return 0
 }
 
-// usage is the core's, the npm CLI's too.
-const usage = core.CLIUsage
-
-func ls(args []string, stdout io.Writer) error {
+func ls(a core.CLIArgs, stdout io.Writer) error {
 	ctx := context.Background()
-	project, c, st, err := openCommand(ctx, "ls", args, nil)
+	project, c, st, err := openCommand(ctx, a)
 	if err != nil {
 		return err
 	}

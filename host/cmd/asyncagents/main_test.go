@@ -100,3 +100,31 @@ func cliSetup(t *testing.T) (wasm, home, project string) {
 	t.Setenv("HOME", home)
 	return wasm, home, filepath.Join(home, "project")
 }
+
+// The command line is the core's to read (core/cli_args.go): each command's --help, the version,
+// and a bad argument named for what it is, with the command's usage and exit 2.
+func TestTheCommandLineIsReadByTheCore(t *testing.T) {
+	cases := []struct {
+		args        []string
+		code        int
+		out, errOut string
+	}{
+		{[]string{"ls", "--help"}, 0, "usage: asyncagents ls [flags]", ""},
+		{[]string{"help", "workers"}, 0, "--json", ""},
+		{[]string{"--version"}, 0, "asyncagents " + core.Version, ""},
+		{[]string{"ls", "extra"}, 2, "", `asyncagents ls: "extra" is not a flag: ls takes no arguments`},
+		{[]string{"doctor", "--frob"}, 2, "", "asyncagents doctor: unknown flag --frob\nusage: asyncagents doctor"},
+		{[]string{"serve", "--port"}, 2, "", "asyncagents serve: --port needs a value (N)"},
+	}
+	for _, tc := range cases {
+		var out, errb bytes.Buffer
+		require.Equal(t, tc.code, run(tc.args, &out, &errb), "%v", tc.args)
+		if tc.out != "" {
+			require.Contains(t, out.String(), tc.out, "%v", tc.args)
+		}
+		if tc.errOut != "" {
+			require.Contains(t, errb.String(), tc.errOut, "%v", tc.args)
+			require.Empty(t, out.String())
+		}
+	}
+}

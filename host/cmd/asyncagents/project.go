@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -15,29 +13,16 @@ import (
 	"github.com/asyncagents/asyncagents/host"
 )
 
-// projectFlags adds --project (and its older name --dir) to fs: the project directory OpenCode
-// ran in, the working directory by default; and --wasm, the core module.
-func projectFlags(fs *flag.FlagSet) (dir, wasm *string) {
-	cwd, _ := os.Getwd()
-	dir = fs.String("project", cwd, "the project directory OpenCode ran in")
-	fs.StringVar(dir, "dir", cwd, "the same as --project")
-	wasm = fs.String("wasm", "", "the core module (default: $ASYNCAGENTS_WASM, next to this program, or dist/)")
-	return dir, wasm
-}
-
-// openCommand parses a command's flags (the project's, and those extra adds) and opens its
-// project as openProject does.
-func openCommand(ctx context.Context, name string, args []string, extra func(*flag.FlagSet)) (project string, c *host.Core, st core.Storage, err error) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	dir, wasm := projectFlags(fs)
-	if extra != nil {
-		extra(fs)
+// openCommand opens the project a command line names (the working directory without --project)
+// as openProject does.
+func openCommand(ctx context.Context, a core.CLIArgs) (project string, c *host.Core, st core.Storage, err error) {
+	dir := a.Project
+	if dir == "" {
+		if dir, err = os.Getwd(); err != nil {
+			return "", nil, st, err
+		}
 	}
-	if err := fs.Parse(args); err != nil {
-		return "", nil, st, err
-	}
-	return openProject(ctx, *dir, *wasm, "")
+	return openProject(ctx, dir, a.Wasm, a.Port)
 }
 
 // openProject is what every command starts with: the project's real path, the core loaded (the

@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -26,24 +25,15 @@ import (
 // serve runs the status API over a project's stored history until ctx ends: the same answers as
 // the plugin's server (both come from the core), read-only, with no OpenCode needed. While the
 // plugin keeps appending to the history, serve follows it and its event stream stays live.
-func serve(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	dir, wasm := projectFlags(fs)
-	port := fs.String("port", os.Getenv(core.EnvAPIPort), fmt.Sprintf("the first port to try (default $%s, else %d)", core.EnvAPIPort, core.DefaultAPIPort))
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *port != "" {
-		if n, err := strconv.Atoi(*port); err != nil || n <= 0 || n > 65535 {
-			return fmt.Errorf("--port: %q is not a port number (1 to 65535)", *port)
-		}
+func serve(ctx context.Context, a core.CLIArgs, stdout io.Writer) error {
+	if a.Port == "" {
+		a.Port = os.Getenv(core.EnvAPIPort)
 	}
 	// $ASYNCAGENTS_API_AUTH goes to the core as it is: the core decides what it means.
 	started := time.Now()
 	api := config.APIConfig{Token: randomToken(), Auth: os.Getenv(core.EnvAPIAuth), StartedAt: started.UnixMilli()}
 	api.ReadOnly = true // no cancel here: the tasks are OpenCode's, and it may not even run
-	abs, c, st, err := openProject(ctx, *dir, *wasm, *port)
+	abs, c, st, err := openCommand(ctx, a)
 	if err != nil {
 		return err
 	}
@@ -51,7 +41,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := configure(ctx, c, config.Config{API: api}, st); err != nil {
 		return err
 	}
-	s := &server{core: c, api: &host.APIServer{Core: c, Now: nowMs}, dir: st.Dir, env: storageEnv(abs, *port)}
+	s := &server{core: c, api: &host.APIServer{Core: c, Now: nowMs}, dir: st.Dir, env: storageEnv(abs, a.Port)}
 	// After a trap, a new instance is restored from the history as it is now; the frames and
 	// timers it asks for are carried out as any others.
 	c.OnTrap(host.Recovery{

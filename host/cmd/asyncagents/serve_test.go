@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -34,7 +35,10 @@ func TestServeFollowsTheStoredHistory(t *testing.T) {
 	defer cancel()
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, []string{"--dir", project, "--wasm", wasm}, pw); pw.Close() }()
+	go func() {
+		done <- serve(ctx, core.CLIArgs{Command: "serve", Project: project, Wasm: wasm}, pw)
+		pw.Close()
+	}()
 	out := bufio.NewReader(pr)
 	first, err := out.ReadString('\n')
 	require.NoError(t, err)
@@ -125,8 +129,10 @@ func TestServeFollowsTheStoredHistory(t *testing.T) {
 }
 
 func TestServeRejectsABadPort(t *testing.T) {
-	err := serve(context.Background(), []string{"--port", "http"}, io.Discard)
-	require.ErrorContains(t, err, `--port: "http" is not a port number`)
+	var out, errb bytes.Buffer
+	require.Equal(t, 2, run([]string{"serve", "--port", "http"}, &out, &errb))
+	require.Contains(t, errb.String(), `asyncagents serve: --port: "http" is not a port number`)
+	require.Empty(t, out.String())
 }
 
 // follow reads only what was appended since its last look: readFrom gives the file from an

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,12 +18,9 @@ import (
 // health, load and version, from its GET /v1/workers. Only a running plugin follows its workers'
 // streams; a read-only `asyncagents serve` asks each worker's health itself, and its table says
 // so. The core writes the table; --json prints the answer.
-func workers(args []string, stdout, stderr io.Writer) error {
-	var asJSON *bool
+func workers(a core.CLIArgs, stdout, stderr io.Writer) error {
 	ctx := context.Background()
-	project, c, st, err := openCommand(ctx, "workers", args, func(fs *flag.FlagSet) {
-		asJSON = fs.Bool("json", false, "print the API's JSON answer")
-	})
+	project, c, st, err := openCommand(ctx, a)
 	if err != nil {
 		return err
 	}
@@ -45,7 +41,7 @@ func workers(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if a.JSON {
 		fmt.Fprintln(stdout, strings.TrimSpace(body))
 		return nil
 	}

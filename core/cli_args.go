@@ -1,0 +1,169 @@
+package core
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Both CLIs (host/cmd/asyncagents under wazero, plugin-js/cli under Node) read their command line
+// here, so that a flag, a help text or an error means the same in each: one had Go's flag package
+// and the other an imitation of it, whose words ("flag provided but not defined: extra" for an
+// argument that is no flag) a newcomer found wrong, and neither took `ls --help`.
+
+// CLIArgs is a command line read: the command and its flags; or Help, the text to print (and exit
+// 0); or Version.
+type CLIArgs struct {
+	// Command is ls, serve, dashboard, doctor or workers ("" with Help or Version).
+	Command string `json:"command,omitempty"`
+	// Project is --project (or --dir): "" for the working directory.
+	Project string `json:"project,omitempty"`
+	Wasm    string `json:"wasm,omitempty"`
+	Port    string `json:"port,omitempty"`
+	Print   bool   `json:"print,omitempty"`
+	JSON    bool   `json:"json,omitempty"`
+	// Help is the usage to print: the whole one, or the command's.
+	Help string `json:"help,omitempty"`
+	// Version asks for the version line (CLIVersionLine).
+	Version bool `json:"version,omitempty"`
+}
+
+// CLIUsageError is a command line that cannot be run: the CLI prints it and exits 2.
+type CLIUsageError struct{ Text string }
+
+func (e *CLIUsageError) Error() string { return e.Text }
+
+// cliCommand is one command: what it does and the flags it takes besides --project and --wasm.
+type cliCommand struct {
+	name, does string
+	flags      []cliFlag
+}
+
+type cliFlag struct {
+	name, arg, does string // arg "": a switch
+}
+
+var cliCommands = []cliCommand{
+	{name: "ls", does: "print the project's tasks as a table"},
+	{name: "serve", does: "serve the status API over the stored history, read-only",
+		flags: []cliFlag{{"port", "N", "the first port to try (default $" + EnvAPIPort + ", else " + fmt.Sprint(DefaultAPIPort) + ")"}}},
+	{name: "dashboard", does: "open the project's running status API page in the browser",
+		flags: []cliFlag{{"print", "", "print its one-time URL instead"}}},
+	{name: "doctor", does: "say whether the plugin loaded, and what to fix (exit 1 if something is)"},
+	{name: "workers", does: "list the running plugin's workers: health, load and version",
+		flags: []cliFlag{{"json", "", "print the API's answer"}}},
+}
+
+var cliCommonFlags = []cliFlag{
+	{"project", "DIR", "the project OpenCode ran in (default: the working directory; --dir too)"},
+	{"wasm", "FILE", "the core module (default: $ASYNCAGENTS_WASM, else the one beside this program)"},
+}
+
+// ParseCLIArgs reads args (without the program's name).
+func ParseCLIArgs(args []string) (CLIArgs, error) {
+	if len(args) == 0 || isHelp(args[0]) || args[0] == "help" {
+		if len(args) == 2 && args[0] == "help" {
+			return cliCommandHelp(args[1])
+		}
+		return CLIArgs{Help: CLIUsage}, nil
+	}
+	if args[0] == "--version" || args[0] == "-version" || args[0] == "version" {
+		return CLIArgs{Version: true}, nil
+	}
+	i := slices.IndexFunc(cliCommands, func(c cliCommand) bool { return c.name == args[0] })
+	if i < 0 {
+		return CLIArgs{}, &CLIUsageError{fmt.Sprintf("asyncagents: unknown command %q\n%s", args[0], CLIUsage)}
+	}
+	c := cliCommands[i]
+	a := CLIArgs{Command: c.name}
+	fail := func(format string, v ...any) (CLIArgs, error) {
+		return CLIArgs{}, &CLIUsageError{fmt.Sprintf("asyncagents %s: %s\n%s", c.name, fmt.Sprintf(format, v...), c.usage())}
+	}
+	for k := 1; k < len(args); k++ {
+		arg := args[k]
+		if isHelp(arg) {
+			return CLIArgs{Help: c.usage()}, nil
+		}
+		if !strings.HasPrefix(arg, "-") || arg == "-" || arg == "--" {
+			return fail("%q is not a flag: %s takes no arguments", arg, c.name)
+		}
+		name, value, inline := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(arg, "-"), "-"), "=")
+		if name == "dir" {
+			name = "project"
+		}
+		f, ok := c.flag(name)
+		if !ok {
+			return fail("unknown flag %s", "--"+name)
+		}
+		if f.arg == "" {
+			on := !inline || value == "true"
+			if inline && value != "true" && value != "false" {
+				return fail("--%s takes no value (or true, false), not %q", name, value)
+			}
+			if name == "print" {
+				a.Print = on
+			} else {
+				a.JSON = on
+			}
+			continue
+		}
+		if !inline {
+			if k+1 >= len(args) {
+				return fail("--%s needs a value (%s)", name, f.arg)
+			}
+			k++
+			value = args[k]
+		}
+		switch name {
+		case "project":
+			a.Project = value
+		case "wasm":
+			a.Wasm = value
+		case "port":
+			if n, err := strconv.Atoi(value); err != nil || n <= 0 || n > 65535 {
+				return fail("--port: %q is not a port number (1 to 65535)", value)
+			}
+			a.Port = value
+		}
+	}
+	return a, nil
+}
+
+func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" }
+
+// cliCommandHelp is `asyncagents help <command>`.
+func cliCommandHelp(name string) (CLIArgs, error) {
+	for _, c := range cliCommands {
+		if c.name == name {
+			return CLIArgs{Help: c.usage()}, nil
+		}
+	}
+	return CLIArgs{}, &CLIUsageError{fmt.Sprintf("asyncagents: unknown command %q\n%s", name, CLIUsage)}
+}
+
+func (c cliCommand) flag(name string) (cliFlag, bool) {
+	for _, f := range slices.Concat(cliCommonFlags, c.flags) {
+		if f.name == name {
+			return f, true
+		}
+	}
+	return cliFlag{}, false
+}
+
+// usage is the command's help: its line, and each flag it takes.
+func (c cliCommand) usage() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "usage: asyncagents %s [flags]\n  %s\nflags:\n", c.name, c.does)
+	for _, f := range slices.Concat(cliCommonFlags, c.flags) {
+		spec := "--" + f.name
+		if f.arg != "" {
+			spec += " " + f.arg
+		}
+		fmt.Fprintf(&b, "  %-14s %s\n", spec, f.does)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// CLIVersionLine is what `asyncagents --version` prints.
+func CLIVersionLine() string { return "asyncagents " + Version }
