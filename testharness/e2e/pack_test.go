@@ -34,7 +34,7 @@ func TestPackedTarballWorksInstalled(t *testing.T) {
 		}
 	}
 	sort.Strings(files)
-	require.Equal(t, []string{"ABI.md", "README.md", "dist/asyncagents-cli.js", "dist/asyncagents-tui.js", "dist/asyncagents-worker.js", "dist/asyncagents.js", "dist/asyncagents.schema.json", "dist/asyncagents.wasm", "dist/dashboard.html", "package.json"}, files)
+	require.Equal(t, []string{"ABI.md", "README.md", "dist/asyncagents-cli.js", "dist/asyncagents-tui.js", "dist/asyncagents-worker.js", "dist/asyncagents.js", "dist/asyncagents.schema.json", "dist/asyncagents.wasm", "dist/dashboard.html", "docs/configuration.md", "docs/usage.md", "package.json"}, files, "the README's guides come with it")
 	tarballs, _ := filepath.Glob(filepath.Join(tmp, "asyncagents-*.tgz"))
 	require.Len(t, tarballs, 1)
 	install := installTarball(t, tarballs[0])
