@@ -60,11 +60,15 @@ var cliCommonFlags = []cliFlag{
 	{"wasm", "FILE", "the core module (default: $ASYNCAGENTS_WASM, else the one beside this program)"},
 }
 
-// ParseCLIArgs reads args (without the program's name).
-func ParseCLIArgs(args []string) (CLIArgs, error) {
+// ParseCLIArgs reads args (without the program's name); envPort is $ASYNCAGENTS_API_PORT, serve's
+// port without --port.
+func ParseCLIArgs(args []string, envPort string) (CLIArgs, error) {
 	if len(args) == 0 || isHelp(args[0]) || args[0] == "help" {
-		if len(args) == 2 && args[0] == "help" {
+		switch {
+		case len(args) == 2 && args[0] == "help":
 			return cliCommandHelp(args[1])
+		case len(args) > 2 && args[0] == "help":
+			return CLIArgs{}, &CLIUsageError{"asyncagents help: one command at most\n" + CLIUsage}
 		}
 		return CLIArgs{Help: CLIUsage}, nil
 	}
@@ -80,12 +84,17 @@ func ParseCLIArgs(args []string) (CLIArgs, error) {
 	fail := func(format string, v ...any) (CLIArgs, error) {
 		return CLIArgs{}, &CLIUsageError{fmt.Sprintf("asyncagents %s: %s\n%s", c.name, fmt.Sprintf(format, v...), c.usage())}
 	}
+	flags := true // until a "--", which ends them as Go's flag package does
 	for k := 1; k < len(args); k++ {
 		arg := args[k]
-		if isHelp(arg) {
+		if flags && isHelp(arg) {
 			return CLIArgs{Help: c.usage()}, nil
 		}
-		if !strings.HasPrefix(arg, "-") || arg == "-" || arg == "--" {
+		if flags && arg == "--" {
+			flags = false
+			continue
+		}
+		if !flags || !strings.HasPrefix(arg, "-") || arg == "-" {
 			return fail("%q is not a flag: %s takes no arguments", arg, c.name)
 		}
 		name, value, inline := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(arg, "-"), "-"), "=")
@@ -97,8 +106,11 @@ func ParseCLIArgs(args []string) (CLIArgs, error) {
 			return fail("unknown flag %s", "--"+name)
 		}
 		if f.arg == "" {
-			on := !inline || value == "true"
-			if inline && value != "true" && value != "false" {
+			on, err := strconv.ParseBool(value)
+			if !inline {
+				on, err = true, nil
+			}
+			if err != nil {
 				return fail("--%s takes no value (or true, false), not %q", name, value)
 			}
 			if name == "print" {
@@ -121,13 +133,25 @@ func ParseCLIArgs(args []string) (CLIArgs, error) {
 		case "wasm":
 			a.Wasm = value
 		case "port":
-			if n, err := strconv.Atoi(value); err != nil || n <= 0 || n > 65535 {
+			if value != "" && !isPort(value) { // empty: the default, as before
 				return fail("--port: %q is not a port number (1 to 65535)", value)
 			}
 			a.Port = value
 		}
 	}
+	if c.name == "serve" && a.Port == "" && envPort != "" {
+		if !isPort(envPort) {
+			return fail("$%s: %q is not a port number (1 to 65535)", EnvAPIPort, envPort)
+		}
+		a.Port = envPort
+	}
 	return a, nil
+}
+
+// isPort: digits only, 1 to 65535.
+func isPort(s string) bool {
+	n, err := strconv.Atoi(s)
+	return err == nil && n > 0 && n <= 65535 && strings.Trim(s, "0123456789") == ""
 }
 
 func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" }

@@ -98,8 +98,8 @@ func SortServers(live []ServerFile) {
 // DoctorReport is what `asyncagents doctor` prints: what was found, and for what is missing, the
 // fix. trouble: something stops the plugin from working here (the CLIs exit 1): OpenCode missing,
 // no plugin server of OpenCode's running for the project or one that does not answer, no
-// opencode.json that names the plugin, a config file in error. A missing tui.json entry is not:
-// a headless OpenCode needs none.
+// opencode.json that names the plugin (while none runs: one that does was found elsewhere), a
+// config file in error. A missing tui.json entry is not: a headless OpenCode needs none.
 func DoctorReport(f DoctorFacts) (report string, trouble bool) {
 	var b strings.Builder
 	line := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
@@ -174,7 +174,9 @@ func DoctorReport(f DoctorFacts) (report string, trouble bool) {
 		}
 	}
 	if !found["opencode"] {
-		trouble = true
+		// A plugin that answers was loaded from a config doctor does not read (a parent folder's
+		// up to the git root, $OPENCODE_CONFIG): that is no trouble.
+		trouble = trouble || !plugin
 		line("opencode.json: no file names asyncagents: add it to \"plugin\" (README, Install), then restart OpenCode")
 	}
 	if !found["tui"] {

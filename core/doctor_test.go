@@ -83,11 +83,17 @@ func TestDoctorTellsTroubleFromWhatIsFine(t *testing.T) {
 	require.False(t, trouble)
 	require.NotContains(t, r, "OpenCode asks npm", "it loaded: npm had it")
 
+	elsewhere := fine
+	elsewhere.Files = nil
+	r, trouble = DoctorReport(elsewhere)
+	require.False(t, trouble, "a plugin that answers was named in a config doctor does not read (a parent folder's)")
+	require.Contains(t, r, "opencode.json: no file names asyncagents")
+
 	for name, f := range map[string]func(*DoctorFacts){
-		"no opencode":             func(f *DoctorFacts) { f.OpenCodeVersion, f.OpenCodeNotFound = "", true },
-		"no opencode.json entry":  func(f *DoctorFacts) { f.Files = nil },
-		"a plugin that is silent": func(f *DoctorFacts) { f.Probes = map[string]string{"http://127.0.0.1:5107": "connection refused"} },
-		"a config error":          func(f *DoctorFacts) { f.ConfigError = "asyncagents.json: bad" },
+		"no opencode":                       func(f *DoctorFacts) { f.OpenCodeVersion, f.OpenCodeNotFound = "", true },
+		"no opencode.json entry, no plugin": func(f *DoctorFacts) { f.Files, f.ServerFiles = nil, nil },
+		"a plugin that is silent":           func(f *DoctorFacts) { f.Probes = map[string]string{"http://127.0.0.1:5107": "connection refused"} },
+		"a config error":                    func(f *DoctorFacts) { f.ConfigError = "asyncagents.json: bad" },
 		"an unreadable opencode.json": func(f *DoctorFacts) {
 			f.Files = []config.ConfigFile{tarball, {Path: "/h/.config/opencode/opencode.json", Error: "permission denied"}}
 		},

@@ -88,7 +88,8 @@ type Request struct {
 	Command string `json:"command,omitempty"`
 	// Banner is what serve.banner writes out.
 	Banner *core.ServeBanner `json:"banner,omitempty"`
-	// Args are a CLI's command line, without the program's name, for cli.args.
+	// Args are a CLI's command line, without the program's name, for cli.args (with Env's
+	// APIPort, $ASYNCAGENTS_API_PORT as set).
 	Args []string `json:"args,omitempty"`
 }
 
@@ -375,7 +376,11 @@ func (r *Runtime) handle(q Request) Response {
 		report, trouble := core.DoctorReport(*q.Doctor)
 		return Response{OK: true, Report: report, Trouble: trouble}
 	case "cli.args":
-		a, err := core.ParseCLIArgs(q.Args)
+		port := ""
+		if q.Env != nil {
+			port = q.Env.APIPort
+		}
+		a, err := core.ParseCLIArgs(q.Args, port)
 		switch {
 		case err != nil:
 			return Response{OK: true, UsageError: err.Error()}

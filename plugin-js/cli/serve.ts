@@ -13,7 +13,6 @@ import {
   API_TOKEN_BYTES,
   DEFAULT_API_PORT,
   ENV_API_AUTH,
-  ENV_API_PORT,
   FOLLOW_INTERVAL_MS,
   FOLLOW_WATCHED_INTERVAL_MS,
   HEARTBEAT_TIMER,
@@ -30,7 +29,7 @@ import { health } from "../workers_client";
 import { configure, openProject, storageEnv, type Flags } from "./project";
 
 export async function serve(flags: Flags, out: (s: string) => void, err: (s: string) => void): Promise<void> {
-  flags.port ??= process.env[ENV_API_PORT] || undefined; // the flag's value the core checked (cli.args)
+  // flags.port: --port, else $ASYNCAGENTS_API_PORT, as the core read and checked them (cli.args)
   const started = new Date();
   const token = randomBytes(API_TOKEN_BYTES).toString("hex");
   const auth = process.env[ENV_API_AUTH] ?? "";

@@ -29,7 +29,7 @@ import (
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	a, err := core.ParseCLIArgs(args)
+	a, err := core.ParseCLIArgs(args, os.Getenv(core.EnvAPIPort))
 	switch {
 	case err != nil:
 		fmt.Fprintln(stderr, err)

@@ -26,9 +26,6 @@ import (
 // the plugin's server (both come from the core), read-only, with no OpenCode needed. While the
 // plugin keeps appending to the history, serve follows it and its event stream stays live.
 func serve(ctx context.Context, a core.CLIArgs, stdout io.Writer) error {
-	if a.Port == "" {
-		a.Port = os.Getenv(core.EnvAPIPort)
-	}
 	// $ASYNCAGENTS_API_AUTH goes to the core as it is: the core decides what it means.
 	started := time.Now()
 	api := config.APIConfig{Token: randomToken(), Auth: os.Getenv(core.EnvAPIAuth), StartedAt: started.UnixMilli()}
