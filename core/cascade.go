@@ -58,11 +58,15 @@ func (m *Machine) onTurnAborted(sessionID string) {
 // cancelBelow cancels the running and queued tasks launched from session, or from a subagent's
 // session below it, and theirs below them, without a notice each (the caller tells of them at
 // once). It returns them, parents first. One restored and not yet reconciled is left to its
-// reconcile (orphans.go).
+// reconcile, which cancels it for reason if it finds it still at work (orphans.go).
 func (m *Machine) cancelBelow(session, reason string) []*run {
 	var stopped []*run
 	for _, t := range m.activeTasks() {
-		if !m.launchedUnder(t, session) || t.Status.Terminal() || m.awaitingReconcile(t) {
+		if !m.launchedUnder(t, session) || t.Status.Terminal() {
+			continue
+		}
+		if m.awaitingReconcile(t) {
+			t.cancelOnReconcile = reason
 			continue
 		}
 		t.quiet = true

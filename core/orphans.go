@@ -36,11 +36,22 @@ func (m *Machine) cancelOrphans(t *run) {
 }
 
 // cancelIfOrphaned cancels t, restored and now found still at work (its child busy, or about to
-// be made), when the task it was launched under ended meanwhile other than by completing: the
-// cancels that ended with it left t to its reconcile (cancelBelow). It reports whether it did.
+// be made), when a cancel reached it while it awaited its reconcile (a cascade, the cancel of a
+// task above it: cancelBelow), or when the task it was launched under ended other than by
+// completing (before the restart too). It reports whether it did.
 func (m *Machine) cancelIfOrphaned(t *run) bool {
+	if t.Status.Terminal() {
+		return false
+	}
+	if reason := t.cancelOnReconcile; reason != "" {
+		m.log("info", "task "+t.ID+": found at work after the restart, cancelled as asked meanwhile")
+		// Its parent hears of it, as of any cancel, unless its parent's own task is over.
+		t.quiet = m.taskOver(t.ParentSessionID)
+		m.cancel(t, reason)
+		return true
+	}
 	p := m.taskBelow(t.ParentSessionID)
-	if p == nil || !p.Status.Terminal() || p.Status == task.StatusCompleted || t.Status.Terminal() {
+	if p == nil || !p.Status.Terminal() || p.Status == task.StatusCompleted {
 		return false
 	}
 	reason := orphanCancelledReason

@@ -344,3 +344,35 @@ func TestANoticeToAnEndedBusyTaskWaitsForItsIdle(t *testing.T) {
 	require.Len(t, told, 1)
 	require.True(t, told[0].NoReply)
 }
+
+// The user interrupts their turn right after a restart, while a restored task's status is still
+// being read: the task is left to that read, which finds it at work and cancels it then, for the
+// interruption, and the user's session is told of it (without a model turn).
+func TestAnInterruptionBeforeTheReconcileCancelsAtIt(t *testing.T) {
+	first := newFB(t, config.Config{})
+	n := first.launchFrom("ses_p", "N")
+	nc := first.m.task(n).SessionID
+	h := newFB(t, config.Config{})
+	h.now = first.now + 1000
+	_, eff := h.m.Restore(h.now, HistoryLine(first.m.task(n).Task))
+	st := ofKind(eff, EffectStatus)
+	require.Len(t, st, 1)
+	h.busy("ses_p")
+	h.abortTurn("ses_p")
+	require.Equal(t, task.StatusRunning, h.status(n), "still being read")
+	eff = h.step(Event{Type: EventEffectDone, EffectID: st[0].ID, OK: true, Result: json.RawMessage(fmt.Sprintf(`{%q:{"type":"busy"}}`, nc))})
+	reads := ofKind(eff, EffectMessages)
+	require.Len(t, reads, 1)
+	eff = h.all(func() {
+		h.step(Event{Type: EventEffectDone, EffectID: reads[0].ID, OK: true, Result: json.RawMessage(`[]`)})
+		h.oc("session.idle", `{"sessionID":"ses_p"}`)
+	})
+	require.Equal(t, task.StatusCancelled, h.status(n))
+	require.Equal(t, cascadeReason, h.m.task(n).CancelReason)
+	require.NotEmpty(t, ofKind(eff, EffectAbort))
+	var told bool
+	for _, p := range prompts(eff, "ses_p") {
+		told = told || (p.NoReply && strings.Contains(p.Parts[0].Text, "N"))
+	}
+	require.True(t, told, "the user's session is told, without a turn")
+}

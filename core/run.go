@@ -23,6 +23,9 @@ type run struct {
 	// childReads counting the reads that failed.
 	unbound    bool
 	childReads int
+	// cancelOnReconcile: a cancel reached it before its reconcile did (cascade.go cancelBelow),
+	// with this reason; its reconcile cancels it if it finds it still at work (orphans.go).
+	cancelOnReconcile string
 	// forkReady: a forked child has been given its context.
 	forkReady bool
 	// canDelegate: the child's agent has delegation rights, so its tools were left on.
