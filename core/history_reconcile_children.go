@@ -112,8 +112,12 @@ func (m *Machine) childrenReadFailed(t *run, ev Event) {
 		m.log("warn", "task "+t.ID+": reading its parent's children failed (try "+strconv.Itoa(t.childReads)+" of "+strconv.Itoa(childrenRetries+1)+"), asking again in 1 s: "+why)
 		m.emit(Effect{Kind: EffectTimerSet, TimerID: childrenTimerPrefix + t.ID, DelayMs: childrenRetryMs})
 	default:
-		m.log("warn", "task "+t.ID+": reading its parent's children failed "+strconv.Itoa(t.childReads+1)+" times; its child session is made anew, though one made before the restart may run too: "+why)
+		tries := t.childReads + 1
 		t.unbound, t.childReads = false, 0
+		if m.cancelIfOrphaned(t) {
+			return
+		}
+		m.log("warn", "task "+t.ID+": reading its parent's children failed "+strconv.Itoa(tries)+" times; its child session is made anew, though one made before the restart may run too: "+why)
 		m.startTask(t)
 	}
 }

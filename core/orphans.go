@@ -1,6 +1,7 @@
 package core
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -35,37 +36,59 @@ func (m *Machine) cancelOrphans(t *run) {
 	}
 }
 
-// cancelIfOrphaned cancels t, restored and now found still at work (its child busy, or about to
-// be made), when a cancel reached it while it awaited its reconcile (a cascade, the cancel of a
-// task above it: cancelBelow), or when the task it was launched under ended other than by
-// completing (before the restart too). It reports whether it did.
+// cancelIfOrphaned cancels t, restored and now found not finished (at work, never prompted, on
+// its way to another model, stopped, or about to be given a child), when a cancel reached it
+// while it awaited its reconcile (a cascade, the cancel of a task above it: cancelBelow), or when
+// the task it was launched under ended other than by completing (before the restart too). It
+// reports whether it did.
 func (m *Machine) cancelIfOrphaned(t *run) bool {
-	if t.Status.Terminal() {
+	reason, ok := m.orphanReason(t)
+	if !ok {
 		return false
 	}
-	if reason := t.cancelOnReconcile; reason != "" {
-		m.log("info", "task "+t.ID+": found at work after the restart, cancelled as asked meanwhile")
-		// Its parent hears of it, as of any cancel, unless its parent's own task is over.
-		t.quiet = m.taskOver(t.ParentSessionID)
-		m.cancel(t, reason)
-		return true
+	m.log("info", "task "+t.ID+": reconciled after the restart, cancelled: "+reason)
+	// Its parent hears of it, as of any cancel, unless its parent's own task is over.
+	t.quiet = m.taskOver(t.ParentSessionID)
+	m.cancel(t, reason)
+	return true
+}
+
+// orphanReason is why t, restored, is to be cancelled at its reconcile (cancelIfOrphaned).
+func (m *Machine) orphanReason(t *run) (string, bool) {
+	if t.Status.Terminal() {
+		return "", false
+	}
+	if t.cancelOnReconcile != "" {
+		return t.cancelOnReconcile, true
 	}
 	p := m.taskBelow(t.ParentSessionID)
 	if p == nil || !p.Status.Terminal() || p.Status == task.StatusCompleted {
+		return "", false
+	}
+	if p.Status != task.StatusError {
+		return orphanCancelledReason, true
+	}
+	name := "error"
+	if p.Error != nil && p.Error.Name != "" {
+		name = p.Error.Name
+	}
+	return fmt.Sprintf(orphanReasonFmt, name), true
+}
+
+// reconcileOrphan ends t at its reconcile, given its child's messages (ok: they were read), when
+// it is to be cancelled (orphanReason): an answer its child finished meanwhile is its result,
+// kept; anything else, a failure included (its notice would wake a session that asked for the
+// cancel, or whose task is over), is the cancel. It reports whether it ended t.
+func (m *Machine) reconcileOrphan(t *run, ok bool, msgs json.RawMessage) bool {
+	if _, orphan := m.orphanReason(t); !orphan {
 		return false
 	}
-	reason := orphanCancelledReason
-	if p.Status == task.StatusError {
-		name := "error"
-		if p.Error != nil && p.Error.Name != "" {
-			name = p.Error.Name
-		}
-		reason = fmt.Sprintf(orphanReasonFmt, name)
+	if o, err := readOutcome(msgs, 0); ok && err == nil && o.done && o.err == nil {
+		m.finishWith(t, o, false)
+		m.checkBeforeTelling(t)
+		return true
 	}
-	m.log("info", "task "+t.ID+": found at work after the restart under "+p.ID+", which ended: cancelled")
-	t.quiet = true
-	m.cancel(t, reason)
-	return true
+	return m.cancelIfOrphaned(t)
 }
 
 // orphanCancelledReason is the cancel reason of a task found at work, after a restart, under a
@@ -91,4 +114,14 @@ func (m *Machine) awaitingReconcile(t *run) bool {
 func (m *Machine) taskOver(session string) bool {
 	t := m.taskBelow(session)
 	return t != nil && t.Status.Terminal()
+}
+
+// heldForWork reports whether session's turn end is held for its own tasks (not for an abort).
+func (m *Machine) heldForWork(session string) bool {
+	for _, h := range m.headless.holds {
+		if h.session == session && !h.aborting {
+			return true
+		}
+	}
+	return false
 }

@@ -157,9 +157,11 @@ func (m *Machine) flushParent(parent string) {
 		}
 		wake = true // a held turn: nothing else of its own will come to wake it, and it reads them
 	}
-	if wake && m.taskOver(parent) {
+	if wake && m.taskOver(parent) && !m.heldForWork(parent) {
 		// A session whose task is over answers no one: a notice that reaches it anyway (a task of
-		// its own found finished after a restart) is stored there without a model turn (orphans.go).
+		// its own found finished after a restart) is stored there without a model turn
+		// (orphans.go). Not one whose turn is held for its own tasks (a native subagent outliving
+		// its task's end): the notice is what lets that turn end.
 		wake = false
 		if m.busy[parent] {
 			return // a noReply message to a busy session costs a turn: it waits for the idle
