@@ -281,7 +281,10 @@ export interface CoreRequest {
   command?: string;
   /** Banner is what serve.banner writes out. */
   banner?: ServeBanner;
-  /** Args are a CLI's command line, without the program's name, for cli.args. */
+  /**
+   * Args are a CLI's command line, without the program's name, for cli.args (with Env's
+   * APIPort, $ASYNCAGENTS_API_PORT as set).
+   */
   args?: string[];
 }
 
