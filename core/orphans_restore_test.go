@@ -213,38 +213,6 @@ func TestANoticeToAnEndedBusyTaskWaitsForItsIdle(t *testing.T) {
 	require.True(t, told[0].NoReply)
 }
 
-// The user interrupts their turn right after a restart, while a restored task's status is still
-// being read: the task is left to that read, which finds it at work and cancels it then, for the
-// interruption, and the user's session is told of it (without a model turn).
-func TestAnInterruptionBeforeTheReconcileCancelsAtIt(t *testing.T) {
-	first := newFB(t, config.Config{})
-	n := first.launchFrom("ses_p", "N")
-	nc := first.m.task(n).SessionID
-	h := newFB(t, config.Config{})
-	h.now = first.now + 1000
-	_, eff := h.m.Restore(h.now, HistoryLine(first.m.task(n).Task))
-	st := ofKind(eff, EffectStatus)
-	require.Len(t, st, 1)
-	h.busy("ses_p")
-	h.abortTurn("ses_p")
-	require.Equal(t, task.StatusRunning, h.status(n), "still being read")
-	eff = h.step(Event{Type: EventEffectDone, EffectID: st[0].ID, OK: true, Result: json.RawMessage(fmt.Sprintf(`{%q:{"type":"busy"}}`, nc))})
-	reads := ofKind(eff, EffectMessages)
-	require.Len(t, reads, 1)
-	eff = h.all(func() {
-		h.step(Event{Type: EventEffectDone, EffectID: reads[0].ID, OK: true, Result: json.RawMessage(`[]`)})
-		h.oc("session.idle", `{"sessionID":"ses_p"}`)
-	})
-	require.Equal(t, task.StatusCancelled, h.status(n))
-	require.Equal(t, cascadeReason, h.m.task(n).CancelReason)
-	require.NotEmpty(t, ofKind(eff, EffectAbort))
-	var told bool
-	for _, p := range prompts(eff, "ses_p") {
-		told = told || (p.NoReply && strings.Contains(p.Parts[0].Text, "N"))
-	}
-	require.True(t, told, "the user's session is told, without a turn")
-}
-
 // A restored task whose lead failed meanwhile is not given a start, whatever its reconcile finds
 // short of a finished answer: never prompted (it would begin now), stopped (it would end as
 // interrupted, a failure whose notice wakes), or failed meanwhile; it is cancelled.
@@ -263,32 +231,6 @@ func TestARestoredTaskUnderAFailedLeadIsNotStarted(t *testing.T) {
 			require.Empty(t, prompts(eff, nc), "not prompted")
 			require.Empty(t, prompts(eff, c))
 		})
-	}
-}
-
-// The user interrupts their turn right after a restart, and the reconcile then finds the task's
-// child stopped: it is cancelled for the interruption, not ended as an interrupted failure whose
-// notice would wake the session the user just stopped.
-func TestAnInterruptionBeforeTheReconcileOfAStoppedTaskWakesNothing(t *testing.T) {
-	first := newFB(t, config.Config{})
-	n := first.launchFrom("ses_p", "N")
-	h := newFB(t, config.Config{})
-	h.now = first.now + 1000
-	_, eff := h.m.Restore(h.now, HistoryLine(first.m.task(n).Task))
-	st := ofKind(eff, EffectStatus)
-	require.Len(t, st, 1)
-	h.busy("ses_p")
-	h.abortTurn("ses_p")
-	eff = h.step(Event{Type: EventEffectDone, EffectID: st[0].ID, OK: true, Result: json.RawMessage(`{}`)})
-	reads := ofKind(eff, EffectMessages)
-	require.Len(t, reads, 1)
-	eff = h.all(func() {
-		h.step(Event{Type: EventEffectDone, EffectID: reads[0].ID, OK: true, Result: json.RawMessage(`[{"info":{"id":"u1","role":"user","time":{"created":1}},"parts":[]}]`)})
-		h.oc("session.idle", `{"sessionID":"ses_p"}`)
-	})
-	require.Equal(t, task.StatusCancelled, h.status(n))
-	for _, p := range prompts(eff, "ses_p") {
-		require.True(t, p.NoReply, "no model turn for the session the user stopped")
 	}
 }
 
@@ -318,4 +260,48 @@ func TestARestoredTaskWhoseChildCannotBeLookedForIsCancelledUnderAFailedLead(t *
 	}
 	require.Equal(t, task.StatusCancelled, h.status(n))
 	require.Empty(t, ofKind(out, EffectSessionCreate))
+}
+
+// The user interrupts their turn right after a restart, while a restored task's status is still
+// being read: the task is left to that read. Found at work, or stopped, it is cancelled then for
+// the interruption (not ended as an interrupted failure, whose notice would wake the session the
+// user just stopped), and the user's session is told of it without a model turn.
+func TestAnInterruptionBeforeTheReconcileCancelsAtIt(t *testing.T) {
+	for name, found := range map[string][2]string{
+		"at work": {`{%q:{"type":"busy"}}`, `[]`},
+		"stopped": {`{}`, `[{"info":{"id":"u1","role":"user","time":{"created":1}},"parts":[]}]`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			first := newFB(t, config.Config{})
+			n := first.launchFrom("ses_p", "N")
+			nc := first.m.task(n).SessionID
+			h := newFB(t, config.Config{})
+			h.now = first.now + 1000
+			_, eff := h.m.Restore(h.now, HistoryLine(first.m.task(n).Task))
+			st := ofKind(eff, EffectStatus)
+			require.Len(t, st, 1)
+			h.busy("ses_p")
+			h.abortTurn("ses_p")
+			require.Equal(t, task.StatusRunning, h.status(n), "still being read")
+			status := found[0]
+			if strings.Contains(status, "%q") {
+				status = fmt.Sprintf(status, nc)
+			}
+			eff = h.step(Event{Type: EventEffectDone, EffectID: st[0].ID, OK: true, Result: json.RawMessage(status)})
+			reads := ofKind(eff, EffectMessages)
+			require.Len(t, reads, 1)
+			eff = h.all(func() {
+				h.step(Event{Type: EventEffectDone, EffectID: reads[0].ID, OK: true, Result: json.RawMessage(found[1])})
+				h.oc("session.idle", `{"sessionID":"ses_p"}`)
+			})
+			require.Equal(t, task.StatusCancelled, h.status(n))
+			require.Equal(t, cascadeReason, h.m.task(n).CancelReason)
+			require.NotEmpty(t, ofKind(eff, EffectAbort))
+			told := prompts(eff, "ses_p")
+			require.NotEmpty(t, told, "the user's session is told")
+			for _, p := range told {
+				require.True(t, p.NoReply, "without a model turn")
+			}
+		})
+	}
 }
