@@ -16,8 +16,9 @@ import (
 // ended with nothing of its own under way (nested_turns.go), or it was let go on purpose. Nor
 // for one restored from the history whose end its child's messages have yet to tell, whoever
 // cancels: it may have finished while OpenCode was down, and a cancel would lose its result
-// (history_reconcile.go). Its reconcile cancels it if it finds it still at work. And whatever
-// path a notice takes, a session whose task is over is not woken by it (outbox.go).
+// (history_reconcile.go). Its reconcile keeps an answer finished meanwhile and cancels anything
+// short of one. And whatever path a notice takes, a session whose task is over is not woken by
+// it (outbox.go).
 
 // orphanReasonFmt is the cancel reason of a task whose parent task failed (%s: its error's name).
 const orphanReasonFmt = "its parent task failed (%s)"
