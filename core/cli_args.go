@@ -75,11 +75,10 @@ func ParseCLIArgs(args []string, envPort string) (CLIArgs, error) {
 	if args[0] == "--version" || args[0] == "-version" || args[0] == "version" {
 		return CLIArgs{Version: true}, nil
 	}
-	i := slices.IndexFunc(cliCommands, func(c cliCommand) bool { return c.name == args[0] })
-	if i < 0 {
-		return CLIArgs{}, &CLIUsageError{fmt.Sprintf("asyncagents: unknown command %q\n%s", args[0], CLIUsage)}
+	c, err := findCLICommand(args[0])
+	if err != nil {
+		return CLIArgs{}, err
 	}
-	c := cliCommands[i]
 	a := CLIArgs{Command: c.name}
 	fail := func(format string, v ...any) (CLIArgs, error) {
 		return CLIArgs{}, &CLIUsageError{fmt.Sprintf("asyncagents %s: %s\n%s", c.name, fmt.Sprintf(format, v...), c.usage())}
@@ -133,37 +132,42 @@ func ParseCLIArgs(args []string, envPort string) (CLIArgs, error) {
 		case "wasm":
 			a.Wasm = value
 		case "port":
-			if value != "" && !isPort(value) { // empty: the default, as before
-				return fail("--port: %q is not a port number (1 to 65535)", value)
+			if value != "" && !apiPortOK(value) { // empty: the default, as before
+				return fail("--port: %q is not a port number %s", value, cliPortRange)
 			}
 			a.Port = value
 		}
 	}
 	if c.name == "serve" && a.Port == "" && envPort != "" {
-		if !isPort(envPort) {
-			return fail("$%s: %q is not a port number (1 to 65535)", EnvAPIPort, envPort)
+		if !apiPortOK(envPort) {
+			return fail("$%s: %q is not a port number %s", EnvAPIPort, envPort, cliPortRange)
 		}
 		a.Port = envPort
 	}
 	return a, nil
 }
 
-// isPort: digits only, 1 to 65535.
-func isPort(s string) bool {
-	n, err := strconv.Atoi(s)
-	return err == nil && n > 0 && n <= 65535 && strings.Trim(s, "0123456789") == ""
-}
+// cliPortRange is the first ports serve takes (storage.go apiPortOK).
+var cliPortRange = fmt.Sprintf("(1 to %d: it and the nine after it are tried)", maxFirstAPIPort)
 
 func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" }
 
 // cliCommandHelp is `asyncagents help <command>`.
 func cliCommandHelp(name string) (CLIArgs, error) {
-	for _, c := range cliCommands {
-		if c.name == name {
-			return CLIArgs{Help: c.usage()}, nil
-		}
+	c, err := findCLICommand(name)
+	if err != nil {
+		return CLIArgs{}, err
 	}
-	return CLIArgs{}, &CLIUsageError{fmt.Sprintf("asyncagents: unknown command %q\n%s", name, CLIUsage)}
+	return CLIArgs{Help: c.usage()}, nil
+}
+
+// findCLICommand is the command named name, or the usage error for an unknown one.
+func findCLICommand(name string) (cliCommand, error) {
+	i := slices.IndexFunc(cliCommands, func(c cliCommand) bool { return c.name == name })
+	if i < 0 {
+		return cliCommand{}, &CLIUsageError{fmt.Sprintf("asyncagents: unknown command %q\n%s", name, CLIUsage)}
+	}
+	return cliCommands[i], nil
 }
 
 func (c cliCommand) flag(name string) (cliFlag, bool) {

@@ -29,7 +29,7 @@ func TestParseCLIArgs(t *testing.T) {
 		{"another command's flag", []string{"ls", "--port", "1"}, "", CLIArgs{}, "asyncagents ls: unknown flag --port"},
 		{"no value", []string{"ls", "--project"}, "", CLIArgs{}, "asyncagents ls: --project needs a value (DIR)"},
 		{"a switch with a value", []string{"dashboard", "--print=yes"}, "", CLIArgs{}, `--print takes no value (or true, false), not "yes"`},
-		{"a bad port", []string{"serve", "--port", "http"}, "", CLIArgs{}, `asyncagents serve: --port: "http" is not a port number (1 to 65535)`},
+		{"a bad port", []string{"serve", "--port", "http"}, "", CLIArgs{}, `asyncagents serve: --port: "http" is not a port number (1 to 65526: it and the nine after it are tried)`},
 		{"a port out of range", []string{"serve", "--port=70000"}, "", CLIArgs{}, `"70000" is not a port number`},
 		{"help for no command", []string{"help", "frob"}, "", CLIArgs{}, `unknown command "frob"`},
 		{"help for two", []string{"help", "ls", "x"}, "", CLIArgs{}, "asyncagents help: one command at most"},
@@ -38,10 +38,12 @@ func TestParseCLIArgs(t *testing.T) {
 		{"a switch as Go reads it", []string{"workers", "--json=1", "--print=0"}, "", CLIArgs{}, "unknown flag --print"},
 		{"a switch set 1", []string{"dashboard", "--print=1"}, "", CLIArgs{Command: "dashboard", Print: true}, ""},
 		{"an empty port is the default", []string{"serve", "--port="}, "", CLIArgs{Command: "serve"}, ""},
+		{"a port too high to try nine more", []string{"serve", "--port", "65530"}, "", CLIArgs{}, `"65530" is not a port number (1 to 65526`},
+		{"the highest first port", []string{"serve", "--port", "65526"}, "", CLIArgs{Command: "serve", Port: "65526"}, ""},
 		{"a signed port", []string{"serve", "--port", "+80"}, "", CLIArgs{}, `"+80" is not a port number`},
 		{"serve's port from the environment", []string{"serve"}, "5170", CLIArgs{Command: "serve", Port: "5170"}, ""},
 		{"--port over the environment", []string{"serve", "--port", "5171"}, "5170", CLIArgs{Command: "serve", Port: "5171"}, ""},
-		{"a bad port in the environment", []string{"serve"}, "abc", CLIArgs{}, `asyncagents serve: $ASYNCAGENTS_API_PORT: "abc" is not a port number (1 to 65535)`},
+		{"a bad port in the environment", []string{"serve"}, "abc", CLIArgs{}, `asyncagents serve: $ASYNCAGENTS_API_PORT: "abc" is not a port number (1 to 65526: it and the nine after it are tried)`},
 		{"the environment's port is serve's only", []string{"ls"}, "abc", CLIArgs{Command: "ls"}, ""},
 	}
 	for _, tc := range cases {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"path"
 	"strconv"
+	"strings"
 )
 
 // Storage is where a host keeps the plugin's files. The layout is a format both hosts must agree
@@ -106,12 +107,22 @@ const DefaultAPIPort = 5165
 // the nine after it. A host falls back to any free port (0) when all are taken.
 func APIPorts(configured string) []int {
 	first := DefaultAPIPort
-	if n, err := strconv.Atoi(configured); err == nil && n > 0 && n <= 65535-9 {
-		first = n
+	if apiPortOK(configured) {
+		first, _ = strconv.Atoi(configured)
 	}
 	ports := make([]int, 10)
 	for i := range ports {
 		ports[i] = first + i
 	}
 	return ports
+}
+
+// maxFirstAPIPort is the highest first port: it and the nine after it are tried, and must be ports.
+const maxFirstAPIPort = 65535 - 9
+
+// apiPortOK reports whether s, digits only, names a first port APIPorts takes (the CLIs refuse
+// any other, in its words: cliPortRange).
+func apiPortOK(s string) bool {
+	n, err := strconv.Atoi(s)
+	return err == nil && n > 0 && n <= maxFirstAPIPort && strings.Trim(s, "0123456789") == ""
 }

@@ -65,7 +65,7 @@ func TestBothCLIsReadACommandLineAlike(t *testing.T) {
 		{[]string{"ls", "--help"}, "", 0, "usage: asyncagents ls [flags]\n", ""},
 		{[]string{"--version"}, "", 0, "asyncagents 0.1.0\n", ""},
 		{[]string{"ls", "extra"}, "", 2, "", "asyncagents ls: \"extra\" is not a flag: ls takes no arguments\nusage: asyncagents ls"},
-		{[]string{"serve", "--port", "http"}, "", 2, "", "asyncagents serve: --port: \"http\" is not a port number (1 to 65535)"},
+		{[]string{"serve", "--port", "http"}, "", 2, "", "asyncagents serve: --port: \"http\" is not a port number (1 to 65526: it and the nine after it are tried)"},
 		{[]string{"serve"}, "abc", 2, "", "asyncagents serve: $ASYNCAGENTS_API_PORT: \"abc\" is not a port number"},
 		{[]string{"frob"}, "", 2, "", "asyncagents: unknown command \"frob\"\nusage: asyncagents <command> [flags]"},
 		{[]string{"doctor", "--project", project}, "", 1, "plugin server: none running for this project", ""},
