@@ -122,19 +122,26 @@ func TestACancelLeavesARestoredTaskBelowToItsReconcile(t *testing.T) {
 	require.Equal(t, task.StatusCompleted, h.status(m), "its result, finished while OpenCode was down, is kept")
 }
 
+// restoreLeadAndUnbornN restores, in a new harness, a lead and the task N its child launched as
+// if N's session never reached the history; it returns the harness, the lead, N and the
+// restore's effects.
+func restoreLeadAndUnbornN(t *testing.T) (h *fbHarness, lead, n string, eff []Effect) {
+	first := newFB(t, config.Config{})
+	lead, c := first.busyLead()
+	n = first.launchFrom(c, "N")
+	unborn := first.m.task(n).Task
+	unborn.SessionID = ""
+	h = newFB(t, config.Config{})
+	h.now = first.now + 1000
+	_, eff = h.m.Restore(h.now, HistoryLine(first.m.task(lead).Task)+HistoryLine(unborn))
+	return h, lead, n, eff
+}
+
 // A restored task with no session on record looks for its child among its parent's children
 // first: a lead that fails meanwhile does not cancel it (the child found may hold a result). Not
 // found, it is cancelled rather than given a new child under a failed lead.
 func TestARestoredTaskLookingForItsChildIsLeftToTheLook(t *testing.T) {
-	first := newFB(t, config.Config{})
-	lead, c := first.busyLead()
-	n := first.launchFrom(c, "N")
-	unborn := first.m.task(n).Task
-	unborn.SessionID = ""
-	log := HistoryLine(first.m.task(lead).Task) + HistoryLine(unborn)
-	h := newFB(t, config.Config{})
-	h.now = first.now + 1000
-	_, eff := h.m.Restore(h.now, log)
+	h, lead, n, eff := restoreLeadAndUnbornN(t)
 	children := ofKind(eff, EffectSessionChildren)
 	require.Len(t, children, 1)
 	st := ofKind(eff, EffectStatus)
@@ -237,14 +244,7 @@ func TestARestoredTaskUnderAFailedLeadIsNotStarted(t *testing.T) {
 // A restored task with no session on record whose look for its child keeps failing is cancelled,
 // its lead having failed meanwhile, rather than given a new child.
 func TestARestoredTaskWhoseChildCannotBeLookedForIsCancelledUnderAFailedLead(t *testing.T) {
-	first := newFB(t, config.Config{})
-	lead, c := first.busyLead()
-	n := first.launchFrom(c, "N")
-	unborn := first.m.task(n).Task
-	unborn.SessionID = ""
-	h := newFB(t, config.Config{})
-	h.now = first.now + 1000
-	_, eff := h.m.Restore(h.now, HistoryLine(first.m.task(lead).Task)+HistoryLine(unborn))
+	h, lead, n, eff := restoreLeadAndUnbornN(t)
 	look := ofKind(eff, EffectSessionChildren)[0]
 	eff = h.step(Event{Type: EventEffectDone, EffectID: ofKind(eff, EffectStatus)[0].ID, OK: true, Result: json.RawMessage(`{}`)})
 	h.step(Event{Type: EventEffectDone, EffectID: ofKind(eff, EffectMessages)[0].ID, OK: true, Result: readAnswer(h, `,"error":`+badRequest)})
