@@ -1323,6 +1323,13 @@ export interface WorkerConfig {
    * of failing it.
    */
   rerunLost?: boolean;
+  /**
+   * PollMs, when set, polls the worker instead of following its event stream: every PollMs
+   * its health, its tasks' statuses and their pending questions are read. The parent then
+   * reads only its own tasks' state, not every session's stream, at the cost of ends and
+   * questions up to PollMs late, spending known only at each task's end, and no progress.
+   */
+  pollMs?: number;
 }
 
 /**

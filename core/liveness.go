@@ -26,7 +26,7 @@ const maxStallGapMs = 3_600_000
 // lastActivity is when t last showed activity: a message part, its (re)start, or the start of
 // its current attempt.
 func lastActivity(t *run) int64 {
-	last := max(t.Progress.LastUpdate, t.StartedAt, t.ResumedAt)
+	last := max(t.Progress.LastUpdate, t.StartedAt, t.ResumedAt, t.polledBusyAt)
 	if t.FallbackInfo != nil {
 		if n := len(t.FallbackInfo.Attempts); n > 0 {
 			last = max(last, t.FallbackInfo.Attempts[n-1].Timestamp)

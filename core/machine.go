@@ -167,8 +167,9 @@ type pending struct {
 	storageRetry bool
 	// wt: a worktree effect's tool call, or a status read's directory (worktree_tasks.go).
 	wt *wtPending
-	// probe marks a read-only view's ask of a worker's health (workers_probe.go).
-	probe bool
+	// probe marks a read-only view's ask of a worker's health (workers_probe.go), polling a
+	// polled worker's (workers_poll.go).
+	probe, polling bool
 	// worker: the worker a status read or health check went to; launch, the launch a health
 	// check holds (workers_launch.go).
 	worker string

@@ -48,6 +48,8 @@ func (m *Machine) onTimer(id string) {
 		m.onPermissionTimeout(strings.TrimPrefix(id, permissionTimerPrefix))
 	case strings.HasPrefix(id, deadlineTimerPrefix):
 		m.onDeadline(strings.TrimPrefix(id, deadlineTimerPrefix))
+	case strings.HasPrefix(id, workerPollPrefix):
+		m.onPollTimer(strings.TrimPrefix(id, workerPollPrefix))
 	case strings.HasPrefix(id, workerRestPrefix):
 		m.onRestTimer(strings.TrimPrefix(id, workerRestPrefix))
 	case strings.HasPrefix(id, workerLostPrefix):
@@ -86,6 +88,9 @@ func (m *Machine) onStatus(p pending, ev Event) {
 				case t.restoring: // reconciled once its worker is up
 				case t.SessionID == "" || t.Queued: // its session is being created, or it waits for a slot
 				case isBusy:
+					if m.polled(t.Worker) {
+						m.polledStatus(t, busy[t.SessionID])
+					}
 				case t.switching:
 					m.onQuietWhileSwitching(t)
 				case t.promptSent:

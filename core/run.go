@@ -26,6 +26,9 @@ type run struct {
 	// cancelOnReconcile: a cancel reached it before its reconcile did (cascade.go cancelBelow),
 	// with this reason; its reconcile cancels it if it finds it still at work (orphans.go).
 	cancelOnReconcile string
+	// polledBusyAt: when a poll of its worker last found it busy, its activity on a polled
+	// worker (workers_poll.go).
+	polledBusyAt int64
 	// forkReady: a forked child has been given its context.
 	forkReady bool
 	// canDelegate: the child's agent has delegation rights, so its tools were left on.

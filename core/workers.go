@@ -97,6 +97,10 @@ func (m *Machine) remote(name string) *Remote {
 func (m *Machine) followWorkers() {
 	for _, name := range m.cfg.WorkerNames() {
 		m.link(name).idleSince = m.now
+		if m.polled(name) {
+			m.startPolling(name) // workers_poll.go
+			continue
+		}
 		m.emit(Effect{Kind: EffectWorkerFollow, Worker: name, Remote: m.remote(name), Follow: &workerFollowRule})
 	}
 	m.failUnconfigured()
@@ -217,7 +221,7 @@ func (m *Machine) stillRestoring(ids []string, why string) {
 // pollWorkers is the poll's status read on each worker that is up, once per directory in use.
 func (m *Machine) pollWorkers() {
 	for _, name := range m.cfg.WorkerNames() {
-		if m.workerUp(name) {
+		if m.workerUp(name) && !m.polled(name) { // a polled worker's own timer reads it
 			m.recheckWorker(name)
 		}
 	}
@@ -248,6 +252,10 @@ func (m *Machine) onWorkerHealth(p pending, ev Event) {
 	if ev.OK && json.Unmarshal(ev.Result, &h) == nil {
 		h.read = true
 		m.noteWorkerDate(p.worker, h.Date, p.at, m.now)
+	}
+	if p.polling {
+		m.onPolledHealth(p.worker, ev, h)
+		return
 	}
 	if p.probe {
 		m.onProbed(p.worker, ev, h)

@@ -107,7 +107,7 @@ func (m *Machine) restIdleWorkers() {
 // restAfterMs. A stream that is down reads nothing: the worker keeps its state, "down" and why,
 // and rests once it is up again.
 func (m *Machine) restIfIdle(name string, w *workerLink) {
-	if w.resting || w.state != WorkerUp || w.inUse || m.workersInUse()[name] || m.now-w.idleSince < m.cfg.Workers[name].RestAfterMs {
+	if w.resting || m.polled(name) || w.state != WorkerUp || w.inUse || m.workersInUse()[name] || m.now-w.idleSince < m.cfg.Workers[name].RestAfterMs {
 		return
 	}
 	// Its stream was up a moment ago: it counts as reachable until a health ask says not.

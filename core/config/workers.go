@@ -37,6 +37,11 @@ type WorkerConfig struct {
 	// RerunLost starts a task lost with its worker again (a new attempt, placed again) instead
 	// of failing it.
 	RerunLost bool `json:"rerunLost,omitempty"`
+	// PollMs, when set, polls the worker instead of following its event stream: every PollMs
+	// its health, its tasks' statuses and their pending questions are read. The parent then
+	// reads only its own tasks' state, not every session's stream, at the cost of ends and
+	// questions up to PollMs late, spending known only at each task's end, and no progress.
+	PollMs int64 `json:"pollMs,omitempty"`
 }
 
 // Placement values of asyncagents_task's worker argument and of agents.<name>.worker, beside a
@@ -67,6 +72,9 @@ const (
 	DefaultWorkerMaxTasks    = 4
 	DefaultWorkerLostAfterMs = 60_000
 	DefaultWorkerRestAfterMs = 60_000
+	// MinWorkerPollMs keeps a polled worker from being asked more often than a stream would
+	// cost.
+	MinWorkerPollMs = 250
 )
 
 // WorkerRequired are the fields every worker must set.
@@ -186,6 +194,7 @@ func workerRule() *rule {
 		field{"restAfterMs", &rule{kind: ruleInt, min: 1000}},
 		field{"insecure", &rule{kind: ruleBool}},
 		field{"rerunLost", &rule{kind: ruleBool}},
+		field{"pollMs", &rule{kind: ruleInt, min: MinWorkerPollMs}},
 	)
 	r.required = WorkerRequired
 	r.after = checkWorker
@@ -218,6 +227,8 @@ func setWorker(c *Config, name string, n *jnode) {
 			w.Insecure = v.b
 		case "rerunLost":
 			w.RerunLost = v.b
+		case "pollMs":
+			w.PollMs, _ = v.integer()
 		}
 	}
 	if c.Workers == nil {

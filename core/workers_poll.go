@@ -1,0 +1,108 @@
+package core
+
+import (
+	"encoding/json"
+
+	"github.com/asyncagents/asyncagents/core/ocevents"
+)
+
+// Polled workers (workers.<name>.pollMs; docs/rationale/workers.md). A worker's event stream
+// carries every session's events, each streamed text delta of each child there: the parent's
+// process reads all of it to learn a few ends. A polled worker's stream is never opened.
+// Instead, every pollMs, the machine asks its health (which says up or down, as the stream's
+// connection does, and so arms and clears the lost timer), and while it holds tasks of this
+// parent it reads their statuses and their pending questions, in each directory they use: the
+// reads a stream's reconnect already makes (recheckWorker, askWorkerPermissions). A task the
+// worker no longer lists as busy gets its messages read, which end it as an idle event would.
+//
+// What the parent gives up, and the README says: an end or a question reaches it up to pollMs
+// late; a running task shows no progress and keeps no partial work (nothing streamed in); its
+// spending is known at its end, so a budget stops it only then. A busy status counts as
+// activity, so the stall warning and the attempt timeout see a child OpenCode still runs as
+// working. What it gains: its cost grows with its own tasks, not with the workers' traffic.
+
+// workerPollPrefix names a polled worker's timer.
+const workerPollPrefix = "worker.poll:"
+
+// polled reports whether worker name is polled instead of followed.
+func (m *Machine) polled(name string) bool {
+	w, ok := m.cfg.Workers[name]
+	return ok && w.PollMs > 0
+}
+
+// startPolling, at start, asks a polled worker's health at once and arms its timer.
+func (m *Machine) startPolling(name string) {
+	m.askPolledHealth(name)
+	m.emit(Effect{Kind: EffectTimerSet, TimerID: workerPollPrefix + name, DelayMs: m.cfg.Workers[name].PollMs})
+}
+
+// onPollTimer asks a polled worker's health again and, while it is up, reads its tasks'
+// statuses and questions.
+func (m *Machine) onPollTimer(name string) {
+	if !m.polled(name) {
+		return
+	}
+	if m.workerUp(name) {
+		m.recheckWorker(name)
+		m.askWorkerPermissions(name)
+	}
+	m.askPolledHealth(name)
+	m.emit(Effect{Kind: EffectTimerSet, TimerID: workerPollPrefix + name, DelayMs: m.cfg.Workers[name].PollMs})
+}
+
+// askPolledHealth asks name's health, unless an ask is still in flight (a worker that hangs
+// is not asked again and again: the host's request times out first).
+func (m *Machine) askPolledHealth(name string) {
+	for _, p := range m.pending {
+		if p.polling && p.worker == name {
+			return
+		}
+	}
+	m.request(Effect{Kind: EffectWorkerHealth, Worker: name, Remote: m.remote(name)}, pending{worker: name, polling: true})
+}
+
+// onPolledHealth takes a polled worker's health as its stream's state: up when it answers as
+// healthy, down (with why) otherwise. Only a change is a new state.
+func (m *Machine) onPolledHealth(name string, ev Event, h healthAnswer) {
+	w := m.link(name)
+	if w == nil {
+		return
+	}
+	up, why := ev.OK && h.read && h.Healthy, ev.Error
+	if ev.OK && !up {
+		why = workerUnhealthy
+	}
+	if up && h.Version != "" && h.Version != w.version {
+		w.version = h.Version
+		m.storeChanged()
+	}
+	if up == (w.state == WorkerUp) && (up || w.state == WorkerDown) {
+		if !up && why != w.err {
+			w.err = why
+			m.storeChanged()
+		}
+		return
+	}
+	m.onWorkerState(Event{Worker: name, Up: up, Error: why})
+}
+
+// notePolledBusy counts a polled task's busy status as activity (no parts come to say so).
+func (m *Machine) notePolledBusy(t *run) {
+	if !m.polled(t.Worker) {
+		return
+	}
+	t.polledBusyAt = m.now
+	m.onActivity(t)
+}
+
+// polledStatus is what a status read says of a polled task: a retry is told as the stream's
+// session.status would tell it, for the fallback and the task's retry mark.
+func (m *Machine) polledStatus(t *run, raw json.RawMessage) {
+	var s ocevents.SessionStatus
+	if json.Unmarshal(raw, &s.Status) == nil && s.Status.Type == "retry" {
+		s.SessionID = t.SessionID
+		m.onDecoded(s)
+		return
+	}
+	m.notePolledBusy(t)
+}
