@@ -114,6 +114,9 @@ type WorkerInfo struct {
 	HealthError string `json:"healthError,omitempty"`
 	HealthSince int64  `json:"healthSince,omitempty"`
 	HealthAt    int64  `json:"healthAt,omitempty"`
+	// PollMs: the worker is polled every PollMs instead of followed (its config's pollMs): its
+	// State then goes by its health asks.
+	PollMs int64 `json:"pollMs,omitempty"`
 }
 
 // Workers lists the configured workers, sorted by name, with their state and load.
@@ -122,7 +125,7 @@ func (m *Machine) Workers() []WorkerInfo {
 	active := m.activeTasks()
 	for _, name := range m.cfg.WorkerNames() {
 		w := m.cfg.Workers[name]
-		info := WorkerInfo{Name: name, URL: w.URL, State: WorkerUnknown, MaxTasks: w.MaxTasks}
+		info := WorkerInfo{Name: name, URL: w.URL, State: WorkerUnknown, MaxTasks: w.MaxTasks, PollMs: w.PollMs}
 		if l := m.workers[name]; l != nil {
 			info.State, info.Error, info.Version, info.LastChangeAt = l.state, l.err, l.version, l.lastChangeAt
 			if l.agentsKnown {

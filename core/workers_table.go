@@ -43,6 +43,9 @@ func WorkersTable(body string, now int64) (string, error) {
 		if since > 0 && now > 0 {
 			health += " for " + text.Duration(now-since)
 		}
+		if w.PollMs > 0 && w.State != WorkerNotFollowed {
+			health += ", polled every " + text.Duration(w.PollMs) // no stream: its health asks
+		}
 		if w.State == WorkerResting {
 			// No task of this parent there: its stream is closed, its health asked.
 			health += ", " + cellOr(w.Health, WorkerUnknown)
