@@ -108,4 +108,3 @@ func printWorkers(r *workersReport) {
 	fmt.Printf("wall local %.1f s, remote %.1f s; the parent at rest: %.3f CPU s per s (%.2f s over the remote wall)\n",
 		r.WallLocalS, r.WallRemoteS, r.RestCPUPerS, r.RestCPUPerS*r.WallRemoteS)
 }
-

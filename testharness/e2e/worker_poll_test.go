@@ -36,7 +36,7 @@ func TestAPolledWorkerRunsItsTasksWithoutItsStream(t *testing.T) {
 	})
 	proxy := startStreamProxy(t)
 	f := startFleet(t, script, fleetOptions{workers: 1,
-		worker: map[string]any{"url": proxy.url(), "pollMs": 500, "lostAfterMs": lostAfter.Milliseconds()},
+		worker:       map[string]any{"url": proxy.url(), "pollMs": 500, "lostAfterMs": lostAfter.Milliseconds()},
 		workerConfig: map[string]any{"agent": map[string]any{"general": map[string]any{"permission": map[string]any{"bash": "ask"}}}}})
 	proxy.to(strings.TrimPrefix(f.workers["w1"].URL, "http://"))
 	f.waitWorkersUp()
