@@ -407,6 +407,11 @@ export interface Effect {
    */
   taskID?: string;
   /**
+   * Limit, on session.messages, reads only the newest Limit messages (OpenCode's ?limit=); 0
+   * reads them all.
+   */
+  limit?: number;
+  /**
    * Notice marks a session.promptAsync that notifies a task's parent (a host may deliver it
    * by a shorter path, or count it).
    */

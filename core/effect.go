@@ -115,6 +115,9 @@ type Effect struct {
 	// TaskID names the task a session effect works for (session.create has no session yet);
 	// hosts may log or profile by it.
 	TaskID string `json:"taskID,omitempty"`
+	// Limit, on session.messages, reads only the newest Limit messages (OpenCode's ?limit=); 0
+	// reads them all.
+	Limit int `json:"limit,omitempty"`
 	// Notice marks a session.promptAsync that notifies a task's parent (a host may deliver it
 	// by a shorter path, or count it).
 	Notice bool `json:"notice,omitempty"`

@@ -404,7 +404,7 @@ func (m *Machine) onAttemptTimer(id string) {
 		// A compaction that never answers (OpenCode dropped it): the next model gets the task.
 		t.switching, t.compacting = false, false
 	}
-	last := t.Progress.LastUpdate
+	last := max(t.Progress.LastUpdate, t.polledBusyAt) // a polled child listed busy is at work (workers_poll.go)
 	if n := len(t.FallbackInfo.Attempts); n > 0 {
 		last = max(last, t.FallbackInfo.Attempts[n-1].Timestamp)
 	}

@@ -170,6 +170,11 @@ type pending struct {
 	// probe marks a read-only view's ask of a worker's health (workers_probe.go), polling a
 	// polled worker's (workers_poll.go).
 	probe, polling bool
+	// progress marks a read of a polled task's newest messages for its progress
+	// (workers_poll_progress.go).
+	progress bool
+	// answered: on a permission.reply, the request and the answer sent.
+	answered *answeredPermission
 	// worker: the worker a status read or health check went to; launch, the launch a health
 	// check holds (workers_launch.go).
 	worker string

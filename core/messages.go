@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/asyncagents/asyncagents/core/ocevents"
@@ -89,6 +90,12 @@ func (m *Machine) onMessages(p pending, ev Event) {
 	if t.switching || p.attemptAt != t.attemptAt {
 		return // read before the task moved between attempts: it describes the one left
 	}
+	if m.polled(t.Worker) {
+		m.feedPolled(t, ev.Result) // its progress, which no stream brought (workers_poll_progress.go)
+		if p.progress || t.Status.Terminal() || t.switching {
+			return
+		}
+	}
 	var msgs []message
 	if err := json.Unmarshal(ev.Result, &msgs); err != nil {
 		m.log("warn", "unreadable messages for task "+t.ID+": "+err.Error())
@@ -119,6 +126,12 @@ func (m *Machine) onMessages(p pending, ev Event) {
 		m.finish(t, task.StatusError, "", t.sessionError)
 	case !p.idle && m.promptDropped(t, msgs):
 		m.resendPrompt(t)
+	case m.polledSilent(t, msgs):
+		// Its session.error came on no stream: the prompt failed before any answer (workers_poll.go).
+		e := &task.TaskError{Name: "NoAnswer", Message: fmt.Sprintf(polledNoAnswerFmt, t.Worker)}
+		if !m.childFailed(t, e, false) {
+			m.finish(t, task.StatusError, "", e)
+		}
 	case p.idle && t.promptSent:
 		m.finish(t, task.StatusError, "", &task.TaskError{Name: "NoAnswer", Message: noAnswer})
 	}

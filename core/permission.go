@@ -172,7 +172,8 @@ func (m *Machine) onPermissionTimeout(rest string) {
 
 // replyPermission forwards an answer to OpenCode; the mark clears on permission.replied.
 func (m *Machine) replyPermission(t *run, requestID, reply, message string) {
-	m.request(Effect{Kind: EffectPermissionReply, TaskID: t.ID, RequestID: requestID, Answer: reply, Message: message}, pending{taskID: t.ID})
+	m.request(Effect{Kind: EffectPermissionReply, TaskID: t.ID, RequestID: requestID, Answer: reply, Message: message},
+		pending{taskID: t.ID, answered: &answeredPermission{requestID, reply}})
 }
 
 // onPermissionReplyDone logs an answer OpenCode refused (the request was answered elsewhere
@@ -180,7 +181,9 @@ func (m *Machine) replyPermission(t *run, requestID, reply, message string) {
 func (m *Machine) onPermissionReplyDone(p pending, ev Event) {
 	if !ev.OK {
 		m.log("warn", fmt.Sprintf(permissionReplyFailedFmt, p.taskID, ev.Error))
+		return
 	}
+	m.onPolledReplied(p) // no permission.replied comes from a polled worker (workers_poll.go)
 }
 
 // pendingPermission is t's unanswered request with that ID (any, for ""), or nil.

@@ -94,7 +94,9 @@ func (m *Machine) onStatus(p pending, ev Event) {
 				case t.switching:
 					m.onQuietWhileSwitching(t)
 				case t.promptSent:
-					m.checkTask(t, false)
+					if !m.polled(t.Worker) || !m.messagesAsked(t.ID) { // a slow worker's reads do not pile up
+						m.checkTask(t, false)
+					}
 				}
 			}
 		}

@@ -356,6 +356,9 @@ const (
 	interruptedStopped    = "interrupted: OpenCode stopped while the task ran"
 	// messages.go
 	noAnswer = "the subagent stopped without answering"
+	// polledNoAnswerFmt: a polled worker's child idle with no answer to its prompt; why, only its
+	// session there says (names the worker).
+	polledNoAnswerFmt = "the subagent on worker %s stopped without answering its prompt; the worker is polled, so its error was not heard: its child session there says why"
 	// prompt_dropped.go
 	promptDroppedFmt = "task %s: OpenCode accepted the child's prompt but has not started it in %d s, with the session idle; sending it again"
 	// fallback.go

@@ -184,6 +184,9 @@ func (m *Machine) recheckWorker(name string) {
 		}
 		if !seen[dir] {
 			seen[dir] = true
+			if m.polled(name) && m.statusAsked(name, dir) {
+				continue // the last tick's read is still out: a slow worker's reads do not pile up
+			}
 			m.request(m.statusRead(name, dir), pending{worker: name, wt: &wtPending{dir: dir}})
 		}
 	}

@@ -93,6 +93,7 @@ func (m *Machine) notePolledBusy(t *run) {
 	}
 	t.polledBusyAt = m.now
 	m.onActivity(t)
+	m.readPolledProgress(t)
 }
 
 // polledStatus is what a status read says of a polled task: a retry is told as the stream's
@@ -105,4 +106,67 @@ func (m *Machine) polledStatus(t *run, raw json.RawMessage) {
 		return
 	}
 	m.notePolledBusy(t)
+}
+
+// polledNoAnswerAfterMs is how long a polled task's session may sit not busy with no answer to
+// its prompt before the prompt counts as failed: far past a slow start of OpenCode's loop.
+const polledNoAnswerAfterMs = 30_000
+
+// polledSilent reports whether t, on a polled worker, was prompted long ago, is not busy (its
+// messages are read for that), and no answer began after its prompt: the stream would have said
+// session.error, which nothing brings here.
+func (m *Machine) polledSilent(t *run, msgs []message) bool {
+	if !m.polled(t.Worker) || !t.promptSent || t.promptAskedAt == 0 || m.now-t.promptAskedAt < polledNoAnswerAfterMs {
+		return false
+	}
+	since := m.ocTime(t, t.promptAskedAt)
+	for _, msg := range msgs {
+		if msg.Info.Role == "assistant" && msg.Info.Time.Created >= since {
+			return false
+		}
+	}
+	return true
+}
+
+// answeredPermission is a permission.reply's request and answer.
+type answeredPermission struct{ id, reply string }
+
+// onPolledReplied records an answer the polled worker took, as its permission.replied would:
+// otherwise the next read of its requests would find it gone and say so.
+func (m *Machine) onPolledReplied(p pending) {
+	t := m.task(p.taskID)
+	if t == nil || p.answered == nil || !m.polled(t.Worker) {
+		return
+	}
+	if r := t.pendingPermission(p.answered.id); r != nil {
+		m.clearPermission(t, r, p.answered.reply)
+	}
+}
+
+// refreshPolledAgents asks an up polled worker's agents again, at each heartbeat: no dispose
+// event tells of an agent added or removed there.
+func (m *Machine) refreshPolledAgents(name string, w *workerLink) {
+	if w.state == WorkerUp && !w.agentsAsking {
+		m.askWorkerAgents(name)
+	}
+}
+
+// statusAsked reports whether a status read of worker name in dir is still out.
+func (m *Machine) statusAsked(name, dir string) bool {
+	for _, p := range m.pending {
+		if p.kind == EffectStatus && p.worker == name && p.wt != nil && p.wt.dir == dir {
+			return true
+		}
+	}
+	return false
+}
+
+// messagesAsked reports whether a read of task id's messages is still out.
+func (m *Machine) messagesAsked(id string) bool {
+	for _, p := range m.pending {
+		if p.kind == EffectMessages && p.taskID == id {
+			return true
+		}
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/asyncagents/asyncagents/core/config"
@@ -50,8 +51,31 @@ func TestAPolledWorkerIsNeverFollowed(t *testing.T) {
 	require.Len(t, timersNamed(eff, workerPollPrefix+"w1"), 1, "the timer goes on")
 }
 
+// busyTick fires w1's poll timer, answers its status read with tk busy, and its read of tk's
+// newest messages, if it asks, with msgs; returns the effects.
+func (h *wkHarness) busyTick(tk *run, msgs string) []Effect {
+	eff := h.tick()
+	st := ofKind(eff, EffectStatus)
+	require.Len(h.t, st, 1)
+	out := h.run(Event{Type: EventEffectDone, EffectID: st[0].ID, OK: true, Result: json.RawMessage(`{"` + tk.SessionID + `":{"type":"busy"}}`)})
+	for _, rd := range ofKind(out, EffectMessages) {
+		out = append(out, h.run(Event{Type: EventEffectDone, EffectID: rd.ID, OK: true, Result: json.RawMessage(msgs)})...)
+	}
+	return append(eff, out...)
+}
+
+// workingOn is a child's step under way, as GET /session/:id/message lists it: its text so far
+// and a glob call.
+func workingOn(session string, at int64, text string) string {
+	return fmt.Sprintf(`[{"info":{"id":"msg_u","sessionID":%[1]q,"role":"user","time":{"created":%[2]d}},"parts":[]},
+	 {"info":{"id":"msg_a","sessionID":%[1]q,"role":"assistant","time":{"created":%[2]d},"tokens":{"input":100,"output":20,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0.01},
+	  "parts":[{"id":"prt_t","sessionID":%[1]q,"messageID":"msg_a","type":"text","text":%[3]q,"time":{"start":%[2]d,"end":%[2]d}},
+	           {"id":"prt_g","sessionID":%[1]q,"messageID":"msg_a","type":"tool","callID":"call_g","tool":"glob","state":{"status":"completed","title":"*.md"}}]}]`, session, at, text)
+}
+
 // A task on a polled worker: each tick reads its status and its questions; a busy status is
-// activity (no stall); once it is no longer busy its messages end it, with one notice.
+// activity (no stall), and every 5 s its newest messages are read for its progress and partial
+// work; once it is no longer busy its messages end it, with one notice.
 func TestAPolledTaskEndsAtTheTickAfterItsEnd(t *testing.T) {
 	h := newWK(t, polledW1(stallAfter(2_500)))
 	h.run(Event{Type: EventStart})
@@ -60,21 +84,30 @@ func TestAPolledTaskEndsAtTheTickAfterItsEnd(t *testing.T) {
 	require.Equal(t, "w1", tk.Worker)
 	h.idleParent()
 
-	for range 5 { // 5 s busy, past the 2.5 s stall threshold
-		eff := h.tick()
-		st := ofKind(eff, EffectStatus)
-		require.Len(t, st, 1)
-		require.Equal(t, "/srv/w1/repo", st[0].Directory)
+	reads := 0
+	for range 6 { // 6 s busy, past the 2.5 s stall threshold
+		eff := h.busyTick(tk, workingOn(tk.SessionID, tk.StartedAt, "half of it"))
 		require.Len(t, ofKind(eff, EffectPermissionList), 1, "its questions are read at each tick")
-		h.run(Event{Type: EventEffectDone, EffectID: st[0].ID, OK: true, Result: json.RawMessage(`{"` + tk.SessionID + `":{"type":"busy"}}`)})
+		for _, rd := range ofKind(eff, EffectMessages) {
+			require.Equal(t, polledProgressMessages, rd.Limit, "only the newest messages")
+			require.Equal(t, "w1", rd.Worker)
+			reads++
+		}
 		h.poll() // the liveness check
 	}
 	require.Zero(t, tk.StalledSince, "busy at each tick: no stall")
+	require.Equal(t, 2, reads, "its progress read at the first busy tick and 5 s later")
+	require.Equal(t, "half of it", tk.Partial.Text, "its partial work, as the stream would have kept it")
+	require.Equal(t, 1, tk.Progress.ToolCalls)
+	tokens, cost := tk.Usage()
+	require.Equal(t, int64(100), tokens.Input, "its spending so far, counted once")
+	require.InDelta(t, 0.01, cost, 1e-9)
 
 	eff := h.tick()
 	eff = h.run(Event{Type: EventEffectDone, EffectID: ofKind(eff, EffectStatus)[0].ID, OK: true, Result: json.RawMessage(`{}`)})
 	rd := ofKind(eff, EffectMessages)
 	require.Len(t, rd, 1, "no longer busy: its messages are read")
+	require.Zero(t, rd[0].Limit, "all of them")
 	eff = h.run(Event{Type: EventEffectDone, EffectID: rd[0].ID, OK: true, Result: json.RawMessage(
 		`[{"info":{"id":"m1","role":"assistant","finish":"stop","time":{"created":1,"completed":2}},"parts":[{"type":"text","text":"done remotely"}]}]`)})
 	require.Equal(t, task.StatusCompleted, tk.Status)
@@ -120,6 +153,8 @@ func TestAPolledWorkerThatStopsAnsweringIsLost(t *testing.T) {
 	eff := h.tick()
 	require.False(t, h.m.workerUp("w1"))
 	require.Len(t, timersNamed(eff, workerLostPrefix+"w1"), 1)
+	// The tick's status read, sent while it was still up, fails too.
+	h.run(Event{Type: EventEffectDone, EffectID: ofKind(eff, EffectStatus)[0].ID, Error: "timed out after 5 s"})
 	eff = h.tick()
 	require.Empty(t, ofKind(eff, EffectStatus), "down: nothing but its health is asked")
 	require.Empty(t, timersNamed(eff, workerLostPrefix+"w1"), "the lost timer is armed once")

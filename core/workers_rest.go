@@ -92,6 +92,10 @@ func (m *Machine) restIdleWorkers() {
 	}
 	for _, name := range m.cfg.WorkerNames() {
 		w := m.link(name)
+		if m.polled(name) {
+			m.refreshPolledAgents(name, w) // workers_poll.go
+			continue
+		}
 		if w.resting {
 			m.askRestingHealth(name)
 			if !w.agentsAsking {

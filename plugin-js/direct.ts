@@ -75,7 +75,7 @@ export function directly(server: DirectServer, perform: Perform): Perform {
         await call("prompting the session", `session/${encodeURIComponent(e.sessionID ?? "")}/prompt_async`, promptBody(e));
         return null;
       case "session.messages":
-        return (await call("reading the messages", `session/${encodeURIComponent(e.sessionID ?? "")}/message`)).json();
+        return (await call("reading the messages", `session/${encodeURIComponent(e.sessionID ?? "")}/message${e.limit ? `?limit=${e.limit}` : ""}`)).json();
     }
     return perform(e);
   };

@@ -114,7 +114,7 @@ export function makeExecutor(client: Client, directory: string, tmux?: TmuxPanes
         return null;
       }
       case "session.messages":
-        return unwrap("reading the messages", await client.session.messages({ path: { id: e.sessionID }, query }));
+        return unwrap("reading the messages", await client.session.messages({ path: { id: e.sessionID }, query: e.limit ? { ...query, limit: e.limit } : query }));
       case "session.status":
         return unwrap("reading session status", await client.session.status({ query })) ?? {};
       case "session.get": {

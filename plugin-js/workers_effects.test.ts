@@ -27,7 +27,12 @@ async function failure(p: Promise<unknown>): Promise<string> {
 test("every session effect of a remote task goes to its worker with basic auth, ?directory= and the local executor's body, and replies as the local one", async () => {
   w.fake.on("POST /session", () => Response.json({ id: "ses_remote", title: "t" }));
   w.fake.on("POST /session/ses_remote/prompt_async", () => new Response(null, { status: 204 }));
-  w.fake.on("GET /session/ses_remote/message", () => Response.json([{ info: { id: "m1", role: "assistant" }, parts: [] }]));
+  const limits: (string | null)[] = [];
+  w.fake.on("GET /session/ses_remote/message", (req) => {
+    const q = new URL(req.url).searchParams;
+    limits.push(`${q.get("limit")} in ${q.get("directory")}`);
+    return Response.json([{ info: { id: "m1", role: "assistant" }, parts: [] }]);
+  });
   w.fake.on("GET /session/status", () => Response.json({ ses_remote: { type: "busy" } }));
   w.fake.on("GET /session/ses_remote", () => Response.json({ id: "ses_remote", title: "t", parentID: "ses_above" }));
   w.fake.on("GET /session/ses_parent/children", () => Response.json([{ id: "ses_remote", title: "t", parentID: "ses_parent", metadata: { asyncagents: { task: "bg_1" } } }]));
@@ -46,6 +51,8 @@ test("every session effect of a remote task goes to its worker with basic auth, 
   expect(await on(create)).toEqual({ id: "ses_remote" });
   expect(await on(prompt)).toBeNull();
   expect(await on({ kind: "session.messages", sessionID: "ses_remote" })).toEqual([{ info: { id: "m1", role: "assistant" }, parts: [] }]);
+  await on({ kind: "session.messages", sessionID: "ses_remote", limit: 4 }); // a polled task's progress: the newest 4
+  expect(limits).toEqual(["null in /repo/on/w1", "4 in /repo/on/w1"]);
   expect(await on({ kind: "session.status" })).toEqual({ ses_remote: { type: "busy" } });
   expect(await on({ kind: "session.get", sessionID: "ses_remote" })).toEqual({ id: "ses_remote", parentID: "ses_above" });
   const found = [{ id: "ses_remote", parentID: "ses_parent", metadata: { asyncagents: { task: "bg_1" } } }];
@@ -63,6 +70,7 @@ test("every session effect of a remote task goes to its worker with basic auth, 
   expect(w.fake.seen.map((s) => [s.method, s.path, s.body])).toEqual([
     ["POST", "/session", json(createBody(create as Effect))],
     ["POST", "/session/ses_remote/prompt_async", json(promptBody(prompt as Effect))],
+    ["GET", "/session/ses_remote/message", undefined],
     ["GET", "/session/ses_remote/message", undefined],
     ["GET", "/session/status", undefined],
     ["GET", "/session/ses_remote", undefined],

@@ -34,7 +34,7 @@ const none = () => null;
 export const SESSION_ROUTES: Record<string, SessionRoute> = {
   "session.create": { what: "creating the session", method: "POST", path: () => "session", body: createBody, reply: (s) => ({ id: s?.id, created: s?.time?.created }) },
   "session.promptAsync": { what: "prompting the session", method: "POST", path: (e) => `session/${id(e)}/prompt_async`, body: promptBody, reply: none },
-  "session.messages": { what: "reading the messages", method: "GET", path: (e) => `session/${id(e)}/message`, reply: (m) => m, timeoutMs: 60_000 },
+  "session.messages": { what: "reading the messages", method: "GET", path: (e) => `session/${id(e)}/message${e.limit ? `?limit=${e.limit}` : ""}`, reply: (m) => m, timeoutMs: 60_000 },
   "session.status": { what: "reading session status", method: "GET", path: () => "session/status", reply: (s) => s ?? {} },
   "session.get": { what: "reading the session", method: "GET", path: (e) => `session/${id(e)}`, reply: (s) => ({ id: s?.id, parentID: s?.parentID }) },
   "session.children": { what: "reading the session's children", method: "GET", path: (e) => `session/${id(e)}/children`, reply: childrenReply },

@@ -50,6 +50,7 @@ func appendEffect(b []byte, e *core.Effect) ([]byte, error) {
 		b, err = jsonw.KeyValue(b, "follow", e.Follow)
 	}
 	b = jsonw.OptString(b, "taskID", e.TaskID)
+	b = jsonw.OptInt(b, "limit", int64(e.Limit))
 	if e.Notice {
 		b = append(b, `,"notice":true`...)
 	}

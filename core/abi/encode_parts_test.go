@@ -14,7 +14,7 @@ import (
 // An effect writes what encoding/json writes for its struct: with every field set, each field
 // alone, and each awkward string in each string field.
 func TestEffectEncodesAsTheStruct(t *testing.T) {
-	all := core.Effect{ID: 7, Kind: core.EffectSummarize, Reply: true, SessionID: "ses_1", Directory: "/w/bg_1", Worker: "w1", Remote: &core.Remote{URL: "https://w1:4096", Username: "u", PasswordEnv: "W1_PW", Insecure: true}, Follow: &core.FollowRule{BatchMs: 250, Defer: []string{"a", "b"}, Coalesce: map[string]string{"b": "x.id", "a": "id"}}, TaskID: "bg_1", Notice: true, TaskIDs: []string{"bg_1", "bg_2"}, ParentID: "ses_0", Title: "t <1>",
+	all := core.Effect{ID: 7, Kind: core.EffectSummarize, Reply: true, SessionID: "ses_1", Directory: "/w/bg_1", Worker: "w1", Remote: &core.Remote{URL: "https://w1:4096", Username: "u", PasswordEnv: "W1_PW", Insecure: true}, Follow: &core.FollowRule{BatchMs: 250, Defer: []string{"a", "b"}, Coalesce: map[string]string{"b": "x.id", "a": "id"}}, TaskID: "bg_1", Limit: 4, Notice: true, TaskIDs: []string{"bg_1", "bg_2"}, ParentID: "ses_0", Title: "t <1>",
 		Permission: []core.PermissionRule{{Permission: "task", Pattern: "*", Action: "deny"}}, Agent: "build",
 		Parts: []core.TextPart{{Type: "text", Text: "go", Synthetic: true}}, Tools: map[string]bool{"b": true, "a": false}, NoReply: true,
 		Model: "p/m", ProviderID: "p", ModelID: "m", CallID: "call_1", Output: "out", Error: "err", Metadata: map[string]any{"title": "x", "n": 1.5},

@@ -13,8 +13,9 @@ import (
 
 // A polled worker (pollMs) never has its stream opened, as a proxy in front of it sees, yet its
 // tasks behave as on a followed one: each result comes back once, a question a child asks there
-// reaches the user and the user's answer lets it finish, and a kill -9 of the worker fails its
-// task as lost after lostAfterMs, naming the worker.
+// reaches the user and the user's answer lets it finish and is recorded as given, a running
+// task's partial work is read while it works, and a kill -9 of the worker fails its task as lost
+// after lostAfterMs, naming the worker, its partial work kept.
 func TestAPolledWorkerRunsItsTasksWithoutItsStream(t *testing.T) {
 	const lostAfter = 5 * time.Second
 	script := childScript(map[string]func(mockmodel.Request) mockmodel.Reply{
@@ -68,11 +69,19 @@ func TestAPolledWorkerRunsItsTasksWithoutItsStream(t *testing.T) {
 	require.Equal(t, 1, f.noticesOf(parent, plain))
 	require.Equal(t, 1, f.noticesOf(parent, asks))
 	require.Equal(t, 1, f.visibleLines(parent, line), "the user is told of the question once")
+	answered := storedTask(t, f.oc, asks).Permissions
+	require.Len(t, answered, 1)
+	require.Equal(t, "once", answered[0].Reply, "recorded as answered, not gone")
 	require.Zero(t, proxy.streamsOpened(), "a polled worker's stream is never opened")
 
 	again := f.prompt("AGAIN")
 	doomed := f.launchedTasks(again, 1)[0]
 	f.childAt("CHILD doomed", "tool")
+	// No stream brings its parts: its newest messages, read every 5 s while it is busy, do.
+	f.eventually("the doomed task's partial work, from a progress read", 30*time.Second, func() bool {
+		tk, _ := findStoredTask(f.oc, doomed)
+		return tk.Partial != nil && tk.Partial.Text == halfWork && len(tk.Partial.Tools) > 0
+	})
 	f.workers["w1"].Kill()
 	killed := time.Now()
 	f.eventually("the doomed task's notice", 90*time.Second, func() bool { return f.noticeOf(again, doomed) != "" })
@@ -81,6 +90,8 @@ func TestAPolledWorkerRunsItsTasksWithoutItsStream(t *testing.T) {
 	tk := storedTask(t, f.oc, doomed)
 	require.Equal(t, task.StatusError, tk.Status)
 	require.Contains(t, tk.Error.Message, "worker w1 was lost")
+	require.Equal(t, halfWork, tk.Partial.Text, "the partial work read before the loss is kept")
+	require.Equal(t, "glob", tk.Partial.Tools[0].Name)
 	require.Zero(t, proxy.streamsOpened())
 	t.Logf("lost %s after the kill (lostAfterMs %s)", took.Round(time.Millisecond), lostAfter)
 }
