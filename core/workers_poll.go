@@ -6,7 +6,7 @@ import (
 	"github.com/asyncagents/asyncagents/core/ocevents"
 )
 
-// Polled workers (workers.<name>.pollMs; docs/rationale/workers.md). A worker's event stream
+// Polled workers (workers.<name>.pollMs; docs/rationale/workers_polled.md). A worker's event stream
 // carries every session's events, each streamed text delta of each child there: the parent's
 // process reads all of it to learn a few ends. A polled worker's stream is never opened.
 // Instead, every pollMs, the machine asks its health (which says up or down, as the stream's
@@ -15,11 +15,11 @@ import (
 // reads a stream's reconnect already makes (recheckWorker, askWorkerPermissions). A task the
 // worker no longer lists as busy gets its messages read, which end it as an idle event would.
 //
-// What the parent gives up, and the README says: an end or a question reaches it up to pollMs
-// late; a running task shows no progress and keeps no partial work (nothing streamed in); its
-// spending is known at its end, so a budget stops it only then. A busy status counts as
-// activity, so the stall warning and the attempt timeout see a child OpenCode still runs as
-// working. What it gains: its cost grows with its own tasks, not with the workers' traffic.
+// A busy task's newest messages are read every few seconds for its progress, partial work and
+// spending (workers_poll_progress.go). What the parent gives up (ends and questions up to pollMs
+// late, progress a few seconds behind, the spending of a child's own subagents) and how the
+// events no stream brings are made up for is in docs/rationale/workers_polled.md. What it
+// gains: its cost grows with its own tasks, not with the workers' traffic.
 
 // workerPollPrefix names a polled worker's timer.
 const workerPollPrefix = "worker.poll:"
