@@ -91,7 +91,7 @@ func (m *Machine) onMessages(p pending, ev Event) {
 		return // read before the task moved between attempts: it describes the one left
 	}
 	if m.polled(t.Worker) {
-		m.feedPolled(t, ev.Result) // its progress, which no stream brought (workers_poll_progress.go)
+		m.takePolled(t, ev.Result, !p.progress) // its progress, which no stream brought (workers_poll_progress.go)
 		if p.progress || t.Status.Terminal() || t.switching {
 			return
 		}

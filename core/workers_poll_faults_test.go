@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/asyncagents/asyncagents/core/config"
@@ -105,4 +106,132 @@ func TestAPolledBusyTaskKeepsItsAttempt(t *testing.T) {
 		require.Empty(t, ofKind(eff, EffectAbort), "busy: its attempt goes on")
 	}
 	require.Equal(t, "mock/mock-a", tk.Model)
+}
+
+// doneTick ends a polled task: its status read finds it idle, and its end read answers text.
+func (h *wkHarness) doneTick(tk *run, created int64, text string) []Effect {
+	return h.idleTick(fmt.Sprintf(`[{"info":{"id":"msg_end%d","role":"assistant","finish":"stop","time":{"created":%d,"completed":%d}},"parts":[{"type":"text","text":%q}]}]`, created, created, created+1, text))
+}
+
+// A resumed polled task: the read of its newest messages shows the earlier run's answer; it is
+// neither this run's partial work nor its result, and the earlier run's tool call is not counted
+// again.
+func TestAPolledResumeIgnoresTheEarlierRun(t *testing.T) {
+	h := newWK(t, polledW1(nil))
+	h.run(Event{Type: EventStart})
+	tk := h.taskOf(first(h.launchOn("a", "w1")))
+	h.busyTick(tk, workingOn(tk.SessionID, tk.StartedAt, "first run's text"))
+	h.doneTick(tk, h.now, "first answer")
+	require.Equal(t, task.StatusCompleted, tk.Status)
+	require.Equal(t, 1, tk.Progress.ToolCalls)
+	h.now += 1000
+	eff := h.run(Event{Type: EventToolCall, CallID: "call_res", Tool: ToolTask, SessionID: "ses_p", MessageID: "msg_p2",
+		Args: json.RawMessage(fmt.Sprintf(`{"resume":%q,"prompt":"more"}`, tk.ID))})
+	get := ofKind(eff, EffectSessionGet)
+	require.Len(t, get, 1, "a resume checks the session first")
+	h.run(Event{Type: EventEffectDone, EffectID: get[0].ID, OK: true, Result: json.RawMessage(fmt.Sprintf(`{"id":%q}`, tk.SessionID))})
+	require.Equal(t, task.StatusResumed, tk.Status)
+	old := workingOn(tk.SessionID, tk.StartedAt, "first run's text")
+	for range 6 {
+		h.busyTick(tk, old)
+	}
+	require.Equal(t, task.StatusResumed, tk.Status, "the earlier answer does not end the resumed run")
+	require.NotEqual(t, "first run's text", tk.latestText)
+	require.Equal(t, 1, tk.Progress.ToolCalls, "the earlier run's call is not counted again")
+	h.doneTick(tk, h.now, "second answer")
+	require.Equal(t, task.StatusCompleted, tk.Status)
+	require.Equal(t, "second answer", tk.Result)
+}
+
+// Read again and again, an unchanged snapshot writes nothing and is no activity; a changed one
+// is both.
+func TestAPolledSnapshotReadAgainChangesNothing(t *testing.T) {
+	h := newWK(t, polledW1(nil))
+	h.run(Event{Type: EventStart})
+	tk := h.taskOf(first(h.launchOn("a", "w1")))
+	same := workingOn(tk.SessionID, tk.StartedAt, "half of it")
+	h.busyTick(tk, same)
+	require.Equal(t, "half of it", tk.Partial.Text)
+	h.writeProgress()
+	at, lines := tk.Progress.LastUpdate, len(ofKind(h.effects, EffectHistoryAppend))
+	for range 11 {
+		h.busyTick(tk, same)
+	}
+	h.writeProgress()
+	require.Equal(t, at, tk.Progress.LastUpdate, "nothing new: no activity")
+	require.Equal(t, lines, len(ofKind(h.effects, EffectHistoryAppend)), "nothing new: no history line")
+	require.Equal(t, 1, tk.Progress.ToolCalls)
+	for range 5 {
+		h.busyTick(tk, workingOn(tk.SessionID, tk.StartedAt, "more of it"))
+	}
+	require.Equal(t, "more of it", tk.Partial.Text)
+	require.Greater(t, tk.Progress.LastUpdate, at)
+	h.writeProgress()
+	require.Greater(t, len(ofKind(h.effects, EffectHistoryAppend)), lines, "its new text is written")
+}
+
+// A step that asked for tools spent half the budget, the answer after it the rest and more:
+// the answer is the result, as on a followed worker, with no budget stop.
+func TestAPolledAnswerIsNotStoppedByItsOwnSpending(t *testing.T) {
+	h := newWK(t, polledW1(nil))
+	h.run(Event{Type: EventStart})
+	tk := h.taskOf(first(h.launchArgs("a", `,"worker":"w1","budget":{"tokens":1000}`)))
+	at := tk.StartedAt
+	msgs := fmt.Sprintf(`[{"info":{"id":"msg_1","role":"assistant","finish":"tool-calls","time":{"created":%d,"completed":%d},"tokens":{"input":500,"output":0,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0},"parts":[]},
+	 {"info":{"id":"msg_2","role":"assistant","finish":"stop","time":{"created":%d,"completed":%d},"tokens":{"input":700,"output":0,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0},"parts":[{"type":"text","text":"the answer"}]}]`, at, at+1, at+2, at+3)
+	h.busyTick(tk, msgs)
+	require.Equal(t, task.StatusRunning, tk.Status, "an answer that ends the turn is not stopped")
+	h.idleTick(msgs)
+	require.Equal(t, task.StatusCompleted, tk.Status, "%+v", tk.Error)
+	require.Equal(t, "the answer", tk.Result)
+}
+
+// A steer moves the attempt's start past the step at work: its tool, running at one read and
+// done at the next, is not left marked running (which would hold off the attempt timeout).
+func TestAPolledSteerLeavesNoToolRunning(t *testing.T) {
+	h := newWK(t, polledW1(nil))
+	h.run(Event{Type: EventStart})
+	tk := h.taskOf(first(h.launchOn("a", "w1")))
+	tool := func(status string) string {
+		return fmt.Sprintf(`[{"info":{"id":"msg_a","role":"assistant","time":{"created":%d}},"parts":[{"id":"prt_b","type":"tool","callID":"call_b","tool":"bash","state":{"status":%q}}]}]`, tk.StartedAt, status)
+	}
+	h.busyTick(tk, tool("running"))
+	require.Len(t, tk.toolsRunning, 1)
+	h.run(Event{Type: EventToolCall, CallID: "call_m", Tool: ToolMessage, SessionID: "ses_p", Args: json.RawMessage(`{"task_id":"` + tk.ID + `","message":"also this"}`)})
+	for range 6 {
+		h.busyTick(tk, tool("running"))
+	}
+	require.Len(t, tk.toolsRunning, 1, "still at work after the steer")
+	for range 6 {
+		h.busyTick(tk, tool("completed"))
+	}
+	require.Empty(t, tk.toolsRunning)
+}
+
+// Restored while it worked, a polled task's calls were counted before the restart: the reads
+// after it show them again, and they are not counted twice; a new call is.
+func TestAPolledTaskRestoredCountsNoCallTwice(t *testing.T) {
+	h := newWK(t, polledW1(nil))
+	h.now = 1_000_000
+	hist := HistoryLine(task.Task{ID: otherID, SessionID: "ses_r1", ParentSessionID: "ses_p", ParentMessageID: "msg_p", BatchID: "msg_p",
+		Description: "Survey", Prompt: "p", Agent: "general", Worker: "w1", Status: task.StatusRunning, StartedAt: 990_000, Depth: 1,
+		Progress: task.Progress{ToolCalls: 1, LastTools: []string{"glob"}, LastUpdate: 995_000}})
+	_, _ = h.m.Restore(h.now, hist)
+	eff := h.run(Event{Type: EventStart})
+	for _, st := range ofKind(eff, EffectStatus) {
+		out := h.run(Event{Type: EventEffectDone, EffectID: st.ID, OK: true, Result: json.RawMessage(`{"ses_r1":{"type":"busy"}}`)})
+		for _, rd := range ofKind(out, EffectMessages) {
+			h.run(Event{Type: EventEffectDone, EffectID: rd.ID, OK: true, Result: json.RawMessage(workingOn("ses_r1", 991_000, "half"))})
+		}
+	}
+	tk := h.m.tasks[otherID]
+	require.Equal(t, task.StatusRunning, tk.Status)
+	for range 6 {
+		h.busyTick(tk, workingOn("ses_r1", 991_000, "half"))
+	}
+	require.Equal(t, 1, tk.Progress.ToolCalls, "the call counted before the restart is not counted again")
+	h.now += 5_000
+	later := fmt.Sprintf(`[{"info":{"id":"msg_b","role":"assistant","time":{"created":%d}},"parts":[{"id":"prt_r","type":"tool","callID":"call_r","tool":"read","state":{"status":"completed"}}]}]`, h.now)
+	h.busyTick(tk, later)
+	require.Equal(t, 2, tk.Progress.ToolCalls, "a new call is")
 }

@@ -2,22 +2,22 @@ package core
 
 import (
 	"encoding/json"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/asyncagents/asyncagents/core/ocevents"
+	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // A polled task's progress (workers_poll.go). No stream brings its parts, so while its worker
-// lists it busy its newest messages are read every polledProgressEveryMs (or pollMs, if longer)
-// and handed to the machine as the stream would have handed them: each assistant message's
-// message.updated, then its parts' message.part.updated. The same handlers then keep its
-// progress, its partial work (what a cancel, a timeout or a lost worker leaves it), its tool
-// calls, and its spending for the budgets. The read at its end feeds the whole conversation the
-// same way, so its tool calls and steps are all counted even where the reads between missed one.
-//
-// A message is fed again at each read it is in; the handlers take a part or a message they saw
-// before as the stream's repeated updates of one are taken (a step, a usage, a tool call counted
-// once). A message from before the current attempt, or one aborted, is not fed: the stream told
-// of it once, and its abort or its attempt's end was dealt with then.
+// lists it busy its newest messages are read every polledProgressEveryMs (or pollMs, if longer),
+// and what they show is taken as a snapshot: its latest text (its partial work), the tool calls
+// not seen before, its finished steps, its spending, the tools at work now. Each is set, not
+// added, or counted by an ID the machine already keeps, so a message read again at the next read
+// changes nothing; and nothing is written, nor counted as activity, unless something changed. The
+// read at its end takes the whole conversation the same way, so a call made between two reads is
+// counted too. Only the messages of the current run count (since its attempt began or it was
+// resumed): an earlier run's answer is not this run's work.
 
 // polledProgressEveryMs is how often a busy polled task's newest messages are read: the
 // dashboard's and the TUI's rows are a few seconds behind, its partial work as much.
@@ -38,52 +38,122 @@ func (m *Machine) readPolledProgress(t *run) {
 		pending{taskID: t.ID, progress: true, attemptAt: t.attemptAt})
 }
 
-// polledMessage is a message as OpenCode's GET /session/:id/message lists it, left undecoded.
+// polledMessage is a message as OpenCode's GET /session/:id/message lists it: what a snapshot
+// reads of it and of its parts.
 type polledMessage struct {
-	Info  json.RawMessage   `json:"info"`
-	Parts []json.RawMessage `json:"parts"`
+	Info struct {
+		ID     string          `json:"id"`
+		Role   string          `json:"role"`
+		Error  *ocevents.Error `json:"error"`
+		Finish string          `json:"finish"`
+		Time   struct {
+			Created   int64 `json:"created"`
+			Completed int64 `json:"completed"`
+		} `json:"time"`
+		Summary json.RawMessage `json:"summary"`
+		ocevents.Usage
+	} `json:"info"`
+	Parts []struct {
+		ID        string `json:"id"`
+		Type      string `json:"type"`
+		Text      string `json:"text"`
+		Synthetic bool   `json:"synthetic"`
+		Ignored   bool   `json:"ignored"`
+		CallID    string `json:"callID"`
+		Tool      string `json:"tool"`
+		Reason    string `json:"reason"`
+		State     struct {
+			Status string `json:"status"`
+			Title  string `json:"title"`
+		} `json:"state"`
+	} `json:"parts"`
 }
 
-// feedPolled hands t's messages, read from its polled worker, to the machine as events.
-func (m *Machine) feedPolled(t *run, raw json.RawMessage) {
+// takePolled takes a read of t's messages (its newest, or at its end all) as a snapshot.
+func (m *Machine) takePolled(t *run, raw json.RawMessage, atEnd bool) {
 	var msgs []polledMessage
 	if json.Unmarshal(raw, &msgs) != nil {
 		return
 	}
-	since := m.ocTime(t, t.attemptAt)
+	since := m.ocTime(t, max(t.attemptAt, t.ResumedAt))
+	// Restored with calls counted and none seen since: the calls read now were counted before.
+	seeded := t.seenCalls == nil && t.Progress.ToolCalls > 0
+	running := map[string]bool{}
+	changed, answered := false, false
+	var latest string
 	for _, msg := range msgs {
-		var info struct {
-			Role  string          `json:"role"`
-			Error *ocevents.Error `json:"error"`
-			Time  struct {
-				Created int64 `json:"created"`
-			} `json:"time"`
-		}
-		if json.Unmarshal(msg.Info, &info) != nil || info.Role != "assistant" || info.Time.Created < since {
+		info := msg.Info
+		if info.Role != "assistant" {
 			continue
 		}
-		if info.Error != nil && info.Error.Name == ocevents.AbortedError {
+		for _, p := range msg.Parts { // a tool at work, whatever run (a steer moves the attempt's start past it)
+			if p.Type == "tool" && p.CallID != "" && (p.State.Status == "pending" || p.State.Status == "running") {
+				running[p.CallID] = true
+			}
+		}
+		if info.Time.Created < since || isSummary(info.Summary) || (info.Error != nil && info.Error.Name == ocevents.AbortedError) {
 			continue
 		}
-		m.onDecoded(ocevents.Decode("message.updated", wrapped("info", msg.Info)))
+		m.noteUsage(t, t.SessionID, info.ID, info.Usage)
+		var texts []string
 		for _, p := range msg.Parts {
-			if t.Status.Terminal() || t.switching {
+			switch {
+			case p.Type == "step-finish" && p.ID != "":
+				steps := t.Steps
+				m.onStepFinished(t, t.SessionID, p.ID, p.Reason)
+				changed = changed || t.Steps != steps
+			case p.Type == "text" && !p.Synthetic && !p.Ignored && strings.TrimSpace(p.Text) != "":
+				texts = append(texts, p.Text)
+			case p.Type == "tool" && p.CallID != "":
+				changed = m.notePolledCall(t, p.CallID, p.Tool, p.State.Title, seeded) || changed
+			}
+			if t.Status.Terminal() {
 				return
 			}
-			m.onDecoded(ocevents.Decode("message.part.updated", wrapped("part", p)))
 		}
-		if t.Status.Terminal() || t.switching {
-			return
+		if len(texts) > 0 {
+			latest = strings.Join(texts, "\n\n")
 		}
+		answered = info.Time.Completed != 0 && info.Finish != "" && info.Finish != "tool-calls"
+	}
+	t.toolsRunning = running
+	if latest != "" && latest != t.latestText {
+		p := t.partial()
+		p.Text, p.TextChars = cutRunes(latest, m.cfg.MaxResultChars), utf8.RuneCountInString(latest)
+		t.latestText, t.textAt, changed = latest, m.now, true
+		m.touchProgress(t)
+	}
+	if changed {
+		t.Progress.LastUpdate = m.now
+		m.onActivity(t)
+	}
+	// An answer that ends the turn is the result, whatever it spent (the end read decides).
+	if !atEnd && !answered {
+		m.checkSpending(t, false)
 	}
 }
 
-// wrapped is {"key": raw}, an event's properties around one object.
-func wrapped(key string, raw json.RawMessage) json.RawMessage {
-	out := make([]byte, 0, len(raw)+len(key)+5)
-	out = append(out, '{', '"')
-	out = append(out, key...)
-	out = append(out, '"', ':')
-	out = append(out, raw...)
-	return append(out, '}')
+// notePolledCall counts a tool call the first time a read shows it, as the stream's first part
+// of it is counted (onPartUpdated); seeded: the task was restored with its calls counted, so a
+// call is marked seen and not counted again. It reports whether anything changed.
+func (m *Machine) notePolledCall(t *run, callID, tool, title string, seeded bool) bool {
+	if t.seenCalls[callID] {
+		m.noteToolRun(t, callID, tool, title, false)
+		return false
+	}
+	if t.seenCalls == nil {
+		t.seenCalls = map[string]bool{}
+	}
+	t.seenCalls[callID] = true
+	if seeded {
+		return false
+	}
+	t.Progress.ToolCalls++
+	m.touchProgress(t)
+	m.noteToolRun(t, callID, tool, title, true)
+	t.Progress.LastTools = append(t.Progress.LastTools, tool)
+	if n := len(t.Progress.LastTools); n > task.MaxLastTools {
+		t.Progress.LastTools = append([]string{}, t.Progress.LastTools[n-task.MaxLastTools:]...)
+	}
+	return true
 }
