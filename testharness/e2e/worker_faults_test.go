@@ -1,15 +1,12 @@
 package e2e
 
 import (
-	"encoding/base64"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/asyncagents/asyncagents/testharness/mockmodel"
-	"github.com/asyncagents/asyncagents/testharness/ocserve"
 )
 
 // childScript answers the children by their prompt (firstUser) and the parent with launchScript.
@@ -91,85 +88,12 @@ func TestWorkerKilledMidTaskFailsAfterLostAfterMs(t *testing.T) {
 	require.Equal(t, 1, starts, "a lost task is not run again (rerunLost is off)")
 }
 
-// A worker frozen with SIGSTOP for 10 s while its child's answer arrives, then continued: the
-// task is still running at the end of the pause, then completes with its result, in one notice;
-// a second task on that worker afterwards completes too, and the first notice is still single.
-func TestWorkerPausedTenSecondsLosesNothing(t *testing.T) {
-	hold := newGate(t)
-	f := startFleet(t, childScript(map[string]func(mockmodel.Request) mockmodel.Reply{
-		"CHILD paused": func(mockmodel.Request) mockmodel.Reply {
-			hold.wait(120 * time.Second)
-			return mockmodel.Reply{Text: "paused result"}
-		},
-		"CHILD after": func(mockmodel.Request) mockmodel.Reply { return mockmodel.Reply{Text: "after result"} },
-	}, map[string][]mockmodel.ToolCall{
-		"LAUNCH": {remoteCall("Paused", "CHILD paused", "w1")},
-		"AGAIN":  {remoteCall("After", "CHILD after", "w1")},
-	}), fleetOptions{workers: 1})
-	f.waitWorkersUp()
-	parent := f.prompt("LAUNCH")
-	id := f.launchedTasks(parent, 1)[0]
-	f.childAt("CHILD paused", "user")
-	require.Equal(t, "w1", f.placeOf(id))
-	f.waitIdle(parent)
+// A followed worker frozen with SIGSTOP for 10 s loses nothing (worker_fault_cases_test.go).
+func TestWorkerPausedTenSecondsLosesNothing(t *testing.T) { pausedTenSecondsLosesNothing(t, nil) }
 
-	w := f.workers["w1"]
-	w.Pause()
-	hold.open()                  // the child's answer reaches a frozen worker
-	time.Sleep(10 * time.Second) // the fault under test: the worker frozen for 10 s
-	task, _ := findStoredTask(f.oc, id)
-	require.Equal(t, "running", string(task.Status), "a 10 s pause fails nothing")
-	w.Resume()
-
-	f.eventually("the notice", 90*time.Second, func() bool { return f.noticeOf(parent, id) != "" })
-	task, _ = findStoredTask(f.oc, id)
-	require.Equal(t, "completed", string(task.Status))
-	require.Equal(t, "paused result", task.Result)
-	f.waitIdle(parent)
-	f.promptIn(parent, "AGAIN")
-	f.eventually("the second task's notice", 90*time.Second, func() bool { return len(f.notices(parent)) >= 2 })
-	f.waitIdle(parent)
-	require.Equal(t, 1, f.noticesOf(parent, id), "no notice doubled")
-	require.Len(t, f.notices(parent), 2)
-}
-
-// A wrong password: a launch on the worker fails naming the worker and the reason, nothing is
-// created there, the worker shows down with the 401 in /v1/workers, and neither the wrong password nor
-// the right one (nor their Authorization headers) shows anywhere in the parent's files, logs, API
-// or messages.
+// A wrong password on a followed worker is named and never shown (worker_fault_cases_test.go).
 func TestWorkerWrongPasswordIsNamedAndNeverShown(t *testing.T) {
-	wrong := ocserve.RandomPassword(t)
-	f := startFleet(t, childScript(map[string]func(mockmodel.Request) mockmodel.Reply{
-		"CHILD never": func(mockmodel.Request) mockmodel.Reply { return mockmodel.Reply{Text: "never"} },
-	}, map[string][]mockmodel.ToolCall{"LAUNCH": {remoteCall("Remote", "CHILD never", "w1")}}),
-		fleetOptions{workers: 1, password: func(string, string) string { return wrong }})
-	parent := f.prompt("LAUNCH")
-	f.eventually("the launch's answer", 90*time.Second, func() bool { return finishedParts(f.toolParts(parent, "asyncagents_task")) })
-	said := f.toolResults(parent, "asyncagents_task")[0]
-	require.Contains(t, said, "worker w1 cannot be reached", said)
-	require.Contains(t, said, "wrong username or password (401)", said)
-	require.Empty(t, storedTasks(t, f.oc), "nothing was launched")
-	var sessions []ocserve.SessionInfo
-	require.NoError(t, f.workers["w1"].Do(f.ctx(15*time.Second), "GET", "/session", nil, &sessions))
-	require.Empty(t, sessions, "nothing was created on the worker")
-	for _, r := range f.model.Turns() {
-		require.NotEqual(t, "CHILD never", firstUser(r), "no child ran")
-	}
-	f.waitIdle(parent)
-	f.eventually("w1 down for its 401 in /v1/workers", 60*time.Second, func() bool {
-		v, _ := f.workerViews()
-		return v["w1"].State == "down" && strings.Contains(v["w1"].Error, "401")
-	})
-
-	require.NotEmpty(t, f.leaks(parent, ocserve.PasswordEnv("w1")), "the search finds the variable's name (in asyncagents.json)")
-	real := f.workers["w1"].Password()
-	for what, secret := range map[string]string{
-		"the wrong password": wrong, "the right password": real,
-		"the wrong header": base64.StdEncoding.EncodeToString([]byte("opencode:" + wrong)),
-		"the right header": base64.StdEncoding.EncodeToString([]byte("opencode:" + real)),
-	} {
-		require.Empty(t, f.leaks(parent, secret), "%s shows in", what)
-	}
+	wrongPasswordIsNamedAndNeverShown(t, nil)
 }
 
 // The parent killed (-9) and started again while two remote tasks run: one child ends while the

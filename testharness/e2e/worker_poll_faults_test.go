@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/base64"
 	"strings"
 	"testing"
 	"time"
@@ -89,101 +88,13 @@ func TestPolledWorkerParentRestartReconcilesItsTasks(t *testing.T) {
 	require.Zero(t, proxy.streamsOpened(), "neither parent opened the polled worker's stream")
 }
 
-// A polled worker frozen with SIGSTOP for 10 s while its child's answer arrives, then continued:
-// the task is still running at the end of the pause (lostAfterMs is 30 s), then completes with
-// its result in one notice; a second task on that worker afterwards completes too, and the
-// first notice is still single.
+// A polled worker frozen for 10 s: as a followed one (pausedTenSecondsLosesNothing), its health
+// asks time out meanwhile and it is down for a while, not lost.
 func TestPolledWorkerPausedTenSecondsLosesNothing(t *testing.T) {
-	hold := newGate(t)
-	f := startFleet(t, childScript(map[string]func(mockmodel.Request) mockmodel.Reply{
-		"CHILD paused": func(mockmodel.Request) mockmodel.Reply {
-			hold.wait(120 * time.Second)
-			return mockmodel.Reply{Text: "paused result"}
-		},
-		"CHILD after": func(mockmodel.Request) mockmodel.Reply { return mockmodel.Reply{Text: "after result"} },
-	}, map[string][]mockmodel.ToolCall{
-		"LAUNCH": {remoteCall("Paused", "CHILD paused", "w1")},
-		"AGAIN":  {remoteCall("After", "CHILD after", "w1")},
-	}), fleetOptions{workers: 1, worker: map[string]any{"pollMs": pollMs, "lostAfterMs": 30_000}})
-	f.waitWorkersUp()
-	parent := f.prompt("LAUNCH")
-	id := f.launchedTasks(parent, 1)[0]
-	f.childAt("CHILD paused", "user")
-	require.Equal(t, "w1", f.placeOf(id))
-	f.waitIdle(parent)
-
-	w := f.workers["w1"]
-	w.Pause()
-	paused := true
-	defer func() {
-		if paused {
-			w.Resume() // a failed assertion leaves no frozen process behind
-		}
-	}()
-	hold.open()                  // the child's answer reaches a frozen worker
-	time.Sleep(10 * time.Second) // the fault under test: the worker frozen for 10 s
-	tk, _ := findStoredTask(f.oc, id)
-	require.Equal(t, task.StatusRunning, tk.Status, "a 10 s pause fails nothing: %+v", tk.Error)
-	views, _ := f.workerViews()
-	t.Logf("w1 at the end of the pause: %s %s", views["w1"].State, views["w1"].Error)
-	w.Resume()
-	paused = false
-
-	f.eventually("the notice", 90*time.Second, func() bool { return f.noticeOf(parent, id) != "" })
-	tk = storedTask(t, f.oc, id)
-	require.Equal(t, task.StatusCompleted, tk.Status, "%+v", tk.Error)
-	require.Equal(t, "paused result", tk.Result)
-	f.eventually("w1 up again in /v1/workers", 60*time.Second, func() bool { v, _ := f.workerViews(); return v["w1"].State == "up" })
-	f.waitIdle(parent)
-	f.promptIn(parent, "AGAIN")
-	f.eventually("the second task's notice", 90*time.Second, func() bool { return len(f.notices(parent)) >= 2 })
-	f.waitIdle(parent)
-	require.Equal(t, 1, f.noticesOf(parent, id), "no notice doubled")
-	require.Len(t, f.notices(parent), 2)
-	require.Equal(t, 1, childStarts(f, "CHILD paused"), "the paused child was not run again")
+	pausedTenSecondsLosesNothing(t, map[string]any{"pollMs": pollMs, "lostAfterMs": 30_000})
 }
 
-// A wrong password on a polled worker: a launch naming it fails naming the worker and the 401,
-// nothing is created there, the worker shows down with the 401 in /v1/workers, and neither
-// the wrong password nor the right one (nor their Authorization headers) shows in the launch's
-// answer or anywhere else in the parent's files, logs, API or messages.
+// A wrong password on a polled worker, as on a followed one (wrongPasswordIsNamedAndNeverShown).
 func TestPolledWorkerWrongPasswordIsNamedAndNeverShown(t *testing.T) {
-	wrong := ocserve.RandomPassword(t)
-	f := startFleet(t, childScript(map[string]func(mockmodel.Request) mockmodel.Reply{
-		"CHILD never": func(mockmodel.Request) mockmodel.Reply { return mockmodel.Reply{Text: "never"} },
-	}, map[string][]mockmodel.ToolCall{"LAUNCH": {remoteCall("Remote", "CHILD never", "w1")}}),
-		fleetOptions{workers: 1, worker: map[string]any{"pollMs": pollMs}, password: func(string, string) string { return wrong }})
-	parent := f.prompt("LAUNCH")
-	f.eventually("the launch's answer", 90*time.Second, func() bool { return finishedParts(f.toolParts(parent, "asyncagents_task")) })
-	said := f.toolResults(parent, "asyncagents_task")[0]
-	require.Contains(t, said, "worker w1 cannot be reached", said)
-	require.Contains(t, said, "wrong username or password (401)", said)
-	real := f.workers["w1"].Password()
-	secrets := map[string]string{
-		"the wrong password": wrong, "the right password": real,
-		"the wrong header": base64.StdEncoding.EncodeToString([]byte("opencode:" + wrong)),
-		"the right header": base64.StdEncoding.EncodeToString([]byte("opencode:" + real)),
-	}
-	for what, secret := range secrets {
-		require.NotContains(t, said, secret, "%s shows in the launch's answer", what)
-	}
-	require.Empty(t, storedTasks(t, f.oc), "nothing was launched")
-	var sessions []ocserve.SessionInfo
-	require.NoError(t, f.workers["w1"].Do(f.ctx(15*time.Second), "GET", "/session", nil, &sessions))
-	require.Empty(t, sessions, "nothing was created on the worker")
-	for _, r := range f.model.Turns() {
-		require.NotEqual(t, "CHILD never", firstUser(r), "no child ran")
-	}
-	f.waitIdle(parent)
-	f.eventually("w1 down for its 401 in /v1/workers", 60*time.Second, func() bool {
-		v, _ := f.workerViews()
-		return v["w1"].State == "down" && strings.Contains(v["w1"].Error, "401")
-	})
-	time.Sleep(3 * pollMs * time.Millisecond) // a few more polls, each refused
-	v, _ := f.workerViews()
-	require.Equal(t, "down", v["w1"].State, "still down after more polls")
-	require.Equal(t, "wrong username or password (401)", v["w1"].Error)
-	for what, secret := range secrets {
-		require.Empty(t, f.leaks(parent, secret), "%s shows in", what)
-	}
+	wrongPasswordIsNamedAndNeverShown(t, map[string]any{"pollMs": pollMs})
 }
