@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -45,8 +46,8 @@ func BenchmarkWorkerIdleParent(b *testing.B) {
 			Parent:  ocserve.Options{ModelURL: model.URL(), LogLevel: "WARN", Plugins: []string{ocserve.PluginSpec(b)}},
 			Workers: 2, Config: map[string]any{"maxConcurrentStarts": 20}, Worker: map[string]any{"maxTasks": 10}})
 		floor := startRemoteFloor(b, root, model, fl, false)
-		resting, restingAPI := startIdleParent(b, model, fl, 1000)
-		following, followingAPI := startIdleParent(b, model, fl, 3_600_000)
+		resting, restingAPI := startIdleParent(b, model, fl, map[string]any{"restAfterMs": 1000})
+		following, followingAPI := startIdleParent(b, model, fl, map[string]any{"restAfterMs": 3_600_000})
 		// Never used, the resting parent's workers rest at its first heartbeat (30 s) past 1 s.
 		waitWorkerStates(b, restingAPI, core.WorkerResting, 90*time.Second)
 		waitWorkerStates(b, followingAPI, core.WorkerUp, 30*time.Second)
@@ -83,15 +84,18 @@ func BenchmarkWorkerIdleParent(b *testing.B) {
 	}
 }
 
-// startIdleParent starts a parent with our plugin and its own status API on fl's workers, with
-// their restAfterMs at rest, loads its plugin and returns it with its status API's URL.
-func startIdleParent(b *testing.B, model *mockmodel.Server, fl *ocserve.Fleet, rest int64) (*ocserve.Server, string) {
+// startIdleParent starts a parent with our plugin and its own status API on fl's workers, each
+// worker's entry with the keys of entry (restAfterMs, pollMs), loads its plugin and returns it
+// with its status API's URL.
+func startIdleParent(b *testing.B, model *mockmodel.Server, fl *ocserve.Fleet, entry map[string]any) (*ocserve.Server, string) {
 	port := freePort(b)
 	opt := ocserve.Options{ModelURL: model.URL(), LogLevel: "WARN", Plugins: []string{ocserve.PluginSpec(b)},
 		Env: []string{"ASYNCAGENTS_API_PORT=" + strconv.Itoa(port), "ASYNCAGENTS_API_AUTH=none"}}
 	workers := map[string]any{}
 	for name, w := range fl.Workers {
-		workers[name] = map[string]any{"url": w.URL, "passwordEnv": ocserve.PasswordEnv(name), "directory": w.Dir, "restAfterMs": rest}
+		one := map[string]any{"url": w.URL, "passwordEnv": ocserve.PasswordEnv(name), "directory": w.Dir}
+		maps.Copy(one, entry)
+		workers[name] = one
 		opt.Env = append(opt.Env, ocserve.PasswordEnv(name)+"="+w.Password())
 	}
 	project := ocserve.Prepare(b, opt)
