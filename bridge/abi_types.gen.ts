@@ -1331,9 +1331,9 @@ export interface WorkerConfig {
   /**
    * PollMs, when set, polls the worker instead of following its event stream: every PollMs
    * its health, its tasks' statuses and their pending questions are read, and a busy task's
-   * newest messages every 5 s. The parent then reads only its own tasks' state, not every
-   * session's stream, at the cost of ends and questions up to PollMs late and progress a few
-   * seconds behind (docs/rationale/workers_polled.md).
+   * newest messages every 5 s (or PollMs, if longer). The parent then reads only its own
+   * tasks' state, not every session's stream, at the cost of ends and questions a poll late
+   * and progress a few seconds behind (docs/rationale/workers_polled.md).
    */
   pollMs?: number;
 }

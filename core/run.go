@@ -29,8 +29,10 @@ type run struct {
 	// polledBusyAt: when a poll of its worker last found it busy, its activity on a polled
 	// worker (workers_poll.go).
 	polledBusyAt int64
-	// polledReadAt: when its newest messages were last read for its progress (workers_poll_progress.go).
+	// polledReadAt: when its newest messages were last read for its progress; polledSeeded: it
+	// was restored with calls counted, which its reads show again (workers_poll_progress.go).
 	polledReadAt int64
+	polledSeeded bool
 	// forkReady: a forked child has been given its context.
 	forkReady bool
 	// canDelegate: the child's agent has delegation rights, so its tools were left on.

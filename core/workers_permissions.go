@@ -54,6 +54,9 @@ func (m *Machine) askWorkerPermissions(name string) {
 		}
 	}
 	for _, dir := range dirs {
+		if _, out := w.permReads[dir]; out && m.polled(name) {
+			continue // the last tick's read is still out: a slow worker's reads do not pile up
+		}
 		if w.permReads == nil {
 			w.permReads = map[string]int64{}
 		}

@@ -14,6 +14,9 @@ import (
 // messages that follows with msgs; returns the effects.
 func (h *wkHarness) idleTick(msgs string) []Effect {
 	eff := h.tick()
+	for _, pl := range ofKind(eff, EffectPermissionList) {
+		h.listed(pl, `[]`)
+	}
 	out := h.run(Event{Type: EventEffectDone, EffectID: ofKind(eff, EffectStatus)[0].ID, OK: true, Result: json.RawMessage(`{}`)})
 	for _, rd := range ofKind(out, EffectMessages) {
 		out = append(out, h.run(Event{Type: EventEffectDone, EffectID: rd.ID, OK: true, Result: json.RawMessage(msgs)})...)
@@ -50,9 +53,13 @@ func TestAPolledWorkersReadsDoNotPileUp(t *testing.T) {
 	h := newWK(t, polledW1(nil))
 	h.run(Event{Type: EventStart})
 	tk := h.taskOf(first(h.launchOn("a", "w1")))
-	st := ofKind(h.tick(), EffectStatus)
+	first := h.tick()
+	st := ofKind(first, EffectStatus)
 	require.Len(t, st, 1)
-	require.Empty(t, ofKind(h.tick(), EffectStatus), "the first read is still out")
+	require.Len(t, ofKind(first, EffectPermissionList), 1)
+	second := h.tick()
+	require.Empty(t, ofKind(second, EffectStatus), "the first read is still out")
+	require.Empty(t, ofKind(second, EffectPermissionList), "the first read of its questions is still out")
 	eff := h.run(Event{Type: EventEffectDone, EffectID: st[0].ID, OK: true, Result: json.RawMessage(`{}`)})
 	require.Len(t, ofKind(eff, EffectMessages), 1)
 	eff = h.tick()
@@ -234,4 +241,12 @@ func TestAPolledTaskRestoredCountsNoCallTwice(t *testing.T) {
 	later := fmt.Sprintf(`[{"info":{"id":"msg_b","role":"assistant","time":{"created":%d}},"parts":[{"id":"prt_r","type":"tool","callID":"call_r","tool":"read","state":{"status":"completed"}}]}]`, h.now)
 	h.busyTick(tk, later)
 	require.Equal(t, 2, tk.Progress.ToolCalls, "a new call is")
+	// Its end read shows the whole conversation, a call from before the restart that no read
+	// showed since among it: counted before, it is not counted again.
+	whole := fmt.Sprintf(`[{"info":{"id":"msg_0","role":"assistant","time":{"created":990500,"completed":990600}},"parts":[{"id":"prt_o","type":"tool","callID":"call_old","tool":"bash","state":{"status":"completed"}}]},
+	 {"info":{"id":"msg_b","role":"assistant","time":{"created":%d,"completed":%d}},"parts":[{"id":"prt_r","type":"tool","callID":"call_r","tool":"read","state":{"status":"completed"}}]},
+	 {"info":{"id":"msg_z","role":"assistant","finish":"stop","time":{"created":%d,"completed":%d}},"parts":[{"type":"text","text":"done"}]}]`, h.now, h.now, h.now+1, h.now+2)
+	h.idleTick(whole)
+	require.Equal(t, task.StatusCompleted, tk.Status)
+	require.Equal(t, 2, tk.Progress.ToolCalls, "the earlier call is not counted again at the end")
 }

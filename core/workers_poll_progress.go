@@ -76,8 +76,12 @@ func (m *Machine) takePolled(t *run, raw json.RawMessage, atEnd bool) {
 		return
 	}
 	since := m.ocTime(t, max(t.attemptAt, t.ResumedAt))
-	// Restored with calls counted and none seen since: the calls read now were counted before.
-	seeded := t.seenCalls == nil && t.Progress.ToolCalls > 0
+	// Restored with calls counted and none seen since: the calls read now were counted before;
+	// so were, at its end, the earlier ones the newest messages did not show.
+	if t.seenCalls == nil && t.Progress.ToolCalls > 0 {
+		t.polledSeeded = true
+	}
+	seeded := t.polledSeeded && (t.seenCalls == nil || atEnd)
 	running := map[string]bool{}
 	changed, answered := false, false
 	var latest string

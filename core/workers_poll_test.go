@@ -57,6 +57,9 @@ func (h *wkHarness) busyTick(tk *run, msgs string) []Effect {
 	eff := h.tick()
 	st := ofKind(eff, EffectStatus)
 	require.Len(h.t, st, 1)
+	for _, pl := range ofKind(eff, EffectPermissionList) {
+		h.listed(pl, `[]`)
+	}
 	out := h.run(Event{Type: EventEffectDone, EffectID: st[0].ID, OK: true, Result: json.RawMessage(`{"` + tk.SessionID + `":{"type":"busy"}}`)})
 	for _, rd := range ofKind(out, EffectMessages) {
 		out = append(out, h.run(Event{Type: EventEffectDone, EffectID: rd.ID, OK: true, Result: json.RawMessage(msgs)})...)

@@ -20,7 +20,7 @@ import (
 // task is still running at the end of the pause, then completes with its result, in one notice;
 // the worker is up again, a second task on it afterwards completes too, the first notice is
 // still single and the paused child was not run again.
-func pausedTenSecondsLosesNothing(t *testing.T, worker map[string]any) {
+func pausedTenSecondsLosesNothing(t *testing.T, worker map[string]any) (atPauseEnd string) {
 	hold := newGate(t)
 	f := startFleet(t, childScript(map[string]func(mockmodel.Request) mockmodel.Reply{
 		"CHILD paused": func(mockmodel.Request) mockmodel.Reply {
@@ -53,6 +53,7 @@ func pausedTenSecondsLosesNothing(t *testing.T, worker map[string]any) {
 	require.Equal(t, task.StatusRunning, tk.Status, "a 10 s pause fails nothing: %+v", tk.Error)
 	views, _ := f.workerViews()
 	t.Logf("w1 at the end of the pause: %s %s", views["w1"].State, views["w1"].Error)
+	atPauseEnd = views["w1"].State
 	w.Resume()
 	paused = false
 
@@ -68,6 +69,7 @@ func pausedTenSecondsLosesNothing(t *testing.T, worker map[string]any) {
 	require.Equal(t, 1, f.noticesOf(parent, id), "no notice doubled")
 	require.Len(t, f.notices(parent), 2)
 	require.Equal(t, 1, childStarts(f, "CHILD paused"), "the paused child was not run again")
+	return atPauseEnd
 }
 
 // A wrong password: a launch on the worker fails naming the worker and the reason, nothing is

@@ -89,7 +89,7 @@ func TestWorkerKilledMidTaskFailsAfterLostAfterMs(t *testing.T) {
 }
 
 // A followed worker frozen with SIGSTOP for 10 s loses nothing (worker_fault_cases_test.go).
-func TestWorkerPausedTenSecondsLosesNothing(t *testing.T) { pausedTenSecondsLosesNothing(t, nil) }
+func TestWorkerPausedTenSecondsLosesNothing(t *testing.T) { _ = pausedTenSecondsLosesNothing(t, nil) }
 
 // A wrong password on a followed worker is named and never shown (worker_fault_cases_test.go).
 func TestWorkerWrongPasswordIsNamedAndNeverShown(t *testing.T) {

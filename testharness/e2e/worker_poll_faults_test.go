@@ -91,7 +91,8 @@ func TestPolledWorkerParentRestartReconcilesItsTasks(t *testing.T) {
 // A polled worker frozen for 10 s: as a followed one (pausedTenSecondsLosesNothing), its health
 // asks time out meanwhile and it is down for a while, not lost.
 func TestPolledWorkerPausedTenSecondsLosesNothing(t *testing.T) {
-	pausedTenSecondsLosesNothing(t, map[string]any{"pollMs": pollMs, "lostAfterMs": 30_000})
+	state := pausedTenSecondsLosesNothing(t, map[string]any{"pollMs": pollMs, "lostAfterMs": 30_000})
+	require.Equal(t, "down", state, "its health asks timed out during the pause")
 }
 
 // A wrong password on a polled worker, as on a followed one (wrongPasswordIsNamedAndNeverShown).
