@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -53,21 +54,8 @@ func BenchmarkWorkerIdleParent(b *testing.B) {
 		waitWorkerStates(b, followingAPI, core.WorkerUp, 30*time.Second)
 		oc := fleetServed{served{fl.Parent}, statusAPI{restingAPI}, []*ocserve.Server{fl.Workers["w1"], fl.Workers["w2"]}}
 		var rep workersIdleReport
-		for round := 0; round <= idleRounds; round++ {
-			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-			r0, f0 := treeCPU(resting.PID()), treeCPU(following.PID())
-			r, err := floor.fanOut(ctx, oc, fmt.Sprintf("floor-idle-r%d", round))
-			cancel()
-			if err != nil {
-				b.Fatalf("round %d: %v", round, err)
-			}
-			rc, fc := treeCPU(resting.PID())-r0, treeCPU(following.PID())-f0
-			fmt.Printf("idle round %d: fan-out %.1f s; resting parent %.2f s, following parent %.2f s\n", round, r.WallMs/1000, rc, fc)
-			if round > 0 {
-				rep.RestingCPU, rep.FollowingCPU = append(rep.RestingCPU, rc), append(rep.FollowingCPU, fc)
-				rep.FanOutWallS = append(rep.FanOutWallS, r.WallMs/1000)
-			}
-		}
+		cpu, wall := cpuDuringFanOuts(b, floor, oc, "idle", map[string]int{"resting": resting.PID(), "following": following.PID()})
+		rep.RestingCPU, rep.FollowingCPU, rep.FanOutWallS = cpu["resting"], cpu["following"], wall
 		// Still so after the fan-outs: nothing woke the resting parent's workers.
 		waitWorkerStates(b, restingAPI, core.WorkerResting, 5*time.Second)
 		waitWorkerStates(b, followingAPI, core.WorkerUp, 5*time.Second)
@@ -134,4 +122,36 @@ func waitWorkerStates(b *testing.B, api, state string, bound time.Duration) {
 		}
 	}
 	b.Fatalf("%s: the workers are not all %s after %s: %+v", api, state, bound, last)
+}
+
+// cpuDuringFanOuts runs the floor's fan-out idleRounds times after a warm-up, and returns the
+// CPU seconds each parent (by name, its pid) spent during each measured one, and their walls.
+func cpuDuringFanOuts(b *testing.B, floor *remoteFloorParent, oc fleetServed, label string, pids map[string]int) (map[string][]float64, []float64) {
+	cpu, names := map[string][]float64{}, slices.Sorted(maps.Keys(pids))
+	var wall []float64
+	for round := 0; round <= idleRounds; round++ {
+		ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+		before := map[string]float64{}
+		for name, pid := range pids {
+			before[name] = treeCPU(pid)
+		}
+		r, err := floor.fanOut(ctx, oc, fmt.Sprintf("floor-%s-r%d", label, round))
+		cancel()
+		if err != nil {
+			b.Fatalf("%s round %d: %v", label, round, err)
+		}
+		line := fmt.Sprintf("%s round %d: fan-out %.1f s", label, round, r.WallMs/1000)
+		for _, name := range names {
+			spent := treeCPU(pids[name]) - before[name]
+			line += fmt.Sprintf("; %s parent %.2f s", name, spent)
+			if round > 0 {
+				cpu[name] = append(cpu[name], spent)
+			}
+		}
+		fmt.Println(line)
+		if round > 0 {
+			wall = append(wall, r.WallMs/1000)
+		}
+	}
+	return cpu, wall
 }

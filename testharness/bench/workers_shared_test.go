@@ -80,21 +80,8 @@ func BenchmarkWorkerSharedParent(b *testing.B) {
 		settleToRest(polled.PID())
 		oc := fleetServed{served{fl.Parent}, statusAPI{followedAPI}, []*ocserve.Server{fl.Workers["w1"], fl.Workers["w2"]}}
 		var rep workersSharedReport
-		for round := 0; round <= idleRounds; round++ {
-			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-			f0, p0 := treeCPU(followed.PID()), treeCPU(polled.PID())
-			r, err := floor.fanOut(ctx, oc, fmt.Sprintf("floor-shared-r%d", round))
-			cancel()
-			if err != nil {
-				b.Fatalf("round %d: %v", round, err)
-			}
-			fc, pc := treeCPU(followed.PID())-f0, treeCPU(polled.PID())-p0
-			fmt.Printf("shared round %d: fan-out %.1f s; followed parent %.2f s, polled parent %.2f s\n", round, r.WallMs/1000, fc, pc)
-			if round > 0 {
-				rep.FollowedCPU, rep.PolledCPU = append(rep.FollowedCPU, fc), append(rep.PolledCPU, pc)
-				rep.FanOutWallS = append(rep.FanOutWallS, r.WallMs/1000)
-			}
-		}
+		cpu, wall := cpuDuringFanOuts(b, floor, oc, "shared", map[string]int{"followed": followed.PID(), "polled": polled.PID()})
+		rep.FollowedCPU, rep.PolledCPU, rep.FanOutWallS = cpu["followed"], cpu["polled"], wall
 		rep.FollowedP50, rep.PolledP50 = median(rep.FollowedCPU), median(rep.PolledCPU)
 		if rep.FollowedP50 > 0 {
 			rep.PolledOverFoll = rep.PolledP50 / rep.FollowedP50
