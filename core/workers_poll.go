@@ -86,7 +86,8 @@ func (m *Machine) onPolledHealth(name string, ev Event, h healthAnswer) {
 	m.onWorkerState(Event{Worker: name, Up: up, Error: why})
 }
 
-// notePolledBusy counts a polled task's busy status as activity (no parts come to say so).
+// notePolledBusy counts a polled task's busy status as activity (no stream brings its parts as
+// they come) and reads its newest messages when they are due.
 func (m *Machine) notePolledBusy(t *run) {
 	if !m.polled(t.Worker) {
 		return
