@@ -90,16 +90,16 @@ func (m *Machine) onMessages(p pending, ev Event) {
 	if t.switching || p.attemptAt != t.attemptAt {
 		return // read before the task moved between attempts: it describes the one left
 	}
-	if m.polled(t.Worker) {
-		m.takePolled(t, ev.Result, !p.progress) // its progress, which no stream brought (workers_poll_progress.go)
-		if p.progress || t.Status.Terminal() || t.switching {
-			return
-		}
-	}
 	var msgs []message
 	if err := json.Unmarshal(ev.Result, &msgs); err != nil {
 		m.log("warn", "unreadable messages for task "+t.ID+": "+err.Error())
 		return
+	}
+	if m.polled(t.Worker) {
+		m.takePolled(t, msgs, !p.progress) // its progress, which no stream brought (workers_poll_progress.go)
+		if p.progress || t.Status.Terminal() || t.switching {
+			return
+		}
 	}
 	// The messages say what each answer spent, the one the events may not have finished telling.
 	for i := range msgs {

@@ -156,14 +156,20 @@ func (m *Machine) onPartUpdated(p ocevents.PartUpdated) {
 		m.noteToolRun(t, p.Part.CallID, p.Part.Tool, p.Part.State.Title, false)
 		return
 	}
+	m.countToolCall(t, p.Part.CallID, p.Part.Tool, p.Part.State.Title)
+}
+
+// countToolCall counts a tool call of t's child the first time it is seen (callID not in
+// seenCalls): its progress, its partial work's tools, its last tools.
+func (m *Machine) countToolCall(t *run, callID, tool, title string) {
 	if t.seenCalls == nil {
 		t.seenCalls = map[string]bool{}
 	}
-	t.seenCalls[p.Part.CallID] = true
+	t.seenCalls[callID] = true
 	t.Progress.ToolCalls++
 	m.touchProgress(t)
-	m.noteToolRun(t, p.Part.CallID, p.Part.Tool, p.Part.State.Title, true)
-	t.Progress.LastTools = append(t.Progress.LastTools, p.Part.Tool)
+	m.noteToolRun(t, callID, tool, title, true)
+	t.Progress.LastTools = append(t.Progress.LastTools, tool)
 	if n := len(t.Progress.LastTools); n > task.MaxLastTools {
 		t.Progress.LastTools = append([]string{}, t.Progress.LastTools[n-task.MaxLastTools:]...)
 	}

@@ -33,17 +33,25 @@ func (m *Machine) promptDropped(t *run, msgs []message) bool {
 	}
 	// It may be lost: it never arrived, or it joined the end of a turn before it (an earlier
 	// attempt: this prompt's is the last).
+	if m.answeredSincePrompt(t, msgs) {
+		return false
+	}
 	lost := t.promptUnsure || t.FallbackInfo != nil && len(t.FallbackInfo.Attempts) > 1
 	for _, msg := range msgs {
-		if msg.Info.Role != "assistant" {
-			continue
-		}
-		if msg.Info.Time.Created >= m.ocTime(t, t.promptAskedAt) {
-			return false
-		}
-		lost = true
+		lost = lost || msg.Info.Role == "assistant" // an answer before it: a turn it could join
 	}
 	return lost
+}
+
+// answeredSincePrompt reports whether an assistant message began after t's latest prompt was sent.
+func (m *Machine) answeredSincePrompt(t *run, msgs []message) bool {
+	since := m.ocTime(t, t.promptAskedAt)
+	for _, msg := range msgs {
+		if msg.Info.Role == "assistant" && msg.Info.Time.Created >= since {
+			return true
+		}
+	}
+	return false
 }
 
 // resendPrompt sends t's prompt again, to the same model: the dropped one was never answered, so

@@ -70,6 +70,19 @@ func TestAnAnsweredPromptIsNotSentAgain(t *testing.T) {
 	require.Empty(t, prompts(h.pollWith(begun), id))
 }
 
+// A prompt sent after an earlier answer in the session (a turn it could have joined the end
+// of), unanswered past the grace period, is sent again.
+func TestAPromptAfterAnEarlierAnswerIsSentAgain(t *testing.T) {
+	h := newFB(t, chainAB)
+	id := h.launch()
+	sentAt := h.now
+	h.now += promptDropGraceMs + 100
+	earlier := fmt.Sprintf(`[
+		{"info":{"id":"msg_a0","role":"assistant","time":{"created":%d,"completed":%d}}},
+		{"info":{"id":"msg_u1","role":"user","time":{"created":%d}}}]`, sentAt-2000, sentAt-1000, sentAt+1)
+	require.Len(t, prompts(h.pollWith(earlier), id), 1)
+}
+
 // A child's first prompt that is slow to start (a loaded machine, a worker's instance still
 // starting) is not sent again, however long the session sits idle: there was no turn for it to
 // join, so nothing dropped it. It used to be sent twice more, each one more copy of the task's

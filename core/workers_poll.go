@@ -76,14 +76,16 @@ func (m *Machine) onPolledHealth(name string, ev Event, h healthAnswer) {
 		w.version = h.Version
 		m.storeChanged()
 	}
-	if up == (w.state == WorkerUp) && (up || w.state == WorkerDown) {
-		if !up && why != w.err {
+	switch {
+	case up && w.state == WorkerUp:
+	case !up && w.state == WorkerDown:
+		if why != w.err { // still down, for another reason
 			w.err = why
 			m.storeChanged()
 		}
-		return
+	default:
+		m.onWorkerState(Event{Worker: name, Up: up, Error: why})
 	}
-	m.onWorkerState(Event{Worker: name, Up: up, Error: why})
 }
 
 // notePolledBusy counts a polled task's busy status as activity (no stream brings its parts as
@@ -117,16 +119,8 @@ const polledNoAnswerAfterMs = 30_000
 // messages are read for that), and no answer began after its prompt: the stream would have said
 // session.error, which nothing brings here.
 func (m *Machine) polledSilent(t *run, msgs []message) bool {
-	if !m.polled(t.Worker) || !t.promptSent || t.promptAskedAt == 0 || m.now-t.promptAskedAt < polledNoAnswerAfterMs {
-		return false
-	}
-	since := m.ocTime(t, t.promptAskedAt)
-	for _, msg := range msgs {
-		if msg.Info.Role == "assistant" && msg.Info.Time.Created >= since {
-			return false
-		}
-	}
-	return true
+	return m.polled(t.Worker) && t.promptSent && t.promptAskedAt != 0 &&
+		m.now-t.promptAskedAt >= polledNoAnswerAfterMs && !m.answeredSincePrompt(t, msgs)
 }
 
 // answeredPermission is a permission.reply's request and answer.

@@ -1,12 +1,10 @@
 package core
 
 import (
-	"encoding/json"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/asyncagents/asyncagents/core/ocevents"
-	"github.com/asyncagents/asyncagents/core/task"
 )
 
 // A polled task's progress (workers_poll.go). No stream brings its parts, so while its worker
@@ -38,43 +36,8 @@ func (m *Machine) readPolledProgress(t *run) {
 		pending{taskID: t.ID, progress: true, attemptAt: t.attemptAt})
 }
 
-// polledMessage is a message as OpenCode's GET /session/:id/message lists it: what a snapshot
-// reads of it and of its parts.
-type polledMessage struct {
-	Info struct {
-		ID     string          `json:"id"`
-		Role   string          `json:"role"`
-		Error  *ocevents.Error `json:"error"`
-		Finish string          `json:"finish"`
-		Time   struct {
-			Created   int64 `json:"created"`
-			Completed int64 `json:"completed"`
-		} `json:"time"`
-		Summary json.RawMessage `json:"summary"`
-		ocevents.Usage
-	} `json:"info"`
-	Parts []struct {
-		ID        string `json:"id"`
-		Type      string `json:"type"`
-		Text      string `json:"text"`
-		Synthetic bool   `json:"synthetic"`
-		Ignored   bool   `json:"ignored"`
-		CallID    string `json:"callID"`
-		Tool      string `json:"tool"`
-		Reason    string `json:"reason"`
-		State     struct {
-			Status string `json:"status"`
-			Title  string `json:"title"`
-		} `json:"state"`
-	} `json:"parts"`
-}
-
 // takePolled takes a read of t's messages (its newest, or at its end all) as a snapshot.
-func (m *Machine) takePolled(t *run, raw json.RawMessage, atEnd bool) {
-	var msgs []polledMessage
-	if json.Unmarshal(raw, &msgs) != nil {
-		return
-	}
+func (m *Machine) takePolled(t *run, msgs []message, atEnd bool) {
 	since := m.ocTime(t, max(t.attemptAt, t.ResumedAt))
 	// Restored with calls counted and none seen since: the calls read now were counted before;
 	// so were, at its end, the earlier ones the newest messages did not show.
@@ -141,23 +104,17 @@ func (m *Machine) takePolled(t *run, raw json.RawMessage, atEnd bool) {
 // of it is counted (onPartUpdated); seeded: the task was restored with its calls counted, so a
 // call is marked seen and not counted again. It reports whether anything changed.
 func (m *Machine) notePolledCall(t *run, callID, tool, title string, seeded bool) bool {
-	if t.seenCalls[callID] {
+	switch {
+	case t.seenCalls[callID]:
 		m.noteToolRun(t, callID, tool, title, false)
 		return false
-	}
-	if t.seenCalls == nil {
-		t.seenCalls = map[string]bool{}
-	}
-	t.seenCalls[callID] = true
-	if seeded {
+	case seeded:
+		if t.seenCalls == nil {
+			t.seenCalls = map[string]bool{}
+		}
+		t.seenCalls[callID] = true
 		return false
 	}
-	t.Progress.ToolCalls++
-	m.touchProgress(t)
-	m.noteToolRun(t, callID, tool, title, true)
-	t.Progress.LastTools = append(t.Progress.LastTools, tool)
-	if n := len(t.Progress.LastTools); n > task.MaxLastTools {
-		t.Progress.LastTools = append([]string{}, t.Progress.LastTools[n-task.MaxLastTools:]...)
-	}
+	m.countToolCall(t, callID, tool, title)
 	return true
 }

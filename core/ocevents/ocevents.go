@@ -186,6 +186,16 @@ type Message struct {
 		Text      string `json:"text"`
 		Synthetic bool   `json:"synthetic"`
 		Ignored   bool   `json:"ignored"`
+		// What a polled task's progress reads of a part (core/workers_poll_progress.go): its ID
+		// (a step's), a tool call's ID, tool, state and title, a step's reason.
+		ID     string `json:"id"`
+		CallID string `json:"callID"`
+		Tool   string `json:"tool"`
+		Reason string `json:"reason"`
+		State  struct {
+			Status string `json:"status"`
+			Title  string `json:"title"`
+		} `json:"state"`
 	} `json:"parts"`
 }
 

@@ -43,10 +43,7 @@ func BenchmarkWorkerIdleParent(b *testing.B) {
 	root := ocserve.RepoRoot(b)
 	for i := 0; i < b.N; i++ {
 		model := mockmodel.Start(b, workersScript)
-		fl := ocserve.StartFleet(b, ocserve.FleetOptions{
-			Parent:  ocserve.Options{ModelURL: model.URL(), LogLevel: "WARN", Plugins: []string{ocserve.PluginSpec(b)}},
-			Workers: 2, Config: map[string]any{"maxConcurrentStarts": 20}, Worker: map[string]any{"maxTasks": 10}})
-		floor := startRemoteFloor(b, root, model, fl, false)
+		fl, floor := startFloorFleet(b, root, model)
 		resting, restingAPI := startIdleParent(b, model, fl, map[string]any{"restAfterMs": 1000})
 		following, followingAPI := startIdleParent(b, model, fl, map[string]any{"restAfterMs": 3_600_000})
 		// Never used, the resting parent's workers rest at its first heartbeat (30 s) past 1 s.
@@ -70,6 +67,15 @@ func BenchmarkWorkerIdleParent(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// startFloorFleet starts two workers with a parent of ours that stays idle, and the remote floor's
+// parent on them, whose fan-outs are the other sessions' traffic there.
+func startFloorFleet(b *testing.B, root string, model *mockmodel.Server) (*ocserve.Fleet, *remoteFloorParent) {
+	fl := ocserve.StartFleet(b, ocserve.FleetOptions{
+		Parent:  ocserve.Options{ModelURL: model.URL(), LogLevel: "WARN", Plugins: []string{ocserve.PluginSpec(b)}},
+		Workers: 2, Config: map[string]any{"maxConcurrentStarts": 20}, Worker: map[string]any{"maxTasks": 10}})
+	return fl, startRemoteFloor(b, root, model, fl, false)
 }
 
 // startIdleParent starts a parent with our plugin and its own status API on fl's workers, each

@@ -55,10 +55,7 @@ func BenchmarkWorkerSharedParent(b *testing.B) {
 	root := ocserve.RepoRoot(b)
 	for i := 0; i < b.N; i++ {
 		model := mockmodel.Start(b, sharedScript)
-		fl := ocserve.StartFleet(b, ocserve.FleetOptions{
-			Parent:  ocserve.Options{ModelURL: model.URL(), LogLevel: "WARN", Plugins: []string{ocserve.PluginSpec(b)}},
-			Workers: 2, Config: map[string]any{"maxConcurrentStarts": 20}, Worker: map[string]any{"maxTasks": 10}})
-		floor := startRemoteFloor(b, root, model, fl, false)
+		fl, floor := startFloorFleet(b, root, model)
 		followed, followedAPI := startIdleParent(b, model, fl, map[string]any{"maxTasks": 10})
 		polled, polledAPI := startIdleParent(b, model, fl, map[string]any{"maxTasks": 10, "pollMs": polledEveryMs})
 		waitWorkerStates(b, followedAPI, core.WorkerUp, 30*time.Second)
