@@ -77,6 +77,9 @@ func (m *Machine) localDirs() map[string]bool {
 // onStatus is the polling fallback: a running task whose child OpenCode no longer lists as busy
 // may have finished while its session.idle event was lost, so its messages are checked.
 func (m *Machine) onStatus(p pending, ev Event) {
+	if p.worker != "" {
+		m.onPolledStatusRead(p.worker, ev.OK) // workers_poll.go
+	}
 	if ev.OK {
 		busy := map[string]json.RawMessage{}
 		if json.Unmarshal(ev.Result, &busy) == nil {

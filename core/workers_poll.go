@@ -14,6 +14,9 @@ import (
 // parent it reads their statuses and their pending questions, in each directory they use: the
 // reads a stream's reconnect already makes (recheckWorker, askWorkerPermissions). A task the
 // worker no longer lists as busy gets its messages read, which end it as an idle event would.
+// A status read answered since the last tick says as much as the health would (up, and the
+// password taken), so the health is then not asked; a failed one asks it at once, and the
+// heartbeat asks it anyway, for the version the table shows.
 //
 // A busy task's newest messages are read every few seconds for its progress, partial work and
 // spending (workers_poll_progress.go). What the parent gives up (ends and questions up to pollMs
@@ -42,11 +45,16 @@ func (m *Machine) onPollTimer(name string) {
 	if !m.polled(name) {
 		return
 	}
+	w, answered := m.link(name), false
 	if m.workerUp(name) {
+		answered = w.tickedAt != 0 && w.answeredAt >= w.tickedAt
+		w.tickedAt = m.now
 		m.recheckWorker(name)
 		m.askWorkerPermissions(name)
 	}
-	m.askPolledHealth(name)
+	if !answered {
+		m.askPolledHealth(name)
+	}
 	m.emit(Effect{Kind: EffectTimerSet, TimerID: workerPollPrefix + name, DelayMs: m.cfg.Workers[name].PollMs})
 }
 
@@ -85,6 +93,21 @@ func (m *Machine) onPolledHealth(name string, ev Event, h healthAnswer) {
 		}
 	default:
 		m.onWorkerState(Event{Worker: name, Up: up, Error: why})
+	}
+}
+
+// onPolledStatusRead notes what a polled worker's status read says of the worker: an answer
+// stands for its health at the next tick, a failure asks the health at once, so that a worker
+// gone is down no later than its health alone would have said.
+func (m *Machine) onPolledStatusRead(name string, ok bool) {
+	w := m.link(name)
+	switch {
+	case w == nil || !m.polled(name):
+	case ok:
+		w.answeredAt = m.now
+	default:
+		w.answeredAt = 0
+		m.askPolledHealth(name)
 	}
 }
 
@@ -139,11 +162,13 @@ func (m *Machine) onPolledReplied(p pending) {
 }
 
 // refreshPolledAgents asks an up polled worker's agents again, at each heartbeat: no dispose
-// event tells of an agent added or removed there.
+// event tells of an agent added or removed there. Its health too, for its version: the ticks
+// skip it while its status reads answer.
 func (m *Machine) refreshPolledAgents(name string, w *workerLink) {
 	if w.state == WorkerUp && !w.agentsAsking {
 		m.askWorkerAgents(name)
 	}
+	m.askPolledHealth(name)
 }
 
 // statusAsked reports whether a status read of worker name in dir is still out.

@@ -196,3 +196,40 @@ func TestAPolledWorkerDownAtStart(t *testing.T) {
 func stallAfter(ms int64) func(*config.Config) {
 	return func(c *config.Config) { c.Stall.WarnAfterMs = &ms }
 }
+
+// A tick whose worker answered the last status read does not ask its health as well: that answer
+// said up. A failed read asks it at once, so a worker gone is down as soon as before, and the
+// heartbeat asks it anyway, for the version the table shows.
+func TestAPolledWorkerThatAnswersIsNotAskedItsHealthToo(t *testing.T) {
+	h := newWK(t, polledW1(nil))
+	h.run(Event{Type: EventStart})
+	r, _ := h.launchOn("a", "w1")
+	tk := h.taskOf(r)
+	h.idleParent()
+	msgs := workingOn(tk.SessionID, tk.StartedAt, "half of it")
+
+	require.Len(t, ofKind(h.busyTick(tk, msgs), EffectWorkerHealth), 1, "no read had answered yet")
+	for range 3 {
+		require.Empty(t, ofKind(h.busyTick(tk, msgs), EffectWorkerHealth), "its status read answered since the last tick")
+	}
+
+	eff := h.tick()
+	require.Empty(t, ofKind(eff, EffectWorkerHealth))
+	require.Len(t, ofKind(h.tick(), EffectWorkerHealth), 1, "the last tick's read is still out: its health is asked")
+	h.healthErr["w1"] = "connection refused"
+	eff = h.run(Event{Type: EventEffectDone, EffectID: ofKind(eff, EffectStatus)[0].ID, Error: "connection refused"})
+	require.Len(t, ofKind(eff, EffectWorkerHealth), 1, "a failed read asks its health at once")
+	require.False(t, h.m.workerUp("w1"), "and it is down at once")
+	require.Len(t, ofKind(h.tick(), EffectWorkerHealth), 1, "down: its health is asked at each tick")
+
+	delete(h.healthErr, "w1")
+	eff = h.tick()
+	require.True(t, h.m.workerUp("w1"))
+	for _, st := range ofKind(eff, EffectStatus) { // the reads its coming back up made
+		h.run(Event{Type: EventEffectDone, EffectID: st.ID, OK: true, Result: json.RawMessage(`{"` + tk.SessionID + `":{"type":"busy"}}`)})
+	}
+	h.busyTick(tk, msgs)
+	require.Empty(t, ofKind(h.busyTick(tk, msgs), EffectWorkerHealth))
+	h.now += 30_000
+	require.Len(t, ofKind(h.run(Event{Type: EventTimer, TimerID: HeartbeatTimer}), EffectWorkerHealth), 1, "the heartbeat asks it for its version")
+}
