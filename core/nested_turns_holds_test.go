@@ -1,0 +1,66 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/httpapi"
+)
+
+// cancelFromDashboard cancels id through the HTTP API, as the dashboard does, and returns the
+// effects of that request.
+func (h *fbHarness) cancelFromDashboard(id string) []Effect {
+	hd := map[string]string{"host": "127.0.0.1:5165", "origin": "http://127.0.0.1:5165", "authorization": "Bearer tok"}
+	h.now += 10
+	r, eff := h.m.ServeHTTPEffects(httpapi.Request{Method: "POST", Path: "/v1/tasks/" + id + "/cancel", Port: 5165, Headers: hd}, config.APIConfig{Token: "tok"}, h.now)
+	require.Equal(h.t, 200, r.Status, r.Body)
+	h.effects = append(h.effects, eff...)
+	return eff
+}
+
+// A cancel gives a session held for its own tasks nothing to answer, under either wake setting:
+// whether the user cancelled its only task from the dashboard while it was held, or the session
+// cancelled it itself before its answer ended (its cancel call answered it), its turn ends at
+// once and the ⊘ line costs it no model turn. Under "each" the user's own session is still woken
+// by a cancel's notice: a turn per notice is what it asked for.
+func TestACancelWakesNoHeldSessionUnderEitherWake(t *testing.T) {
+	for _, wake := range []string{config.WakeBatch, config.WakeEach} {
+		for _, by := range []string{"dashboard", "itself"} {
+			t.Run(wake+"/"+by, func(t *testing.T) {
+				cfg := config.Config{}
+				cfg.Notify.Wake = wake
+				h := newFB(t, cfg)
+				_, c := h.busyLead()
+				n := h.launchFrom(c, "N")
+				var eff []Effect
+				if by == "dashboard" {
+					require.False(t, h.turnEnd("hook_1", c))
+					eff = h.cancelFromDashboard(n)
+					require.True(t, replied(eff, "hook_1"), "nothing of its own is left to answer")
+				} else {
+					eff = h.all(func() {
+						h.step(Event{Type: EventToolCall, CallID: "call_cancel", Tool: ToolCancel, SessionID: c, Args: json.RawMessage(fmt.Sprintf(`{"task_id":%q}`, n))})
+						require.True(t, h.turnEnd("hook_1", c), "its cancel call answered it: nothing is owed")
+					})
+				}
+				for _, e := range prompts(eff, c) {
+					require.True(t, e.NoReply, "no model turn for a cancel")
+				}
+			})
+		}
+	}
+	t.Run("each/the user's session", func(t *testing.T) {
+		cfg := config.Config{}
+		cfg.Notify.Wake = config.WakeEach
+		h := newFB(t, cfg)
+		a := h.launchFrom("ses_p", "A")
+		h.idleParent()
+		wakes := prompts(h.cancelFromDashboard(a), "ses_p")
+		require.Len(t, wakes, 1)
+		require.False(t, wakes[0].NoReply, "each: every notice wakes the user's session")
+	})
+}
