@@ -201,7 +201,7 @@ func (m *Machine) idleWhileHeld(session string) {
 func (m *Machine) holdForAbort(t *run) {
 	for id, h := range m.headless.holds {
 		if m.taskBelow(h.session) == t { // its child's own, or a subagent's below it
-			h.aborting = true
+			h.abortOf = t.ID
 			m.headless.holds[id] = h
 		}
 	}
@@ -211,10 +211,8 @@ func (m *Machine) holdForAbort(t *run) {
 // failed: either way nothing more will come of it).
 func (m *Machine) onChildAborted(taskID string) {
 	for _, id := range m.holdIDs() {
-		if h := m.headless.holds[id]; h.aborting {
-			if t := m.taskBelow(h.session); t == nil || t.ID == taskID {
-				m.releaseTurn(id)
-			}
+		if h := m.headless.holds[id]; h.aborting() && h.abortOf == taskID {
+			m.releaseTurn(id)
 		}
 	}
 }

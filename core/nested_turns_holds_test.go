@@ -64,3 +64,32 @@ func TestACancelWakesNoHeldSessionUnderEitherWake(t *testing.T) {
 		require.False(t, wakes[0].NoReply, "each: every notice wakes the user's session")
 	})
 }
+
+// A hold waiting for the abort of its task's child is answered by that abort, not another's,
+// even once the way from the held session up to its task is forgotten (a subagent's link goes
+// with its generation, session_parents.go): answered early, OpenCode's loop would start a model
+// call in a session being aborted.
+func TestAHoldWaitsForItsOwnTasksAbort(t *testing.T) {
+	h := newFB(t, config.Config{})
+	a, ca := h.busyLead()
+	b := h.launchFrom("ses_p", "B")
+	cb := h.m.task(b).SessionID
+	h.busy(cb)
+	h.subagent(cb, "ses_sb")
+	h.launchFrom("ses_sb", "M")
+	require.False(t, h.turnEnd("hook_sb", "ses_sb"))
+	h.call(ToolCancel, fmt.Sprintf(`{"task_id":%q}`, a))
+	h.call(ToolCancel, fmt.Sprintf(`{"task_id":%q}`, b))
+	h.m.sessionsBelow.forget("ses_sb")
+	aborts := map[string]Effect{}
+	for _, e := range ofKind(h.effects, EffectAbort) {
+		aborts[e.SessionID] = e
+	}
+	require.Contains(t, aborts, ca)
+	require.Contains(t, aborts, cb)
+
+	eff := h.step(Event{Type: EventEffectDone, EffectID: aborts[ca].ID, OK: true})
+	require.False(t, replied(eff, "hook_sb"), "A's abort is not B's")
+	eff = h.step(Event{Type: EventEffectDone, EffectID: aborts[cb].ID, OK: true})
+	require.True(t, replied(eff, "hook_sb"))
+}
