@@ -59,7 +59,7 @@ type answerStart struct {
 
 func (m *Machine) onTurnEndHook(ev Event) {
 	since := m.answerBegan(ev.SessionID, ev.MessageID)
-	if ev.SessionID == "" || !m.holdsTurnOf(ev.SessionID) || !m.turnOwed(ev.SessionID, since) {
+	if ev.SessionID == "" || !m.holdsTurnOf(ev.SessionID) || (!m.turnOwed(ev.SessionID, since) && !m.waitsForSlot(ev.SessionID)) {
 		m.replyTool(ev.CallID, "", nil)
 		return
 	}

@@ -111,10 +111,11 @@ func (m *Machine) yielded(session string) bool {
 	return t != nil && t.yield != yieldNone
 }
 
-// unyield gives t its slot back when no hold of its sessions is left (one was let go at once: an
-// abort, a session gone).
+// unyield queues t for its slot back when no hold of its sessions is left (one was let go at once:
+// an abort, a session gone): the slot it gave up may still be taken, by the very task it gave it
+// to.
 func (m *Machine) unyield(t *run) {
-	if t == nil || t.yield == yieldNone {
+	if t == nil || t.yield != yieldHeld {
 		return
 	}
 	for _, h := range m.headless.holds {
@@ -122,8 +123,16 @@ func (m *Machine) unyield(t *run) {
 			return
 		}
 	}
-	t.yield, t.Waiting = yieldNone, nil
+	t.yield = yieldReady
 	m.touch(t)
+	m.startQueued()
+}
+
+// waitsForSlot reports whether session's task waits in the queue for its slot back: a text part's
+// end there waits with it (goOn lets it go), so that the child does not run without a slot.
+func (m *Machine) waitsForSlot(session string) bool {
+	t := m.holdOwner(session)
+	return t != nil && t.yield == yieldReady
 }
 
 // ownWorkUnderway reports whether something of session's own may still send it a notice: a task

@@ -93,3 +93,51 @@ func TestAHoldWaitsForItsOwnTasksAbort(t *testing.T) {
 	eff = h.step(Event{Type: EventEffectDone, EffectID: aborts[cb].ID, OK: true})
 	require.True(t, replied(eff, "hook_sb"))
 }
+
+// slotsInUse counts the slots the tasks hold under maxConcurrentStarts.
+func (h *fbHarness) slotsInUse() int {
+	return h.m.limits().InUse(records(h.m.slotTasks())).Total
+}
+
+// A held subagent let go at once (the user aborted it, or it was deleted) leaves its task to queue
+// for its slot back, not take it past the limit while the task it gave the slot to still runs;
+// meanwhile its child's next answer waits with it, and goes on once that task's slot frees. With
+// nothing else running, it has the slot at once.
+func TestAHoldLetGoAtOnceKeepsTheLimit(t *testing.T) {
+	cases := []struct {
+		name    string
+		cascade bool
+		letGo   func(h *fbHarness)
+		nRuns   bool // N, the subagent's task, still holds the slot
+	}{
+		{"aborted, no cascade", false, func(h *fbHarness) { h.abortTurn("ses_s") }, true},
+		{"aborted, its task cancelled", true, func(h *fbHarness) { h.abortTurn("ses_s") }, false},
+		{"deleted", true, func(h *fbHarness) { h.oc("session.deleted", `{"info":{"id":"ses_s"}}`) }, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newFB(t, config.Config{MaxConcurrentStarts: 1, CancelOnParentAbort: config.Bool(tc.cascade)})
+			lead, c := h.busyLead()
+			h.subagent(c, "ses_s")
+			h.busy("ses_s")
+			n := h.launchFrom("ses_s", "N")
+			require.False(t, h.turnEnd("hook_s", "ses_s"))
+			require.False(t, h.m.task(n).Queued, "the lead's slot went to N")
+
+			tc.letGo(h)
+			require.False(t, h.m.turnHeld("ses_s"))
+			require.LessOrEqual(t, h.slotsInUse(), 1)
+			if !tc.nRuns {
+				require.Equal(t, yieldNone, h.m.task(lead).yield, "its slot is free: the lead has it")
+				require.True(t, h.turnEnd("hook_c", c))
+				return
+			}
+			require.NotNil(t, h.m.task(lead).Waiting, "the lead waits for N's slot")
+			require.False(t, h.turnEnd("hook_c", c), "its child's answer waits for the slot")
+			eff := h.all(func() { h.answer(h.m.task(n).SessionID, "", "result N") })
+			require.True(t, replied(eff, "hook_c"), "N's slot is the lead's")
+			require.Equal(t, yieldNone, h.m.task(lead).yield)
+			require.Nil(t, h.m.task(lead).Waiting)
+		})
+	}
+}
