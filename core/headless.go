@@ -30,10 +30,14 @@ const stoppedReason = "the headless run was stopped (SIGINT or SIGTERM)"
 type turnHold struct {
 	session string
 	since   int64
-	// aborting: its task ended and its child is being aborted; the hold is answered once the
-	// abort is done or seen (holdForAbort).
-	aborting bool
+	// abortOf: the task that ended, whose child is being aborted; the hold is answered once that
+	// abort is done or seen (holdForAbort). Kept by ID: the way up from a subagent may be
+	// forgotten meanwhile.
+	abortOf string
 }
+
+// aborting reports whether the hold waits for its task's child's abort.
+func (h turnHold) aborting() bool { return h.abortOf != "" }
 
 // headlessState is what the core follows of a headless run's sessions, for the holds only.
 type headlessState struct {
@@ -55,7 +59,7 @@ type answerStart struct {
 
 func (m *Machine) onTurnEndHook(ev Event) {
 	since := m.answerBegan(ev.SessionID, ev.MessageID)
-	if ev.SessionID == "" || !m.holdsTurnOf(ev.SessionID) || !m.turnOwed(ev.SessionID, since) {
+	if ev.SessionID == "" || !m.holdsTurnOf(ev.SessionID) || (!m.turnOwed(ev.SessionID, since) && !m.waitsForSlot(ev.SessionID)) {
 		m.replyTool(ev.CallID, "", nil)
 		return
 	}
@@ -152,7 +156,7 @@ func (m *Machine) releaseTurns() {
 	for _, id := range m.holdIDs() {
 		h := m.headless.holds[id]
 		switch {
-		case h.aborting: // answered once the abort is done or seen (holdForAbort)
+		case h.aborting(): // answered once the abort is done or seen (holdForAbort)
 		case m.yielded(h.session): // it goes on through the queue (readyYielded)
 		case !m.turnOwed(h.session, h.since):
 			m.releaseTurn(id)
@@ -170,7 +174,7 @@ func (m *Machine) releaseSession(session string) { m.releaseHolds(session, true)
 // for an abort (holdForAbort).
 func (m *Machine) releaseHolds(session string, aborting bool) {
 	for _, id := range m.holdIDs() {
-		if h := m.headless.holds[id]; h.session == session && (aborting || !h.aborting) {
+		if h := m.headless.holds[id]; h.session == session && (aborting || !h.aborting()) {
 			m.releaseTurn(id)
 		}
 	}

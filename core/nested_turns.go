@@ -111,10 +111,11 @@ func (m *Machine) yielded(session string) bool {
 	return t != nil && t.yield != yieldNone
 }
 
-// unyield gives t its slot back when no hold of its sessions is left (one was let go at once: an
-// abort, a session gone).
+// unyield queues t for its slot back when no hold of its sessions is left (one was let go at once:
+// an abort, a session gone): the slot it gave up may still be taken, by the very task it gave it
+// to.
 func (m *Machine) unyield(t *run) {
-	if t == nil || t.yield == yieldNone {
+	if t == nil || t.yield != yieldHeld {
 		return
 	}
 	for _, h := range m.headless.holds {
@@ -122,8 +123,16 @@ func (m *Machine) unyield(t *run) {
 			return
 		}
 	}
-	t.yield, t.Waiting = yieldNone, nil
+	t.yield = yieldReady
 	m.touch(t)
+	m.startQueued()
+}
+
+// waitsForSlot reports whether session's task waits in the queue for its slot back: a text part's
+// end there waits with it (goOn lets it go), so that the child does not run without a slot.
+func (m *Machine) waitsForSlot(session string) bool {
+	t := m.holdOwner(session)
+	return t != nil && t.yield == yieldReady
 }
 
 // ownWorkUnderway reports whether something of session's own may still send it a notice: a task
@@ -201,7 +210,7 @@ func (m *Machine) idleWhileHeld(session string) {
 func (m *Machine) holdForAbort(t *run) {
 	for id, h := range m.headless.holds {
 		if m.taskBelow(h.session) == t { // its child's own, or a subagent's below it
-			h.aborting = true
+			h.abortOf = t.ID
 			m.headless.holds[id] = h
 		}
 	}
@@ -211,10 +220,8 @@ func (m *Machine) holdForAbort(t *run) {
 // failed: either way nothing more will come of it).
 func (m *Machine) onChildAborted(taskID string) {
 	for _, id := range m.holdIDs() {
-		if h := m.headless.holds[id]; h.aborting {
-			if t := m.taskBelow(h.session); t == nil || t.ID == taskID {
-				m.releaseTurn(id)
-			}
+		if h := m.headless.holds[id]; h.aborting() && h.abortOf == taskID {
+			m.releaseTurn(id)
 		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/asyncagents/asyncagents/core/config"
-	"github.com/asyncagents/asyncagents/core/httpapi"
 )
 
 // A stall wakes a held child though its notice asks no turn (flushParent): once that message is
@@ -53,9 +52,7 @@ func TestALaunchDuringAHoldForAMessageGetsTheSlot(t *testing.T) {
 // A task waiting for its slot back goes on only with the holds owed nothing: a second, whose wake
 // is not stored yet, waits for it.
 func TestGoingOnLeavesAHoldStillOwed(t *testing.T) {
-	cfg := config.Config{MaxConcurrentStarts: 1}
-	cfg.Notify.Wake = config.WakeEach
-	h := newFB(t, cfg)
+	h := newFB(t, config.Config{MaxConcurrentStarts: 1})
 	_, c := h.busyLead()
 	h.subagent(c, "ses_s1")
 	h.subagent(c, "ses_s2")
@@ -63,18 +60,14 @@ func TestGoingOnLeavesAHoldStillOwed(t *testing.T) {
 	h.busy("ses_s2")
 	n1 := h.launchFrom("ses_s1", "N1")
 	require.False(t, h.turnEnd("hook_1", "ses_s1"))
-	q := h.launchFrom("ses_p", "Q")
 	n2 := h.launchFrom("ses_s2", "N2")
 	h.answer(h.m.task(n1).SessionID, "", "result N1")
+	require.False(t, h.m.task(n2).Queued, "N2 took the slot")
+	q := h.launchFrom("ses_p", "Q")
+	eff := h.all(func() { h.answer(h.m.task(n2).SessionID, "", "result N2") })
+	require.Len(t, prompts(eff, "ses_s2"), 1, "N2's notice wakes its session, taken by OpenCode")
 	require.False(t, h.m.task(q).Queued, "Q took the slot")
 	h.userMessage("ses_s1", h.now)
-	hd := map[string]string{"host": "127.0.0.1:5165", "origin": "http://127.0.0.1:5165", "authorization": "Bearer tok"}
-	h.now += 10
-	r, eff := h.m.ServeHTTPEffects(httpapi.Request{Method: "POST", Path: "/v1/tasks/" + n2 + "/cancel", Port: 5165, Headers: hd}, config.APIConfig{Token: "tok"}, h.now)
-	require.Equal(t, 200, r.Status, r.Body)
-	for _, e := range ofKind(eff, EffectPromptAsync) {
-		h.step(Event{Type: EventEffectDone, EffectID: e.ID, OK: true})
-	}
 	require.False(t, h.turnEnd("hook_2", "ses_s2"), "owed: its wake is not stored yet")
 	eff = h.all(func() { h.answer(h.m.task(q).SessionID, "", "result Q") })
 	require.True(t, replied(eff, "hook_1"))

@@ -146,6 +146,10 @@ func (m *Machine) endParts(t *run, c batchCounts) []TextPart {
 // shouldWake decides whether a notice costs the parent a model turn.
 func (m *Machine) shouldWake(t *run, running int) bool {
 	switch {
+	case t.Status == task.StatusCancelled && m.holdsTurnOf(t.ParentSessionID):
+		// A session whose turn end waits for its own tasks has nothing to answer in a cancel
+		// (resultQueued), whatever the setting: it asked for it, or its other results will wake it.
+		return false
 	case m.cfg.Notify.Wake == config.WakeEach:
 		return true
 	case t.Status == task.StatusError:

@@ -120,7 +120,7 @@ func (m *Machine) taskOver(session string) bool {
 // heldForWork reports whether session's turn end is held for its own tasks (not for an abort).
 func (m *Machine) heldForWork(session string) bool {
 	for _, h := range m.headless.holds {
-		if h.session == session && !h.aborting {
+		if h.session == session && !h.aborting() {
 			return true
 		}
 	}
