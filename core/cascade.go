@@ -31,23 +31,25 @@ func (m *Machine) onTurnAborted(sessionID string) {
 	if t := m.task(sessionID); t != nil && t.switching {
 		return // our own abort, leaving a failing model: the task goes on, and so do its tasks
 	}
+	m.cascadeFrom(sessionID, cascadeReason)
+}
+
+// cascadeFrom cancels, for reason, the tasks and launches below session, whose turn ended before
+// their results could be read, and tells session of them in one line, without a model turn.
+func (m *Machine) cascadeFrom(session, reason string) {
 	var stopped []*run
-	var starting int
 	m.stopTogether(func() {
-		stopped = m.cancelBelow(sessionID, cascadeReason)
-		starting = m.cancelLaunches(sessionID, cascadeReason, true)
+		stopped = m.cancelBelow(session, reason)
+		m.cancelLaunches(session, reason, true)
 	})
-	if len(stopped) == 0 && starting == 0 {
-		return
-	}
 	if len(stopped) == 0 {
-		return // only launches without a task yet: nothing to list
+		return // nothing, or only launches without a task yet: nothing to list
 	}
 	m.toast(ToastInfo, cascadeToastTitle, m.cascadeVisible(stopped))
 	// Owed like any notice (core/outbox.go): after a crash each comes back as its own end notice.
-	m.post(sessionID, notice{
+	m.post(session, notice{
 		tasks: m.owe(stopped...),
-		agent: m.agentOf(sessionID, stopped),
+		agent: m.agentOf(session, stopped),
 		parts: []TextPart{
 			{Type: "text", Text: m.cascadeVisible(stopped)},
 			{Type: "text", Text: m.cascadeHidden(stopped), Synthetic: true},
