@@ -1,6 +1,10 @@
 package core
 
-import "github.com/asyncagents/asyncagents/core/budget"
+import (
+	"fmt"
+
+	"github.com/asyncagents/asyncagents/core/budget"
+)
 
 // The parent's interruption cascades. When a session's turn is aborted (Esc in the TUI, or
 // POST /session/:id/abort), OpenCode marks that turn's assistant message with
@@ -32,6 +36,29 @@ func (m *Machine) onTurnAborted(sessionID string) {
 		return // our own abort, leaving a failing model: the task goes on, and so do its tasks
 	}
 	m.cascadeFrom(sessionID, cascadeReason)
+}
+
+// A native subagent whose model failed ends its turn there: OpenCode's loop stops at an answer
+// that carries an error, and its task tool fails the call that ran the subagent. Its tasks would
+// run on, and their notices wake it for a turn whose answer reaches no one, so they go as an
+// interrupted turn's do. The sign is that answer, complete with its error, not session.error:
+// OpenCode also reports there a notice it took and then failed to store, and an overflow it is
+// about to compact, and neither ends the turn. Such a turn holds nothing by then: its loop waits
+// on a held text part, so no answer of it fails while held. And the turns a crash cut short are
+// marked aborted when OpenCode starts again, not failed: this one need not have been seen running.
+// docs/rationale/children.md tells what else was considered.
+
+// subagentFailedReasonFmt is the cancel reason of a task whose native subagent's model failed
+// (%s: the error's name).
+const subagentFailedReasonFmt = "the subagent that launched it failed (%s)"
+
+// onAnswerFailed is told of an answer of session's that carries an error other than an abort.
+// Only a native subagent's ends anything here: a task's child fails through its task
+// (fallback.go, orphans.go), and the user's session keeps its background work.
+func (m *Machine) onAnswerFailed(session, errName string) {
+	if m.task(session) == nil && m.sessionsBelow.get(session) != "" && m.cfg.CascadeOn() {
+		m.cascadeFrom(session, fmt.Sprintf(subagentFailedReasonFmt, errName))
+	}
 }
 
 // cascadeFrom cancels, for reason, the tasks and launches below session, whose turn ended before
