@@ -1,6 +1,10 @@
 package core
 
-import "github.com/asyncagents/asyncagents/core/budget"
+import (
+	"fmt"
+
+	"github.com/asyncagents/asyncagents/core/budget"
+)
 
 // The parent's interruption cascades. When a session's turn is aborted (Esc in the TUI, or
 // POST /session/:id/abort), OpenCode marks that turn's assistant message with
@@ -31,23 +35,48 @@ func (m *Machine) onTurnAborted(sessionID string) {
 	if t := m.task(sessionID); t != nil && t.switching {
 		return // our own abort, leaving a failing model: the task goes on, and so do its tasks
 	}
-	var stopped []*run
-	var starting int
-	m.stopTogether(func() {
-		stopped = m.cancelBelow(sessionID, cascadeReason)
-		starting = m.cancelLaunches(sessionID, cascadeReason, true)
-	})
-	if len(stopped) == 0 && starting == 0 {
-		return
+	m.cascadeFrom(sessionID, cascadeReason)
+}
+
+// A native subagent whose model failed ends its turn there: OpenCode's loop stops at an answer
+// that carries an error, and its task tool fails the call that ran the subagent. Its tasks would
+// run on, and their notices wake it for a turn whose answer reaches no one, so they go as an
+// interrupted turn's do. The sign is that answer, complete with its error, not session.error:
+// OpenCode also reports there a notice it took and then failed to store, and an overflow it is
+// about to compact, and neither ends the turn. Such a turn holds nothing by then: its loop waits
+// on a held text part, so no answer of it fails while held. And the turns a crash cut short are
+// marked aborted when OpenCode starts again, not failed: this one need not have been seen running.
+// docs/rationale/children.md tells what else was considered.
+
+// subagentFailedReasonFmt is the cancel reason of a task whose native subagent's model failed
+// (%s: the error's name).
+const subagentFailedReasonFmt = "the subagent that launched it failed (%s)"
+
+// onAnswerFailed is told of an answer of session's that carries an error other than an abort.
+// Only a native subagent's ends anything here: a task's child fails through its task
+// (fallback.go, orphans.go), and the user's session keeps its background work.
+func (m *Machine) onAnswerFailed(session, errName string) {
+	if m.task(session) == nil && m.sessionsBelow.get(session) != "" && m.cfg.CascadeOn() {
+		m.cascadeFrom(session, fmt.Sprintf(subagentFailedReasonFmt, errName))
 	}
+}
+
+// cascadeFrom cancels, for reason, the tasks and launches below session, whose turn ended before
+// their results could be read, and tells session of them in one line, without a model turn.
+func (m *Machine) cascadeFrom(session, reason string) {
+	var stopped []*run
+	m.stopTogether(func() {
+		stopped = m.cancelBelow(session, reason)
+		m.cancelLaunches(session, reason, true)
+	})
 	if len(stopped) == 0 {
-		return // only launches without a task yet: nothing to list
+		return // nothing, or only launches without a task yet: nothing to list
 	}
 	m.toast(ToastInfo, cascadeToastTitle, m.cascadeVisible(stopped))
 	// Owed like any notice (core/outbox.go): after a crash each comes back as its own end notice.
-	m.post(sessionID, notice{
+	m.post(session, notice{
 		tasks: m.owe(stopped...),
-		agent: m.agentOf(sessionID, stopped),
+		agent: m.agentOf(session, stopped),
 		parts: []TextPart{
 			{Type: "text", Text: m.cascadeVisible(stopped)},
 			{Type: "text", Text: m.cascadeHidden(stopped), Synthetic: true},

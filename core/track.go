@@ -82,6 +82,8 @@ func (m *Machine) onMessageUpdated(p ocevents.MessageUpdated) {
 	}
 	if p.Info.Role == "assistant" && p.Info.Error != nil && p.Info.Error.Name == ocevents.AbortedError {
 		m.onTurnAborted(p.Info.SessionID) // an abort that landed outside the model stream says so here only
+	} else if p.Info.Role == "assistant" && p.Info.Error != nil {
+		m.onAnswerFailed(p.Info.SessionID, p.Info.Error.Name) // (cascade.go)
 	}
 	if p.Info.Role == "assistant" {
 		m.noteAnswer(p.Info.SessionID, p.Info.ID, p.Info.Time.Created) // (headless.go answerBegan)
