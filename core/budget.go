@@ -87,11 +87,22 @@ func (m *Machine) checkSpending(t *run, final bool) {
 }
 
 // stopForBudget fails t with the limit it passed: its child is aborted (a queued task never
-// started) and what the child launched is cancelled with it.
+// started) and what the child launched is cancelled with it. One restored and not yet reconciled
+// is left to its reconcile, which fails it so if it finds it still at work: it may have finished
+// while OpenCode was down, and the stop would lose its result (orphans.go).
 func (m *Machine) stopForBudget(t *run, what string) {
 	if t.Status.Terminal() {
 		return
 	}
+	if m.awaitingReconcile(t) {
+		t.budgetOnReconcile = what
+		return
+	}
+	m.failForBudget(t, what)
+}
+
+// failForBudget is stopForBudget's stop.
+func (m *Machine) failForBudget(t *run, what string) {
 	started := !t.Queued && t.SessionID != ""
 	m.log("info", "task "+t.ID+": budget exceeded: "+what)
 	m.stopTogether(func() {

@@ -123,7 +123,7 @@ func reconcileError(ev Event) string {
 // or interrupted. A child OpenCode still lists as busy goes on being tracked.
 func (m *Machine) onReconcileMessages(p pending, ev Event) {
 	t := m.task(p.taskID)
-	if t == nil || t.Status.Terminal() || m.reconcileOrphan(t, ev.OK, ev.Result) || m.onReconcileNeverPrompted(t, p, ev) {
+	if t == nil || t.Status.Terminal() || m.reconcileDueStop(t, ev.OK, ev.Result) || m.onReconcileNeverPrompted(t, p, ev) {
 		return
 	}
 	if !ev.OK {

@@ -78,7 +78,7 @@ func (m *Machine) onChildrenListed(p pending, ev Event) {
 	switch {
 	case found == "" && t.Status.Terminal():
 	case found == "":
-		if !m.cancelIfOrphaned(t) {
+		if !m.stopIfDue(t) {
 			m.startTask(t)
 		}
 	case t.Status.Terminal():
@@ -114,7 +114,7 @@ func (m *Machine) childrenReadFailed(t *run, ev Event) {
 	default:
 		tries := t.childReads + 1
 		t.unbound, t.childReads = false, 0
-		if m.cancelIfOrphaned(t) {
+		if m.stopIfDue(t) {
 			return
 		}
 		m.log("warn", "task "+t.ID+": reading its parent's children failed "+strconv.Itoa(tries)+" times; its child session is made anew, though one made before the restart may run too: "+why)

@@ -88,3 +88,28 @@ func TestACancelWithAWakeOnItsWayWaitsForTheAbort(t *testing.T) {
 	}
 	require.True(t, replied(eff, "hook_1"))
 }
+
+// A held child whose hold waits only for a wake on its way (nothing of its own left at work) keeps
+// its task's slot, and the attempt timer still runs: on the last model, the timeout ends the task
+// and the hold waits for the abort as a cancel's does.
+func TestAnAttemptTimeoutWithAWakeOnItsWayWaitsForTheAbort(t *testing.T) {
+	cfg := config.Config{Agents: map[string]config.AgentModels{"general": {Models: []string{"mock/mock-a"}}}}
+	cfg.Fallback.AttemptTimeoutMs = 60_000
+	h := newFB(t, cfg)
+	lead, c := h.busyLead()
+	n := h.launchFrom(c, "N")
+	h.holdPromptsTo = c
+	h.answer(h.m.task(n).SessionID, "", "result N")
+	require.False(t, h.turnEnd("hook_1", c), "N's notice is on its way")
+	require.Len(t, h.heldPrompts, 1)
+	require.Equal(t, yieldNone, h.m.task(lead).yield, "nothing of its own at work: it keeps its slot")
+
+	h.now += 61_000
+	eff := h.step(Event{Type: EventTimer, TimerID: attemptTimerPrefix + lead})
+	require.Equal(t, "AttemptTimeout", h.m.task(lead).Error.Name)
+	abort := ofKind(eff, EffectAbort)
+	require.Len(t, abort, 1)
+	require.True(t, h.m.turnHeld(c), "not answered before the abort is done")
+	eff = h.step(Event{Type: EventEffectDone, EffectID: abort[0].ID, OK: true})
+	require.True(t, replied(eff, "hook_1"))
+}

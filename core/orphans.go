@@ -15,10 +15,10 @@ import (
 // abort cascade and a budget stop already did. Not for a task that completes: its child's turn
 // ended with nothing of its own under way (nested_turns.go), or it was let go on purpose. Nor
 // for one restored from the history whose end its child's messages have yet to tell, whoever
-// cancels: it may have finished while OpenCode was down, and a cancel would lose its result
-// (history_reconcile.go). Its reconcile keeps an answer finished meanwhile and cancels anything
-// short of one. And whatever path a notice takes, a session whose task is over is not woken by
-// it (outbox.go).
+// cancels (or a budget stops): it may have finished while OpenCode was down, and a stop would
+// lose its result (history_reconcile.go). Its reconcile keeps an answer finished meanwhile and
+// stops anything short of one. And whatever path a notice takes, a session whose task is over is
+// not woken by it (outbox.go).
 
 // orphanReasonFmt is the cancel reason of a task whose parent task failed (%s: its error's name).
 const orphanReasonFmt = "its parent task failed (%s)"
@@ -37,15 +37,18 @@ func (m *Machine) cancelOrphans(t *run) {
 	}
 }
 
-// cancelIfOrphaned cancels t, restored and now found not finished (at work, never prompted, on
-// its way to another model, stopped, or about to be given a child), when a cancel reached it
-// while it awaited its reconcile (a cascade, the cancel of a task above it: cancelBelow), or when
-// the task it was launched under ended other than by completing (before the restart too). It
-// reports whether it did.
-func (m *Machine) cancelIfOrphaned(t *run) bool {
-	reason, ok := m.orphanReason(t)
-	if !ok {
+// stopIfDue ends t, restored and now found not finished (at work, never prompted, on its way to
+// another model, stopped, or about to be given a child), when a stop is due (dueStop). It reports
+// whether it did.
+func (m *Machine) stopIfDue(t *run) bool {
+	reason, overBudget, ok := m.dueStop(t)
+	switch {
+	case !ok:
 		return false
+	case overBudget != "":
+		m.log("info", "task "+t.ID+": reconciled after the restart, stopped for a budget it passed meanwhile")
+		m.failForBudget(t, overBudget)
+		return true
 	}
 	m.log("info", "task "+t.ID+": reconciled after the restart, cancelled: "+reason)
 	// Its parent hears of it, as of any cancel, unless its parent's own task is over.
@@ -54,34 +57,39 @@ func (m *Machine) cancelIfOrphaned(t *run) bool {
 	return true
 }
 
-// orphanReason is why t, restored, is to be cancelled at its reconcile (cancelIfOrphaned).
-func (m *Machine) orphanReason(t *run) (string, bool) {
+// dueStop is how t, restored, is to be stopped at its reconcile, if it is: cancelled for reason
+// when a cancel reached it while it awaited its reconcile (a cascade, the cancel of a task above
+// it: cancelBelow), or when the task it was launched under ended other than by completing (before
+// the restart too), as that task's stop would have cancelled it; else failed for the budget limit
+// it passed meanwhile (overBudget: stopForBudget).
+func (m *Machine) dueStop(t *run) (reason, overBudget string, ok bool) {
 	if t.Status.Terminal() {
-		return "", false
+		return "", "", false
 	}
 	if t.cancelOnReconcile != "" {
-		return t.cancelOnReconcile, true
+		return t.cancelOnReconcile, "", true
 	}
 	p := m.taskBelow(t.ParentSessionID)
 	if p == nil || !p.Status.Terminal() || p.Status == task.StatusCompleted {
-		return "", false
+		return "", t.budgetOnReconcile, t.budgetOnReconcile != ""
 	}
 	if p.Status != task.StatusError {
-		return orphanCancelledReason, true
+		return orphanCancelledReason, "", true
 	}
 	name := "error"
 	if p.Error != nil && p.Error.Name != "" {
 		name = p.Error.Name
 	}
-	return fmt.Sprintf(orphanReasonFmt, name), true
+	return fmt.Sprintf(orphanReasonFmt, name), "", true
 }
 
-// reconcileOrphan ends t at its reconcile, given its child's messages (ok: they were read), when
-// it is to be cancelled (orphanReason): an answer its child finished meanwhile is its result,
-// kept; anything else, a failure included (its notice would wake a session that asked for the
-// cancel, or whose task is over), is the cancel. It reports whether it ended t.
-func (m *Machine) reconcileOrphan(t *run, ok bool, msgs json.RawMessage) bool {
-	if _, orphan := m.orphanReason(t); !orphan {
+// reconcileDueStop ends t at its reconcile, given its child's messages (ok: they were read), when
+// a stop is due (dueStop): an answer its child finished meanwhile is its result, kept; anything
+// else, a failure included (its notice would wake a session that asked for the cancel, or whose
+// task is over; a failure would move it to another model past its budget), is the stop. It
+// reports whether it ended t.
+func (m *Machine) reconcileDueStop(t *run, ok bool, msgs json.RawMessage) bool {
+	if _, _, due := m.dueStop(t); !due {
 		return false
 	}
 	if o, err := readOutcome(msgs, 0); ok && err == nil && o.done && o.err == nil {
@@ -89,7 +97,7 @@ func (m *Machine) reconcileOrphan(t *run, ok bool, msgs json.RawMessage) bool {
 		m.checkBeforeTelling(t)
 		return true
 	}
-	return m.cancelIfOrphaned(t)
+	return m.stopIfDue(t)
 }
 
 // orphanCancelledReason is the cancel reason of a task found at work, after a restart, under a

@@ -26,6 +26,10 @@ type run struct {
 	// cancelOnReconcile: a cancel reached it before its reconcile did (cascade.go cancelBelow),
 	// with this reason; its reconcile cancels it if it finds it still at work (orphans.go).
 	cancelOnReconcile string
+	// budgetOnReconcile: a budget stop reached it before its reconcile did (budget.go
+	// stopForBudget), naming the limit passed; its reconcile fails it for that if it finds it still
+	// at work, unless a cancel is due as well (orphans.go dueStop).
+	budgetOnReconcile string
 	// polledBusyAt: when a poll of its worker last found it busy, its activity on a polled
 	// worker (workers_poll.go).
 	polledBusyAt int64

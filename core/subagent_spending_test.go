@@ -1,6 +1,7 @@
 package core
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -77,8 +78,11 @@ func TestASubagentSpendingAcrossARestartGoesOnCounting(t *testing.T) {
 	h.spent("ses_subsub", "msg_2", 300, 0.01, "tool-calls")
 
 	m := NewMachine(config.Config{})
-	m.Restore(h.now+1000, HistoryLine(h.m.task(id).Task))
+	_, eff := m.Restore(h.now+1000, HistoryLine(h.m.task(id).Task))
 	h.m = m
+	// Reconciled first: a budget stop leaves a task still being reconciled to its reconcile.
+	eff = h.step(Event{Type: EventEffectDone, EffectID: ofKind(eff, EffectStatus)[0].ID, OK: true, Result: json.RawMessage(fmt.Sprintf(`{%q:{"type":"busy"}}`, ses))})
+	h.step(Event{Type: EventEffectDone, EffectID: ofKind(eff, EffectMessages)[0].ID, OK: true, Result: json.RawMessage(`[]`)})
 	h.spent("ses_sub", "msg_3", 200, 0.01, "tool-calls")
 	tok, _ := h.m.task(id).Usage()
 	require.Equal(t, int64(800), tok.Total())
