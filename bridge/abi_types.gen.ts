@@ -1256,7 +1256,8 @@ export interface LegendItem {
 export interface NotifyConfig {
   /**
    * Wake is "batch" (the default: a notice wakes the parent when its batch is done or a task
-   * failed; other notices are stored without a model turn) or "each" (every notice wakes it).
+   * failed; other notices are stored without a model turn) or "each" (every notice wakes it,
+   * but a cancel's to a session that waits for its own tasks: it has nothing to answer).
    */
   wake?: "batch" | "each";
   /**

@@ -180,7 +180,8 @@ type TmuxConfig struct {
 // NotifyConfig is the notices' wake policy and format.
 type NotifyConfig struct {
 	// Wake is "batch" (the default: a notice wakes the parent when its batch is done or a task
-	// failed; other notices are stored without a model turn) or "each" (every notice wakes it).
+	// failed; other notices are stored without a model turn) or "each" (every notice wakes it,
+	// but a cancel's to a session that waits for its own tasks: it has nothing to answer).
 	Wake string `json:"wake,omitempty"`
 	// Format is how the notice's visible line is written: "plain" (the default: OpenCode's TUI
 	// shows a user message as plain text) or "markdown" (seed 000's words exactly, for a client
