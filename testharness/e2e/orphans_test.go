@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -60,4 +61,55 @@ func TestAFailedLeadTakesItsOwnTasksWithIt(t *testing.T) {
 	time.Sleep(2 * time.Second) // a notice on its way to the lead's child would have woken it by now
 	require.Equal(t, turns, e.turnsOf("CHILD lead"), "no model turn of the failed lead's child")
 	require.Contains(t, e.noticeOf(parent, leadID), "the lead's request was invalid", "the user's session hears of the failure")
+}
+
+// A native subagent (OpenCode's own task tool, run by the user's session) launches a task of its
+// own, then its model fails: OpenCode fails the task tool's call, and the subagent's slow task is
+// cancelled with it, told to the subagent in one line that costs it no model turn. Left running,
+// the slow task's end would have woken the failed subagent for an answer no one reads.
+func TestAFailedNativeSubagentTakesItsTasksWithIt(t *testing.T) {
+	var slowID atomic.Value
+	script := func(req mockmodel.Request) mockmodel.Reply {
+		switch {
+		case firstUser(req) == "CHILD slow":
+			return mockmodel.Reply{Text: "never", Delay: 5 * time.Minute}
+		case firstUser(req) == "SUB lead" && lastRole(req) == "user" && req.LastUser == "SUB lead":
+			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{taskCall("Slow", "CHILD slow", "general")}}
+		case firstUser(req) == "SUB lead":
+			if ids := launchedIDs(req); len(ids) > 0 {
+				slowID.Store(ids[0])
+			}
+			return mockmodel.Reply{Status: 400, ErrorBody: `{"error":{"message":"the subagent's request was invalid","type":"invalid_request_error"}}`}
+		case req.LastUser == "FAILSUB" && lastRole(req) == "user":
+			return mockmodel.Reply{ToolCalls: []mockmodel.ToolCall{{Name: "task", Args: map[string]any{"description": "sub lead", "prompt": "SUB lead", "subagent_type": "orchestrator"}}}}
+		}
+		return mockmodel.Reply{Text: "ok"}
+	}
+	e, _ := startWithConfig(t, script, withPlugin(t, orchestratorConfig))
+	parent := e.prompt("FAILSUB")
+	e.eventually("the native task tool's call failed", 90*time.Second, func() bool {
+		for _, p := range e.toolParts(parent, "task") {
+			if p.State.Status == "error" {
+				return true
+			}
+		}
+		return false
+	})
+	slow, _ := slowID.Load().(string)
+	require.NotEmpty(t, slow, "the subagent launched its own task before it failed")
+	e.eventually("its own task cancelled with it", 30*time.Second, func() bool {
+		tk, _ := findStoredTask(e.oc, slow)
+		return tk.Status == task.StatusCancelled
+	})
+	tk := storedTask(t, e.oc, slow)
+	require.Equal(t, "the subagent that launched it failed (APIError)", tk.CancelReason)
+	sub := tk.ParentSessionID
+	e.waitIdle(e.sessionOf(slow))
+	e.waitIdle(sub)
+	e.waitIdle(parent)
+	turns := e.turnsOf("SUB lead")
+	time.Sleep(2 * time.Second) // a notice on its way to the subagent would have woken it by now
+	require.Equal(t, turns, e.turnsOf("SUB lead"), "no model turn of the failed subagent")
+	require.Equal(t, 1, countVisible(e, sub, "Interrupted: 1 background task cancelled"), "the subagent is told once")
+	require.Empty(t, e.noticeOf(parent, slow), "the user's session is not told of its subagent's task")
 }
