@@ -101,7 +101,8 @@ func (m *Machine) stopForBudget(t *run, what string) {
 	m.failForBudget(t, what)
 }
 
-// failForBudget is stopForBudget's stop.
+// failForBudget fails t for the limit it passed, now: a live task at once, a restored one once
+// its reconcile found it still at work (orphans.go stopIfDue).
 func (m *Machine) failForBudget(t *run, what string) {
 	started := !t.Queued && t.SessionID != ""
 	m.log("info", "task "+t.ID+": budget exceeded: "+what)

@@ -35,7 +35,7 @@ func (m *Machine) onTurnAborted(sessionID string) {
 	if t := m.task(sessionID); t != nil && t.switching {
 		return // our own abort, leaving a failing model: the task goes on, and so do its tasks
 	}
-	m.cascadeFrom(sessionID, cascadeReason)
+	m.cascadeFrom(sessionID, cascadeReason, turnInterrupted)
 }
 
 // A native subagent whose model failed ends its turn there: OpenCode's loop stops at an answer
@@ -57,13 +57,14 @@ const subagentFailedReasonFmt = "the subagent that launched it failed (%s)"
 // (fallback.go, orphans.go), and the user's session keeps its background work.
 func (m *Machine) onAnswerFailed(session, errName string) {
 	if m.task(session) == nil && m.sessionsBelow.get(session) != "" && m.cfg.CascadeOn() {
-		m.cascadeFrom(session, fmt.Sprintf(subagentFailedReasonFmt, errName))
+		m.cascadeFrom(session, fmt.Sprintf(subagentFailedReasonFmt, errName), turnFailed)
 	}
 }
 
 // cascadeFrom cancels, for reason, the tasks and launches below session, whose turn ended before
-// their results could be read, and tells session of them in one line, without a model turn.
-func (m *Machine) cascadeFrom(session, reason string) {
+// their results could be read (how: turnInterrupted or turnFailed, for the model), and tells
+// session of them in one line, without a model turn.
+func (m *Machine) cascadeFrom(session, reason, how string) {
 	var stopped []*run
 	m.stopTogether(func() {
 		stopped = m.cancelBelow(session, reason)
@@ -79,7 +80,7 @@ func (m *Machine) cascadeFrom(session, reason string) {
 		agent: m.agentOf(session, stopped),
 		parts: []TextPart{
 			{Type: "text", Text: m.cascadeVisible(stopped)},
-			{Type: "text", Text: m.cascadeHidden(stopped), Synthetic: true},
+			{Type: "text", Text: m.cascadeHidden(stopped, how), Synthetic: true},
 		},
 	})
 }

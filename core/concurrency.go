@@ -46,6 +46,11 @@ func (m *Machine) admit(t *run) bool {
 // waitForSlot puts a task that fell back to another model in the queue when that model's limit
 // is reached: it keeps its session, and startQueued prompts it on the new model (refill).
 func (m *Machine) waitForSlot(t *run) bool {
+	if t.yield == yieldReady {
+		// Queued for its slot back (unyield), its child ran on: a slot on the new model is what
+		// it waits for now, and the queue must see it as itself to give it one.
+		t.yield, t.Waiting = yieldNone, nil
+	}
 	if m.admit(t) {
 		return false
 	}

@@ -57,9 +57,18 @@ type answerStart struct {
 	at int64
 }
 
+// holdsTurnEnd reports whether the end of session's answer begun at since waits: for a notice
+// still owed to it, or for its task's slot back (nested_turns.go).
+func (m *Machine) holdsTurnEnd(session string, since int64) bool {
+	if session == "" || !m.holdsTurnOf(session) {
+		return false
+	}
+	return m.turnOwed(session, since) || m.waitsForSlot(session)
+}
+
 func (m *Machine) onTurnEndHook(ev Event) {
 	since := m.answerBegan(ev.SessionID, ev.MessageID)
-	if ev.SessionID == "" || !m.holdsTurnOf(ev.SessionID) || (!m.turnOwed(ev.SessionID, since) && !m.waitsForSlot(ev.SessionID)) {
+	if !m.holdsTurnEnd(ev.SessionID, since) {
 		m.replyTool(ev.CallID, "", nil)
 		return
 	}

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -103,6 +104,7 @@ func TestAFailedNativeSubagentsTasksAreCancelled(t *testing.T) {
 			require.Len(t, lines, 1, "one line for them")
 			require.True(t, lines[0].NoReply, "that wakes no model turn")
 			require.Contains(t, lines[0].Parts[0].Text, `"N"`)
+			require.True(t, strings.HasPrefix(lines[0].Parts[1].Text, turnFailed), "a resumed subagent reads why: %s", lines[0].Parts[1].Text)
 
 			eff = h.all(func() { h.answer(h.m.task(n).SessionID, "", "N's late answer") })
 			require.Empty(t, prompts(eff, "ses_sub"), "a cancelled task's late answer wakes nothing")

@@ -141,3 +141,33 @@ func TestAHoldLetGoAtOnceKeepsTheLimit(t *testing.T) {
 		})
 	}
 }
+
+// A task queued for its slot back after its held subagent was let go (unyield) runs its child
+// meanwhile, whose model may fail: the fallback then waits, as any does, for a slot on the next
+// model, and gets it when the task that held the slot ends. It is never left queued for good.
+func TestAFallbackWhileQueuedForTheSlotBackStartsOnTheNextModel(t *testing.T) {
+	cfg := chainAB
+	cfg.MaxConcurrentStarts = 1
+	h := newFB(t, cfg)
+	lead, c := h.busyLead()
+	q := h.launchFrom("ses_p", "Q")
+	require.True(t, h.m.task(q).Queued)
+	h.subagent(c, "ses_s")
+	h.busy("ses_s")
+	h.launchFrom("ses_s", "N")
+	require.False(t, h.turnEnd("hook_s", "ses_s"))
+	require.False(t, h.m.task(q).Queued, "the held lead's slot went to Q, the older")
+
+	h.abortTurn("ses_s") // N is cancelled with it; the lead waits for Q's slot
+	require.Equal(t, yieldReady, h.m.task(lead).yield)
+	h.answer(c, rateLimited, "")
+	require.True(t, h.m.task(lead).Queued, "B's slot is Q's: it waits for it")
+	require.LessOrEqual(t, h.slotsInUse(), 1)
+
+	eff := h.answer(h.m.task(q).SessionID, "", "result Q")
+	next := prompts(eff, c)
+	require.Len(t, next, 1, "Q's slot is the lead's, on B")
+	require.Equal(t, "mock/mock-b", next[0].Model)
+	require.False(t, h.m.task(lead).Queued)
+	require.Equal(t, yieldNone, h.m.task(lead).yield)
+}

@@ -46,10 +46,12 @@ func (m *Machine) stopIfDue(t *run) bool {
 	case !ok:
 		return false
 	case overBudget != "":
+		t.budgetOnReconcile = ""
 		m.log("info", "task "+t.ID+": reconciled after the restart, stopped for a budget it passed meanwhile")
 		m.failForBudget(t, overBudget)
 		return true
 	}
+	t.budgetOnReconcile = "" // a cancel is due, which a budget stop would only have repeated
 	m.log("info", "task "+t.ID+": reconciled after the restart, cancelled: "+reason)
 	// Its parent hears of it, as of any cancel, unless its parent's own task is over.
 	t.quiet = m.taskOver(t.ParentSessionID)

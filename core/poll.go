@@ -77,12 +77,13 @@ func (m *Machine) localDirs() map[string]bool {
 // onStatus is the polling fallback: a running task whose child OpenCode no longer lists as busy
 // may have finished while its session.idle event was lost, so its messages are checked.
 func (m *Machine) onStatus(p pending, ev Event) {
+	busy := map[string]json.RawMessage{}
+	read := ev.OK && json.Unmarshal(ev.Result, &busy) == nil
 	if p.worker != "" {
-		m.onPolledStatusRead(p.worker, ev.OK) // workers_poll.go
+		m.onPolledStatusRead(p.worker, read) // workers_poll.go
 	}
 	if ev.OK {
-		busy := map[string]json.RawMessage{}
-		if json.Unmarshal(ev.Result, &busy) == nil {
+		if read {
 			for _, id := range m.running() {
 				t := m.task(id)
 				_, isBusy := busy[t.SessionID]

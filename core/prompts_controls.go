@@ -25,11 +25,18 @@ func (m *Machine) cascadeVisible(stopped []*run) string {
 	return fmt.Sprintf("⊘ %s (%s).", m.bold(fmt.Sprintf("Interrupted: %s cancelled", text.CountOf(len(stopped), "background task", "background tasks"))), strings.Join(names, ", "))
 }
 
-// cascadeHidden tells the model which tasks stopped with its interrupted turn and where their
-// partial work is.
-func (m *Machine) cascadeHidden(stopped []*run) string {
+// How a turn ended, for cascadeHidden: a subagent whose model failed may be resumed (OpenCode's
+// task tool names its session for that), and then reads this.
+const (
+	turnInterrupted = "Your turn was interrupted"
+	turnFailed      = "Your turn ended with a model error"
+)
+
+// cascadeHidden tells the model which tasks stopped with its turn, which ended how, and where
+// their partial work is.
+func (m *Machine) cascadeHidden(stopped []*run, how string) string {
 	var b strings.Builder
-	b.WriteString("Your turn was interrupted, so these background tasks were cancelled (and any tasks they had launched). Each keeps its partial work: asyncagents_output(task_id=...) shows it, and asyncagents_task(resume=...) continues one.\n\n")
+	b.WriteString(how + ", so these background tasks were cancelled (and any tasks they had launched). Each keeps its partial work: asyncagents_output(task_id=...) shows it, and asyncagents_task(resume=...) continues one.\n\n")
 	for _, t := range stopped {
 		state := "cancelled after " + text.Duration(history.Duration(&t.Task, m.now))
 		if t.SessionID == "" {

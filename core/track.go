@@ -80,9 +80,11 @@ func (m *Machine) onMessageUpdated(p ocevents.MessageUpdated) {
 	if p.Info.Role == "user" {
 		m.noteUserMessage(p.Info.SessionID, p.Info.Time.Created) // a headless run's wake arrived (headless.go)
 	}
-	if p.Info.Role == "assistant" && p.Info.Error != nil && p.Info.Error.Name == ocevents.AbortedError {
+	switch {
+	case p.Info.Role != "assistant" || p.Info.Error == nil:
+	case p.Info.Error.Name == ocevents.AbortedError:
 		m.onTurnAborted(p.Info.SessionID) // an abort that landed outside the model stream says so here only
-	} else if p.Info.Role == "assistant" && p.Info.Error != nil {
+	default:
 		m.onAnswerFailed(p.Info.SessionID, p.Info.Error.Name) // (cascade.go)
 	}
 	if p.Info.Role == "assistant" {

@@ -59,9 +59,9 @@ type workerLink struct {
 	// permReads: the latest read of its pending permission requests, by directory; an older
 	// read's answer is not taken (workers_permissions.go).
 	permReads map[string]int64
-	// answeredAt: when a status read of this polled worker last answered; tickedAt: when its
-	// last tick read its statuses (workers_poll.go).
-	answeredAt, tickedAt int64
+	// A polled worker's health is not asked at a tick after its status read answered
+	// (workers_poll.go): answeredAt, tickedAt and healthAskedAt say whether one did.
+	answeredAt, tickedAt, healthAskedAt int64
 }
 
 // link is the record of a configured worker (nil for a name the config does not hold).

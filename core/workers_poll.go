@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/json"
 
+	"github.com/asyncagents/asyncagents/core/httpapi"
 	"github.com/asyncagents/asyncagents/core/ocevents"
 )
 
@@ -66,6 +67,9 @@ func (m *Machine) askPolledHealth(name string) {
 			return
 		}
 	}
+	if w := m.link(name); w != nil {
+		w.healthAskedAt = m.now
+	}
 	m.request(Effect{Kind: EffectWorkerHealth, Worker: name, Remote: m.remote(name)}, pending{worker: name, polling: true})
 }
 
@@ -96,14 +100,15 @@ func (m *Machine) onPolledHealth(name string, ev Event, h healthAnswer) {
 	}
 }
 
-// onPolledStatusRead notes what a polled worker's status read says of the worker: an answer
-// stands for its health at the next tick, a failure asks the health at once, so that a worker
-// gone is down no later than its health alone would have said.
-func (m *Machine) onPolledStatusRead(name string, ok bool) {
+// onPolledStatusRead takes a polled worker's status read (read: its statuses came back) as word
+// of its health: an answer stands for it at the next tick; a failure asks it at once, so that a
+// worker that refuses is down as soon as its health alone would have said (one that hangs, a
+// tick later: the read that hangs is not a failure until it times out).
+func (m *Machine) onPolledStatusRead(name string, read bool) {
 	w := m.link(name)
 	switch {
 	case w == nil || !m.polled(name):
-	case ok:
+	case read:
 		w.answeredAt = m.now
 	default:
 		w.answeredAt = 0
@@ -162,13 +167,15 @@ func (m *Machine) onPolledReplied(p pending) {
 }
 
 // refreshPolledAgents asks an up polled worker's agents again, at each heartbeat: no dispose
-// event tells of an agent added or removed there. Its health too, for its version: the ticks
-// skip it while its status reads answer.
+// event tells of an agent added or removed there. Its health too, for its version, if no tick
+// asked it since the last heartbeat: the ticks skip it while its status reads answer.
 func (m *Machine) refreshPolledAgents(name string, w *workerLink) {
 	if w.state == WorkerUp && !w.agentsAsking {
 		m.askWorkerAgents(name)
 	}
-	m.askPolledHealth(name)
+	if m.now-w.healthAskedAt >= max(m.cfg.Workers[name].PollMs, httpapi.SSEHeartbeatIntervalMs) {
+		m.askPolledHealth(name)
+	}
 }
 
 // statusAsked reports whether a status read of worker name in dir is still out.

@@ -49,6 +49,9 @@ func TestAPolledWorkerIsNeverFollowed(t *testing.T) {
 	require.Len(t, ofKind(eff, EffectWorkerHealth), 1, "idle, only its health is asked")
 	require.Empty(t, ofKind(eff, EffectStatus))
 	require.Len(t, timersNamed(eff, workerPollPrefix+"w1"), 1, "the timer goes on")
+	h.now += 1000
+	eff = h.run(Event{Type: EventTimer, TimerID: HeartbeatTimer})
+	require.Empty(t, ofKind(eff, EffectWorkerHealth), "the heartbeat does not ask what a tick just asked")
 }
 
 // busyTick fires w1's poll timer, answers its status read with tk busy, and its read of tk's
@@ -232,4 +235,9 @@ func TestAPolledWorkerThatAnswersIsNotAskedItsHealthToo(t *testing.T) {
 	require.Empty(t, ofKind(h.busyTick(tk, msgs), EffectWorkerHealth))
 	h.now += 30_000
 	require.Len(t, ofKind(h.run(Event{Type: EventTimer, TimerID: HeartbeatTimer}), EffectWorkerHealth), 1, "the heartbeat asks it for its version")
+
+	h.busyTick(tk, msgs)
+	eff = h.tick()
+	eff = h.run(Event{Type: EventEffectDone, EffectID: ofKind(eff, EffectStatus)[0].ID, OK: true, Result: json.RawMessage(`"<html>sign in</html>"`)})
+	require.Len(t, ofKind(eff, EffectWorkerHealth), 1, "an answer that holds no statuses is no word of its health")
 }
