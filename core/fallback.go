@@ -410,7 +410,7 @@ func (m *Machine) onAttemptTimer(id string) {
 	}
 	idle := m.now - last
 	limit := m.cfg.Fallback.AttemptTimeoutMs
-	if (len(t.toolsRunning) > 0 || t.yield != yieldNone) && !t.compacting {
+	if (len(t.toolsRunning) > 0 || m.childHeld(t)) && !t.compacting {
 		m.armAttemptTimer(t, limit) // a tool at work, or its own tasks: the model is not the one silent
 		return
 	}

@@ -53,7 +53,7 @@ func (m *Machine) checkLiveness() {
 			continue
 		}
 		m.syncDeadline(t) // a task restored after a restart gets its timer here
-		if t.yield == yieldNone {
+		if !m.childHeld(t) {
 			m.checkStall(t) // waiting for its own tasks is no stall (nested_turns.go)
 		}
 	}

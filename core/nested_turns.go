@@ -128,6 +128,21 @@ func (m *Machine) unyield(t *run) {
 	m.startQueued()
 }
 
+// childHeld reports whether t's child (or a subagent of it) is held for its own tasks or for the
+// slot: its silence is then no stall and no silent attempt. One queued for its slot back after its
+// hold was let go at once (unyield) works on until its next answer's end, and is watched as any.
+func (m *Machine) childHeld(t *run) bool {
+	if t.yield == yieldNone {
+		return false
+	}
+	for _, h := range m.headless.holds {
+		if m.holdOwner(h.session) == t {
+			return true
+		}
+	}
+	return false
+}
+
 // waitsForSlot reports whether session's task waits in the queue for its slot back: a text part's
 // end there waits with it (goOn lets it go), so that the child does not run without a slot.
 func (m *Machine) waitsForSlot(session string) bool {

@@ -171,3 +171,41 @@ func TestAFallbackWhileQueuedForTheSlotBackStartsOnTheNextModel(t *testing.T) {
 	require.False(t, h.m.task(lead).Queued)
 	require.Equal(t, yieldNone, h.m.task(lead).yield)
 }
+
+// queuedForSlotBack has a lead hold the only slot, its child's subagent launch N and be held
+// (N takes the slot), then the subagent aborted with N left running: the lead waits for N's slot.
+func queuedForSlotBack(t *testing.T, cfg config.Config) (h *fbHarness, lead, child string) {
+	cfg.MaxConcurrentStarts, cfg.CancelOnParentAbort = 1, config.Bool(false)
+	h = newFB(t, cfg)
+	lead, child = h.busyLead()
+	h.subagent(child, "ses_s")
+	h.busy("ses_s")
+	h.launchFrom("ses_s", "N")
+	require.False(t, h.turnEnd("hook_s", "ses_s"))
+	h.abortTurn("ses_s")
+	require.Equal(t, yieldReady, h.m.task(lead).yield, "N holds the slot")
+	return h, lead, child
+}
+
+// A task queued for its slot back after its held subagent was let go at once works on until its
+// child's next answer's end, and is watched as any working task: a child silent meanwhile is a
+// stall, and a silent attempt.
+func TestAChildWorkingWhileQueuedForItsSlotBackIsWatched(t *testing.T) {
+	warn := int64(60_000)
+	cfg := config.Config{}
+	cfg.Stall.WarnAfterMs = &warn
+	h, lead, _ := queuedForSlotBack(t, cfg)
+	h.wait(2 * warn)
+	require.NotZero(t, h.m.task(lead).StalledSince, "its child works, unheld, and said nothing")
+
+	cfg = chainAB
+	cfg.Fallback.AttemptTimeoutMs = 60_000
+	h, lead, c := queuedForSlotBack(t, cfg)
+	h.now += 600_000
+	eff := h.step(Event{Type: EventTimer, TimerID: attemptTimerPrefix + lead})
+	var aborted []string
+	for _, e := range ofKind(eff, EffectAbort) {
+		aborted = append(aborted, e.SessionID)
+	}
+	require.Contains(t, aborted, c, "a silent attempt: its child leaves A")
+}
