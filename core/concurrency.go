@@ -46,9 +46,10 @@ func (m *Machine) admit(t *run) bool {
 // waitForSlot puts a task that fell back to another model in the queue when that model's limit
 // is reached: it keeps its session, and startQueued prompts it on the new model (refill).
 func (m *Machine) waitForSlot(t *run) bool {
-	if t.yield == yieldReady {
-		// Queued for its slot back (unyield), its child ran on: a slot on the new model is what
-		// it waits for now, and the queue must see it as itself to give it one.
+	if t.yield != yieldNone {
+		// Its child ran on, so nothing of it is held (queued for its slot back by unyield, or
+		// left yielded by a hold whose way up to it was forgotten): a slot on the new model is
+		// what it waits for now, and the queue must see it as itself to give it one.
 		t.yield, t.Waiting = yieldNone, nil
 	}
 	if m.admit(t) {
