@@ -73,13 +73,13 @@ func (m *Machine) cascadeFrom(session, reason, how string) {
 	if len(stopped) == 0 {
 		return // nothing, or only launches without a task yet: nothing to list
 	}
-	m.toast(ToastInfo, cascadeToastTitle, m.cascadeVisible(stopped))
+	m.toast(ToastInfo, cascadeToastTitle, m.cascadeVisible(stopped, how))
 	// Owed like any notice (core/outbox.go): after a crash each comes back as its own end notice.
 	m.post(session, notice{
 		tasks: m.owe(stopped...),
 		agent: m.agentOf(session, stopped),
 		parts: []TextPart{
-			{Type: "text", Text: m.cascadeVisible(stopped)},
+			{Type: "text", Text: m.cascadeVisible(stopped, how)},
 			{Type: "text", Text: m.cascadeHidden(stopped, how), Synthetic: true},
 		},
 	})

@@ -104,6 +104,7 @@ func TestAFailedNativeSubagentsTasksAreCancelled(t *testing.T) {
 			require.Len(t, lines, 1, "one line for them")
 			require.True(t, lines[0].NoReply, "that wakes no model turn")
 			require.Contains(t, lines[0].Parts[0].Text, `"N"`)
+			require.Contains(t, lines[0].Parts[0].Text, "Model failed: 2 background tasks cancelled", "the user sees why")
 			require.True(t, strings.HasPrefix(lines[0].Parts[1].Text, turnFailed), "a resumed subagent reads why: %s", lines[0].Parts[1].Text)
 
 			eff = h.all(func() { h.answer(h.m.task(n).SessionID, "", "N's late answer") })

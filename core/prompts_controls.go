@@ -16,13 +16,18 @@ import (
 // cascadeToastTitle heads the toast of an interrupted turn's cancelled tasks.
 const cascadeToastTitle = "Background tasks cancelled"
 
-// cascadeVisible is the one ⊘ line an interrupted parent gets for all the tasks it stopped.
-func (m *Machine) cascadeVisible(stopped []*run) string {
+// cascadeVisible is the one ⊘ line a session whose turn ended (how: turnInterrupted or
+// turnFailed) gets for all the tasks that stopped with it.
+func (m *Machine) cascadeVisible(stopped []*run, how string) string {
+	head := "Interrupted"
+	if how == turnFailed {
+		head = "Model failed"
+	}
 	names := make([]string, len(stopped))
 	for i, t := range stopped {
 		names[i] = fmt.Sprintf("%q", t.Description)
 	}
-	return fmt.Sprintf("⊘ %s (%s).", m.bold(fmt.Sprintf("Interrupted: %s cancelled", text.CountOf(len(stopped), "background task", "background tasks"))), strings.Join(names, ", "))
+	return fmt.Sprintf("⊘ %s (%s).", m.bold(fmt.Sprintf("%s: %s cancelled", head, text.CountOf(len(stopped), "background task", "background tasks"))), strings.Join(names, ", "))
 }
 
 // How a turn ended, for cascadeHidden: a subagent whose model failed may be resumed (OpenCode's

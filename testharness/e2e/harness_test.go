@@ -100,7 +100,7 @@ type notice struct {
 	visible, hidden string
 }
 
-var noticeHead = regexp.MustCompile(`^(✓|✗|⊘) (\*\*)?(Agent "|Resume #|Interrupted: )`)
+var noticeHead = regexp.MustCompile(`^(✓|✗|⊘) (\*\*)?(Agent "|Resume #|Interrupted: |Model failed: )`)
 
 func (e *env) notices(parentID string) []notice {
 	var out []notice

@@ -110,6 +110,6 @@ func TestAFailedNativeSubagentTakesItsTasksWithIt(t *testing.T) {
 	turns := e.turnsOf("SUB lead")
 	time.Sleep(2 * time.Second) // a notice on its way to the subagent would have woken it by now
 	require.Equal(t, turns, e.turnsOf("SUB lead"), "no model turn of the failed subagent")
-	require.Equal(t, 1, countVisible(e, sub, "Interrupted: 1 background task cancelled"), "the subagent is told once")
+	require.Equal(t, 1, countVisible(e, sub, "Model failed: 1 background task cancelled"), "the subagent is told once")
 	require.Empty(t, e.noticeOf(parent, slow), "the user's session is not told of its subagent's task")
 }
