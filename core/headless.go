@@ -179,11 +179,11 @@ func (m *Machine) releaseTurns() {
 // gone): nothing it waited for will come.
 func (m *Machine) releaseSession(session string) { m.releaseHolds(session, true) }
 
-// releaseHolds answers the held text parts of session; with aborting false, not those that wait
+// releaseHolds answers the held text parts of session; without evenAborting, not those that wait
 // for an abort (holdForAbort).
-func (m *Machine) releaseHolds(session string, aborting bool) {
+func (m *Machine) releaseHolds(session string, evenAborting bool) {
 	for _, id := range m.holdIDs() {
-		if h := m.headless.holds[id]; h.session == session && (aborting || !h.aborting()) {
+		if h := m.headless.holds[id]; h.session == session && (evenAborting || !h.aborting()) {
 			m.releaseTurn(id)
 		}
 	}

@@ -41,9 +41,9 @@ func (m *Machine) cancelOrphans(t *run) {
 // another model, stopped, or about to be given a child), when a stop is due (dueStop). It reports
 // whether it did.
 func (m *Machine) stopIfDue(t *run) bool {
-	reason, overBudget, ok := m.dueStop(t)
+	reason, overBudget := m.dueStop(t)
 	switch {
-	case !ok:
+	case reason == "" && overBudget == "":
 		return false
 	case overBudget != "":
 		t.budgetOnReconcile = ""
@@ -63,26 +63,26 @@ func (m *Machine) stopIfDue(t *run) bool {
 // when a cancel reached it while it awaited its reconcile (a cascade, the cancel of a task above
 // it: cancelBelow), or when the task it was launched under ended other than by completing (before
 // the restart too), as that task's stop would have cancelled it; else failed for the budget limit
-// it passed meanwhile (overBudget: stopForBudget).
-func (m *Machine) dueStop(t *run) (reason, overBudget string, ok bool) {
+// it passed meanwhile (overBudget: stopForBudget). Both empty: no stop is due.
+func (m *Machine) dueStop(t *run) (reason, overBudget string) {
 	if t.Status.Terminal() {
-		return "", "", false
+		return "", ""
 	}
 	if t.cancelOnReconcile != "" {
-		return t.cancelOnReconcile, "", true
+		return t.cancelOnReconcile, ""
 	}
 	p := m.taskBelow(t.ParentSessionID)
 	if p == nil || !p.Status.Terminal() || p.Status == task.StatusCompleted {
-		return "", t.budgetOnReconcile, t.budgetOnReconcile != ""
+		return "", t.budgetOnReconcile
 	}
 	if p.Status != task.StatusError {
-		return orphanCancelledReason, "", true
+		return orphanCancelledReason, ""
 	}
 	name := "error"
 	if p.Error != nil && p.Error.Name != "" {
 		name = p.Error.Name
 	}
-	return fmt.Sprintf(orphanReasonFmt, name), "", true
+	return fmt.Sprintf(orphanReasonFmt, name), ""
 }
 
 // reconcileDueStop ends t at its reconcile, given its child's messages (ok: they were read), when
@@ -91,7 +91,7 @@ func (m *Machine) dueStop(t *run) (reason, overBudget string, ok bool) {
 // task is over; a failure would move it to another model past its budget), is the stop. It
 // reports whether it ended t.
 func (m *Machine) reconcileDueStop(t *run, ok bool, msgs json.RawMessage) bool {
-	if _, _, due := m.dueStop(t); !due {
+	if reason, overBudget := m.dueStop(t); reason == "" && overBudget == "" {
 		return false
 	}
 	if o, err := readOutcome(msgs, 0); ok && err == nil && o.done && o.err == nil {
