@@ -29,8 +29,8 @@ type outcome struct {
 // Messages created before since belong to an attempt the fallback loop has left: they are not
 // this attempt's answer.
 func readOutcome(raw json.RawMessage, since int64) (outcome, error) {
-	var msgs []message
-	if err := json.Unmarshal(raw, &msgs); err != nil {
+	msgs, err := ocevents.DecodeMessages(raw)
+	if err != nil {
 		return outcome{}, err
 	}
 	return outcomeOf(msgs, since), nil
@@ -90,8 +90,8 @@ func (m *Machine) onMessages(p pending, ev Event) {
 	if t.switching || p.attemptAt != t.attemptAt {
 		return // read before the task moved between attempts: it describes the one left
 	}
-	var msgs []message
-	if err := json.Unmarshal(ev.Result, &msgs); err != nil {
+	msgs, err := ocevents.DecodeMessages(ev.Result)
+	if err != nil {
 		m.log("warn", "unreadable messages for task "+t.ID+": "+err.Error())
 		return
 	}

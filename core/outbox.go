@@ -1,10 +1,10 @@
 package core
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
+	"github.com/asyncagents/asyncagents/core/ocevents"
 	"github.com/asyncagents/asyncagents/core/outbox"
 )
 
@@ -347,12 +347,12 @@ func (m *Machine) onOutboxChecked(p pending, ev Event) {
 		return
 	}
 	b.Checking = false
-	var msgs []message
 	if sessionGone(ev, p.outbox) {
 		m.parentGone(p.outbox, b.Queue)
 		return
 	}
-	if !ev.OK || json.Unmarshal(ev.Result, &msgs) != nil {
+	msgs, err := ocevents.DecodeMessages(ev.Result)
+	if !ev.OK || err != nil {
 		why := ev.Error
 		if ev.OK {
 			why = "the answer is not a list of messages"

@@ -181,22 +181,25 @@ type Message struct {
 		Summary json.RawMessage `json:"summary"` // true on a compaction's summary, never a task's answer
 		Usage
 	} `json:"info"`
-	Parts []struct {
-		Type      string `json:"type"`
-		Text      string `json:"text"`
-		Synthetic bool   `json:"synthetic"`
-		Ignored   bool   `json:"ignored"`
-		// What a polled task's progress reads of a part (core/workers_poll_progress.go): its ID
-		// (a step's), a tool call's ID, tool, state and title, a step's reason.
-		ID     string `json:"id"`
-		CallID string `json:"callID"`
-		Tool   string `json:"tool"`
-		Reason string `json:"reason"`
-		State  struct {
-			Status string `json:"status"`
-			Title  string `json:"title"`
-		} `json:"state"`
-	} `json:"parts"`
+	Parts []MessagePart `json:"parts"`
+}
+
+// MessagePart is the part of a message's part the core reads.
+type MessagePart struct {
+	Type      string `json:"type"`
+	Text      string `json:"text"`
+	Synthetic bool   `json:"synthetic"`
+	Ignored   bool   `json:"ignored"`
+	// What a polled task's progress reads of a part (core/workers_poll_progress.go): its ID
+	// (a step's), a tool call's ID, tool, state and title, a step's reason.
+	ID     string `json:"id"`
+	CallID string `json:"callID"`
+	Tool   string `json:"tool"`
+	Reason string `json:"reason"`
+	State  struct {
+		Status string `json:"status"`
+		Title  string `json:"title"`
+	} `json:"state"`
 }
 
 // Decode reads an event of a subscribed type into its typed value (SessionIdle,

@@ -1,0 +1,160 @@
+package ocevents
+
+import (
+	"encoding/json"
+
+	"github.com/asyncagents/asyncagents/core/internal/jsonr"
+)
+
+// DecodeMessages reads a session's messages as GET /session/:id/message answers them. A child's
+// end, and a polled task's progress every few seconds, read its conversation this way: tool
+// calls with their inputs and outputs, most of which the core skips. The hand reader skips them
+// without reflection; what it cannot judge, and any input it finds wrong, goes to encoding/json,
+// so the result and the error are always encoding/json's (FuzzDecodeMessagesMatchesEncodingJSON).
+func DecodeMessages(raw []byte) ([]Message, error) {
+	var msgs []Message
+	r := jsonr.New(raw)
+	readMessages(&r, &msgs)
+	if r.End() == jsonr.OK {
+		return msgs, nil
+	}
+	msgs = nil
+	err := json.Unmarshal(raw, &msgs)
+	return msgs, err
+}
+
+// The fields of a message, for jsonr.Reader.Unknown (Info's Usage is embedded: its fields are
+// the info's own).
+var (
+	messageOuterKeys = []string{"info", "parts"}
+	messageInfoKeys  = []string{"id", "role", "error", "time", "finish", "summary", "tokens", "cost"}
+	messagePartKeys  = []string{"type", "text", "synthetic", "ignored", "id", "callID", "tool", "reason", "state"}
+)
+
+func readMessages(r *jsonr.Reader, msgs *[]Message) {
+	if r.Null() || !r.Array() {
+		return
+	}
+	*msgs = []Message{}
+	for n := 0; r.Element(n); n++ {
+		*msgs = append(*msgs, Message{})
+		readMessage(r, &(*msgs)[len(*msgs)-1])
+	}
+}
+
+func readMessage(r *jsonr.Reader, m *Message) {
+	if !r.Object() {
+		return
+	}
+	for n := 0; r.Field(n); n++ {
+		switch string(r.Key()) {
+		case "info":
+			readMessageInfo(r, m)
+		case "parts":
+			readMessageParts(r, m)
+		default:
+			r.Unknown(messageOuterKeys)
+		}
+	}
+}
+
+func readMessageInfo(r *jsonr.Reader, m *Message) {
+	in := &m.Info
+	if !r.Object() {
+		return
+	}
+	for n := 0; r.Field(n); n++ {
+		switch string(r.Key()) {
+		case "id":
+			r.String(&in.ID)
+		case "role":
+			r.String(&in.Role)
+		case "finish":
+			r.String(&in.Finish)
+		case "summary":
+			// Copied: the bytes are the request's, which the step does not keep.
+			if raw := r.Raw(); raw != nil {
+				in.Summary = append(in.Summary[:0:0], raw...)
+			}
+		case "error":
+			readErrorPtr(r, &in.Error)
+		case "time":
+			if r.Object() {
+				for n := 0; r.Field(n); n++ {
+					switch string(r.Key()) {
+					case "created":
+						r.Int(&in.Time.Created)
+					case "completed":
+						r.Int(&in.Time.Completed)
+					default:
+						r.Unknown(messageTimeKeys)
+					}
+				}
+			}
+		case "tokens":
+			readTokens(r, &in.Usage)
+		case "cost":
+			r.Float(&in.Cost)
+		default:
+			r.Unknown(messageInfoKeys)
+		}
+	}
+}
+
+// readMessageParts reads a message's parts. A second "parts" key is left to encoding/json,
+// which decodes it into the parts already read.
+func readMessageParts(r *jsonr.Reader, m *Message) {
+	if m.Parts != nil {
+		r.Fail(jsonr.Unsure)
+		return
+	}
+	if r.Null() || !r.Array() {
+		return
+	}
+	m.Parts = []MessagePart{}
+	for n := 0; r.Element(n); n++ {
+		m.Parts = append(m.Parts, MessagePart{})
+		readMessagePart(r, &m.Parts[len(m.Parts)-1])
+	}
+}
+
+func readMessagePart(r *jsonr.Reader, p *MessagePart) {
+	if !r.Object() {
+		return
+	}
+	for n := 0; r.Field(n); n++ {
+		switch string(r.Key()) {
+		case "type":
+			r.String(&p.Type)
+		case "text":
+			r.String(&p.Text)
+		case "synthetic":
+			r.Bool(&p.Synthetic)
+		case "ignored":
+			r.Bool(&p.Ignored)
+		case "id":
+			r.String(&p.ID)
+		case "callID":
+			r.String(&p.CallID)
+		case "tool":
+			r.String(&p.Tool)
+		case "reason":
+			r.String(&p.Reason)
+		case "state":
+			if r.Object() {
+				for n := 0; r.Field(n); n++ {
+					switch string(r.Key()) {
+					case "status":
+						r.String(&p.State.Status)
+					case "title":
+						r.String(&p.State.Title)
+					default:
+						r.Unknown(partStateKeys)
+					}
+				}
+			}
+		default:
+			r.Unknown(messagePartKeys)
+		}
+	}
+}
