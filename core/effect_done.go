@@ -10,6 +10,9 @@ func (m *Machine) onEffectDone(ev Event) {
 		return
 	}
 	delete(m.pending, ev.EffectID)
+	if len(m.gathering) > 0 && (p.kind == EffectMessages || p.kind == EffectStatus) {
+		m.regather() // a read that held notices came back (workers_poll_gather.go)
+	}
 	switch p.kind {
 	case EffectAgentsList:
 		if p.worker != "" {

@@ -79,6 +79,9 @@ type Machine struct {
 	// outbox holds the notices owed to each parent until OpenCode accepts them, and the parents
 	// whose outbox is looked at when the step ends (outbox.go).
 	outbox outbox.Boxes[notice]
+	// gathering: parents whose end notices wait for reads out on polled workers
+	// (workers_poll_gather.go).
+	gathering map[string]bool
 	// headless follows the held turn ends of a non-interactive run (headless.go).
 	headless headlessState
 

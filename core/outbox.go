@@ -127,6 +127,10 @@ func (m *Machine) flushParent(parent string) {
 	if m.awaitsSiblingCommit(parent, b.Queue) {
 		return // onWorktreeCommitted looks again: the commit's answer is under way
 	}
+	if m.awaitsPolledReads(parent, b.Queue) {
+		return // the reads' answers, or the gather timer, look again
+	}
+	m.gathered(parent)
 	queue := b.Queue[:0]
 	wake := false
 	for _, n := range b.Queue {
@@ -396,6 +400,7 @@ const sessionNotFoundPrefix = "Session not found: "
 
 // dropOutbox forgets what is owed to a parent that is gone.
 func (m *Machine) dropOutbox(parent string) {
+	m.gathered(parent)
 	if b := m.outbox.Get(parent); b != nil {
 		if b.Retrying {
 			m.emit(Effect{Kind: EffectTimerClear, TimerID: noticeRetryPrefix + parent})

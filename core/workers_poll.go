@@ -37,7 +37,7 @@ func (m *Machine) polled(name string) bool {
 // startPolling, at start, asks a polled worker's health at once and arms its timer.
 func (m *Machine) startPolling(name string) {
 	m.askPolledHealth(name)
-	m.emit(Effect{Kind: EffectTimerSet, TimerID: workerPollPrefix + name, DelayMs: m.cfg.Workers[name].PollMs})
+	m.emit(Effect{Kind: EffectTimerSet, TimerID: workerPollPrefix + name, DelayMs: m.pollDelay(name)})
 }
 
 // onPollTimer asks a polled worker's health again and, while it is up, reads its tasks'
@@ -56,7 +56,7 @@ func (m *Machine) onPollTimer(name string) {
 	if !answered {
 		m.askPolledHealth(name)
 	}
-	m.emit(Effect{Kind: EffectTimerSet, TimerID: workerPollPrefix + name, DelayMs: m.cfg.Workers[name].PollMs})
+	m.emit(Effect{Kind: EffectTimerSet, TimerID: workerPollPrefix + name, DelayMs: m.pollDelay(name)})
 }
 
 // askPolledHealth asks name's health, unless an ask is still in flight (a worker that hangs
