@@ -45,6 +45,10 @@ func (m *Machine) onEffectDone(ev Event) {
 			m.onForkMessages(p, ev)
 			return
 		}
+		if p.sub != "" {
+			m.onPolledSubMessages(p, ev)
+			return
+		}
 		m.onMessages(p, ev)
 	case EffectStatus:
 		if p.reconcile != nil {

@@ -79,9 +79,9 @@ type Machine struct {
 	// outbox holds the notices owed to each parent until OpenCode accepts them, and the parents
 	// whose outbox is looked at when the step ends (outbox.go).
 	outbox outbox.Boxes[notice]
-	// gathering: parents whose end notices wait for reads out on polled workers
-	// (workers_poll_gather.go).
-	gathering map[string]bool
+	// gathering: parents whose end notices wait for reads out on polled workers, with when the
+	// wait began (workers_poll_gather.go).
+	gathering map[string]int64
 	// headless follows the held turn ends of a non-interactive run (headless.go).
 	headless headlessState
 
@@ -176,6 +176,9 @@ type pending struct {
 	// progress marks a read of a polled task's newest messages for its progress
 	// (workers_poll_progress.go).
 	progress bool
+	// sub: the subagent session a read of a polled task's messages is of
+	// (workers_poll_subagents.go).
+	sub string
 	// answered: on a permission.reply, the request and the answer sent.
 	answered *answeredPermission
 	// worker: the worker a status read or health check went to; launch, the launch a health

@@ -204,6 +204,7 @@ func (m *Machine) flushParent(parent string) {
 func (m *Machine) dropBox(parent string) {
 	if b := m.outbox.Get(parent); b != nil && b.Idle() {
 		m.outbox.Delete(parent)
+		m.gathered(parent)
 	}
 }
 
@@ -355,7 +356,11 @@ func (m *Machine) onOutboxChecked(p pending, ev Event) {
 		m.parentGone(p.outbox, b.Queue)
 		return
 	}
-	msgs, err := ocevents.DecodeMessages(ev.Result)
+	var msgs []message
+	var err error
+	if ev.OK {
+		msgs, err = ocevents.DecodeMessages(ev.Result)
+	}
 	if !ev.OK || err != nil {
 		why := ev.Error
 		if ev.OK {

@@ -37,6 +37,9 @@ type run struct {
 	// was restored with calls counted, which its reads show again (workers_poll_progress.go).
 	polledReadAt int64
 	polledSeeded bool
+	// polledSubs: the subagents its child ran on a polled worker, by session
+	// (workers_poll_subagents.go).
+	polledSubs map[string]*polledSub
 	// forkReady: a forked child has been given its context.
 	forkReady bool
 	// canDelegate: the child's agent has delegation rights, so its tools were left on.

@@ -20,10 +20,11 @@ import (
 // heartbeat asks it anyway, for the version the table shows.
 //
 // A busy task's newest messages are read every few seconds for its progress, partial work and
-// spending (workers_poll_progress.go). What the parent gives up (ends and questions up to pollMs
-// late, progress a few seconds behind, the spending of a child's own subagents) and how the
-// events no stream brings are made up for is in docs/rationale/workers_polled.md. What it
-// gains: its cost grows with its own tasks, not with the workers' traffic.
+// spending, its subagents' found by its task tool's parts (workers_poll_progress.go,
+// workers_poll_subagents.go). What the parent gives up (ends and questions up to pollMs late,
+// progress a few seconds behind) and how the events no stream brings are made up for is in
+// docs/rationale/workers_polled.md. What it gains: its cost grows with its own tasks, not with
+// the workers' traffic.
 
 // workerPollPrefix names a polled worker's timer.
 const workerPollPrefix = "worker.poll:"
@@ -191,7 +192,7 @@ func (m *Machine) statusAsked(name, dir string) bool {
 // messagesAsked reports whether a read of task id's messages is still out.
 func (m *Machine) messagesAsked(id string) bool {
 	for _, p := range m.pending {
-		if p.kind == EffectMessages && p.taskID == id {
+		if p.kind == EffectMessages && p.taskID == id && p.sub == "" {
 			return true
 		}
 	}

@@ -4,44 +4,56 @@ package core
 // at once, but each one's end is read on its own, and so each would be told in a message of its
 // own as its read comes back: one more message in the parent's conversation, and one more that
 // OpenCode stores and publishes, for every child, where a followed worker's ends come spread out
-// anyway. So a parent's end notices wait while a read that may end another of its tasks is
-// still out on a polled worker (a status read of a worker that holds its tasks, or the read of
-// such a task's messages at its end), and go together once none is. Reads come back in
-// milliseconds; one asked polledGatherMs ago or more no longer holds anything (a worker that
-// hangs), and a timer looks again then. Polled workers with the same pollMs tick together
-// (pollDelay), so the ends both find in one tick make one message.
+// anyway. So a queue of end notices waits while a read that may end another of the parent's
+// tasks is still out on a polled worker (a status read of a worker that holds one, or such a
+// task's end read), and goes as one message once none is. Reads come back in milliseconds; the
+// wait is bounded all the same, at polledGatherMs from its start, however many reads follow one
+// another (a worker that hangs, ticks that keep finding ends), with a timer that looks again
+// then. A queue that holds any other line (a stall's, a question's) goes at once: those are meant
+// to reach the user now. Polled workers with the same pollMs tick together (pollDelay), so the
+// ends both find in one tick make one message.
 
-// polledGatherMs bounds how long a read out on a polled worker holds its parent's notices.
+// polledGatherMs bounds how long a parent's end notices wait for reads out on polled workers.
 const polledGatherMs = 1000
 
 // gatherTimerPrefix names the timer that looks at a held parent's notices again.
 const gatherTimerPrefix = "notice.gather:"
 
-// awaitsPolledReads reports whether parent's queued end notices wait for reads out on polled
-// workers, arming the timer that looks again once the newest of them stops holding.
+// awaitsPolledReads reports whether parent's queue waits for reads out on polled workers: it
+// holds end notices only, its wait began less than polledGatherMs ago, and such a read is out. It
+// arms the timer that looks again when the wait's bound is reached.
 func (m *Machine) awaitsPolledReads(parent string, queue []notice) bool {
-	if !m.anyPolled() || !anyEnd(queue) {
+	if !m.anyPolled() || !onlyEnds(queue) {
 		return false
 	}
-	var until int64
+	since, held := m.gathering[parent]
+	if held && m.now-since >= polledGatherMs {
+		return false
+	}
+	out := false
 	for _, p := range m.pending {
-		if m.now-p.at < polledGatherMs && m.mayEndTaskOf(p, parent) {
-			until = max(until, p.at+polledGatherMs)
+		if m.mayEndTaskOf(p, parent) {
+			out = true
+			break
 		}
 	}
-	if until == 0 {
+	if !out {
 		return false
 	}
-	if m.gathering == nil {
-		m.gathering = map[string]bool{}
+	if !held {
+		if m.gathering == nil {
+			m.gathering = map[string]int64{}
+		}
+		since = m.now
+		m.gathering[parent] = since
+		m.emit(Effect{Kind: EffectTimerSet, TimerID: gatherTimerPrefix + parent, DelayMs: polledGatherMs})
 	}
-	m.gathering[parent] = true
-	m.emit(Effect{Kind: EffectTimerSet, TimerID: gatherTimerPrefix + parent, DelayMs: until - m.now})
 	return true
 }
 
 // mayEndTaskOf reports whether pending read p may end a task of parent: a status read of a
-// polled worker that holds one, or the read of such a task's messages at its end.
+// polled worker that holds one, or the read of such a task's messages at its end (not a read of
+// its progress, of a subagent's messages, or of the parent's own conversation for a fork).
 func (m *Machine) mayEndTaskOf(p pending, parent string) bool {
 	switch {
 	case p.kind == EffectStatus && p.worker != "" && p.reconcile == nil && m.polled(p.worker):
@@ -50,7 +62,7 @@ func (m *Machine) mayEndTaskOf(p pending, parent string) bool {
 				return true
 			}
 		}
-	case p.kind == EffectMessages && !p.progress && p.taskID != "":
+	case p.kind == EffectMessages && !p.progress && p.sub == "" && !p.fork && !p.restored && p.outbox == "" && p.taskID != "":
 		t := m.task(p.taskID)
 		return t != nil && !t.Status.Terminal() && t.ParentSessionID == parent && m.polled(t.Worker)
 	}
@@ -65,12 +77,12 @@ func (m *Machine) regather() {
 	}
 }
 
-// onGatherTimer looks at parent's held notices again: the reads that held them are old now.
+// onGatherTimer looks at parent's held notices again: the wait reached its bound.
 func (m *Machine) onGatherTimer(parent string) { m.markReady(parent) }
 
-// gathered forgets that parent's notices were held, once they went (or nothing holds them).
+// gathered ends parent's wait, once its notices went (or nothing holds them, or its box is gone).
 func (m *Machine) gathered(parent string) {
-	if m.gathering[parent] {
+	if _, held := m.gathering[parent]; held {
 		delete(m.gathering, parent)
 		m.emit(Effect{Kind: EffectTimerClear, TimerID: gatherTimerPrefix + parent})
 	}
@@ -86,19 +98,23 @@ func (m *Machine) anyPolled() bool {
 	return false
 }
 
-// anyEnd reports whether queue holds a task's end notice.
-func anyEnd(queue []notice) bool {
+// onlyEnds reports whether queue holds tasks' end notices and nothing else.
+func onlyEnds(queue []notice) bool {
 	for _, n := range queue {
-		if n.end != nil {
-			return true
+		if n.end == nil {
+			return false
 		}
 	}
-	return false
+	return len(queue) > 0
 }
 
 // pollDelay is how long until a polled worker's next tick: the next multiple of its pollMs, so
-// that workers polled alike tick together.
+// that workers polled alike tick together; past the next one when that is less than a quarter of
+// pollMs away (a host timer that fired a little early must not tick twice).
 func (m *Machine) pollDelay(name string) int64 {
 	every := m.cfg.Workers[name].PollMs
-	return every - m.now%every
+	if d := every - m.now%every; d >= every/4 {
+		return d
+	}
+	return 2*every - m.now%every
 }

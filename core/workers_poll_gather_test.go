@@ -47,7 +47,7 @@ func TestTheEndsOneTickFindsAreToldTogether(t *testing.T) {
 	for i, rd := range reads[:2] {
 		eff := h.run(Event{Type: EventEffectDone, EffectID: rd.ID, OK: true, Result: answered(h.now, fmt.Sprint("answer ", i))})
 		require.Empty(t, parentNotices(eff), "read %d: another end read is out, the notice waits", i)
-		require.NotEmpty(t, timersNamed(eff, gatherTimerPrefix+"ses_p"), "and a timer bounds the wait")
+		require.Len(t, timersNamed(eff, gatherTimerPrefix+"ses_p"), 1-i, "a timer bounds the wait, from its start")
 	}
 	eff := h.run(Event{Type: EventEffectDone, EffectID: reads[2].ID, OK: true, Result: answered(h.now, "answer 2")})
 	notes := parentNotices(eff)
@@ -76,7 +76,7 @@ func hangingEndRead(t *testing.T, deleted bool) {
 	require.Empty(t, parentNotices(eff))
 	timer := timersNamed(eff, gatherTimerPrefix+"ses_p")
 	require.Len(t, timer, 1)
-	require.InDelta(t, polledGatherMs, timer[0].DelayMs, 50, "the other read was asked just now")
+	require.Equal(t, int64(polledGatherMs), timer[0].DelayMs, "the wait's bound")
 
 	if deleted {
 		eff = h.run(Event{Type: EventOpenCode, Event: &OpenCodeEvent{Type: "session.deleted", Properties: json.RawMessage(`{"info":{"id":"ses_p"}}`)}})
@@ -127,6 +127,36 @@ func TestPolledWorkersTickOnTheirPollGrid(t *testing.T) {
 	timer = timersNamed(h.m.Step(1_700_000_001_010, Event{Type: EventTimer, TimerID: workerPollPrefix + "w1"}), workerPollPrefix+"w1")
 	require.Len(t, timer, 1)
 	require.Equal(t, int64(990), timer[0].DelayMs, "a tick that fired late is not late again")
+	timer = timersNamed(h.m.Step(1_700_000_001_999, Event{Type: EventTimer, TimerID: workerPollPrefix + "w1"}), workerPollPrefix+"w1")
+	require.Equal(t, int64(1001), timer[0].DelayMs, "one that fired a little early does not tick twice")
+}
+
+// Reads that follow one another (ticks that keep finding ends) hold a parent's notices no
+// longer than polledGatherMs from the wait's start.
+func TestOverlappingReadsHoldTheNoticesABoundedTime(t *testing.T) {
+	h := newWK(t, polledW1(threeOnW1))
+	h.run(Event{Type: EventStart})
+	a := h.taskOf(first(h.launchOn("a", "w1")))
+	h.taskOf(first(h.launchOn("b", "w1")))
+	h.taskOf(first(h.launchOn("c", "w1")))
+	h.idleParent()
+	reads := h.endReads()
+	require.Len(t, reads, 3)
+	eff := h.run(Event{Type: EventEffectDone, EffectID: reads[0].ID, OK: true, Result: answered(h.now, "a's answer")})
+	require.Empty(t, parentNotices(eff), "held")
+	busy := json.RawMessage(fmt.Sprintf(`{%q:{"type":"busy"},%q:{"type":"busy"}}`, h.m.task(reads[1].TaskID).SessionID, h.m.task(reads[2].TaskID).SessionID))
+	for i := range 3 { // fresh reads keep coming: one is always out, and under 1 s old
+		h.now += polledGatherMs / 4
+		h.m.pending[int64(9000+i)] = pending{kind: EffectStatus, worker: "w1", at: h.m.now}
+		if i > 0 {
+			eff := h.run(Event{Type: EventEffectDone, EffectID: int64(9000 + i - 1), OK: true, Result: busy})
+			require.Empty(t, parentNotices(eff), "still within the bound: held")
+		}
+	}
+	h.now += polledGatherMs / 4
+	notes := parentNotices(h.run(Event{Type: EventTimer, TimerID: gatherTimerPrefix + "ses_p"}))
+	require.Len(t, notes, 1, "the wait's bound: a's notice goes, reads or not")
+	require.Equal(t, a.ID, notes[0].TaskID)
 }
 
 // Which reads hold which notices: only a parent's end notices, only for reads out on a polled
@@ -142,29 +172,51 @@ func TestWhichReadsHoldAParentsNotices(t *testing.T) {
 	c := h.taskOf(ofKind(eff, EffectToolReply)[0])
 	require.Equal(t, "ses_q", c.ParentSessionID)
 	end := []notice{{end: &batchCounts{}}}
-	stall := []notice{{stalledSince: 1}}
+	endAndStall := []notice{{end: &batchCounts{}}, {stalledSince: 1}}
 	now := h.m.now
 	for _, tc := range []struct {
-		name  string
-		p     pending
-		queue []notice
-		holds bool
+		name   string
+		p      pending
+		queue  []notice
+		waited int64 // how long ago the parent's wait began (0: none)
+		holds  bool
 	}{
-		{"a status read of the polled worker", pending{kind: EffectStatus, worker: "w1", at: now}, end, true},
-		{"... for a stall's notice", pending{kind: EffectStatus, worker: "w1", at: now}, stall, false},
-		{"... asked polledGatherMs ago", pending{kind: EffectStatus, worker: "w1", at: now - polledGatherMs}, end, false},
-		{"... for a reconcile", pending{kind: EffectStatus, worker: "w1", at: now, reconcile: []string{b.ID}}, end, false},
-		{"a status read of the followed worker", pending{kind: EffectStatus, worker: "w2", at: now}, end, false},
-		{"the end read of its task", pending{kind: EffectMessages, taskID: b.ID, at: now}, end, true},
-		{"a progress read of its task", pending{kind: EffectMessages, taskID: b.ID, progress: true, at: now}, end, false},
-		{"the end read of another parent's task", pending{kind: EffectMessages, taskID: c.ID, at: now}, end, false},
+		{"a status read of the polled worker", pending{kind: EffectStatus, worker: "w1", at: now}, end, 0, true},
+		{"... with a stall's line queued too", pending{kind: EffectStatus, worker: "w1", at: now}, endAndStall, 0, false},
+		{"... for a stall's line alone", pending{kind: EffectStatus, worker: "w1", at: now}, []notice{{stalledSince: 1}}, 0, false},
+		{"... in a wait begun just under polledGatherMs ago", pending{kind: EffectStatus, worker: "w1", at: now}, end, polledGatherMs - 1, true},
+		{"... in a wait begun polledGatherMs ago", pending{kind: EffectStatus, worker: "w1", at: now}, end, polledGatherMs, false},
+		{"... for a reconcile", pending{kind: EffectStatus, worker: "w1", at: now, reconcile: []string{b.ID}}, end, 0, false},
+		{"a status read of the followed worker", pending{kind: EffectStatus, worker: "w2", at: now}, end, 0, false},
+		{"the end read of its task", pending{kind: EffectMessages, taskID: b.ID, at: now}, end, 0, true},
+		{"a progress read of its task", pending{kind: EffectMessages, taskID: b.ID, progress: true, at: now}, end, 0, false},
+		{"a read of its task's subagent", pending{kind: EffectMessages, taskID: b.ID, sub: "ses_sub", at: now}, end, 0, false},
+		{"a fork's read of the parent", pending{kind: EffectMessages, taskID: b.ID, fork: true, at: now}, end, 0, false},
+		{"a restored task's read", pending{kind: EffectMessages, taskID: b.ID, restored: true, at: now}, end, 0, false},
+		{"the end read of another parent's task", pending{kind: EffectMessages, taskID: c.ID, at: now}, end, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h.m.pending = map[int64]pending{1: tc.p}
+			h.m.gathering = nil
+			if tc.waited > 0 {
+				h.m.gathering = map[string]int64{"ses_p": now - tc.waited}
+			}
 			require.Equal(t, tc.holds, h.m.awaitsPolledReads("ses_p", tc.queue))
 		})
 	}
+	h.m.gathering = nil
 	h.m.pending = map[int64]pending{1: {kind: EffectStatus, worker: "w1", at: now}}
 	h.m.cancel(b, "test")
 	require.False(t, h.m.awaitsPolledReads("ses_p", end), "w1 holds no task of ses_p now")
+}
+
+// A box dropped while its parent's wait is on (its notices given up) ends the wait: nothing is
+// left to look at again.
+func TestADroppedBoxEndsItsParentsWait(t *testing.T) {
+	h := newWK(t, polledW1(nil))
+	h.m.outbox.Box("ses_x")
+	h.m.gathering = map[string]int64{"ses_x": 1}
+	h.m.dropBox("ses_x")
+	require.Empty(t, h.m.gathering)
+	require.Nil(t, h.m.outbox.Get("ses_x"))
 }

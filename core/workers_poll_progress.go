@@ -34,6 +34,7 @@ func (m *Machine) readPolledProgress(t *run) {
 	t.polledReadAt = m.now
 	m.request(Effect{Kind: EffectMessages, SessionID: t.SessionID, TaskID: t.ID, Limit: polledProgressMessages},
 		pending{taskID: t.ID, progress: true, attemptAt: t.attemptAt})
+	m.readPolledSubs(t)
 }
 
 // takePolled takes a read of t's messages (its newest, or at its end all) as a snapshot.
@@ -45,6 +46,7 @@ func (m *Machine) takePolled(t *run, msgs []message, atEnd bool) {
 		t.polledSeeded = true
 	}
 	seeded := t.polledSeeded && (t.seenCalls == nil || atEnd)
+	m.notePolledSubs(t, t.SessionID, msgs) // its subagents, whatever run they ran in (workers_poll_subagents.go)
 	running := map[string]bool{}
 	changed, answered := false, false
 	var latest string

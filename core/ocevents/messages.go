@@ -29,7 +29,37 @@ var (
 	messageOuterKeys = []string{"info", "parts"}
 	messageInfoKeys  = []string{"id", "role", "error", "time", "finish", "summary", "tokens", "cost"}
 	messagePartKeys  = []string{"type", "text", "synthetic", "ignored", "id", "callID", "tool", "reason", "state"}
+	messageStateKeys = []string{"status", "title", "metadata"}
 )
+
+// PartMetadata is what the core reads of a tool part's metadata: the session OpenCode's task tool
+// runs its subagent in (a polled task's subagents are found by it, core/workers_poll_subagents.go).
+// Metadata is each tool's own, so any value reads without an error (one would cost the whole
+// read of the messages): what is not an object holding a string sessionId reads as none.
+type PartMetadata struct {
+	SessionID string
+}
+
+// UnmarshalJSON reads b, whatever it holds (encoding/json and the hand reader both call it).
+func (p *PartMetadata) UnmarshalJSON(b []byte) error {
+	*p = PartMetadata{}
+	r := jsonr.New(b)
+	if r.Null() || !r.Object() {
+		return nil
+	}
+	for n := 0; r.Field(n); n++ {
+		if string(r.Key()) != "sessionId" {
+			r.Skip()
+			continue
+		}
+		var id string
+		if r.String(&id); r.State() == jsonr.OK {
+			p.SessionID = id
+		}
+		return nil
+	}
+	return nil
+}
 
 func readMessages(r *jsonr.Reader, msgs *[]Message) {
 	if r.Null() || !r.Array() {
@@ -148,8 +178,12 @@ func readMessagePart(r *jsonr.Reader, p *MessagePart) {
 						r.String(&p.State.Status)
 					case "title":
 						r.String(&p.State.Title)
+					case "metadata":
+						if raw := r.Raw(); raw != nil {
+							_ = p.State.Metadata.UnmarshalJSON(raw)
+						}
 					default:
-						r.Unknown(partStateKeys)
+						r.Unknown(messageStateKeys)
 					}
 				}
 			}

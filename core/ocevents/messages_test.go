@@ -48,6 +48,13 @@ var messagesEdgeCases = []string{
 	`[{"parts":{}}]`, `[1]`, `["x"]`, `[{"info":{"id":"a"}}`, `[{"info":{"id":"a"}}] x`,
 	`[{"parts":[{"text":"\ud83d\ude00 \u00e9 \"q\" \\"}]}]`, "[{\"parts\":[{\"text\":\"\xff\"}]}]",
 	`[{"parts":[{"state":{"status":"running","input":{"a":[1,{"b":null}]},"title":null}}]}]`,
+	// A tool's metadata, whatever it holds, never fails the read; only a string sessionId counts.
+	`[{"parts":[{"tool":"task","state":{"metadata":{"parentSessionId":"ses_c","sessionId":"ses_s","model":{"modelID":"m"}}}}]}]`,
+	`[{"parts":[{"state":{"metadata":null}},{"state":{"metadata":5}},{"state":{"metadata":"x"}},{"state":{"metadata":[1]}}]}]`,
+	`[{"parts":[{"state":{"metadata":{"sessionId":5}}},{"state":{"metadata":{"sessionId":null}}}]}]`,
+	`[{"parts":[{"state":{"metadata":{"sessionId":"a","sessionId":"b"},"metadata":{"output":"x"}}}]}]`,
+	`[{"parts":[{"state":{"Metadata":{"sessionId":"a"}}}]}]`, `[{"parts":[{"state":{"metadata":{"SessionId":"a"}}}]}]`,
+	`[{"parts":[{"state":{"metadata":{"sessionId":"ses_\u00e9"}}}]}]`, `[{"parts":[{"state":{"metadata":{"sessionId":"a"}`,
 }
 
 // Every case decodes to what encoding/json alone gives, result and error.
@@ -68,6 +75,15 @@ func TestDecodeMessagesReadsARealConversationByHand(t *testing.T) {
 	require.Equal(t, jsonr.OK, r.End())
 	require.NotEmpty(t, msgs)
 	require.NotEmpty(t, msgs[0].Parts)
+	var sub string
+	for _, m := range msgs {
+		for _, p := range m.Parts {
+			if p.Tool == "task" {
+				sub = p.State.Metadata.SessionID
+			}
+		}
+	}
+	require.Equal(t, "ses_de3f0c310ffeiy4No3YR6I5mR6", sub, "the task tool's subagent session, from its metadata")
 }
 
 // FuzzDecodeMessagesMatchesEncodingJSON: for any bytes, DecodeMessages gives what encoding/json

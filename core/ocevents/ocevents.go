@@ -197,8 +197,9 @@ type MessagePart struct {
 	Tool   string `json:"tool"`
 	Reason string `json:"reason"`
 	State  struct {
-		Status string `json:"status"`
-		Title  string `json:"title"`
+		Status   string       `json:"status"`
+		Title    string       `json:"title"`
+		Metadata PartMetadata `json:"metadata"`
 	} `json:"state"`
 }
 
