@@ -34,7 +34,7 @@ func (m *Machine) taskBudget(a *budgetArgs) (*task.Budget, error) {
 // mark) and stops the task when it has used its steps and the model goes on.
 func (m *Machine) onStepFinished(t *run, session, partID, reason string) {
 	mark := t.UsageMark(session)
-	if t.stepsSeen[partID] || partID <= mark.Step {
+	if t.stepsSeen[partID] || partID <= t.countedBefore(session).Step {
 		return
 	}
 	if t.stepsSeen == nil {

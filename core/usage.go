@@ -27,12 +27,12 @@ func (m *Machine) noteUsage(t *run, session, id string, u ocevents.Usage) {
 		Reasoning: u.Tokens.Reasoning, CacheRead: u.Tokens.Cache.Read, CacheWrite: u.Tokens.Cache.Write}}
 	before, seen := t.usage[id]
 	mark := t.UsageMark(session)
-	if !seen && mark.Message != "" {
+	if prior := t.countedBefore(session); !seen && prior.Message != "" {
 		switch {
-		case id < mark.Message:
+		case id < prior.Message:
 			return // counted before a restart, complete since a later message began
-		case id == mark.Message:
-			before, seen = messageUsage{tokens: mark.Tokens, cost: mark.Cost}, true
+		case id == prior.Message:
+			before, seen = messageUsage{tokens: prior.Tokens, cost: prior.Cost}, true
 		}
 	}
 	if seen && before == now {
@@ -51,6 +51,23 @@ func (m *Machine) noteUsage(t *run, session, id string, u ocevents.Usage) {
 		t.setUsageMark(mark)
 	}
 	m.touchProgress(t)
+}
+
+// countedBefore is session's mark as this process first found it for t: what an earlier process
+// counted (none, for a task this one launched). Only what is up to it may have been counted
+// already; anything else not seen here is new, even below the mark as it stands now: a read of a
+// session's newest messages moves the mark past messages that a later read of all of them shows
+// for the first time (workers_poll_progress.go, workers_poll_subagents.go).
+func (t *run) countedBefore(session string) task.UsageMark {
+	if t.marksAtStart == nil {
+		t.marksAtStart = append([]task.UsageMark{}, t.UsageMarks...)
+	}
+	for _, k := range t.marksAtStart {
+		if k.Session == session {
+			return k
+		}
+	}
+	return task.UsageMark{Session: session}
 }
 
 // setUsageMark records how far t's spending in session is counted, keeping task.MaxUsageMarks

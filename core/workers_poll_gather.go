@@ -77,8 +77,14 @@ func (m *Machine) regather() {
 	}
 }
 
-// onGatherTimer looks at parent's held notices again: the wait reached its bound.
-func (m *Machine) onGatherTimer(parent string) { m.markReady(parent) }
+// onGatherTimer ends parent's wait, even should the host's timer fire a little early, and has
+// its notices looked at again.
+func (m *Machine) onGatherTimer(parent string) {
+	if _, held := m.gathering[parent]; held {
+		m.gathering[parent] = m.now - polledGatherMs
+	}
+	m.markReady(parent)
+}
 
 // gathered ends parent's wait, once its notices went (or nothing holds them, or its box is gone).
 func (m *Machine) gathered(parent string) {

@@ -220,3 +220,18 @@ func TestADroppedBoxEndsItsParentsWait(t *testing.T) {
 	require.Empty(t, h.m.gathering)
 	require.Nil(t, h.m.outbox.Get("ses_x"))
 }
+
+// A gather timer that fires a little early ends the wait all the same.
+func TestAnEarlyGatherTimerEndsTheWait(t *testing.T) {
+	h := newWK(t, polledW1(nil))
+	h.run(Event{Type: EventStart})
+	a := h.taskOf(first(h.launchOn("a", "w1")))
+	h.taskOf(first(h.launchOn("b", "w1")))
+	h.idleParent()
+	reads := h.endReads()
+	h.run(Event{Type: EventEffectDone, EffectID: reads[0].ID, OK: true, Result: answered(h.now, "a's answer")})
+	since := h.m.gathering["ses_p"]
+	notes := parentNotices(h.m.Step(since+polledGatherMs-2, Event{Type: EventTimer, TimerID: gatherTimerPrefix + "ses_p"}))
+	require.Len(t, notes, 1)
+	require.Equal(t, a.ID, notes[0].TaskID)
+}

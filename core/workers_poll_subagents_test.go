@@ -194,3 +194,95 @@ func TestAPolledSubagentsSpendingStopsItsTaskAtItsBudget(t *testing.T) {
 	require.Equal(t, task.StatusError, tk.Status, "350 tokens: over its budget")
 	require.Contains(t, tk.Error.Message, "budget")
 }
+
+// subSpentFrom is subSpent with its messages numbered from first (a read of the newest ones).
+func subSpentFrom(at int64, first int, inputs ...int) json.RawMessage {
+	var msgs []string
+	for i, in := range inputs {
+		msgs = append(msgs, fmt.Sprintf(`{"info":{"id":"msg_s%[1]d","role":"assistant","time":{"created":%[2]d,"completed":%[2]d},"finish":"tool-calls","tokens":{"input":%[3]d,"output":0,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0.001},
+		 "parts":[{"id":"prt_f%[1]d","type":"step-finish","reason":"tool-calls"}]}`, first+i, at, in))
+	}
+	return json.RawMessage("[" + strings.Join(msgs, ",") + "]")
+}
+
+// A read of a subagent's newest messages does not hide the ones before them from the read of
+// all of them: each message and step counts once, the earlier ones too.
+func TestANewestReadHidesNothingFromTheWholeRead(t *testing.T) {
+	h := newWK(t, polledW1(nil))
+	h.run(Event{Type: EventStart})
+	tk := h.taskOf(first(h.launchOn("a", "w1")))
+	rd := readsOf(h.childTick(tk, leading(tk.SessionID, tk.StartedAt, "ses_sub", "running")), "ses_sub")
+	require.Equal(t, polledProgressMessages, rd[0].Limit)
+	h.run(Event{Type: EventEffectDone, EffectID: rd[0].ID, OK: true, Result: subSpentFrom(tk.StartedAt, 3, 3, 4, 5, 6)})
+	tokens, _ := tk.Usage()
+	require.Equal(t, int64(100+18), tokens.Input, "its newest four")
+	h.now += polledProgressEveryMs
+	rd = readsOf(h.childTick(tk, leading(tk.SessionID, tk.StartedAt, "ses_sub", "completed")), "ses_sub")
+	require.Len(t, rd, 1)
+	eff := h.run(Event{Type: EventEffectDone, EffectID: rd[0].ID, OK: true, Result: subSpentFrom(tk.StartedAt, 3, 3, 4, 5, 6)})
+	rd = readsOf(eff, "ses_sub")
+	require.Len(t, rd, 1)
+	require.Zero(t, rd[0].Limit)
+	h.run(Event{Type: EventEffectDone, EffectID: rd[0].ID, OK: true, Result: subSpentFrom(tk.StartedAt, 1, 1, 2, 3, 4, 5, 6)})
+	tokens, _ = tk.Usage()
+	require.Equal(t, int64(100+21), tokens.Input, "its first two, below its mark, counted too")
+	require.Equal(t, 6, tk.Steps)
+}
+
+// OpenCode's task tool may continue a subagent's session: a new call naming a session read
+// whole has it read again, and only what is new counts.
+func TestASubagentContinuedByANewCallIsReadAgain(t *testing.T) {
+	h := newWK(t, polledW1(nil))
+	h.run(Event{Type: EventStart})
+	tk := h.taskOf(first(h.launchOn("a", "w1")))
+	rd := readsOf(h.childTick(tk, leading(tk.SessionID, tk.StartedAt, "ses_sub", "completed")), "ses_sub")
+	require.Zero(t, rd[0].Limit)
+	h.run(Event{Type: EventEffectDone, EffectID: rd[0].ID, OK: true, Result: subSpent(tk.StartedAt, 50)})
+	again := strings.Replace(leading(tk.SessionID, tk.StartedAt, "ses_sub", "running"), `"call_k"`, `"call_k2"`, 1)
+	h.now += polledProgressEveryMs
+	rd = readsOf(h.childTick(tk, again), "ses_sub")
+	require.Len(t, rd, 1, "a new call: read again")
+	require.Equal(t, polledProgressMessages, rd[0].Limit, "running again: its newest messages")
+	h.run(Event{Type: EventEffectDone, EffectID: rd[0].ID, OK: true, Result: subSpent(tk.StartedAt, 50, 40)})
+	tokens, _ := tk.Usage()
+	require.Equal(t, int64(190), tokens.Input, "its first message once, its new one added")
+}
+
+// A subagent's step is its task's turn going on, whatever its own reason: a step budget stops
+// the task at it; a read after the subagent ended holds nothing to the budget (the child may
+// have answered), the child's next progress read does.
+func TestASubagentsSpendingMeetsTheBudgetAsAFollowedOnesDoes(t *testing.T) {
+	h := newWK(t, polledW1(nil))
+	h.run(Event{Type: EventStart})
+	tk := h.taskOf(first(h.launchArgs("a", `,"worker":"w1","budget":{"steps":1}`)))
+	rd := readsOf(h.childTick(tk, leading(tk.SessionID, tk.StartedAt, "ses_sub", "running")), "ses_sub")
+	h.run(Event{Type: EventEffectDone, EffectID: rd[0].ID, OK: true, Result: subSpent(tk.StartedAt, 10)})
+	require.Equal(t, task.StatusError, tk.Status, "its subagent's step, reason stop, is the task's first: stopped")
+
+	h = newWK(t, polledW1(nil))
+	h.run(Event{Type: EventStart})
+	tk = h.taskOf(first(h.launchArgs("b", `,"worker":"w1","budget":{"tokens":120}`)))
+	rd = readsOf(h.childTick(tk, leading(tk.SessionID, tk.StartedAt, "ses_sub", "completed")), "ses_sub")
+	h.run(Event{Type: EventEffectDone, EffectID: rd[0].ID, OK: true, Result: subSpent(tk.StartedAt, 50)})
+	require.Equal(t, task.StatusRunning, tk.Status, "150 tokens, read after the subagent ended: not held to the budget yet")
+	h.now += polledProgressEveryMs
+	h.childTick(tk, workingOn(tk.SessionID, tk.StartedAt, "still at it"))
+	require.Equal(t, task.StatusError, tk.Status, "the child still works: its progress read stops it")
+}
+
+// A subagent whose newest messages show its answer has ended, whatever its part says yet: it is
+// read whole at once, and not again while its part still shows it running.
+func TestASubagentsOwnAnswerEndsIt(t *testing.T) {
+	h := newWK(t, polledW1(nil))
+	h.run(Event{Type: EventStart})
+	tk := h.taskOf(first(h.launchOn("a", "w1")))
+	rd := readsOf(h.childTick(tk, leading(tk.SessionID, tk.StartedAt, "ses_sub", "running")), "ses_sub")
+	eff := h.run(Event{Type: EventEffectDone, EffectID: rd[0].ID, OK: true, Result: answered(tk.StartedAt, "sub's answer")})
+	rd = readsOf(eff, "ses_sub")
+	require.Len(t, rd, 1, "its turn ended: read whole")
+	require.Zero(t, rd[0].Limit)
+	h.run(Event{Type: EventEffectDone, EffectID: rd[0].ID, OK: true, Result: answered(tk.StartedAt, "sub's answer")})
+	h.now += polledProgressEveryMs
+	require.Empty(t, readsOf(h.childTick(tk, leading(tk.SessionID, tk.StartedAt, "ses_sub", "running")), "ses_sub"),
+		"its part still running, the same call: read whole once, not again")
+}
