@@ -1,6 +1,7 @@
 package core
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/asyncagents/asyncagents/core/ocevents"
@@ -87,7 +88,7 @@ func (m *Machine) notePolledSubs(t *run, session string, msgs []message) {
 // readPolledSubs, with t's progress read, reads what is due of each of its subagents: a running
 // one's newest messages; an ended one's whole conversation, when its last read of it failed.
 func (m *Machine) readPolledSubs(t *run) {
-	for _, sub := range sortedKeys(t.polledSubs) {
+	for _, sub := range slices.Sorted(maps.Keys(t.polledSubs)) {
 		m.readPolledSub(t, sub, t.polledSubs[sub])
 	}
 }
@@ -154,14 +155,4 @@ func (m *Machine) onPolledSubMessages(p pending, ev Event) {
 	if !s.running {
 		m.readPolledSub(t, p.sub, s)
 	}
-}
-
-// sortedKeys are m's keys in order: effects go out in the same order at every run.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -1,6 +1,10 @@
 package ocevents
 
-import "github.com/asyncagents/asyncagents/core/internal/jsonr"
+import (
+	"encoding/json"
+
+	"github.com/asyncagents/asyncagents/core/internal/jsonr"
+)
 
 // The hand-written decoders of the events a worker's stream brings most (a child's parts,
 // messages and status) and of the other small ones. Each reads the fields its struct has, by
@@ -159,25 +163,11 @@ func readMessageUpdated(r *jsonr.Reader, p *MessageUpdated) {
 			case "modelID":
 				r.String(&in.ModelID)
 			case "summary":
-				// Copied: the event's bytes are the request's, which the step does not keep.
-				if raw := r.Raw(); raw != nil {
-					in.Summary = append(in.Summary[:0:0], raw...)
-				}
+				readSummary(r, &in.Summary)
 			case "error":
 				readErrorPtr(r, &in.Error)
 			case "time":
-				if r.Object() {
-					for n := 0; r.Field(n); n++ {
-						switch string(r.Key()) {
-						case "created":
-							r.Int(&in.Time.Created)
-						case "completed":
-							r.Int(&in.Time.Completed)
-						default:
-							r.Unknown(messageTimeKeys)
-						}
-					}
-				}
+				readMessageTime(r, &in.Time.Created, &in.Time.Completed)
 			case "tokens":
 				readTokens(r, &in.Usage)
 			case "cost":
@@ -185,6 +175,31 @@ func readMessageUpdated(r *jsonr.Reader, p *MessageUpdated) {
 			default:
 				r.Unknown(messageKeys)
 			}
+		}
+	}
+}
+
+// readSummary reads a message's summary as encoding/json reads a json.RawMessage, copied: the
+// bytes are the request's, which the step does not keep.
+func readSummary(r *jsonr.Reader, dst *json.RawMessage) {
+	if raw := r.Raw(); raw != nil {
+		*dst = append((*dst)[:0:0], raw...)
+	}
+}
+
+// readMessageTime reads a message's time: when it was created and completed.
+func readMessageTime(r *jsonr.Reader, created, completed *int64) {
+	if !r.Object() {
+		return
+	}
+	for n := 0; r.Field(n); n++ {
+		switch string(r.Key()) {
+		case "created":
+			r.Int(created)
+		case "completed":
+			r.Int(completed)
+		default:
+			r.Unknown(messageTimeKeys)
 		}
 	}
 }

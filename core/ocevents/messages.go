@@ -102,25 +102,11 @@ func readMessageInfo(r *jsonr.Reader, m *Message) {
 		case "finish":
 			r.String(&in.Finish)
 		case "summary":
-			// Copied: the bytes are the request's, which the step does not keep.
-			if raw := r.Raw(); raw != nil {
-				in.Summary = append(in.Summary[:0:0], raw...)
-			}
+			readSummary(r, &in.Summary)
 		case "error":
 			readErrorPtr(r, &in.Error)
 		case "time":
-			if r.Object() {
-				for n := 0; r.Field(n); n++ {
-					switch string(r.Key()) {
-					case "created":
-						r.Int(&in.Time.Created)
-					case "completed":
-						r.Int(&in.Time.Completed)
-					default:
-						r.Unknown(messageTimeKeys)
-					}
-				}
-			}
+			readMessageTime(r, &in.Time.Created, &in.Time.Completed)
 		case "tokens":
 			readTokens(r, &in.Usage)
 		case "cost":

@@ -38,12 +38,7 @@ func TestAPolledChildsSubagentSpendsForItsTask(t *testing.T) {
 	require.Equal(t, task.StatusCompleted, tk.Status, "%+v", tk.Error)
 	require.Contains(t, tk.Result, "sub done")
 	require.Equal(t, "w1", f.placeOf(id))
-	var sub []task.UsageMark
-	for _, m := range tk.UsageMarks {
-		if m.Session != tk.SessionID {
-			sub = append(sub, m)
-		}
-	}
+	sub := subagentMarks(tk)
 	require.Len(t, sub, 1, "the subagent's call counted for the task: %+v", tk.UsageMarks)
 	require.NotEmpty(t, sub[0].Message, "its message")
 	require.NotEmpty(t, sub[0].Step, "and its step")

@@ -67,13 +67,19 @@ func TestWorkerSubagentMadeWhileTheStreamWasCutSpendsForItsTask(t *testing.T) {
 	tk := storedTask(t, f.oc, id)
 	require.Equal(t, task.StatusCompleted, tk.Status, "%+v", tk.Error)
 	require.Contains(t, tk.Result, "sub done")
+	sub := subagentMarks(tk)
+	require.Len(t, sub, 1, "the subagent's call counted for the task: %+v", tk.UsageMarks)
+	require.NotEmpty(t, sub[0].Message, "its message")
+	require.NotEmpty(t, sub[0].Step, "and its step")
+}
+
+// subagentMarks are tk's usage marks of sessions other than its child's: its subagents'.
+func subagentMarks(tk task.Task) []task.UsageMark {
 	var sub []task.UsageMark
 	for _, m := range tk.UsageMarks {
 		if m.Session != tk.SessionID {
 			sub = append(sub, m)
 		}
 	}
-	require.Len(t, sub, 1, "the subagent's call counted for the task: %+v", tk.UsageMarks)
-	require.NotEmpty(t, sub[0].Message, "its message")
-	require.NotEmpty(t, sub[0].Step, "and its step")
+	return sub
 }
