@@ -40,9 +40,10 @@ type run struct {
 	// polledSubs: the subagents its child ran on a polled worker, by session
 	// (workers_poll_subagents.go).
 	polledSubs map[string]*polledSub
-	// marksAtStart: its usage marks as this process first counted its spending (usage.go
-	// countedBefore).
+	// marksAtStart: its usage marks as this process first counted its spending, and whether it
+	// had spent anything by then (usage.go countedBefore).
 	marksAtStart []task.UsageMark
+	spentAtStart bool
 	// forkReady: a forked child has been given its context.
 	forkReady bool
 	// canDelegate: the child's agent has delegation rights, so its tools were left on.

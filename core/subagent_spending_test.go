@@ -158,3 +158,39 @@ func TestAForeignWalkWhileAChildIsUnboundHoldsItsSpendingBack(t *testing.T) {
 	h.m.bindSession(tk, child) // found: the held session may have been its subagent
 	require.Len(t, ofKind(h.spentOn("w1", "ses_foreign", "msg_9", 10, 0), EffectSessionGet), 1, "walked again at once")
 }
+
+// A task restored with spending counted but no mark for its child's session (a record older
+// than the marks, or one whose marks went to subagents) does not count its child's earlier
+// messages again when it reads them all: the mark its first message after the restart sets
+// keeps them out, as it always did.
+func TestARestoredTaskWithoutItsChildsMarkCountsNothingTwice(t *testing.T) {
+	h := newFB(t, config.Config{})
+	id := h.launchWith("long", "").Metadata["taskId"].(string)
+	ses := h.m.task(id).SessionID
+	h.spent(ses, "msg_1", 100, 0, "tool-calls")
+	h.spent(ses, "msg_2", 200, 0, "tool-calls")
+	rec := h.m.task(id).Task
+	rec.UsageMarks = nil
+
+	m := NewMachine(config.Config{})
+	_, eff := m.Restore(h.now+1000, HistoryLine(rec))
+	h.m = m
+	eff = h.step(Event{Type: EventEffectDone, EffectID: ofKind(eff, EffectStatus)[0].ID, OK: true, Result: json.RawMessage(fmt.Sprintf(`{%q:{"type":"busy"}}`, ses))})
+	h.step(Event{Type: EventEffectDone, EffectID: ofKind(eff, EffectMessages)[0].ID, OK: true, Result: json.RawMessage(`[]`)})
+	h.spent(ses, "msg_3", 50, 0, "tool-calls")
+	tok, _ := h.m.task(id).Usage()
+	require.Equal(t, int64(350), tok.Total())
+
+	eff = h.oc("session.idle", fmt.Sprintf(`{"sessionID":%q}`, ses))
+	rd := ofKind(eff, EffectMessages)
+	require.Len(t, rd, 1)
+	msg := func(id string, input int, finish string) string {
+		return fmt.Sprintf(`{"info":{"id":%q,"role":"assistant","finish":%q,"time":{"created":%d,"completed":%d},"tokens":{"input":%d,"output":0,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0},"parts":[{"type":"text","text":"done"}]}`,
+			id, finish, h.now, h.now, input)
+	}
+	h.step(Event{Type: EventEffectDone, EffectID: rd[0].ID, OK: true, Result: json.RawMessage(
+		"[" + msg("msg_1", 100, "tool-calls") + "," + msg("msg_2", 200, "tool-calls") + "," + msg("msg_3", 50, "stop") + "]")})
+	require.Equal(t, task.StatusCompleted, h.m.task(id).Status)
+	tok, _ = h.m.task(id).Usage()
+	require.Equal(t, int64(350), tok.Total(), "its earlier messages were counted before the restart")
+}

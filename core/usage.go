@@ -57,15 +57,23 @@ func (m *Machine) noteUsage(t *run, session, id string, u ocevents.Usage) {
 // counted (none, for a task this one launched). Only what is up to it may have been counted
 // already; anything else not seen here is new, even below the mark as it stands now: a read of a
 // session's newest messages moves the mark past messages that a later read of all of them shows
-// for the first time (workers_poll_progress.go, workers_poll_subagents.go).
+// for the first time (workers_poll_progress.go, workers_poll_subagents.go). A task restored with
+// spending counted but no mark for its child's session (a record older than the marks, or one
+// whose marks went to 16 subagents) cannot say what was counted there: the mark as it stands now
+// keeps its earlier messages from counting again, as it always did.
 func (t *run) countedBefore(session string) task.UsageMark {
 	if t.marksAtStart == nil {
 		t.marksAtStart = append([]task.UsageMark{}, t.UsageMarks...)
+		tok, cost := t.Usage()
+		t.spentAtStart = tok.Total() > 0 || cost > 0 || t.Steps > 0
 	}
 	for _, k := range t.marksAtStart {
 		if k.Session == session {
 			return k
 		}
+	}
+	if t.spentAtStart && session == t.SessionID {
+		return t.UsageMark(session)
 	}
 	return task.UsageMark{Session: session}
 }
