@@ -49,6 +49,10 @@ func (m *Machine) onEffectDone(ev Event) {
 			m.onPolledSubMessages(p, ev)
 			return
 		}
+		if p.settle {
+			m.onSettleMessages(p, ev)
+			return
+		}
 		m.onMessages(p, ev)
 	case EffectStatus:
 		if p.reconcile != nil {

@@ -96,6 +96,9 @@ func (m *Machine) onMessages(p pending, ev Event) {
 		return
 	}
 	if m.polled(t.Worker) {
+		// An end this whole read brings, here or below, needs no settle read (workers_poll_settle.go).
+		t.polledEndRead = !p.progress
+		defer func() { t.polledEndRead = false }()
 		m.takePolled(t, msgs, !p.progress) // its progress, which no stream brought (workers_poll_progress.go)
 		if p.progress || t.Status.Terminal() || t.switching {
 			return

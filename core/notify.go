@@ -54,6 +54,7 @@ func (m *Machine) end(t *run, status task.Status, result string, taskErr *task.T
 	// The per-call bookkeeping ends with the task: a resume starts it afresh.
 	t.seenCalls, t.toolsRunning, t.yield = nil, nil, yieldNone
 	m.touch(t)
+	m.settleOnEnd(t)
 	m.tmuxClose(t)
 	m.notifyParent(t)
 	if !t.quiet {

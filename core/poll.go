@@ -48,6 +48,8 @@ func (m *Machine) onTimer(id string) {
 		m.onPermissionTimeout(strings.TrimPrefix(id, permissionTimerPrefix))
 	case strings.HasPrefix(id, deadlineTimerPrefix):
 		m.onDeadline(strings.TrimPrefix(id, deadlineTimerPrefix))
+	case strings.HasPrefix(id, settleTimerPrefix):
+		m.onSettleTimer(strings.TrimPrefix(id, settleTimerPrefix))
 	case strings.HasPrefix(id, gatherTimerPrefix):
 		m.onGatherTimer(strings.TrimPrefix(id, gatherTimerPrefix))
 	case strings.HasPrefix(id, workerPollPrefix):

@@ -40,6 +40,11 @@ type run struct {
 	// polledSubs: the subagents its child ran on a polled worker, by session
 	// (workers_poll_subagents.go).
 	polledSubs map[string]*polledSub
+	// polledEndRead: its whole conversation is being taken at its end, so that end needs no
+	// settle read; polledSettling: it ended without one, which a settle read still owes;
+	// settleTries: the settle timers it had (workers_poll_settle.go).
+	polledEndRead, polledSettling bool
+	settleTries                   int
 	// marksAtStart: its usage marks as this process first counted its spending, and whether it
 	// had spent anything by then (usage.go countedBefore).
 	marksAtStart []task.UsageMark

@@ -60,7 +60,7 @@ func (m *Machine) takePolled(t *run, msgs []message, atEnd bool) {
 				running[p.CallID] = true
 			}
 		}
-		if info.Time.Created < since || isSummary(info.Summary) || (info.Error != nil && info.Error.Name == ocevents.AbortedError) {
+		if !ofRun(msg, since) {
 			continue
 		}
 		m.noteUsage(t, t.SessionID, info.ID, info.Usage)
@@ -119,4 +119,11 @@ func (m *Machine) notePolledCall(t *run, callID, tool, title string, seeded bool
 	}
 	m.countToolCall(t, callID, tool, title)
 	return true
+}
+
+// ofRun reports whether an assistant message is the current run's work, created since its start
+// (since, on OpenCode's clock): not a compaction's summary, nor a step an abort cut short.
+func ofRun(msg message, since int64) bool {
+	info := msg.Info
+	return info.Time.Created >= since && !isSummary(info.Summary) && (info.Error == nil || info.Error.Name != ocevents.AbortedError)
 }

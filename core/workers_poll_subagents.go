@@ -21,7 +21,9 @@ import (
 // its session has it read again. Its own subagents are found the same way in its messages.
 // Message IDs and usage marks keep a message read again from counting twice. A read that comes
 // back after the task ended still counts (the record gets the final figures); a read that failed
-// is asked again with the task's next progress read, so not once the task has ended.
+// is asked again with the task's next progress read or, once the task has ended, at its settle
+// timer (workers_poll_settle.go), which also reads whole a subagent still at work when its task
+// was stopped.
 
 // maxPolledSubs bounds the subagent sessions followed for one task: one fewer than the usage
 // marks its record keeps (one is its child's), so that after a restart none of them counts again
@@ -65,7 +67,8 @@ func (m *Machine) notePolledSubs(t *run, session string, msgs []message) {
 				m.noteSessionBelow(sub, session)
 				defer m.readPolledSub(t, sub, s) // once its part's state is read
 			}
-			running := p.State.Status == "pending" || p.State.Status == "running"
+			// Once its task has ended, a subagent is read whole, whatever its part says yet.
+			running := (p.State.Status == "pending" || p.State.Status == "running") && !t.Status.Terminal()
 			if p.CallID != "" && !slices.Contains(s.calls, p.CallID) {
 				if len(s.calls) >= maxPolledSubCalls {
 					s.calls = s.calls[1:]
@@ -122,6 +125,9 @@ func (m *Machine) onPolledSubMessages(p pending, ev Event) {
 	s.asked = false
 	if !ev.OK {
 		m.log("warn", "could not read the messages of subagent session "+p.sub+" of task "+t.ID+": "+ev.Error)
+		if t.Status.Terminal() {
+			m.armSettle(t) // no progress read will ask again (workers_poll_settle.go)
+		}
 		return
 	}
 	msgs, err := ocevents.DecodeMessages(ev.Result)
