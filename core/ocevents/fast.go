@@ -144,37 +144,42 @@ func readMessageUpdated(r *jsonr.Reader, p *MessageUpdated) {
 			r.Unknown(infoKeys)
 			continue
 		}
-		in := &p.Info
-		if !r.Object() {
-			continue
-		}
-		for n := 0; r.Field(n); n++ {
-			switch string(r.Key()) {
-			case "id":
-				r.String(&in.ID)
-			case "sessionID":
-				r.String(&in.SessionID)
-			case "role":
-				r.String(&in.Role)
-			case "finish":
-				r.String(&in.Finish)
-			case "providerID":
-				r.String(&in.Provider)
-			case "modelID":
-				r.String(&in.ModelID)
-			case "summary":
-				readSummary(r, &in.Summary)
-			case "error":
-				readErrorPtr(r, &in.Error)
-			case "time":
-				readMessageTime(r, &in.Time.Created, &in.Time.Completed)
-			case "tokens":
-				readTokens(r, &in.Usage)
-			case "cost":
-				r.Float(&in.Cost)
-			default:
-				r.Unknown(messageKeys)
-			}
+		readMessageInfo(r, &p.Info)
+	}
+}
+
+// readMessageInfo reads a message's info, in a message.updated event or a read of a session's
+// messages.
+func readMessageInfo(r *jsonr.Reader, in *MessageInfo) {
+	if !r.Object() {
+		return
+	}
+	for n := 0; r.Field(n); n++ {
+		switch string(r.Key()) {
+		case "id":
+			r.String(&in.ID)
+		case "sessionID":
+			r.String(&in.SessionID)
+		case "role":
+			r.String(&in.Role)
+		case "finish":
+			r.String(&in.Finish)
+		case "providerID":
+			r.String(&in.Provider)
+		case "modelID":
+			r.String(&in.ModelID)
+		case "summary":
+			readSummary(r, &in.Summary)
+		case "error":
+			readErrorPtr(r, &in.Error)
+		case "time":
+			readMessageTime(r, &in.Time.Created, &in.Time.Completed)
+		case "tokens":
+			readTokens(r, &in.Usage)
+		case "cost":
+			r.Float(&in.Cost)
+		default:
+			r.Unknown(messageKeys)
 		}
 	}
 }

@@ -27,7 +27,6 @@ func DecodeMessages(raw []byte) ([]Message, error) {
 // the info's own).
 var (
 	messageOuterKeys = []string{"info", "parts"}
-	messageInfoKeys  = []string{"id", "role", "error", "time", "finish", "summary", "tokens", "cost"}
 	messagePartKeys  = []string{"type", "text", "synthetic", "ignored", "id", "callID", "tool", "reason", "state"}
 	messageStateKeys = []string{"status", "title", "metadata"}
 )
@@ -79,40 +78,11 @@ func readMessage(r *jsonr.Reader, m *Message) {
 	for n := 0; r.Field(n); n++ {
 		switch string(r.Key()) {
 		case "info":
-			readMessageInfo(r, m)
+			readMessageInfo(r, &m.Info)
 		case "parts":
 			readMessageParts(r, m)
 		default:
 			r.Unknown(messageOuterKeys)
-		}
-	}
-}
-
-func readMessageInfo(r *jsonr.Reader, m *Message) {
-	in := &m.Info
-	if !r.Object() {
-		return
-	}
-	for n := 0; r.Field(n); n++ {
-		switch string(r.Key()) {
-		case "id":
-			r.String(&in.ID)
-		case "role":
-			r.String(&in.Role)
-		case "finish":
-			r.String(&in.Finish)
-		case "summary":
-			readSummary(r, &in.Summary)
-		case "error":
-			readErrorPtr(r, &in.Error)
-		case "time":
-			readMessageTime(r, &in.Time.Created, &in.Time.Completed)
-		case "tokens":
-			readTokens(r, &in.Usage)
-		case "cost":
-			r.Float(&in.Cost)
-		default:
-			r.Unknown(messageInfoKeys)
 		}
 	}
 }

@@ -68,21 +68,25 @@ type SessionUpdated struct {
 
 // MessageUpdated is message.updated: a message's info, whole, each time it changes.
 type MessageUpdated struct {
-	Info struct {
-		ID        string          `json:"id"`
-		SessionID string          `json:"sessionID"`
-		Role      string          `json:"role"`
-		Finish    string          `json:"finish"`
-		Provider  string          `json:"providerID"`
-		ModelID   string          `json:"modelID"`
-		Summary   json.RawMessage `json:"summary"` // true on a compaction's summary; an object on user messages
-		Error     *Error          `json:"error"`
-		Time      struct {
-			Created   int64 `json:"created"`
-			Completed int64 `json:"completed"`
-		} `json:"time"`
-		Usage
-	} `json:"info"`
+	Info MessageInfo `json:"info"`
+}
+
+// MessageInfo is the part of a message's info the core reads, in a message.updated event and in
+// a read of a session's messages alike.
+type MessageInfo struct {
+	ID        string          `json:"id"`
+	SessionID string          `json:"sessionID"`
+	Role      string          `json:"role"`
+	Finish    string          `json:"finish"`
+	Provider  string          `json:"providerID"`
+	ModelID   string          `json:"modelID"`
+	Summary   json.RawMessage `json:"summary"` // true on a compaction's summary; an object on user messages
+	Error     *Error          `json:"error"`
+	Time      struct {
+		Created   int64 `json:"created"`
+		Completed int64 `json:"completed"`
+	} `json:"time"`
+	Usage
 }
 
 // PartUpdated is message.part.updated: a part, whole, each time it changes.
@@ -169,18 +173,7 @@ type Tokens struct {
 
 // Message is the part of an OpenCode message (GET /session/:id/message) the core reads.
 type Message struct {
-	Info struct {
-		ID    string `json:"id"`
-		Role  string `json:"role"`
-		Error *Error `json:"error"`
-		Time  struct {
-			Created   int64 `json:"created"`
-			Completed int64 `json:"completed"`
-		} `json:"time"`
-		Finish  string          `json:"finish"`
-		Summary json.RawMessage `json:"summary"` // true on a compaction's summary, never a task's answer
-		Usage
-	} `json:"info"`
+	Info  MessageInfo   `json:"info"`
 	Parts []MessagePart `json:"parts"`
 }
 
