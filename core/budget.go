@@ -47,7 +47,9 @@ func (m *Machine) onStepFinished(t *run, session, partID, reason string) {
 		t.setUsageMark(mark)
 	}
 	m.touchProgress(t)
-	if budget.StepsUsed(t.Budget, t.Steps, reason) {
+	// A polled task's end read counts what its child did before it went idle: its answer, if it
+	// gave one, is the result, whatever it spent (workers_poll_progress.go).
+	if !t.polledEndRead && budget.StepsUsed(t.Budget, t.Steps, reason) {
 		m.stopForBudget(t, fmt.Sprintf(budgetStepsFmt, text.CountOf(t.Steps, "step", "steps"), t.Budget.Steps))
 	}
 }

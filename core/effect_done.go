@@ -49,7 +49,7 @@ func (m *Machine) onEffectDone(ev Event) {
 			m.onPolledSubMessages(p, ev)
 			return
 		}
-		if p.settle {
+		if p.settleEnd != 0 {
 			m.onSettleMessages(p, ev)
 			return
 		}

@@ -179,9 +179,9 @@ type pending struct {
 	// sub: the subagent session a read of a polled task's messages is of
 	// (workers_poll_subagents.go).
 	sub string
-	// settle marks the read of an ended polled task's whole conversation for what it spent last
-	// (workers_poll_settle.go).
-	settle bool
+	// settleEnd marks the read of an ended polled task's whole conversation for what it spent
+	// last, naming that end (its CompletedAt: workers_poll_settle.go).
+	settleEnd int64
 	// answered: on a permission.reply, the request and the answer sent.
 	answered *answeredPermission
 	// worker: the worker a status read or health check went to; launch, the launch a health

@@ -42,9 +42,10 @@ type run struct {
 	polledSubs map[string]*polledSub
 	// polledEndRead: its whole conversation is being taken at its end, so that end needs no
 	// settle read; polledSettling: it ended without one, which a settle read still owes;
-	// settleTries: the settle timers it had (workers_poll_settle.go).
-	polledEndRead, polledSettling bool
-	settleTries                   int
+	// settleArmed: its settle timer is set; settleTries: the settle timers its last end had
+	// (workers_poll_settle.go).
+	polledEndRead, polledSettling, settleArmed bool
+	settleTries                                int
 	// marksAtStart: its usage marks as this process first counted its spending, and whether it
 	// had spent anything by then (usage.go countedBefore).
 	marksAtStart []task.UsageMark

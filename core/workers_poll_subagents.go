@@ -153,12 +153,16 @@ func (m *Machine) onPolledSubMessages(p pending, ev Event) {
 		m.checkSpending(t, false)
 	}
 	if !p.progress && !s.running {
-		s.final = true
+		if t.Status.Terminal() && turnOpen(msgs) {
+			m.armSettle(t) // its task's abort has not reached it yet: read it whole again then
+		} else {
+			s.final = true
+		}
 	}
 	m.notePolledSubs(t, p.sub, msgs)
 	// It ended while this read of its newest messages was out, or this read shows it (its task
 	// may have ended too, and with it the progress reads): its whole conversation is read now.
-	if !s.running {
+	if p.progress && !s.running {
 		m.readPolledSub(t, p.sub, s)
 	}
 }

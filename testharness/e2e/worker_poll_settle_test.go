@@ -58,5 +58,5 @@ func TestACancelledPolledTaskCountsItsLastSteps(t *testing.T) {
 	require.Equal(t, "w1", tk.Worker)
 	tokens, _ := tk.Usage()
 	require.Positive(t, tokens.Input, "what the two steps spent")
-	require.Equal(t, tk.SessionID, tk.UsageMark(tk.SessionID).Session, "the child's session marked as counted")
+	require.NotEmpty(t, tk.UsageMark(tk.SessionID).Message, "the child's messages marked as counted")
 }
