@@ -39,6 +39,11 @@ func subDone(at int64, inputs ...int) json.RawMessage {
 	return json.RawMessage(strings.ReplaceAll(string(subSpent(at, inputs...)), fmt.Sprintf(`"time":{"created":%d}`, at), fmt.Sprintf(`"time":{"created":%[1]d,"completed":%[1]d}`, at)))
 }
 
+// withAnswer is msgs (a child's conversation) with the answer that ends its turn, created at at.
+func withAnswer(msgs string, at int64, text string) string {
+	return strings.TrimSuffix(msgs, "]") + fmt.Sprintf(`,{"info":{"id":"msg_z","role":"assistant","finish":"stop","time":{"created":%d,"completed":%d}},"parts":[{"type":"text","text":%q}]}]`, at, at+1, text)
+}
+
 // A polled task cancelled between two progress reads: a second after its end, its child's whole
 // conversation is read for what it spent since the last read, and its subagent, at work when the
 // task was stopped, is read whole; what they show counts toward the ended task's record.
@@ -136,8 +141,7 @@ func TestAFailedSubagentReadAfterItsTasksEndIsAskedAgain(t *testing.T) {
 	h := newWK(t, polledW1(nil))
 	h.run(Event{Type: EventStart})
 	tk := h.taskOf(first(h.launchOn("a", "w1")))
-	answer := strings.TrimSuffix(leading(tk.SessionID, tk.StartedAt, "ses_late", "completed"), "]") +
-		fmt.Sprintf(`,{"info":{"id":"msg_z","role":"assistant","finish":"stop","time":{"created":%d,"completed":%d}},"parts":[{"type":"text","text":"done"}]}]`, tk.StartedAt+1, tk.StartedAt+2)
+	answer := withAnswer(leading(tk.SessionID, tk.StartedAt, "ses_late", "completed"), tk.StartedAt+1, "done")
 	eff := h.idleTick(answer)
 	require.Equal(t, task.StatusCompleted, tk.Status)
 	require.Empty(t, settleTimers(eff, tk), "its end read read everything")
@@ -211,8 +215,7 @@ func TestAPolledEndReadPastTheStepBudgetKeepsTheAnswer(t *testing.T) {
 	h.run(Event{Type: EventStart})
 	tk := h.taskOf(first(h.launchArgs("a", `,"worker":"w1","budget":{"steps":1}`)))
 	user := fmt.Sprintf(`[{"info":{"id":"msg_u","role":"user","time":{"created":%d}},"parts":[]}]`, tk.StartedAt)
-	answer := strings.TrimSuffix(withStep(withStep(user, "msg_a", tk.StartedAt+1, 100), "msg_b", tk.StartedAt+2, 60), "]") +
-		fmt.Sprintf(`,{"info":{"id":"msg_z","role":"assistant","finish":"stop","time":{"created":%d,"completed":%d}},"parts":[{"type":"text","text":"done"}]}]`, tk.StartedAt+3, tk.StartedAt+4)
+	answer := withAnswer(withStep(withStep(user, "msg_a", tk.StartedAt+1, 100), "msg_b", tk.StartedAt+2, 60), tk.StartedAt+3, "done")
 	eff := h.idleTick(answer)
 	require.Equal(t, task.StatusCompleted, tk.Status, "%+v", tk.Error)
 	require.Equal(t, "done", tk.Result)
@@ -242,8 +245,7 @@ func TestAResumedRunsEndHasItsOwnSettleTimers(t *testing.T) {
 	h := newWK(t, polledW1(nil))
 	h.run(Event{Type: EventStart})
 	tk := h.taskOf(first(h.launchOn("a", "w1")))
-	answer := strings.TrimSuffix(leading(tk.SessionID, tk.StartedAt, "ses_late", "completed"), "]") +
-		fmt.Sprintf(`,{"info":{"id":"msg_z","role":"assistant","finish":"stop","time":{"created":%d,"completed":%d}},"parts":[{"type":"text","text":"done"}]}]`, tk.StartedAt+1, tk.StartedAt+2)
+	answer := withAnswer(leading(tk.SessionID, tk.StartedAt, "ses_late", "completed"), tk.StartedAt+1, "done")
 	rd := readsOf(h.idleTick(answer), "ses_late")
 	require.Equal(t, task.StatusCompleted, tk.Status)
 	for try := 0; try <= polledSettleTries; try++ { // the read its end asked, then one a timer

@@ -101,8 +101,7 @@ func TestASubagentFoundAtItsTasksEndStillCounts(t *testing.T) {
 	h := newWK(t, polledW1(nil))
 	h.run(Event{Type: EventStart})
 	tk := h.taskOf(first(h.launchArgs("a", `,"worker":"w1","budget":{"tokens":120}`)))
-	answer := strings.TrimSuffix(leading(tk.SessionID, tk.StartedAt, "ses_late", "completed"), "]") +
-		fmt.Sprintf(`,{"info":{"id":"msg_z","role":"assistant","finish":"stop","time":{"created":%d,"completed":%d}},"parts":[{"type":"text","text":"done"}]}]`, tk.StartedAt+1, tk.StartedAt+2)
+	answer := withAnswer(leading(tk.SessionID, tk.StartedAt, "ses_late", "completed"), tk.StartedAt+1, "done")
 	eff := h.idleTick(answer)
 	require.Equal(t, task.StatusCompleted, tk.Status)
 	rd := readsOf(eff, "ses_late")
