@@ -48,8 +48,9 @@ func (m *Machine) onStepFinished(t *run, session, partID, reason string) {
 	}
 	m.touchProgress(t)
 	// A polled task's end read counts what its child did before it went idle: its answer, if it
-	// gave one, is the result, whatever it spent (workers_poll_progress.go).
-	if !t.polledEndRead && budget.StepsUsed(t.Budget, t.Steps, reason) {
+	// gave one, is the result, whatever it spent (workers_poll_progress.go); a subagent's whole
+	// read counts what it did, perhaps before its child answered (workers_poll_subagents.go).
+	if !t.countOnly && budget.StepsUsed(t.Budget, t.Steps, reason) {
 		m.stopForBudget(t, fmt.Sprintf(budgetStepsFmt, text.CountOf(t.Steps, "step", "steps"), t.Budget.Steps))
 	}
 }

@@ -145,6 +145,9 @@ type pending struct {
 	// idle is set when the check was started by an idle signal, which means the child's turn
 	// is over whatever its messages say.
 	idle bool
+	// quiet is set on a read asked because the child's OpenCode no longer lists it busy (poll.go):
+	// on a polled worker, the read that takes its end (workers_poll_settle.go).
+	quiet bool
 	// notice marks the delivery of notices to a parent, and outbox names that parent (or the
 	// parent whose messages a restore reads before delivering: outbox.go).
 	notice  bool

@@ -78,6 +78,11 @@ func (m *Machine) checkTask(t *run, fromIdle bool) {
 	m.request(Effect{Kind: EffectMessages, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID, idle: fromIdle, attemptAt: t.attemptAt})
 }
 
+// checkQuiet asks for the child's messages once its OpenCode lists it busy no more.
+func (m *Machine) checkQuiet(t *run) {
+	m.request(Effect{Kind: EffectMessages, SessionID: t.SessionID, TaskID: t.ID}, pending{taskID: t.ID, quiet: true, attemptAt: t.attemptAt})
+}
+
 func (m *Machine) onMessages(p pending, ev Event) {
 	t := m.task(p.taskID)
 	if t == nil || t.Status.Terminal() {
@@ -96,9 +101,10 @@ func (m *Machine) onMessages(p pending, ev Event) {
 		return
 	}
 	if m.polled(t.Worker) {
-		// An end this whole read brings, here or below, needs no settle read (workers_poll_settle.go).
-		t.polledEndRead = !p.progress
-		defer func() { t.polledEndRead = false }()
+		// The read of its end, asked once its worker lists it busy no more, takes all it did: an
+		// end that read brings, here or below, needs no settle read (workers_poll_settle.go).
+		t.polledEndRead, t.countOnly = p.quiet, p.quiet
+		defer func() { t.polledEndRead, t.countOnly = false, false }()
 		m.takePolled(t, msgs, !p.progress) // its progress, which no stream brought (workers_poll_progress.go)
 		if p.progress || t.Status.Terminal() || t.switching {
 			return

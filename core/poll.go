@@ -103,7 +103,7 @@ func (m *Machine) onStatus(p pending, ev Event) {
 					m.onQuietWhileSwitching(t)
 				case t.promptSent:
 					if !m.polled(t.Worker) || !m.messagesAsked(t.ID) { // a slow worker's reads do not pile up
-						m.checkTask(t, false)
+						m.checkQuiet(t)
 					}
 				}
 			}

@@ -46,6 +46,9 @@ type run struct {
 	// (workers_poll_settle.go).
 	polledEndRead, polledSettling, settleArmed bool
 	settleTries                                int
+	// countOnly: a read is being taken that counts what was spent without holding its steps to
+	// the budget (a polled end read, a subagent's whole read: budget.go onStepFinished).
+	countOnly bool
 	// marksAtStart: its usage marks as this process first counted its spending, and whether it
 	// had spent anything by then (usage.go countedBefore).
 	marksAtStart []task.UsageMark

@@ -192,7 +192,7 @@ func (m *Machine) statusAsked(name, dir string) bool {
 // messagesAsked reports whether a read of task id's messages is still out.
 func (m *Machine) messagesAsked(id string) bool {
 	for _, p := range m.pending {
-		if p.kind == EffectMessages && p.taskID == id && p.sub == "" {
+		if p.kind == EffectMessages && p.taskID == id && p.sub == "" && p.settleEnd == 0 {
 			return true
 		}
 	}

@@ -14,8 +14,9 @@ import (
 // last progress read counted: up to polledProgressEveryMs of their work, and every subagent still
 // at work. So, polledSettleMs after such an end, the child's whole conversation is read once, for
 // its spending and its subagents, each of which is then read whole too. The wait lets the abort
-// reach the child and its subagents, so that steps that finished around it are written; a step
-// the abort cut short is not counted (ofRun), as at any read. A read that shows the child or a
+// reach the child and its subagents, so that steps that finished around it are written. What
+// each message spent counts, as at an end read, a step the abort cut short included; that step
+// is not counted as a step (ofRun), as at any read. A read that shows the child or a
 // subagent still in an unfinished turn, or that fails (the worker busy for a moment), is asked
 // again at the next settle timer, polledSettleTries timers in all; after that the record keeps
 // what was counted. A task whose worker is down when it ends (a lost worker) gets no settle read:
@@ -75,10 +76,10 @@ func (m *Machine) onSettleTimer(id string) {
 	}
 }
 
-// settleAsked reports whether a settle read of t's child is out.
+// settleAsked reports whether a settle read of t's child is out for its last end.
 func (m *Machine) settleAsked(t *run) bool {
 	for _, p := range m.pending {
-		if p.settleEnd != 0 && p.taskID == t.ID {
+		if p.settleEnd == t.CompletedAt && p.taskID == t.ID {
 			return true
 		}
 	}
@@ -90,7 +91,11 @@ func (m *Machine) settleAsked(t *run) bool {
 // has ended. A read asked before the task was resumed says nothing of the end it meets now.
 func (m *Machine) onSettleMessages(p pending, ev Event) {
 	t := m.task(p.taskID)
-	if t == nil || !t.polledSettling || !t.Status.Terminal() || t.CompletedAt != p.settleEnd {
+	if t == nil || !t.polledSettling || !t.Status.Terminal() {
+		return
+	}
+	if t.CompletedAt != p.settleEnd {
+		m.armSettle(t) // the end it was asked for is gone; the one now has its own read
 		return
 	}
 	if !ev.OK {
@@ -103,12 +108,18 @@ func (m *Machine) onSettleMessages(p pending, ev Event) {
 		m.log("warn", "unreadable messages for task "+t.ID+": "+err.Error())
 		return
 	}
+	// What each answer spent counts, whatever run it was in (as at an end read: a steer or a
+	// model switch just before the end moved the run's start past steps not counted yet); a
+	// message counted before counts once. Steps count as the run's.
 	since := m.ocTime(t, max(t.attemptAt, t.ResumedAt))
 	for _, msg := range msgs {
-		if msg.Info.Role != "assistant" || !ofRun(msg, since) {
+		if msg.Info.Role != "assistant" {
 			continue
 		}
 		m.noteUsage(t, t.SessionID, msg.Info.ID, msg.Info.Usage)
+		if !ofRun(msg, since) {
+			continue
+		}
 		for _, part := range msg.Parts {
 			if part.Type == "step-finish" && part.ID != "" {
 				m.onStepFinished(t, t.SessionID, part.ID, part.Reason)

@@ -30,7 +30,7 @@ func settleTimers(eff []Effect, tk *run) []Effect {
 // withStep is msgs (a child's conversation) with one more assistant message: input tokens spent
 // in one step that ended.
 func withStep(msgs string, id string, at int64, input int) string {
-	return strings.TrimSuffix(msgs, "]") + fmt.Sprintf(`,{"info":{"id":%[1]q,"role":"assistant","time":{"created":%[2]d,"completed":%[2]d},"tokens":{"input":%[3]d,"output":0,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0},
+	return strings.TrimSuffix(msgs, "]") + fmt.Sprintf(`,{"info":{"id":%[1]q,"role":"assistant","finish":"tool-calls","time":{"created":%[2]d,"completed":%[2]d},"tokens":{"input":%[3]d,"output":0,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0},
 	 "parts":[{"id":"prt_%[1]s","type":"step-finish","reason":"tool-calls"}]}]`, id, at, input)
 }
 
@@ -85,10 +85,10 @@ func TestACancelledPolledTaskCountsWhatItSpentLast(t *testing.T) {
 	h.run(Event{Type: EventEffectDone, EffectID: sub[0].ID, OK: true, Result: subDone(tk.StartedAt, 50, 30)})
 	h.run(Event{Type: EventEffectDone, EffectID: fresh[0].ID, OK: true, Result: json.RawMessage(strings.NewReplacer("msg_s", "msg_n", "prt_f", "prt_n").Replace(string(subDone(tk.StartedAt, 5))))})
 	tokens, _ = tk.Usage()
-	require.Equal(t, int64(245), tokens.Input, "100 and 60 of the child (not its step the abort cut short), 50 and 30 of its subagent, 5 of the new one, each once")
-	require.Equal(t, 4, tk.Steps, "the child's step since the last read and the subagents' three")
+	require.Equal(t, int64(254), tokens.Input, "100, 60 and the cut step's 9 of the child, 50 and 30 of its subagent, 5 of the new one, each once")
+	require.Equal(t, 4, tk.Steps, "the child's step since the last read (not the one the abort cut short) and the subagents' three")
 	require.Equal(t, task.StatusCancelled, tk.Status, "the figures change, not the outcome")
-	require.Equal(t, "msg_b", tk.UsageMark(tk.SessionID).Message, "the record keeps its mark")
+	require.Equal(t, "msg_c", tk.UsageMark(tk.SessionID).Message, "the record marks the newest message counted")
 
 	eff = h.fire(settleTimerPrefix+tk.ID, h.now+polledSettleMs)
 	require.Empty(t, ofKind(eff, EffectMessages), "read once: a timer that fires again asks nothing")
@@ -120,19 +120,72 @@ func TestAFailedSettleReadIsAskedAgainAFewTimes(t *testing.T) {
 }
 
 // A settle read answered after its task has ended again (a resumed run's end) says nothing of
-// that end: it is dropped, and that end's own settle read counts.
+// that end: it is dropped, and that end has a read of its own, though the earlier one was out
+// when that end's timer fired.
 func TestASettleReadOfAnEarlierEndIsDropped(t *testing.T) {
 	h := newWK(t, polledW1(nil))
 	h.run(Event{Type: EventStart})
 	tk := h.taskOf(first(h.launchOn("a", "w1")))
 	h.childTick(tk, `[]`)
-	child := readsOf(h.fire(settleTimers(h.cancelTask(tk), tk)[0].TimerID, h.now+polledSettleMs), tk.SessionID)
-	require.Len(t, child, 1)
-	tk.CompletedAt += 5_000 // as a resumed run's end would have it
-	h.run(Event{Type: EventEffectDone, EffectID: child[0].ID, OK: true, Result: json.RawMessage(withStep(`[{"info":{"id":"msg_u","role":"user","time":{"created":1}},"parts":[]}]`, "msg_b", tk.StartedAt+1, 60))})
+	stale := readsOf(h.fire(settleTimers(h.cancelTask(tk), tk)[0].TimerID, h.now+polledSettleMs), tk.SessionID)
+	require.Len(t, stale, 1)
+	tk.CompletedAt += 5_000 // as a resumed run's end would have it, and its settle
+	h.m.settleOnEnd(tk)
+	fresh := readsOf(h.fire(settleTimerPrefix+tk.ID, h.now+polledSettleMs), tk.SessionID)
+	require.Len(t, fresh, 1, "the end now has its own read")
+	conversation := withStep(`[{"info":{"id":"msg_u","role":"user","time":{"created":1}},"parts":[]}]`, "msg_b", tk.StartedAt+1, 60)
+	h.run(Event{Type: EventEffectDone, EffectID: stale[0].ID, OK: true, Result: json.RawMessage(conversation)})
 	tokens, _ := tk.Usage()
-	require.Zero(t, tokens.Input)
-	require.True(t, tk.polledSettling, "still owed")
+	require.Zero(t, tokens.Input, "the read of the earlier end counts nothing")
+	h.run(Event{Type: EventEffectDone, EffectID: fresh[0].ID, OK: true, Result: json.RawMessage(conversation)})
+	tokens, _ = tk.Usage()
+	require.Equal(t, int64(60), tokens.Input)
+}
+
+// A settle read still out holds up no read of a run that goes on (a resumed one's).
+func TestASettleReadOutHoldsUpNoOtherRead(t *testing.T) {
+	h := newWK(t, polledW1(nil))
+	h.run(Event{Type: EventStart})
+	tk := h.taskOf(first(h.launchOn("a", "w1")))
+	h.childTick(tk, `[]`)
+	require.Len(t, readsOf(h.fire(settleTimers(h.cancelTask(tk), tk)[0].TimerID, h.now+polledSettleMs), tk.SessionID), 1)
+	require.False(t, h.m.messagesAsked(tk.ID), "a run's reads go out whatever the settle read does")
+}
+
+// A whole read that is not its child's end (one a compaction asks for while the child goes on)
+// and stops the task for its budget leaves what the child spends after it unread: a settle read
+// follows.
+func TestABudgetStopAtAReadThatIsNotTheEndIsSettled(t *testing.T) {
+	h := newWK(t, polledW1(nil))
+	h.run(Event{Type: EventStart})
+	tk := h.taskOf(first(h.launchArgs("a", `,"worker":"w1","budget":{"tokens":100}`)))
+	h.childTick(tk, `[]`)
+	h.m.checkTask(tk, false) // as a compaction's continuation has it read
+	var read int64
+	for id, p := range h.m.pending {
+		if p.kind == EffectMessages && p.taskID == tk.ID && !p.progress {
+			read = id
+		}
+	}
+	require.NotZero(t, read)
+	user := fmt.Sprintf(`[{"info":{"id":"msg_u","role":"user","time":{"created":%d}},"parts":[]}]`, tk.StartedAt)
+	eff := h.run(Event{Type: EventEffectDone, EffectID: read, OK: true, Result: json.RawMessage(withStep(user, "msg_a", tk.StartedAt+1, 120))})
+	require.Equal(t, task.StatusError, tk.Status, "past its budget of 100 tokens")
+	require.Len(t, settleTimers(eff, tk), 1, "what it spent after that read is read a second later")
+}
+
+// A subagent's whole read counts its steps toward its task without stopping it for its step
+// budget: it may have ended before its child answered (the child's own reads hold the budget).
+func TestASubagentsWholeReadStopsNothingForSteps(t *testing.T) {
+	h := newWK(t, polledW1(nil))
+	h.run(Event{Type: EventStart})
+	tk := h.taskOf(first(h.launchArgs("a", `,"worker":"w1","budget":{"steps":3}`)))
+	rd := readsOf(h.childTick(tk, leading(tk.SessionID, tk.StartedAt, "ses_sub", "completed")), "ses_sub")
+	require.Len(t, rd, 1)
+	require.Zero(t, rd[0].Limit, "its part ended: read whole")
+	h.run(Event{Type: EventEffectDone, EffectID: rd[0].ID, OK: true, Result: subDone(tk.StartedAt, 10, 10, 10)})
+	require.Equal(t, 3, tk.Steps)
+	require.Equal(t, task.StatusRunning, tk.Status)
 }
 
 // A task that ended by its whole conversation's read needs no settle read; a subagent's read

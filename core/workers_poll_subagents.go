@@ -135,6 +135,8 @@ func (m *Machine) onPolledSubMessages(p pending, ev Event) {
 		m.log("warn", "unreadable messages of subagent session "+p.sub+" of task "+t.ID+": "+err.Error())
 		return
 	}
+	t.countOnly = !p.progress // read whole, it is not held to the budget (above)
+	defer func() { t.countOnly = false }()
 	for _, msg := range msgs {
 		if msg.Info.Role != "assistant" {
 			continue
