@@ -95,8 +95,7 @@ func (m *Machine) onSettleMessages(p pending, ev Event) {
 		return
 	}
 	if t.CompletedAt != p.settleEnd {
-		m.armSettle(t) // the end it was asked for is gone; the one now has its own read
-		return
+		return // the end it was asked for is gone; the one now has reads of its own
 	}
 	if !ev.OK {
 		m.log("warn", "could not read what task "+t.ID+" spent last: "+ev.Error)
