@@ -63,8 +63,9 @@ func TestAHangingEndReadHoldsTheNoticesABoundedTime(t *testing.T) {
 	}
 }
 
-// hangingEndRead: one end read answers, the other hangs; the parent may be deleted meanwhile.
-func hangingEndRead(t *testing.T, deleted bool) {
+// oneOfTwoEndReadsAnswered: two tasks of ses_p on polled w1 went quiet, their end reads asked, and
+// task a's read answered with its answer; it returns a and what its answer brought.
+func oneOfTwoEndReadsAnswered(t *testing.T) (*wkHarness, *run, []Effect) {
 	h := newWK(t, polledW1(nil))
 	h.run(Event{Type: EventStart})
 	a := h.taskOf(first(h.launchOn("a", "w1")))
@@ -72,7 +73,12 @@ func hangingEndRead(t *testing.T, deleted bool) {
 	h.idleParent()
 	reads := h.endReads()
 	require.Len(t, reads, 2)
-	eff := h.run(Event{Type: EventEffectDone, EffectID: reads[0].ID, OK: true, Result: answered(h.now, "a's answer")})
+	return h, a, h.run(Event{Type: EventEffectDone, EffectID: reads[0].ID, OK: true, Result: answered(h.now, "a's answer")})
+}
+
+// hangingEndRead: one end read answers, the other hangs; the parent may be deleted meanwhile.
+func hangingEndRead(t *testing.T, deleted bool) {
+	h, a, eff := oneOfTwoEndReadsAnswered(t)
 	require.Empty(t, parentNotices(eff))
 	timer := timersNamed(eff, gatherTimerPrefix+"ses_p")
 	require.Len(t, timer, 1)
@@ -223,13 +229,7 @@ func TestADroppedBoxEndsItsParentsWait(t *testing.T) {
 
 // A gather timer that fires a little early ends the wait all the same.
 func TestAnEarlyGatherTimerEndsTheWait(t *testing.T) {
-	h := newWK(t, polledW1(nil))
-	h.run(Event{Type: EventStart})
-	a := h.taskOf(first(h.launchOn("a", "w1")))
-	h.taskOf(first(h.launchOn("b", "w1")))
-	h.idleParent()
-	reads := h.endReads()
-	h.run(Event{Type: EventEffectDone, EffectID: reads[0].ID, OK: true, Result: answered(h.now, "a's answer")})
+	h, a, _ := oneOfTwoEndReadsAnswered(t)
 	since := h.m.gathering["ses_p"]
 	notes := parentNotices(h.m.Step(since+polledGatherMs-2, Event{Type: EventTimer, TimerID: gatherTimerPrefix + "ses_p"}))
 	require.Len(t, notes, 1)

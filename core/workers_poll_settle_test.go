@@ -27,6 +27,26 @@ func settleTimers(eff []Effect, tk *run) []Effect {
 	return out
 }
 
+// subagentAtWork: a task on polled w1 whose child (its conversation running) runs subagent
+// ses_sub, whose first read counted 50 input tokens beside the child's 100.
+func subagentAtWork(t *testing.T) (h *wkHarness, tk *run, running string) {
+	h = newWK(t, polledW1(nil))
+	h.run(Event{Type: EventStart})
+	tk = h.taskOf(first(h.launchOn("a", "w1")))
+	running = leading(tk.SessionID, tk.StartedAt, "ses_sub", "running")
+	rd := readsOf(h.childTick(tk, running), "ses_sub")
+	require.Len(t, rd, 1)
+	h.run(Event{Type: EventEffectDone, EffectID: rd[0].ID, OK: true, Result: subSpent(tk.StartedAt, 50)})
+	return h, tk, running
+}
+
+// requireCancelledUnsettled cancels tk and requires that its end asks for no settle read.
+func (h *wkHarness) requireCancelledUnsettled(tk *run) {
+	eff := h.cancelTask(tk)
+	require.Equal(h.t, task.StatusCancelled, tk.Status)
+	require.Empty(h.t, settleTimers(eff, tk))
+}
+
 // withStep is msgs (a child's conversation) with one more assistant message: input tokens spent
 // in one step that ended.
 func withStep(msgs string, id string, at int64, input int) string {
@@ -48,13 +68,7 @@ func withAnswer(msgs string, at int64, text string) string {
 // conversation is read for what it spent since the last read, and its subagent, at work when the
 // task was stopped, is read whole; what they show counts toward the ended task's record.
 func TestACancelledPolledTaskCountsWhatItSpentLast(t *testing.T) {
-	h := newWK(t, polledW1(nil))
-	h.run(Event{Type: EventStart})
-	tk := h.taskOf(first(h.launchOn("a", "w1")))
-	running := leading(tk.SessionID, tk.StartedAt, "ses_sub", "running")
-	rd := readsOf(h.childTick(tk, running), "ses_sub")
-	require.Len(t, rd, 1)
-	h.run(Event{Type: EventEffectDone, EffectID: rd[0].ID, OK: true, Result: subSpent(tk.StartedAt, 50)})
+	h, tk, running := subagentAtWork(t)
 	tokens, _ := tk.Usage()
 	require.Equal(t, int64(150), tokens.Input)
 
@@ -98,11 +112,7 @@ func TestACancelledPolledTaskCountsWhatItSpentLast(t *testing.T) {
 // all, however many of its reads fail at each (its child's and a subagent's here); then the
 // record keeps what was counted.
 func TestAFailedSettleReadIsAskedAgainAFewTimes(t *testing.T) {
-	h := newWK(t, polledW1(nil))
-	h.run(Event{Type: EventStart})
-	tk := h.taskOf(first(h.launchOn("a", "w1")))
-	rd := readsOf(h.childTick(tk, leading(tk.SessionID, tk.StartedAt, "ses_sub", "running")), "ses_sub")
-	h.run(Event{Type: EventEffectDone, EffectID: rd[0].ID, OK: true, Result: subSpent(tk.StartedAt, 50)})
+	h, tk, _ := subagentAtWork(t)
 	timers := settleTimers(h.cancelTask(tk), tk)
 	for try := 1; try <= polledSettleTries; try++ {
 		require.Len(t, timers, 1, "timer %d", try)
@@ -218,22 +228,14 @@ func TestAFailedSubagentReadAfterItsTasksEndIsAskedAgain(t *testing.T) {
 func TestAFollowedTaskNeedsNoSettleRead(t *testing.T) {
 	h := newWK(t, twoWorkers(nil))
 	h.state("w1", true, "")
-	tk := h.taskOf(first(h.launchOn("a", "w1")))
-	eff := h.cancelTask(tk)
-	require.Equal(t, task.StatusCancelled, tk.Status)
-	require.Empty(t, settleTimers(eff, tk))
+	h.requireCancelledUnsettled(h.taskOf(first(h.launchOn("a", "w1"))))
 }
 
 // A settle read that finds the child's turn still being written (the abort has not reached it)
 // counts what it shows and reads the child again at the next settle timer; so is a subagent
 // whose turn is still open read whole again, and only then taken as read.
 func TestASettleReadOfATurnStillOpenIsAskedAgain(t *testing.T) {
-	h := newWK(t, polledW1(nil))
-	h.run(Event{Type: EventStart})
-	tk := h.taskOf(first(h.launchOn("a", "w1")))
-	running := leading(tk.SessionID, tk.StartedAt, "ses_sub", "running")
-	rd := readsOf(h.childTick(tk, running), "ses_sub")
-	h.run(Event{Type: EventEffectDone, EffectID: rd[0].ID, OK: true, Result: subSpent(tk.StartedAt, 50)})
+	h, tk, running := subagentAtWork(t)
 	eff := h.fire(settleTimers(h.cancelTask(tk), tk)[0].TimerID, h.now+polledSettleMs)
 	child, sub := readsOf(eff, tk.SessionID), readsOf(eff, "ses_sub")
 	require.Len(t, child, 1)
@@ -289,9 +291,7 @@ func TestAPolledTaskEndedWhileItsWorkerIsDownGetsNoSettleRead(t *testing.T) {
 	h.childTick(tk, `[]`)
 	h.run(Event{Type: EventWorkerState, Worker: "w1", Up: false, Error: "connection refused"})
 	require.False(t, h.m.workerUp("w1"))
-	eff := h.cancelTask(tk)
-	require.Equal(t, task.StatusCancelled, tk.Status)
-	require.Empty(t, settleTimers(eff, tk))
+	h.requireCancelledUnsettled(tk)
 }
 
 // Each end of a task has its settle timers: a run resumed after its first end used them all up
