@@ -115,8 +115,9 @@ demo: build
 bench: build
 	go test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 70m ./testharness/bench
 
+# The package's prepack (`make build`, for a bare `npm pack` or `npm publish`) has already run here.
 pack: build
-	npm pack
+	npm pack --ignore-scripts
 
 clean:
 	rm -rf dist *.tgz
