@@ -282,6 +282,12 @@ export interface CoreRequest {
   /** Banner is what serve.banner writes out. */
   banner?: ServeBanner;
   /**
+   * Code is the one-time code the server gave, or Failure why none came, for dashboard.link
+   * (with Server, the server the servers op picked).
+   */
+  code?: string;
+  failure?: string;
+  /**
    * Args are a CLI's command line, without the program's name, for cli.args (with Env's
    * APIPort, $ASYNCAGENTS_API_PORT as set).
    */
@@ -343,6 +349,8 @@ export interface CoreResponse {
    */
   cli?: CLIArgs;
   usageError?: string;
+  /** dashboard.link: the dashboard command's next step */
+  link?: DashboardLink;
 }
 
 /** Event is one input to the state machine. Only the fields of its Type are read. */
@@ -1101,6 +1109,23 @@ export interface CLIArgs {
   help?: string;
   /** Version asks for the version line (CLIVersionLine). */
   version?: boolean;
+}
+
+/**
+ * DashboardLink is the dashboard command's next step with the server it took (the servers op's
+ * pick, ServerName): ask for a code at CodePath, or open URL.
+ */
+export interface DashboardLink {
+  /**
+   * CodePath is where a one-time code is asked for (POST, with the server file's token), set
+   * while the server needs one and none was given.
+   */
+  codePath?: string;
+  /** URL is the page to open: the code in it, never the token (DashboardURL). */
+  url?: string;
+  /** Opening is the line once a browser was started on URL; Plain the line when none could be. */
+  opening?: string;
+  plain?: string;
 }
 
 /** OpenCodeEvent is an event of OpenCode's bus, as the plugin's event hook receives it. */

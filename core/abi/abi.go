@@ -88,6 +88,10 @@ type Request struct {
 	Command string `json:"command,omitempty"`
 	// Banner is what serve.banner writes out.
 	Banner *core.ServeBanner `json:"banner,omitempty"`
+	// Code is the one-time code the server gave, or Failure why none came, for dashboard.link
+	// (with Server, the server the servers op picked).
+	Code    string `json:"code,omitempty"`
+	Failure string `json:"failure,omitempty"`
 	// Args are a CLI's command line, without the program's name, for cli.args (with Env's
 	// APIPort, $ASYNCAGENTS_API_PORT as set).
 	Args []string `json:"args,omitempty"`
@@ -156,6 +160,8 @@ type Response struct {
 	// UsageError, the command line's fault with the usage (exit 2)
 	CLI        *core.CLIArgs `json:"cli,omitempty"`
 	UsageError string        `json:"usageError,omitempty"`
+	// dashboard.link: the dashboard command's next step
+	Link *core.DashboardLink `json:"link,omitempty"`
 }
 
 // Runtime owns one Machine behind the JSON envelope. It is what the wasm module exports and
@@ -395,6 +401,15 @@ func (r *Runtime) handle(q Request) Response {
 			return Response{Error: "serve.banner: missing banner"}
 		}
 		return Response{OK: true, Report: q.Banner.Text()}
+	case "dashboard.link":
+		switch {
+		case q.Server == nil:
+			return Response{Error: "dashboard.link: missing server"}
+		case q.Failure != "":
+			return Response{Error: core.DashboardCodeFailure(*q.Server, q.Failure)}
+		}
+		l := core.DashboardLinkFor(*q.Server, q.Code)
+		return Response{OK: true, Link: &l}
 	case "servers":
 		if q.Doctor == nil {
 			return Response{OK: true}

@@ -98,6 +98,9 @@ func (r Response) MarshalJSON() ([]byte, error) {
 	if r.UsageError != "" {
 		field("usageError", r.UsageError)
 	}
+	if r.Link != nil {
+		field("link", r.Link)
+	}
 	if err != nil {
 		return nil, err
 	}

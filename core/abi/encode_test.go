@@ -30,7 +30,8 @@ func TestResponseEncodesAsTheStruct(t *testing.T) {
 		HTTP:      &httpapi.Response{Status: 200, Headers: map[string]string{"Content-Type": "application/json"}, Body: `{"a":1}`}, ServerFile: "{\n  \"port\": 5165\n}\n",
 		State: "{\n  \"version\": 1\n}\n", Follow: &core.FollowRead{Read: true, From: 7, Replace: true, First: true},
 		Paths: []string{"/p/opencode.json"}, Report: "asyncagents doctor: <p>\n", Servers: []core.ServerFile{{Port: 5165, PID: 7, URL: "http://127.0.0.1:5165"}},
-		Trouble: true, CLI: &core.CLIArgs{Command: "serve", Project: "/p <x>", Port: "5165", Print: true}, UsageError: "asyncagents ls: \"x\" is not a flag"}
+		Trouble: true, CLI: &core.CLIArgs{Command: "serve", Project: "/p <x>", Port: "5165", Print: true}, UsageError: "asyncagents ls: \"x\" is not a flag",
+		Link: &core.DashboardLink{URL: "http://127.0.0.1:5165/?code=a", Opening: "opening <x>", Plain: "<x>"}}
 	// Every field is set in all, so a field added to Response and not to MarshalJSON fails here.
 	v := reflect.ValueOf(all)
 	for i := range v.NumField() {

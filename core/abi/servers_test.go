@@ -32,3 +32,26 @@ func TestServersOpPicksForACommand(t *testing.T) {
 	require.Equal(t, "the read-only server of asyncagents serve (pid 7; no live plugin server was found)", res.Report)
 	require.Empty(t, call("", nil, nil).Error, "without a command, none live is no error")
 }
+
+// The dashboard.link op gives both CLIs the dashboard command's steps: a code to ask for, then
+// the page and the words; a code that did not come is the core's error, naming the server.
+func TestDashboardLinkOp(t *testing.T) {
+	call := func(q Request) Response {
+		q.Op = "dashboard.link"
+		req, err := json.Marshal(q)
+		require.NoError(t, err)
+		var res Response
+		require.NoError(t, json.Unmarshal(NewRuntime().Call(req), &res))
+		return res
+	}
+	live := core.ServerFile{Port: 5001, PID: 7, Token: "t"}
+	require.Equal(t, "dashboard.link: missing server", call(Request{}).Error)
+	require.Equal(t, &core.DashboardLink{CodePath: "/v1/dashboard/code"}, call(Request{Server: &live}).Link)
+	res := call(Request{Server: &live, Code: "c"})
+	require.True(t, res.OK, res.Error)
+	require.Equal(t, "http://127.0.0.1:5001/?code=c", res.Link.URL)
+	require.Equal(t, "the plugin's live server in OpenCode (pid 7): http://127.0.0.1:5001/?code=c", res.Link.Plain)
+	res = call(Request{Server: &live, Failure: "connection refused"})
+	require.False(t, res.OK)
+	require.Equal(t, "the server at http://127.0.0.1:5001 did not give a dashboard link: connection refused", res.Error)
+}

@@ -4,6 +4,6 @@ package httpapi
 
 // The hashes of the dashboard page's inline script and style, for its Content-Security-Policy.
 const (
-	dashboardScriptHash = "sha256-2z68+O5EsVeglWeFWeWWex08H11sQaLSSKhOyOpc+Vw="
+	dashboardScriptHash = "sha256-0BesdJN+ndQYaPhFVm3lFCJefe67LSd4OIswSnEHB+E="
 	dashboardStyleHash  = "sha256-tMbAoHvCoh2bvFVdXJQTANSN0fYY/i71dzglaIM5X/Y="
 )

@@ -43,3 +43,20 @@ test("the plugin's live server over serve's read-only one, whichever started las
   expect(r.out).toBe("http://127.0.0.1:5999/\n");
   expect(r.err).toBe(`the plugin's live server in OpenCode (pid ${other.pid})\n`);
 });
+
+test("a server that asks a token and gives no code is the core's error, naming it", async () => {
+  const project = tempDir("aa-cli-dash-c-");
+  const { core, storage } = await openProject({ project, wasm, print: false } as Flags);
+  mkdirSync(storage.serverDir, { recursive: true });
+  // A server that answers the code request with a refusal, as one whose token changed would.
+  const refusing = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("unauthorized\n", { status: 401 }) });
+  try {
+    const server = { port: refusing.port, pid: other.pid, startedAt: "2026-11-27T10:00:00.000Z", url: refusing.url.origin, token: "t" };
+    writeFileSync(join(storage.serverDir, `${other.pid}.json`), core.call({ op: "server.file", server }).serverFile!);
+    const r = await run(project);
+    expect(r.error).toBe(`the server at http://127.0.0.1:${refusing.port} did not give a dashboard link: 401 unauthorized`);
+    expect(r.out).toBe("");
+  } finally {
+    refusing.stop(true);
+  }
+});

@@ -1,49 +1,55 @@
 // asyncagents dashboard: opens the project's running status API page with a one-time code, as
-// host/cmd/asyncagents (dashboard) does. The token never leaves this process.
+// host/cmd/asyncagents (dashboard) does, in the core's steps and words (the dashboard.link op).
+// The token never leaves this process.
 
 import { spawn } from "node:child_process";
-import type { ServerFile } from "../../bridge/core";
+import type { Core, DashboardLink, ServerFile } from "../../bridge/core";
 import { openProject, pickServer, type Flags } from "./project";
 
 export async function dashboard(flags: Flags, out: (s: string) => void, err: (s: string) => void): Promise<void> {
   const { project, core, storage } = await openProject(flags);
   const { server: f, name } = pickServer(core, storage.serverDir, "dashboard", project);
-  const origin = `http://127.0.0.1:${f.port}`;
-  const code = f.auth === "none" ? "" : await askCode(f, origin);
-  const url = origin + "/" + (code ? `?code=${encodeURIComponent(code)}` : "");
+  let link = linkOf(core, { server: f });
+  if (link.codePath) link = linkOf(core, { server: f, ...(await askCode(f, link.codePath)) });
   if (flags.print) {
     err(name + "\n"); // stdout stays the URL alone, for scripts
-    out(url + "\n");
+    out(link.url + "\n");
     return;
   }
   const opener = ({ darwin: "open", win32: "explorer" } as Record<string, string>)[process.platform] ?? "xdg-open";
   const opened = await new Promise<boolean>((done) => {
-    const child = spawn(opener, [url], { detached: true, stdio: "ignore" });
+    const child = spawn(opener, [link.url!], { detached: true, stdio: "ignore" });
     child.once("error", () => done(false));
     child.once("spawn", () => {
       child.unref();
       done(true);
     });
   });
-  out(opened ? `opening ${name}: ${url} (the link opens the dashboard once, within a minute)\n` : `${name}: ${url}\n`);
+  out((opened ? link.opening : link.plain) + "\n");
 }
 
-async function askCode(f: ServerFile, origin: string): Promise<string> {
+/** The core's next step; a failure given is thrown in the core's words. */
+function linkOf(core: Core, ask: { server: ServerFile; code?: string; failure?: string }): DashboardLink {
+  return core.call({ op: "dashboard.link", ...ask }).link!;
+}
+
+/** Asks f for a code at path: the code, or why none came (the core words the error). */
+async function askCode(f: ServerFile, path: string): Promise<{ code: string } | { failure: string }> {
+  const origin = `http://127.0.0.1:${f.port}`;
   let res: Response;
   try {
-    res = await fetch(origin + "/v1/dashboard/code", {
+    res = await fetch(origin + path, {
       method: "POST",
       headers: { Authorization: `Bearer ${f.token}` },
       signal: AbortSignal.timeout(10_000),
     });
   } catch (err) {
-    throw new Error(`the server at ${origin} did not give a dashboard link: ${(err as Error).message}`);
+    return { failure: (err as Error).message };
   }
   const body = await res.text();
   let code = "";
   try {
     code = (JSON.parse(body) as { code?: string }).code ?? "";
   } catch {}
-  if (res.status !== 200 || !code) throw new Error(`the server at ${origin} did not give a dashboard link: ${res.status} ${body.trim()}`);
-  return code;
+  return res.status === 200 && code ? { code } : { failure: `${res.status} ${body}` };
 }

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os/exec"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/asyncagents/asyncagents/core"
@@ -38,17 +37,17 @@ func dashboard(a core.CLIArgs, stdout, stderr io.Writer) error {
 		return errors.New(core.NoServerText("dashboard", project))
 	}
 	f := live[0] // the plugin's live server first (core.SortServers)
-	code := ""
-	if f.NeedsCode() {
-		if code, err = askCode(ctx, f); err != nil {
+	link := core.DashboardLinkFor(f, "")
+	if link.CodePath != "" {
+		code, err := askCode(ctx, f, link.CodePath)
+		if err != nil {
 			return err
 		}
+		link = core.DashboardLinkFor(f, code)
 	}
-	url := f.DashboardURL(code)
-	which := core.ServerName(f)
 	if a.Print {
-		fmt.Fprintln(stderr, which) // stdout stays the URL alone, for scripts
-		fmt.Fprintln(stdout, url)
+		fmt.Fprintln(stderr, core.ServerName(f)) // stdout stays the URL alone, for scripts
+		fmt.Fprintln(stdout, link.URL)
 		return nil
 	}
 	opener := map[string]string{"darwin": "open", "windows": "explorer"}[runtime.GOOS]
@@ -56,35 +55,35 @@ func dashboard(a core.CLIArgs, stdout, stderr io.Writer) error {
 		opener = "xdg-open"
 	}
 	if path, err := exec.LookPath(opener); err == nil {
-		cmd := exec.Command(path, url)
+		cmd := exec.Command(path, link.URL)
 		if err := cmd.Start(); err == nil {
 			_ = cmd.Process.Release()
-			fmt.Fprintln(stdout, "opening", which+":", url, "(the link opens the dashboard once, within a minute)")
+			fmt.Fprintln(stdout, link.Opening)
 			return nil
 		}
 	}
-	fmt.Fprintln(stdout, which+":", url)
+	fmt.Fprintln(stdout, link.Plain)
 	return nil
 }
 
-// askCode asks the server for a dashboard code (POST /v1/dashboard/code, with the token).
-func askCode(ctx context.Context, f core.ServerFile) (string, error) {
+// askCode asks the server for a dashboard code at path (POST, with the token).
+func askCode(ctx context.Context, f core.ServerFile, path string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, askCodeTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.Origin()+httpapi.DashboardCodePath, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.Origin()+path, nil)
 	if err != nil {
 		return "", err
 	}
 	req.Header.Set("Authorization", "Bearer "+f.Token)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("the server at %s did not give a dashboard link: %w", f.Origin(), err)
+		return "", errors.New(core.DashboardCodeFailure(f, err.Error()))
 	}
 	defer res.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
 	var got httpapi.APICode
 	if res.StatusCode != http.StatusOK || json.Unmarshal(body, &got) != nil || got.Code == "" {
-		return "", fmt.Errorf("the server at %s did not give a dashboard link: %d %s", f.Origin(), res.StatusCode, strings.TrimSpace(string(body)))
+		return "", errors.New(core.DashboardCodeFailure(f, fmt.Sprintf("%d %s", res.StatusCode, body)))
 	}
 	return got.Code, nil
 }
