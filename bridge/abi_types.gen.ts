@@ -282,8 +282,8 @@ export interface CoreRequest {
   /** Banner is what serve.banner writes out. */
   banner?: ServeBanner;
   /**
-   * Code is the one-time code the server gave, or Failure why none came, for dashboard.link
-   * (with Server, the server the servers op picked).
+   * Code is the one-time code the server gave, for dashboard.link; Failure why the request of
+   * dashboard.link or workers.table to Server (the servers op's pick) got no answer.
    */
   code?: string;
   failure?: string;

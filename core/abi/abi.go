@@ -88,8 +88,8 @@ type Request struct {
 	Command string `json:"command,omitempty"`
 	// Banner is what serve.banner writes out.
 	Banner *core.ServeBanner `json:"banner,omitempty"`
-	// Code is the one-time code the server gave, or Failure why none came, for dashboard.link
-	// (with Server, the server the servers op picked).
+	// Code is the one-time code the server gave, for dashboard.link; Failure why the request of
+	// dashboard.link or workers.table to Server (the servers op's pick) got no answer.
 	Code    string `json:"code,omitempty"`
 	Failure string `json:"failure,omitempty"`
 	// Args are a CLI's command line, without the program's name, for cli.args (with Env's
@@ -341,7 +341,11 @@ func (r *Runtime) handle(q Request) Response {
 	case "table":
 		return Response{OK: true, Table: core.TasksTable(r.m.Tasks(), q.Now)}
 	case "workers.table":
-		// History holds GET /v1/workers's answer, as the running server gave it to the CLI.
+		// History holds GET /v1/workers's answer, as the running server gave it to the CLI, or
+		// Failure why Server gave none.
+		if q.Failure != "" && q.Server != nil {
+			return Response{Error: core.ServerAskFailure(*q.Server, "workers", q.Failure)}
+		}
 		table, err := core.WorkersTable(q.History, q.Now)
 		if err != nil {
 			return Response{Error: "workers.table: " + err.Error()}
@@ -406,7 +410,7 @@ func (r *Runtime) handle(q Request) Response {
 		case q.Server == nil:
 			return Response{Error: "dashboard.link: missing server"}
 		case q.Failure != "":
-			return Response{Error: core.DashboardCodeFailure(*q.Server, q.Failure)}
+			return Response{Error: core.ServerAskFailure(*q.Server, "dashboard", q.Failure)}
 		}
 		l := core.DashboardLinkFor(*q.Server, q.Code)
 		return Response{OK: true, Link: &l}
@@ -421,7 +425,7 @@ func (r *Runtime) handle(q Request) Response {
 		if len(live) == 0 {
 			return Response{Error: core.NoServerText(q.Command, q.Doctor.Project)}
 		}
-		return Response{OK: true, Servers: live, Report: core.ServerName(live[0])}
+		return Response{OK: true, Servers: live, Report: core.PickedServerLine(q.Command, live[0])}
 	case "panic":
 		// Exists so every host can prove that a panic comes back as an error envelope.
 		panic("requested by the panic op")

@@ -29,7 +29,7 @@ func TestServersOpPicksForACommand(t *testing.T) {
 	res = call("workers", []config.ConfigFile{{Path: "/s/7.json", Text: serve.Content()}}, []core.ProcInfo{{PID: 7, Running: true}})
 	require.True(t, res.OK, res.Error)
 	require.Equal(t, 7, res.Servers[0].PID)
-	require.Equal(t, "the read-only server of asyncagents serve (pid 7; no live plugin server was found)", res.Report)
+	require.Equal(t, "from the read-only server of asyncagents serve (pid 7; no live plugin server was found)", res.Report)
 	require.Empty(t, call("", nil, nil).Error, "without a command, none live is no error")
 }
 

@@ -4,13 +4,17 @@
 
 import { spawn } from "node:child_process";
 import type { Core, DashboardLink, ServerFile } from "../../bridge/core";
-import { openProject, pickServer, type Flags } from "./project";
+import { askFailed, openProject, pickServer, type Flags } from "./project";
 
 export async function dashboard(flags: Flags, out: (s: string) => void, err: (s: string) => void): Promise<void> {
   const { project, core, storage } = await openProject(flags);
   const { server: f, name } = pickServer(core, storage.serverDir, "dashboard", project);
   let link = linkOf(core, { server: f });
-  if (link.codePath) link = linkOf(core, { server: f, ...(await askCode(f, link.codePath)) });
+  if (link.codePath) {
+    const got = await askCode(f, link.codePath);
+    if ("failure" in got) askFailed(core, "dashboard.link", f, got.failure);
+    link = linkOf(core, { server: f, code: got.code });
+  }
   if (flags.print) {
     err(name + "\n"); // stdout stays the URL alone, for scripts
     out(link.url + "\n");
@@ -28,8 +32,8 @@ export async function dashboard(flags: Flags, out: (s: string) => void, err: (s:
   out((opened ? link.opening : link.plain) + "\n");
 }
 
-/** The core's next step; a failure given is thrown in the core's words. */
-function linkOf(core: Core, ask: { server: ServerFile; code?: string; failure?: string }): DashboardLink {
+/** The core's next step. */
+function linkOf(core: Core, ask: { server: ServerFile; code?: string }): DashboardLink {
   return core.call({ op: "dashboard.link", ...ask }).link!;
 }
 

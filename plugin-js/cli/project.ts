@@ -117,3 +117,9 @@ export function pickServer(core: Core, serverDir: string, command: string, proje
   const r = core.call({ op: "servers", command, doctor: { ...serverFacts(serverDir), project } });
   return { server: r.servers![0], name: r.report ?? "" };
 }
+
+/** Throws why a request to f (the op's: dashboard.link, workers.table) got no answer, in the core's words. */
+export function askFailed(core: Core, op: string, f: ServerFile, failure: string): never {
+  core.call({ op, server: f, failure }); // answers ok: false, which call throws
+  throw new Error(`${op}: the core took "${failure}" for no failure`);
+}

@@ -46,7 +46,7 @@ func dashboard(a core.CLIArgs, stdout, stderr io.Writer) error {
 		link = core.DashboardLinkFor(f, code)
 	}
 	if a.Print {
-		fmt.Fprintln(stderr, core.ServerName(f)) // stdout stays the URL alone, for scripts
+		fmt.Fprintln(stderr, core.PickedServerLine("dashboard", f)) // stdout stays the URL alone, for scripts
 		fmt.Fprintln(stdout, link.URL)
 		return nil
 	}
@@ -77,13 +77,13 @@ func askCode(ctx context.Context, f core.ServerFile, path string) (string, error
 	req.Header.Set("Authorization", "Bearer "+f.Token)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return "", errors.New(core.DashboardCodeFailure(f, err.Error()))
+		return "", errors.New(core.ServerAskFailure(f, "dashboard", err.Error()))
 	}
 	defer res.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
 	var got httpapi.APICode
 	if res.StatusCode != http.StatusOK || json.Unmarshal(body, &got) != nil || got.Code == "" {
-		return "", errors.New(core.DashboardCodeFailure(f, fmt.Sprintf("%d %s", res.StatusCode, body)))
+		return "", errors.New(core.ServerAskFailure(f, "dashboard", fmt.Sprintf("%d %s", res.StatusCode, body)))
 	}
 	return got.Code, nil
 }

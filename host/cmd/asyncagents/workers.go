@@ -33,9 +33,8 @@ func workers(a core.CLIArgs, stdout, stderr io.Writer) error {
 		return errors.New(core.NoServerText("workers", project))
 	}
 	f := live[0] // the plugin's live server first (core.SortServers)
-	if f.ReadOnly {
-		// It follows no worker's stream: the health it shows is its own asks.
-		fmt.Fprintln(stderr, "from", core.ServerName(f))
+	if line := core.PickedServerLine("workers", f); line != "" {
+		fmt.Fprintln(stderr, line) // a read-only serve: the health it shows is its own asks
 	}
 	body, err := getWorkers(ctx, f)
 	if err != nil {
@@ -66,15 +65,15 @@ func getWorkers(ctx context.Context, f core.ServerFile) (string, error) {
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("the server at %s did not list its workers: %w", f.Origin(), err)
+		return "", errors.New(core.ServerAskFailure(f, "workers", err.Error()))
 	}
 	defer res.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(res.Body, 4<<20))
 	if err != nil {
-		return "", fmt.Errorf("the server at %s did not list its workers: %w", f.Origin(), err)
+		return "", errors.New(core.ServerAskFailure(f, "workers", err.Error()))
 	}
 	if res.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("the server at %s did not list its workers: %d %s", f.Origin(), res.StatusCode, strings.TrimSpace(string(body)))
+		return "", errors.New(core.ServerAskFailure(f, "workers", fmt.Sprintf("%d %s", res.StatusCode, body)))
 	}
 	return string(body), nil
 }

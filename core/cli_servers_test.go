@@ -32,5 +32,16 @@ func TestDashboardLink(t *testing.T) {
 		})
 	}
 	require.Equal(t, "the server at http://127.0.0.1:5165 did not give a dashboard link: 401 unauthorized",
-		DashboardCodeFailure(live, " 401 unauthorized\n"))
+		ServerAskFailure(live, "dashboard", " 401 unauthorized\n"))
+	require.Equal(t, "the server at http://127.0.0.1:5165 did not list its workers: connection refused",
+		ServerAskFailure(live, "workers", "connection refused"))
+}
+
+func TestPickedServerLine(t *testing.T) {
+	live := ServerFile{Port: 5165, PID: 42}
+	serve := ServerFile{Port: 5166, PID: 43, ReadOnly: true}
+	require.Equal(t, "the plugin's live server in OpenCode (pid 42)", PickedServerLine("dashboard", live))
+	require.Equal(t, "the read-only server of asyncagents serve (pid 43; no live plugin server was found)", PickedServerLine("dashboard", serve))
+	require.Empty(t, PickedServerLine("workers", live), "the plugin's own workers need no word")
+	require.Equal(t, "from the read-only server of asyncagents serve (pid 43; no live plugin server was found)", PickedServerLine("workers", serve))
 }

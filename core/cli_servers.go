@@ -7,8 +7,22 @@ import (
 	"github.com/asyncagents/asyncagents/core/httpapi"
 )
 
-// Both CLIs, the Go one and the npm package's, open the dashboard the same way, and say the same
-// words: the rule and the words are here, the CLIs ask for the code and start the browser.
+// What the CLI commands that talk to a running server (dashboard, workers) say about it, and how
+// the dashboard is opened: both CLIs, the Go one and the npm package's, take the rule and the
+// words from here; they make the requests and start the browser.
+
+// PickedServerLine is what command says on stderr of the server it took (the servers op's pick):
+// dashboard names it (with --print, where stdout is the URL alone); workers names a read-only
+// serve's, whose table shows its own asks of the workers' health, not a plugin's streams.
+func PickedServerLine(command string, f ServerFile) string {
+	switch {
+	case command == "workers" && f.ReadOnly:
+		return "from " + ServerName(f)
+	case command == "workers":
+		return ""
+	}
+	return ServerName(f)
+}
 
 // DashboardLink is the dashboard command's next step with the server it took (the servers op's
 // pick, ServerName): ask for a code at CodePath, or open URL.
@@ -36,8 +50,12 @@ func DashboardLinkFor(f ServerFile, code string) DashboardLink {
 	return l
 }
 
-// DashboardCodeFailure is the error when f gave no code: failure is the request's error, or the
-// answer's status and body.
-func DashboardCodeFailure(f ServerFile, failure string) string {
-	return fmt.Sprintf("the server at %s did not give a dashboard link: %s", f.Origin(), strings.TrimSpace(failure))
+// ServerAskFailure is the error when command's request to f failed: failure is the request's
+// error, or the answer's status and body.
+func ServerAskFailure(f ServerFile, command, failure string) string {
+	what := "give a dashboard link"
+	if command == "workers" {
+		what = "list its workers"
+	}
+	return fmt.Sprintf("the server at %s did not %s: %s", f.Origin(), what, strings.TrimSpace(failure))
 }
