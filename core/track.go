@@ -94,11 +94,18 @@ func (m *Machine) onMessageUpdated(p ocevents.MessageUpdated) {
 	if t == nil && p.Info.Role == "assistant" {
 		// A subagent the child runs through OpenCode's task tool spends for the task: its
 		// answer is no end of the task's turn, so the budget may stop the task at any call.
-		if up := m.taskBelow(p.Info.SessionID); up != nil && !up.Status.Terminal() {
+		switch up := m.taskBelow(p.Info.SessionID); {
+		case up == nil:
+		case !up.Status.Terminal():
 			m.noteUsage(up, p.Info.SessionID, p.Info.ID, p.Info.Usage)
 			m.checkSpending(up, false)
+		case m.spentBeforeEnd(up, p.Info):
+			m.noteUsage(up, p.Info.SessionID, p.Info.ID, p.Info.Usage)
 		}
 		return
+	}
+	if t != nil && t.Status.Terminal() && p.Info.Role == "assistant" && m.spentBeforeEnd(t, p.Info) {
+		m.noteUsage(t, t.SessionID, p.Info.ID, p.Info.Usage)
 	}
 	if t == nil || t.Status.Terminal() {
 		return
@@ -190,4 +197,15 @@ func (m *Machine) onTextPart(t *run, id, messageID, text string, ended, skip boo
 	}
 	p.text, p.ended, p.skip = text, ended, skip
 	m.notePartialText(t, tm, ended)
+}
+
+// spentBeforeEnd reports whether an assistant message's figures, told after t ended, are still
+// t's: a call that began before its end. A cancel, a deadline or a budget
+// ends a task while its child (or a subagent below it) is in a model call, and OpenCode writes
+// that call's tokens and cost as the abort lands, after the end. They are counted, and nothing is
+// stopped for them (the polled worker's settle read does the same, workers_poll_settle.go). A
+// message begun after the end (the user talking to the child's session) is not the task's.
+func (m *Machine) spentBeforeEnd(t *run, info ocevents.MessageInfo) bool {
+	created := info.Time.Created
+	return created != 0 && created < m.ocTime(t, t.CompletedAt) // one with no time cannot be placed
 }
