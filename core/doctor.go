@@ -1,6 +1,7 @@
 package core
 
 import (
+	"encoding/json"
 	"fmt"
 	"path"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/asyncagents/asyncagents/core/config"
+	"github.com/asyncagents/asyncagents/core/httpapi"
 )
 
 // DoctorFacts is what a host found out for `asyncagents doctor` (and, its server files and procs
@@ -26,8 +28,10 @@ type DoctorFacts struct {
 	// their pids.
 	ServerFiles []config.ConfigFile `json:"serverFiles,omitempty"`
 	Procs       []ProcInfo          `json:"procs,omitempty"`
-	// Probes are the answers of the live servers' GET /v1/health, by URL: "" when it answered.
+	// Probes are the answers of the live servers' GET /v1/health, by URL: "" when it answered;
+	// Health the body of each answer (httpapi.APIHealth).
 	Probes map[string]string `json:"probes,omitempty"`
+	Health map[string]string `json:"health,omitempty"`
 	// ConfigError is init's configError over the asyncagents config files.
 	ConfigError string `json:"configError,omitempty"`
 }
@@ -131,6 +135,7 @@ func DoctorReport(f DoctorFacts) (report string, trouble bool) {
 			line("%s: %s (pid %d) does not answer: %s", what, s.URL, s.PID, msg)
 		} else {
 			line("%s: %s (pid %d, started %s) answers", what, s.URL, s.PID, s.StartedAt)
+			trouble = healthLines(line, f.Health[s.URL], s.ReadOnly) || trouble
 		}
 	}
 	found := map[string]bool{}
@@ -153,7 +158,7 @@ func DoctorReport(f DoctorFacts) (report string, trouble bool) {
 		var ours []string
 		fromNPM := false
 		for _, e := range entries {
-			if strings.Contains(e, "asyncagents") {
+			if isOurs(e) {
 				ours = append(ours, strconv.Quote(e))
 				fromNPM = fromNPM || !strings.Contains(e, "file:")
 			}
@@ -167,6 +172,12 @@ func DoctorReport(f DoctorFacts) (report string, trouble bool) {
 		}
 		found[base] = true
 		line("%s: plugin %s", file.Path, strings.Join(ours, ", "))
+		if base == "opencode" {
+			for _, err := range config.PluginOptionsErrors(file.Path, file.Text, isOurs) {
+				trouble = true
+				line("  %v", err)
+			}
+		}
 		if fromNPM && !plugin {
 			line("  OpenCode asks npm for a name, never a node_modules, and skips one npm lacks without a")
 			line("  word: until asyncagents is published there, name the tarball (\"asyncagents@file:/path/to/")
@@ -198,4 +209,25 @@ func DoctorReport(f DoctorFacts) (report string, trouble bool) {
 		line("config file: none (the defaults, and the options in opencode.json)")
 	}
 	return b.String(), trouble
+}
+
+// isOurs says whether a plugin entry's spec names asyncagents.
+func isOurs(spec string) bool { return strings.Contains(spec, "asyncagents") }
+
+// healthLines says what a server's /v1/health answer holds beyond its being up: a config error
+// the running plugin started with (every launch fails until OpenCode restarts with it mended), or
+// a history it cannot write. Either is trouble for the plugin's server.
+func healthLines(line func(string, ...any), body string, readOnly bool) (trouble bool) {
+	var h httpapi.APIHealth
+	if body == "" || json.Unmarshal([]byte(body), &h) != nil {
+		return false
+	}
+	if h.ConfigError != "" {
+		line("  it started with a config error, and every launch fails: %s", h.ConfigError)
+		line("  mend it, then restart OpenCode (a config is read at the plugin's start)")
+	}
+	if h.Reason != "" {
+		line("  degraded: %s", h.Reason)
+	}
+	return !readOnly && (h.ConfigError != "" || h.Reason != "")
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -97,6 +98,15 @@ func TestDoctorTellsTroubleFromWhatIsFine(t *testing.T) {
 		"an unreadable opencode.json": func(f *DoctorFacts) {
 			f.Files = []config.ConfigFile{tarball, {Path: "/h/.config/opencode/opencode.json", Error: "permission denied"}}
 		},
+		"the plugin's options in error": func(f *DoctorFacts) {
+			f.Files = []config.ConfigFile{{Path: "/p/opencode.json", Text: `{"plugin": [["asyncagents", {"maxResultChar": 1}]]}`}}
+		},
+		"a plugin that started with a config error": func(f *DoctorFacts) {
+			f.Health = map[string]string{"http://127.0.0.1:5107": `{"status":"degraded","configError":"bad"}`}
+		},
+		"a plugin that cannot write its history": func(f *DoctorFacts) {
+			f.Health = map[string]string{"http://127.0.0.1:5107": `{"status":"degraded","reason":"the task history cannot be written"}`}
+		},
 	} {
 		facts := fine
 		f(&facts)
@@ -119,4 +129,29 @@ func TestServeBannerSaysHowToReachIt(t *testing.T) {
 		"try:   curl -H 'Authorization: Bearer tok' http://127.0.0.1:5165/v1/tasks\nopen:  asyncagents dashboard --project /p\n", b.Text())
 	b.Auth = "NONE"
 	require.Equal(t, "asyncagents: serving 2 tasks of /p at http://127.0.0.1:5165 (read-only)\nauth: none (ASYNCAGENTS_API_AUTH=NONE)\n", b.Text())
+}
+
+// The config a user sees in error is the one the running plugin holds: the options given with the
+// plugin's entry in opencode.json are checked as the plugin checks them at its start, and a
+// plugin that started with a config error (its /v1/health says so) is named, with the fix.
+func TestDoctorNamesConfigErrorsWhereverTheyAre(t *testing.T) {
+	server := config.ConfigFile{Path: "/d/servers-1/7.json", Text: `{"port":5107,"pid":7,"url":"http://127.0.0.1:5107","token":"t"}`}
+	facts := DoctorFacts{Project: "/p", OpenCodeVersion: "1.18.33",
+		Files:       []config.ConfigFile{{Path: "/p/opencode.json", Text: `{"plugin": [["asyncagents@file:/x.tgz", {"maxResultChar": 20000}], ["other", {"maxResultChar": 1}]]}`}},
+		ServerFiles: []config.ConfigFile{server}, Procs: []ProcInfo{{PID: 7, Running: true}},
+		Health:      map[string]string{"http://127.0.0.1:5107": `{"status":"degraded","configError":"opencode.json (the asyncagents plugin's options): maxResultChar: unknown field"}`},
+	}
+	r, trouble := DoctorReport(facts)
+	require.True(t, trouble)
+	require.Contains(t, r, "/p/opencode.json: plugin \"asyncagents@file:/x.tgz\"\n  asyncagents: opencode.json (the asyncagents plugin's options): maxResultChar: unknown field (did you mean maxResultChars?)\n")
+	require.Equal(t, 1, strings.Count(r, "did you mean"), "another plugin's options are its own")
+	require.Contains(t, r, "answers\n  it started with a config error, and every launch fails: opencode.json (the asyncagents plugin's options): maxResultChar: unknown field\n  mend it, then restart OpenCode")
+
+	facts.Files[0].Text = `{"plugin": [["asyncagents@file:/x.tgz", {"maxResultChars": 20000}]]}`
+	// The TUI module's options are its own: tui.json's entry is not checked as the server's.
+	facts.Files = append(facts.Files, config.ConfigFile{Path: "/p/.opencode/tui.json", Text: `{"plugin": [["asyncagents@file:/x.tgz", {"rows": 3}]]}`})
+	facts.Health = map[string]string{"http://127.0.0.1:5107": `{"status":"ok"}`}
+	r, trouble = DoctorReport(facts)
+	require.False(t, trouble, r)
+	require.NotContains(t, r, "config error")
 }

@@ -17,6 +17,11 @@ func ApplyOptions(base Config, raw json.RawMessage) (Config, error) {
 	if err != nil || root == nil {
 		return base, err
 	}
+	return applyOptions(base, root)
+}
+
+// applyOptions is ApplyOptions on the options as read.
+func applyOptions(base Config, root *jnode) (Config, error) {
 	if root.kind != 'o' {
 		return base, &ConfigError{File: OptionsSource, Msg: "must be an object, got " + root.render()}
 	}

@@ -33,3 +33,28 @@ func PluginEntries(file, text string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// PluginOptionsErrors checks the options given with each of a config file's plugin entries whose
+// spec names match (a [spec, options] pair), as the plugin checks them at its start: what is
+// wrong in them, one error per entry, with no error for an entry without options.
+func PluginOptionsErrors(file, text string, match func(spec string) bool) []error {
+	n, err := parseJSONC(file, text)
+	if err != nil || n == nil || n.kind != 'o' {
+		return nil // PluginEntries says what is wrong with the file
+	}
+	var out []error
+	for i, k := range n.keys {
+		if k != "plugin" || n.vals[i].kind != 'a' {
+			continue
+		}
+		for _, it := range n.vals[i].items {
+			if it.kind != 'a' || len(it.items) < 2 || it.items[0].kind != 's' || !match(it.items[0].str) {
+				continue
+			}
+			if _, err := applyOptions(Config{}, it.items[1]); err != nil {
+				out = append(out, err)
+			}
+		}
+	}
+	return out
+}

@@ -14,10 +14,12 @@ export async function doctor(flags: Flags, out: (s: string) => void): Promise<vo
   const configError = configure(core, storage);
   const servers = serverFacts(storage.serverDir);
   const probes: Record<string, string> = {};
+  const health: Record<string, string> = {};
   for (const s of liveServers(core, storage.serverDir)) {
     try {
       const res = await fetch(`http://127.0.0.1:${s.port}/v1/health`, { signal: AbortSignal.timeout(5_000) });
       probes[s.url] = res.ok ? "" : `GET /v1/health: ${res.status}`;
+      health[s.url] = await res.text();
     } catch (err) {
       probes[s.url] = (err as Error).message;
     }
@@ -33,6 +35,7 @@ export async function doctor(flags: Flags, out: (s: string) => void): Promise<vo
     files: readFiles(paths),
     ...servers,
     probes,
+    health,
     configError: configError || undefined,
   };
   const r = core.call({ op: "doctor", doctor: facts });

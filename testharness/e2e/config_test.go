@@ -105,6 +105,20 @@ func TestConfigWrongTypeInPluginOptions(t *testing.T) {
 	require.Equal(t, "degraded", h.Status)
 	require.Equal(t, want, h.ConfigError)
 
+	// doctor, from either CLI, names the options in error where they are written, and the
+	// running plugin's error with the fix (exit 1). It once said all was well.
+	dist := filepath.Join(ocserve.RepoRoot(t), "dist")
+	bun := filepath.Join(ocserve.RepoRoot(t), "node_modules", ".bin", "bun")
+	for name, argv := range map[string][]string{
+		"go":  {filepath.Join(dist, "asyncagents"), "doctor", "--project", e.oc.Dir, "--wasm", filepath.Join(dist, "asyncagents.wasm")},
+		"npm": {bun, filepath.Join(dist, "asyncagents-cli.js"), "doctor", "--project", e.oc.Dir},
+	} {
+		out, errOut, code := cliRun(t, e.oc.Home, []string{"PATH=" + filepath.Dir(ocserve.Binary(t)) + ":/usr/bin:/bin"}, argv...)
+		require.Equal(t, 1, code, "%s: %s%s", name, out, errOut)
+		require.Contains(t, out, "opencode.json: plugin \""+ocserve.PluginSpec(t)+"\"\n  "+want+"\n", name)
+		require.Contains(t, out, "answers\n  it started with a config error, and every launch fails: "+want+"\n", name)
+	}
+
 	parent := e.prompt("LAUNCH")
 	e.eventually("the launch call to fail", 60*time.Second, func() bool {
 		return finishedParts(e.toolParts(parent, "asyncagents_task"))

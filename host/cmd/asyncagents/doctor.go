@@ -40,7 +40,7 @@ func doctor(a core.CLIArgs, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	facts := core.DoctorFacts{Project: project, Files: readAll(paths.Paths), ConfigError: r.ConfigError, Probes: map[string]string{}}
+	facts := core.DoctorFacts{Project: project, Files: readAll(paths.Paths), ConfigError: r.ConfigError, Probes: map[string]string{}, Health: map[string]string{}}
 	facts.ServerFiles, facts.Procs = serverFacts(st.ServerDir)
 	live, err := c.Do(ctx, abi.Request{Op: "servers", Doctor: &facts})
 	if err != nil {
@@ -58,6 +58,8 @@ func doctor(a core.CLIArgs, stdout io.Writer) error {
 			facts.Probes[s.URL] = ""
 		}
 		if err == nil {
+			body, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+			facts.Health[s.URL] = string(body)
 			res.Body.Close()
 		}
 	}
