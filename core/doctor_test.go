@@ -139,7 +139,7 @@ func TestDoctorNamesConfigErrorsWhereverTheyAre(t *testing.T) {
 	facts := DoctorFacts{Project: "/p", OpenCodeVersion: "1.18.33",
 		Files:       []config.ConfigFile{{Path: "/p/opencode.json", Text: `{"plugin": [["asyncagents@file:/x.tgz", {"maxResultChar": 20000}], ["other", {"maxResultChar": 1}]]}`}},
 		ServerFiles: []config.ConfigFile{server}, Procs: []ProcInfo{{PID: 7, Running: true}},
-		Health:      map[string]string{"http://127.0.0.1:5107": `{"status":"degraded","configError":"opencode.json (the asyncagents plugin's options): maxResultChar: unknown field"}`},
+		Health: map[string]string{"http://127.0.0.1:5107": `{"status":"degraded","configError":"opencode.json (the asyncagents plugin's options): maxResultChar: unknown field"}`},
 	}
 	r, trouble := DoctorReport(facts)
 	require.True(t, trouble)
