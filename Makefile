@@ -110,7 +110,7 @@ test-go: build .cache/faketime/.installed
 	go test -count=1 -timeout 90m ./...
 
 demo: build
-	@set -o pipefail; go test -count=1 -v -tags demo -run TestDemo ./testharness/demo | grep -v -E '^(ok |PASS$$|=== RUN|--- PASS)'
+	@set -o pipefail; go test -count=1 -v -tags demo -run TestDemo ./testharness/demo | grep -v -E '^(ok |PASS$$|=== RUN|--- PASS|\s+lifecycle\.go:[0-9]+: ocserve:)'
 
 bench: build
 	go test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 70m ./testharness/bench

@@ -120,13 +120,24 @@ func TestDemo(t *testing.T) {
 		(lastNotice - launchedAt).Seconds(), childTime)
 	say("the parent's first turn waited %.1fs for OpenCode itself (first prompt of a fresh project).", launchedAt.Seconds())
 	msgs, _ := oc.Messages(ctx, parent)
-	turns := 0
+	// The parent's model calls: those of its launching turn (the launches, and its reply once
+	// they answered), and those after the first notice (the wake with the results).
+	before, after, noticed := 0, 0, false
 	for _, m := range msgs {
-		if m.Info.Role == "assistant" {
-			turns++
+		for _, p := range m.Parts {
+			noticed = noticed || (m.Info.Role == "user" && p.Type == "text" && !p.Synthetic && visible.MatchString(p.Text))
+		}
+		switch {
+		case m.Info.Role != "assistant":
+		case noticed:
+			after++
+		default:
+			before++
 		}
 	}
-	say("parent model turns in all: %d. The last notice carried this to the model (hidden from the user):\n", turns)
+	say("the parent's model calls: %d in its launching turn (the launches, then its reply), %d after the %d notices (its wake with the results).",
+		before, after, len(children))
+	say("The last notice carried this to the model (hidden from the user):\n")
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Info.Role != "user" {
 			continue
