@@ -111,14 +111,19 @@ func DoctorReport(f DoctorFacts) (report string, trouble bool) {
 	if f.OpenCodeNotFound {
 		f.OpenCodeError = "no opencode on the PATH"
 	}
-	if f.OpenCodeVersion != "" {
+	live := LiveServerFiles(f.ServerFiles, f.Procs)
+	plugin := slices.ContainsFunc(live, func(s ServerFile) bool { return !s.ReadOnly })
+	answers := slices.ContainsFunc(live, func(s ServerFile) bool { return !s.ReadOnly && f.Probes[s.URL] == "" })
+	switch {
+	case f.OpenCodeVersion != "":
 		line("OpenCode: %s", strings.TrimSpace(f.OpenCodeVersion))
-	} else {
+	case answers:
+		// The plugin runs, so an OpenCode does: this shell's PATH just does not lead to it.
+		line("OpenCode: not found here (%s), but the plugin below runs in one", f.OpenCodeError)
+	default:
 		trouble = true
 		line("OpenCode: not found (%s); asyncagents needs OpenCode 1.18 or later", f.OpenCodeError)
 	}
-	live := LiveServerFiles(f.ServerFiles, f.Procs)
-	plugin := slices.ContainsFunc(live, func(s ServerFile) bool { return !s.ReadOnly })
 	if !plugin {
 		trouble = true
 		line("plugin server: none running for this project. Start OpenCode here (restart it after a config")

@@ -84,6 +84,12 @@ func TestDoctorTellsTroubleFromWhatIsFine(t *testing.T) {
 	require.False(t, trouble)
 	require.NotContains(t, r, "OpenCode asks npm", "it loaded: npm had it")
 
+	notOnPath := fine
+	notOnPath.OpenCodeVersion, notOnPath.OpenCodeNotFound = "", true
+	r, trouble = DoctorReport(notOnPath)
+	require.False(t, trouble, "a plugin that answers runs in an OpenCode, whatever this PATH holds\n%s", r)
+	require.Contains(t, r, "OpenCode: not found here (no opencode on the PATH), but the plugin below runs in one\n")
+
 	elsewhere := fine
 	elsewhere.Files = nil
 	r, trouble = DoctorReport(elsewhere)
@@ -91,7 +97,10 @@ func TestDoctorTellsTroubleFromWhatIsFine(t *testing.T) {
 	require.Contains(t, r, "opencode.json: no file names asyncagents")
 
 	for name, f := range map[string]func(*DoctorFacts){
-		"no opencode":                       func(f *DoctorFacts) { f.OpenCodeVersion, f.OpenCodeNotFound = "", true },
+		"no opencode, no plugin": func(f *DoctorFacts) {
+			f.OpenCodeVersion, f.OpenCodeNotFound = "", true
+			f.Probes = map[string]string{"http://127.0.0.1:5107": "connection refused"}
+		},
 		"no opencode.json entry, no plugin": func(f *DoctorFacts) { f.Files, f.ServerFiles = nil, nil },
 		"a plugin that is silent":           func(f *DoctorFacts) { f.Probes = map[string]string{"http://127.0.0.1:5107": "connection refused"} },
 		"a config error":                    func(f *DoctorFacts) { f.ConfigError = "asyncagents.json: bad" },
