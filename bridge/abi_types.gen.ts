@@ -789,8 +789,12 @@ export interface DoctorFacts {
    */
   serverFiles?: ConfigFile[];
   procs?: ProcInfo[];
-  /** Probes are the answers of the live servers' GET /v1/health, by URL: "" when it answered. */
+  /**
+   * Probes are the answers of the live servers' GET /v1/health, by URL: "" when it answered;
+   * Health the body of each answer (httpapi.APIHealth).
+   */
   probes?: Record<string, string>;
+  health?: Record<string, string>;
   /** ConfigError is init's configError over the asyncagents config files. */
   configError?: string;
 }

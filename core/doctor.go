@@ -117,9 +117,11 @@ func DoctorReport(f DoctorFacts) (report string, trouble bool) {
 	switch {
 	case f.OpenCodeVersion != "":
 		line("OpenCode: %s", strings.TrimSpace(f.OpenCodeVersion))
-	case answers:
+	case answers && f.OpenCodeNotFound:
 		// The plugin runs, so an OpenCode does: this shell's PATH just does not lead to it.
 		line("OpenCode: not found here (%s), but the plugin below runs in one", f.OpenCodeError)
+	case answers:
+		line("OpenCode: could not run here (%s), but the plugin below runs in one", f.OpenCodeError)
 	default:
 		trouble = true
 		line("OpenCode: not found (%s); asyncagents needs OpenCode 1.18 or later", f.OpenCodeError)
@@ -216,8 +218,18 @@ func DoctorReport(f DoctorFacts) (report string, trouble bool) {
 	return b.String(), trouble
 }
 
-// isOurs says whether a plugin entry's spec names asyncagents.
-func isOurs(spec string) bool { return strings.Contains(spec, "asyncagents") }
+// isOurs says whether a plugin entry's spec is this package: its name (`asyncagents`,
+// `asyncagents@<version or file:...>`), or a file: spec of its tarball or its built bundles.
+// Another plugin whose name holds the word is not, nor is a path through a folder so named.
+func isOurs(spec string) bool {
+	if rest, ok := strings.CutPrefix(spec, "file:"); ok {
+		base := path.Base(rest)
+		return base == "asyncagents.js" || base == "asyncagents-tui.js" ||
+			(strings.HasPrefix(base, "asyncagents-") && strings.HasSuffix(base, ".tgz"))
+	}
+	name, _, _ := strings.Cut(spec, "@")
+	return name == "asyncagents"
+}
 
 // healthLines says what a server's /v1/health answer holds beyond its being up: a config error
 // the running plugin started with (every launch fails until OpenCode restarts with it mended), or
@@ -227,7 +239,10 @@ func healthLines(line func(string, ...any), body string, readOnly bool) (trouble
 	if body == "" || json.Unmarshal([]byte(body), &h) != nil {
 		return false
 	}
-	if h.ConfigError != "" {
+	switch {
+	case h.ConfigError != "" && readOnly:
+		line("  it started with a config error: %s", h.ConfigError)
+	case h.ConfigError != "":
 		line("  it started with a config error, and every launch fails: %s", h.ConfigError)
 		line("  mend it, then restart OpenCode (a config is read at the plugin's start)")
 	}

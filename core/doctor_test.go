@@ -89,6 +89,10 @@ func TestDoctorTellsTroubleFromWhatIsFine(t *testing.T) {
 	r, trouble = DoctorReport(notOnPath)
 	require.False(t, trouble, "a plugin that answers runs in an OpenCode, whatever this PATH holds\n%s", r)
 	require.Contains(t, r, "OpenCode: not found here (no opencode on the PATH), but the plugin below runs in one\n")
+	notOnPath.OpenCodeNotFound, notOnPath.OpenCodeError = false, "exit 1: boom"
+	r, trouble = DoctorReport(notOnPath)
+	require.False(t, trouble)
+	require.Contains(t, r, "OpenCode: could not run here (exit 1: boom), but the plugin below runs in one\n")
 
 	elsewhere := fine
 	elsewhere.Files = nil
@@ -156,6 +160,13 @@ func TestDoctorNamesConfigErrorsWhereverTheyAre(t *testing.T) {
 	require.Equal(t, 1, strings.Count(r, "did you mean"), "another plugin's options are its own")
 	require.Contains(t, r, "answers\n  it started with a config error, and every launch fails: opencode.json (the asyncagents plugin's options): maxResultChar: unknown field\n  mend it, then restart OpenCode")
 
+	// A read-only serve's config error launches nothing either way: said, not taken for trouble.
+	serve := facts
+	serve.ServerFiles = []config.ConfigFile{{Path: "/d/servers-1/7.json", Text: `{"port":5107,"pid":7,"url":"http://127.0.0.1:5107","token":"t","readOnly":true}`}}
+	r, _ = DoctorReport(serve)
+	require.Contains(t, r, "answers\n  it started with a config error: opencode.json")
+	require.NotContains(t, r, "every launch fails")
+
 	facts.Files[0].Text = `{"plugin": [["asyncagents@file:/x.tgz", {"maxResultChars": 20000}]]}`
 	// The TUI module's options are its own: tui.json's entry is not checked as the server's.
 	facts.Files = append(facts.Files, config.ConfigFile{Path: "/p/.opencode/tui.json", Text: `{"plugin": [["asyncagents@file:/x.tgz", {"rows": 3}]]}`})
@@ -163,4 +174,27 @@ func TestDoctorNamesConfigErrorsWhereverTheyAre(t *testing.T) {
 	r, trouble = DoctorReport(facts)
 	require.False(t, trouble, r)
 	require.NotContains(t, r, "config error")
+}
+
+func TestDoctorKnowsItsOwnEntries(t *testing.T) {
+	for spec, ours := range map[string]bool{
+		"asyncagents":       true,
+		"asyncagents@0.1.0": true,
+		"asyncagents@file:/x/asyncagents-0.1.0.tgz":       true,
+		"file:/x/asyncagents-0.1.0.tgz":                   true,
+		"file:///src/asyncagents/dist/asyncagents.js":     true,
+		"file:///src/asyncagents/dist/asyncagents-tui.js": true,
+		"opencode-asyncagents-notify":                     false,
+		"opencode-asyncagents-notify@1.0.0":               false,
+		"file:///src/asyncagents/dist/other.js":           false,
+		"@someone/asyncagents":                            false,
+	} {
+		require.Equal(t, ours, isOurs(spec), spec)
+	}
+	// Another plugin's options, whatever its name holds, are its own.
+	facts := DoctorFacts{Project: "/p", OpenCodeVersion: "1.18.33", Files: []config.ConfigFile{
+		{Path: "/p/opencode.json", Text: `{"plugin": ["asyncagents", ["opencode-asyncagents-notify", {"sound": true}]]}`}}}
+	r, _ := DoctorReport(facts)
+	require.NotContains(t, r, "sound", r)
+	require.Contains(t, r, `/p/opencode.json: plugin "asyncagents"`+"\n")
 }

@@ -19,7 +19,7 @@ export async function doctor(flags: Flags, out: (s: string) => void): Promise<vo
     try {
       const res = await fetch(`http://127.0.0.1:${s.port}/v1/health`, { signal: AbortSignal.timeout(5_000) });
       probes[s.url] = res.ok ? "" : `GET /v1/health: ${res.status}`;
-      health[s.url] = await res.text();
+      health[s.url] = await res.text().catch(() => ""); // it answered: a body cut short says no more
     } catch (err) {
       probes[s.url] = (err as Error).message;
     }
