@@ -163,11 +163,15 @@ func DoctorReport(f DoctorFacts) (report string, trouble bool) {
 			continue
 		}
 		var ours []string
+		var optionErrs []error
 		fromNPM := false
 		for _, e := range entries {
-			if isOurs(e) {
-				ours = append(ours, strconv.Quote(e))
-				fromNPM = fromNPM || !strings.Contains(e, "file:")
+			if isOurs(e.Spec) {
+				ours = append(ours, strconv.Quote(e.Spec))
+				fromNPM = fromNPM || !strings.Contains(e.Spec, "file:")
+				if err := e.OptionsError(); err != nil {
+					optionErrs = append(optionErrs, err)
+				}
 			}
 		}
 		if len(ours) == 0 {
@@ -179,8 +183,8 @@ func DoctorReport(f DoctorFacts) (report string, trouble bool) {
 		}
 		found[base] = true
 		line("%s: plugin %s", file.Path, strings.Join(ours, ", "))
-		if base == "opencode" {
-			for _, err := range config.PluginOptionsErrors(file.Path, file.Text, isOurs) {
+		if base == "opencode" { // the TUI module's options are its own
+			for _, err := range optionErrs {
 				trouble = true
 				line("  %v", err)
 			}

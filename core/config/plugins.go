@@ -2,10 +2,27 @@ package config
 
 import "fmt"
 
+// PluginEntry is one entry of an OpenCode config file's "plugin" list: a spec, or a
+// [spec, options] pair.
+type PluginEntry struct {
+	Spec    string
+	options *jnode // nil: none given
+}
+
+// OptionsError checks the entry's options as the plugin checks its own at its start (an entry of
+// another plugin's is not to be checked); nil when they are right or none were given.
+func (e PluginEntry) OptionsError() error {
+	if e.options == nil {
+		return nil
+	}
+	_, err := applyOptions(Config{}, e.options)
+	return err
+}
+
 // PluginEntries reads the "plugin" list of an OpenCode config file (opencode.json or tui.json,
-// JSON with comments): each entry's spec, a string or the first item of a [spec, options] pair.
-// `asyncagents doctor` shows them, so a user sees which spec OpenCode was given.
-func PluginEntries(file, text string) ([]string, error) {
+// JSON with comments). `asyncagents doctor` shows them, so a user sees which spec OpenCode was
+// given, and checks the options given with its own.
+func PluginEntries(file, text string) ([]PluginEntry, error) {
 	n, err := parseJSONC(file, text)
 	if err != nil || n == nil {
 		return nil, err
@@ -13,7 +30,7 @@ func PluginEntries(file, text string) ([]string, error) {
 	if n.kind != 'o' {
 		return nil, fmt.Errorf("%s: not a JSON object", file)
 	}
-	var out []string
+	var out []PluginEntry
 	for i, k := range n.keys {
 		if k != "plugin" {
 			continue
@@ -25,36 +42,15 @@ func PluginEntries(file, text string) ([]string, error) {
 		for _, it := range list.items {
 			switch {
 			case it.kind == 's':
-				out = append(out, it.str)
+				out = append(out, PluginEntry{Spec: it.str})
 			case it.kind == 'a' && len(it.items) > 0 && it.items[0].kind == 's':
-				out = append(out, it.items[0].str)
+				e := PluginEntry{Spec: it.items[0].str}
+				if len(it.items) > 1 {
+					e.options = it.items[1]
+				}
+				out = append(out, e)
 			}
 		}
 	}
 	return out, nil
-}
-
-// PluginOptionsErrors checks the options given with each of a config file's plugin entries whose
-// spec names match (a [spec, options] pair), as the plugin checks them at its start: what is
-// wrong in them, one error per entry, with no error for an entry without options.
-func PluginOptionsErrors(file, text string, match func(spec string) bool) []error {
-	n, err := parseJSONC(file, text)
-	if err != nil || n == nil || n.kind != 'o' {
-		return nil // PluginEntries says what is wrong with the file
-	}
-	var out []error
-	for i, k := range n.keys {
-		if k != "plugin" || n.vals[i].kind != 'a' {
-			continue
-		}
-		for _, it := range n.vals[i].items {
-			if it.kind != 'a' || len(it.items) < 2 || it.items[0].kind != 's' || !match(it.items[0].str) {
-				continue
-			}
-			if _, err := applyOptions(Config{}, it.items[1]); err != nil {
-				out = append(out, err)
-			}
-		}
-	}
-	return out
 }
