@@ -4,7 +4,7 @@
 
 import { spawn } from "node:child_process";
 import type { Core, DashboardLink, ServerFile } from "../../bridge/core";
-import { askFailed, openProject, pickServer, type Flags } from "./project";
+import { askFailed, askServer, openProject, pickServer, type Flags } from "./project";
 
 export async function dashboard(flags: Flags, out: (s: string) => void, err: (s: string) => void): Promise<void> {
   const { project, core, storage } = await openProject(flags);
@@ -39,21 +39,11 @@ function linkOf(core: Core, ask: { server: ServerFile; code?: string }): Dashboa
 
 /** Asks f for a code at path: the code, or why none came (the core words the error). */
 async function askCode(f: ServerFile, path: string): Promise<{ code: string } | { failure: string }> {
-  const origin = `http://127.0.0.1:${f.port}`;
-  let res: Response;
-  try {
-    res = await fetch(origin + path, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${f.token}` },
-      signal: AbortSignal.timeout(10_000),
-    });
-  } catch (err) {
-    return { failure: (err as Error).message };
-  }
-  const body = await res.text();
+  const got = await askServer(f, path, "POST");
+  if ("failure" in got) return got;
   let code = "";
   try {
-    code = (JSON.parse(body) as { code?: string }).code ?? "";
+    code = (JSON.parse(got.body) as { code?: string }).code ?? "";
   } catch {}
-  return res.status === 200 && code ? { code } : { failure: `${res.status} ${body}` };
+  return code ? { code } : { failure: `200 ${got.body}` };
 }

@@ -123,3 +123,22 @@ export function askFailed(core: Core, op: string, f: ServerFile, failure: string
   core.call({ op, server: f, failure }); // answers ok: false, which call throws
   throw new Error(`${op}: the core took "${failure}" for no failure`);
 }
+
+/**
+ * Sends a command's request to f's status API (with the server file's token, when it has one):
+ * the body of a 200 answer, or why there is none, for the core to word (askFailed).
+ */
+export async function askServer(f: ServerFile, path: string, method = "GET"): Promise<{ body: string } | { failure: string }> {
+  let res: Response;
+  try {
+    res = await fetch(`http://127.0.0.1:${f.port}${path}`, {
+      method,
+      headers: f.token ? { Authorization: `Bearer ${f.token}` } : {},
+      signal: AbortSignal.timeout(10_000),
+    });
+  } catch (err) {
+    return { failure: (err as Error).message };
+  }
+  const body = await res.text();
+  return res.status === 200 ? { body } : { failure: `${res.status} ${body}` };
+}

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os/exec"
 	"runtime"
-	"time"
 
 	"github.com/asyncagents/asyncagents/core"
 	"github.com/asyncagents/asyncagents/core/httpapi"
@@ -68,25 +67,13 @@ func dashboard(a core.CLIArgs, stdout, stderr io.Writer) error {
 
 // askCode asks the server for a dashboard code at path (POST, with the token).
 func askCode(ctx context.Context, f core.ServerFile, path string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, askCodeTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.Origin()+path, nil)
+	body, err := askServer(ctx, f, "dashboard", http.MethodPost, path)
 	if err != nil {
 		return "", err
 	}
-	req.Header.Set("Authorization", "Bearer "+f.Token)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", errors.New(core.ServerAskFailure(f, "dashboard", err.Error()))
-	}
-	defer res.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
 	var got httpapi.APICode
-	if res.StatusCode != http.StatusOK || json.Unmarshal(body, &got) != nil || got.Code == "" {
-		return "", errors.New(core.ServerAskFailure(f, "dashboard", fmt.Sprintf("%d %s", res.StatusCode, body)))
+	if json.Unmarshal(body, &got) != nil || got.Code == "" {
+		return "", errors.New(core.ServerAskFailure(f, "dashboard", fmt.Sprintf("%d %s", http.StatusOK, body)))
 	}
 	return got.Code, nil
 }
-
-// askCodeTimeout bounds the request for a code: the server is on this machine.
-const askCodeTimeout = 10 * time.Second

@@ -54,26 +54,6 @@ func workers(a core.CLIArgs, stdout, stderr io.Writer) error {
 
 // getWorkers asks the server for GET /v1/workers, with the server file's token.
 func getWorkers(ctx context.Context, f core.ServerFile) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, askCodeTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.Origin()+"/v1/workers", nil)
-	if err != nil {
-		return "", err
-	}
-	if f.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+f.Token)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", errors.New(core.ServerAskFailure(f, "workers", err.Error()))
-	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(res.Body, 4<<20))
-	if err != nil {
-		return "", errors.New(core.ServerAskFailure(f, "workers", err.Error()))
-	}
-	if res.StatusCode != http.StatusOK {
-		return "", errors.New(core.ServerAskFailure(f, "workers", fmt.Sprintf("%d %s", res.StatusCode, body)))
-	}
-	return string(body), nil
+	body, err := askServer(ctx, f, "workers", http.MethodGet, "/v1/workers")
+	return string(body), err
 }
